@@ -1,0 +1,46 @@
+import { z } from 'zod';
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const ConfigSchema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PUBLIC_BASE_URL: z.url().optional(),
+  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
+  /** Prefix of every database name, so several deployments (or test runs) can share one server. */
+  DB_PREFIX: z.string().regex(/^[a-z0-9_]{1,24}$/, 'lowercase letters, digits and _ only').default('cwb_'),
+  TEMPORAL_ADDRESS: z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('cwb'),
+  DATA_DIR: z.string().min(1).default('.data'),
+  /** Signs cursors and derives other server-side secrets. Never logged, never returned. */
+  SECRET_KEY: z.string().min(32, 'must be at least 32 characters'),
+  ADMIN_EMAIL: z.email().optional(),
+  ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
+  /** Only for tests and local development with a local webhook receiver. Off by default. */
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
+  /** Behind a TLS-terminating proxy: trust X-Forwarded-* and mark cookies Secure. */
+  TRUST_PROXY: booleanFlag.default(false),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads and validates the environment. A bad value stops start-up with a message naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const result = ConfigSchema.safeParse(present);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(env)'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return result.data;
+}

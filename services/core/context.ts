@@ -1,0 +1,68 @@
+import type { Db, MongoClient } from 'mongodb';
+import type { Client } from '@temporalio/client';
+import type { Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { Clock } from './clock.ts';
+import type { CursorCodec } from './cursors.ts';
+import type { Hooks } from '../plugins/hooks.ts';
+import type { Principal } from '../access/principal.ts';
+import type { Site, Workspace } from '../platform/model.ts';
+import type { Feature } from './feature.ts';
+
+/** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
+export interface EventPublisher {
+  publish(ctx: OperationContext, event: string, data: Record<string, unknown>): Promise<void>;
+}
+
+/** Process-wide dependencies, built once by the gateway or the worker. */
+export interface Services {
+  config: Config;
+  mongo: MongoClient;
+  platformDb: Db;
+  temporal: { client: Client; taskQueue: string };
+  hooks: Hooks;
+  cursors: CursorCodec;
+  clock: Clock;
+  log: Logger;
+  events: EventPublisher;
+  /** Every feature folder (operations, indexes, provisioning), from `services/features.ts`. */
+  features: readonly Feature[];
+  workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
+}
+
+/** Facts about the caller's request that operations may need (audit, IP rules), never the HTTP objects. */
+export interface RequestFacts {
+  id: string;
+  ip: string;
+  origin?: string;
+  userAgent?: string;
+}
+
+/** What every handler receives: the site it acts on, that site's workspace database, and who asks. */
+export interface OperationContext {
+  services: Services;
+  workspace: Workspace;
+  site: Site;
+  db: Db;
+  principal: Principal;
+  request: RequestFacts;
+  emit(event: string, data: Record<string, unknown>): Promise<void>;
+}
+
+export function createContext(
+  services: Services,
+  scope: { workspace: Workspace; site: Site },
+  principal: Principal,
+  request: RequestFacts,
+): OperationContext {
+  const ctx: OperationContext = {
+    services,
+    workspace: scope.workspace,
+    site: scope.site,
+    db: services.workspaceDb(scope.workspace),
+    principal,
+    request,
+    emit: (event, data) => services.events.publish(ctx, event, data),
+  };
+  return ctx;
+}

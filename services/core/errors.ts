@@ -1,0 +1,69 @@
+/**
+ * Typed domain errors. Handlers throw these; the one HTTP error handler (and the MCP adapter)
+ * turn them into `{ error }` with the status below. Anything else becomes a 500 that leaks nothing.
+ */
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message = 'Bad request') {
+    super(400, message);
+  }
+}
+
+/** Always the same text, whatever the reason: the answer must not reveal why access failed. */
+export class UnauthorizedError extends AppError {
+  constructor() {
+    super(401, 'Unauthorized');
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor() {
+    super(403, 'Forbidden');
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = 'Not found') {
+    super(404, message);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message = 'Conflict') {
+    super(409, message);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message = 'Payload too large') {
+    super(413, message);
+  }
+}
+
+export class TooManyRequestsError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'Too many requests', { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+export class BadGatewayError extends AppError {
+  constructor(message = 'Bad gateway') {
+    super(502, message);
+  }
+}
+
+export class ServiceUnavailableError extends AppError {
+  constructor(message = 'Service unavailable') {
+    super(503, message);
+  }
+}

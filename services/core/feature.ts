@@ -1,0 +1,40 @@
+import type { Operation } from './operation.ts';
+import type { OperationContext } from './context.ts';
+import type { IndexSpec } from '../platform/indexes.ts';
+
+/** Details of a new workspace that features may need while provisioning it. */
+export interface ProvisionInput {
+  admin: { email: string; password: string; name?: string; platformOperator?: boolean };
+}
+
+/** One row of `GET /trash`. */
+export interface TrashedItem {
+  kind: string;
+  id: string;
+  title: string;
+  trashedAt: string;
+}
+
+/**
+ * A kind of thing that can sit in the trash (entries, media, menus). `/trash` lists, restores and
+ * purges through these, so each feature keeps its own storage and its own purge (media drops bytes).
+ */
+export interface TrashKind {
+  kind: string;
+  list(ctx: OperationContext, limit: number): Promise<TrashedItem[]>;
+  /** Returns false when there is no such trashed item. */
+  restore(ctx: OperationContext, id: string): Promise<boolean>;
+  purge(ctx: OperationContext, id: string): Promise<boolean>;
+}
+
+/**
+ * A feature folder's public face: its operations, the indexes it needs in each workspace database,
+ * and what it sets up when a workspace is created. `services/features.ts` lists them all.
+ */
+export interface Feature {
+  name: string;
+  operations: readonly Operation[];
+  indexes?: readonly IndexSpec[];
+  trash?: readonly TrashKind[];
+  provisionWorkspace?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
+}

@@ -1,0 +1,29 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Time-ordered, URL-safe ids (48-bit millisecond time + 80 random bits, base32 Crockford).
+ * Sorting by id sorts by creation time, which keeps cursor pagination stable and cheap.
+ */
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+export function newId(now = Date.now()): string {
+  let time = '';
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = ALPHABET[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const random = randomBytes(10);
+  let rand = '';
+  for (let i = 0; i < 16; i++) {
+    const bit = i * 5;
+    const byte = bit >> 3;
+    const value = ((random[byte] << 8) | (random[byte + 1] ?? 0)) >> (11 - (bit & 7));
+    rand += ALPHABET[value & 31];
+  }
+  return time + rand;
+}
+
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}

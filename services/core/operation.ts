@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { OperationContext } from './context.ts';
+import type { Requirement } from '../access/capabilities.ts';
+import { requiredCapabilities } from '../access/capabilities.ts';
+import { hasCapability } from '../access/principal.ts';
+import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
+
+export type Surface = 'public' | 'manage' | 'admin';
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * One operation, declared once. REST routes, OpenAPI, MCP tools and tests are all derived from it.
+ * `input` is one zod object holding path params, query and body fields together (path params by
+ * name, then query for GET/DELETE or body otherwise), so an MCP tool takes the same object.
+ */
+export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+  id: string;
+  surface: Surface;
+  method: HttpMethod;
+  /** Fastify-style path relative to the surface base, e.g. `/content/:id`. */
+  path: string;
+  summary: string;
+  description?: string;
+  requires: Requirement;
+  input: I;
+  output: O;
+  /** Success status; 200 unless stated. */
+  status?: 200 | 201 | 202 | 204;
+  events?: readonly string[];
+  /** Expensive routes (uploads, activations, exports) pass through the extra limiter too. */
+  heavy?: boolean;
+  /** `multipart`: the REST adapter hands the handler a `file` stream (media upload). */
+  body?: 'json' | 'multipart';
+  /** Not exposed as an MCP tool (e.g. binary uploads). */
+  hiddenFromTools?: boolean;
+  handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
+}
+
+export function defineOperation<I extends z.ZodType, O extends z.ZodType>(operation: Operation<I, O>): Operation<I, O> {
+  return operation;
+}
+
+/** Deny by default: a requirement the principal does not meet is 401 (nobody) or 403 (somebody). */
+export function authorize(operation: Operation, ctx: OperationContext): void {
+  const { principal } = ctx;
+  if (operation.requires === 'public' || principal.kind === 'system') return;
+  if (principal.kind === 'anonymous') throw new UnauthorizedError();
+  if (operation.requires === 'platform') {
+    if (!principal.isPlatformOperator) throw new ForbiddenError();
+    return;
+  }
+  for (const capability of requiredCapabilities(operation.requires)) {
+    if (!hasCapability(principal, capability)) throw new ForbiddenError();
+  }
+}
+
+export function formatZodError(error: z.ZodError): string {
+  const issue = error.issues[0];
+  const path = issue.path.join('.');
+  return path ? `${path}: ${issue.message}` : issue.message;
+}
+
+export function parseInput<I extends z.ZodType>(operation: Operation<I>, raw: unknown): z.output<I> {
+  const result = operation.input.safeParse(raw ?? {});
+  if (!result.success) throw new BadRequestError(formatZodError(result.error));
+  return result.data;
+}
+
+/** The one way to run an operation: authorize, validate, handle. Used by every surface and by tests. */
+export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
+  operation: Operation<I, O>,
+  ctx: OperationContext,
+  raw: unknown,
+): Promise<z.input<O>> {
+  authorize(operation as unknown as Operation, ctx);
+  const input = parseInput(operation, raw);
+  return operation.handler(ctx, input);
+}

@@ -1,0 +1,65 @@
+import { MongoClient, type Db } from 'mongodb';
+import { Client, Connection } from '@temporalio/client';
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import type { EventPublisher, Services } from './context.ts';
+import type { Feature } from './feature.ts';
+import { systemClock, type Clock } from './clock.ts';
+import { createCursorCodec } from './cursors.ts';
+import { loggerOptions } from './logger.ts';
+import { createHooks } from '../plugins/hooks.ts';
+
+/** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
+const silentPublisher = (log: Logger): EventPublisher => ({
+  async publish(_ctx, event) {
+    log.debug({ event }, 'event published without subscribers');
+  },
+});
+
+export interface ServiceOptions {
+  clock?: Clock;
+  log?: Logger;
+  events?: (services: Services) => EventPublisher;
+  features?: readonly Feature[];
+}
+
+/**
+ * Builds the process-wide dependencies: one MongoClient and one Temporal connection per process
+ * (never one per request). Temporal connects lazily so a gateway can answer while Temporal is down.
+ */
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+  const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL));
+  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
+  await mongo.connect();
+  const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  const dbs = new Map<string, Db>();
+
+  const services: Services = {
+    config,
+    mongo,
+    platformDb: mongo.db(`${config.DB_PREFIX}platform`),
+    temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
+    hooks: createHooks(),
+    cursors: createCursorCodec(config.SECRET_KEY),
+    clock: options.clock ?? systemClock,
+    log,
+    events: silentPublisher(log),
+    features: options.features ?? [],
+    workspaceDb(workspace) {
+      let db = dbs.get(workspace.dbName);
+      if (!db) {
+        db = mongo.db(workspace.dbName);
+        dbs.set(workspace.dbName, db);
+      }
+      return db;
+    },
+  };
+  if (options.events) services.events = options.events(services);
+  return services;
+}
+
+export async function closeServices(services: Services): Promise<void> {
+  await services.temporal.client.connection.close().catch(() => undefined);
+  await services.mongo.close();
+}

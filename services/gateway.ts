@@ -1,0 +1,39 @@
+import { loadConfig, ConfigError } from './core/config.ts';
+import { closeServices } from './core/services.ts';
+import { bootstrapPlatform } from './platform/bootstrap.ts';
+import { createRuntime } from './runtime.ts';
+
+/** HTTP process entry: build the app, listen, and drain in-flight requests on SIGTERM. */
+async function main() {
+  const config = loadConfig();
+  const runtime = await createRuntime(config);
+  const { services } = runtime;
+  const boot = await bootstrapPlatform(services);
+  const app = await runtime.buildApp();
+  const address = await app.listen({ port: config.PORT, host: config.HOST });
+
+  if (boot.generatedAdmin) {
+    // Printed once, on the start that created the administrator; never logged.
+    process.stdout.write(
+      `\nAdministrator created. Sign in at ${address}/admin with\n  email:    ${boot.generatedAdmin.email}\n  password: ${boot.generatedAdmin.password}\n(shown only this once)\n\n`,
+    );
+  }
+  services.log.info({ address }, 'gateway listening');
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    services.log.info({ signal }, 'gateway draining');
+    await app.close();
+    await closeServices(services);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof ConfigError ? error.message : error?.stack ?? error}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,55 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import cookie from '@fastify/cookie';
+import multipart from '@fastify/multipart';
+import { randomUUID } from 'node:crypto';
+import type { Services } from '../core/context.ts';
+import { loggerOptions } from '../core/logger.ts';
+import type { AccessGate } from '../access/gate.ts';
+import { createSiteResolver } from '../platform/tenancy.ts';
+import { installErrorHandling } from './errors.ts';
+import { requestScopePlugin } from './request-scope.ts';
+import { mountSurface } from './rest.ts';
+import { serviceVersion } from '../core/version.ts';
+
+export interface AppOptions {
+  services: Services;
+  gate: AccessGate;
+  /** Extra route plugins (admin pages, MCP, GraphQL, media files), registered after the surfaces. */
+  extensions?: ReadonlyArray<(app: FastifyInstance, services: Services, gate: AccessGate) => Promise<void>>;
+  logger?: boolean;
+}
+
+/** Builds the whole HTTP app. It never listens: `services/gateway.ts` does, tests use `inject`. */
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { services, gate } = options;
+  const { config } = services;
+  const app = Fastify({
+    logger: options.logger === false ? false : loggerOptions(config.LOG_LEVEL),
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+  });
+
+  installErrorHandling(app);
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+  });
+  await app.register(cookie);
+  await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 64 * 1024 } });
+  await app.register(requestScopePlugin, { resolver: createSiteResolver(services) });
+
+  app.get('/healthz', { config: { siteless: true } }, async () => ({ status: 'ok' }));
+
+  const operations = services.features.flatMap((feature) => feature.operations);
+  const common = { services, gate, operations, version: serviceVersion };
+  await mountSurface(app, { ...common, surface: 'public', basePath: '/api/v1', title: 'Public Content API', openapi: true });
+  await mountSurface(app, { ...common, surface: 'manage', basePath: '/api/manage/v1', title: 'Management API', openapi: true });
+  await mountSurface(app, { ...common, surface: 'admin', basePath: '/api', title: 'Administration' });
+
+  for (const extension of options.extensions ?? []) await extension(app, services, gate);
+  return app;
+}

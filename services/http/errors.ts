@@ -1,0 +1,44 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { AppError } from '../core/errors.ts';
+
+/** Fastify's own client errors, reworded into our `{ error }` shape. */
+function frameworkClientError(error: FastifyError): { status: number; message: string } | null {
+  switch (error.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FILES_LIMIT':
+      return { status: 413, message: 'Request body too large' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, message: 'Unsupported content type' };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, message: 'Empty JSON body' };
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return { status: 400, message: 'Malformed JSON body' };
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return { status: 400, message: 'Expected multipart/form-data' };
+  }
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+    return { status: 400, message: 'Malformed JSON body' };
+  }
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return { status: error.statusCode, message: error.message };
+  }
+  return null;
+}
+
+/** The one error handler: typed errors carry their status; anything unexpected is a 500 that says nothing. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof AppError) {
+      if (error.status >= 500) request.log.error({ err: error }, 'operation failed');
+      return reply.code(error.status).headers(error.headers).send({ error: error.message });
+    }
+    const client = frameworkClientError(error);
+    if (client) return reply.code(client.status).send({ error: client.message });
+    request.log.error({ err: error }, 'unexpected failure');
+    return reply.code(500).send({ error: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
+}

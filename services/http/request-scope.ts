@@ -1,0 +1,43 @@
+import fp from 'fastify-plugin';
+import type { FastifyRequest } from 'fastify';
+import { NotFoundError } from '../core/errors.ts';
+import { normalizeHost } from '../platform/model.ts';
+import type { SiteResolver, SiteScope } from '../platform/tenancy.ts';
+import type { RequestFacts } from '../core/context.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    siteScope: SiteScope | null;
+  }
+  interface FastifyContextConfig {
+    /** Routes that answer without a site (liveness). Everything else resolves the Host first. */
+    siteless?: boolean;
+  }
+}
+
+/** Resolves every request's Host to its site before any handler runs; an unknown host is a 404. */
+export const requestScopePlugin = fp<{ resolver: SiteResolver }>(
+  async (app, { resolver }) => {
+    app.decorateRequest('siteScope', null);
+    app.addHook('onRequest', async (request) => {
+      if (request.routeOptions.config?.siteless) return;
+      request.siteScope = await resolver.resolve(normalizeHost(request.headers.host));
+      if (!request.siteScope) throw new NotFoundError('Unknown site');
+    });
+  },
+  { name: 'request-scope' },
+);
+
+export function requestFacts(request: FastifyRequest): RequestFacts {
+  return {
+    id: String(request.id),
+    ip: request.ip,
+    origin: request.headers.origin,
+    userAgent: request.headers['user-agent'],
+  };
+}
+
+export function requireScope(request: FastifyRequest): SiteScope {
+  if (!request.siteScope) throw new NotFoundError('Unknown site');
+  return request.siteScope;
+}

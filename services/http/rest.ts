@@ -1,0 +1,103 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../core/context.ts';
+import { createContext } from '../core/context.ts';
+import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
+import type { AccessGate } from '../access/gate.ts';
+import { requestFacts, requireScope } from './request-scope.ts';
+import { sendJsonWithEtag } from './etag.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    operation?: Operation;
+  }
+}
+
+export interface SurfaceOptions {
+  surface: Surface;
+  basePath: string;
+  title: string;
+  version: string;
+  operations: readonly Operation[];
+  services: Services;
+  gate: AccessGate;
+  /** Serve `openapi.json` under the base path (public and manage surfaces). */
+  openapi?: boolean;
+}
+
+async function collectInput(operation: Operation, request: FastifyRequest): Promise<Record<string, unknown>> {
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const params = (request.params ?? {}) as Record<string, unknown>;
+  if (operation.body === 'multipart') {
+    const file = request.isMultipart() ? await request.file() : undefined;
+    const fields: Record<string, unknown> = {};
+    for (const [name, field] of Object.entries(file?.fields ?? {})) {
+      if (field && !Array.isArray(field) && field.type === 'field') fields[name] = field.value;
+    }
+    return {
+      ...query,
+      ...fields,
+      ...params,
+      file: file ? { filename: file.filename, declaredType: file.mimetype, stream: file.file } : undefined,
+    };
+  }
+  const body = request.body && typeof request.body === 'object' && !Array.isArray(request.body) ? request.body : {};
+  return { ...query, ...(body as Record<string, unknown>), ...params };
+}
+
+/**
+ * Mounts every operation of one surface as a Fastify route. No business logic lives here: the
+ * adapter authenticates, admits (rate limits), gathers the input and hands it to the operation.
+ */
+export async function mountSurface(app: FastifyInstance, options: SurfaceOptions): Promise<void> {
+  const { services, gate, surface } = options;
+  const operations = options.operations.filter((op) => op.surface === surface);
+
+  await app.register(
+    async (scoped) => {
+      for (const operation of operations) {
+        scoped.route({
+          method: operation.method,
+          url: operation.path,
+          config: { operation },
+          handler: async (request: FastifyRequest, reply: FastifyReply) => {
+            const scope = requireScope(request);
+            const principal = await gate.authenticate(
+              surface,
+              {
+                authorization: request.headers.authorization,
+                cookies: request.cookies ?? {},
+                ip: request.ip,
+                origin: request.headers.origin,
+                method: request.method,
+              },
+              scope,
+            );
+            const ctx = createContext(services, scope, principal, requestFacts(request));
+            reply.headers(await gate.admit(ctx, operation));
+            const result = await invokeOperation(operation, ctx, await collectInput(operation, request));
+            const status = operation.status ?? 200;
+            if (status === 204) return reply.code(204).send();
+            if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result);
+            return reply.code(status).send(result);
+          },
+        });
+      }
+
+      if (options.openapi) {
+        const base = buildOpenApiDocument(surface, operations, {
+          title: options.title,
+          version: options.version,
+          basePath: options.basePath,
+          serverUrl: services.config.PUBLIC_BASE_URL,
+        });
+        scoped.get('/openapi.json', async (request) => {
+          // Filters run per request so an activated plugin's routes appear without a restart.
+          const copy = structuredClone(base);
+          return services.hooks.applyFilters('openapi.document', copy, { surface, siteId: request.siteScope?.site._id });
+        });
+      }
+    },
+    { prefix: options.basePath },
+  );
+}

@@ -1,0 +1,49 @@
+import type { Services } from '../core/context.ts';
+import { randomToken } from '../core/ids.ts';
+import { PLATFORM_COLLECTIONS } from './model.ts';
+import { DEFAULT_SITE_META_ID } from './tenancy.ts';
+import { createWorkspace } from './workspaces.ts';
+
+export const DEFAULT_WORKSPACE_ID = 'default';
+export const DEFAULT_SITE_ID = 'default';
+
+export interface BootstrapResult {
+  created: boolean;
+  /** Only present when this call created the administrator with a generated password. */
+  generatedAdmin?: { email: string; password: string };
+}
+
+/**
+ * First start: the default workspace, its site and an administrator. Several gateways may start at
+ * once; the insert of the meta row decides which one provisions (and prints a generated password).
+ */
+export async function bootstrapPlatform(services: Services): Promise<BootstrapResult> {
+  const meta = services.platformDb.collection<{ _id: string; siteId?: string; claimedAt?: Date }>(PLATFORM_COLLECTIONS.meta);
+  await services.platformDb.collection(PLATFORM_COLLECTIONS.sites).createIndex({ workspaceId: 1 });
+
+  const existing = await meta.findOne({ _id: DEFAULT_SITE_META_ID });
+  if (existing?.siteId) return { created: false };
+  const claim = await meta.updateOne(
+    { _id: 'bootstrap-claim' },
+    { $setOnInsert: { claimedAt: services.clock.now() } },
+    { upsert: true },
+  );
+  if (claim.upsertedCount === 0) return { created: false };
+
+  const email = services.config.ADMIN_EMAIL ?? 'admin@localhost.test';
+  const generated = !services.config.ADMIN_PASSWORD;
+  const password = services.config.ADMIN_PASSWORD ?? randomToken(18);
+  await createWorkspace(services, {
+    name: 'Default workspace',
+    siteName: 'Default site',
+    workspaceId: DEFAULT_WORKSPACE_ID,
+    siteId: DEFAULT_SITE_ID,
+    admin: { email, password, name: 'Administrator', platformOperator: true },
+  });
+  await meta.updateOne(
+    { _id: DEFAULT_SITE_META_ID },
+    { $set: { siteId: DEFAULT_SITE_ID } },
+    { upsert: true },
+  );
+  return { created: true, generatedAdmin: generated ? { email, password } : undefined };
+}

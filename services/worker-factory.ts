@@ -1,0 +1,27 @@
+import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import type { Services } from './core/context.ts';
+import { createActivities } from '../activities/index.ts';
+
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface WorkerFactoryOptions {
+  /** A prebuilt bundle (tests bundle once); otherwise the worker bundles `workflows/index.ts`. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  taskQueue?: string;
+}
+
+/** A Temporal worker running every workflow and activity against these services. */
+export async function createWorker(services: Services, options: WorkerFactoryOptions = {}) {
+  const connection = await NativeConnection.connect({ address: services.config.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    namespace: services.config.TEMPORAL_NAMESPACE,
+    taskQueue: options.taskQueue ?? services.temporal.taskQueue,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    activities: createActivities(services),
+    // Activities get this long to finish when the worker is asked to stop; the rest go back to the server.
+    shutdownGraceTime: '10 seconds',
+  });
+  return { worker, connection };
+}

@@ -1,0 +1,24 @@
+import { loadConfig, ConfigError } from './core/config.ts';
+import { closeServices } from './core/services.ts';
+import { createRuntime } from './runtime.ts';
+import { createWorker } from './worker-factory.ts';
+
+/** Temporal worker process entry. On SIGTERM running activities get a grace period, then go back to the server. */
+async function main() {
+  const config = loadConfig();
+  const { services } = await createRuntime(config);
+  const { worker, connection } = await createWorker(services);
+  const stop = () => worker.shutdown();
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  services.log.info({ taskQueue: services.temporal.taskQueue }, 'worker running');
+  await worker.run();
+  await connection.close();
+  await closeServices(services);
+  process.exit(0);
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof ConfigError ? error.message : error?.stack ?? error}\n`);
+  process.exit(1);
+});

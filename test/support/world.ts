@@ -1,0 +1,86 @@
+import { randomBytes } from 'node:crypto';
+import { resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Worker } from '@temporalio/worker';
+import { loadConfig, type Config } from '../../services/core/config.ts';
+import type { Services } from '../../services/core/context.ts';
+import { closeServices, type ServiceOptions } from '../../services/core/services.ts';
+import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
+import { createRuntime } from '../../services/runtime.ts';
+import { createWorker } from '../../services/worker-factory.ts';
+
+export interface World {
+  config: Config;
+  services: Services;
+  app: FastifyInstance;
+  admin: { email: string; password: string };
+  runtime: Awaited<ReturnType<typeof createRuntime>>;
+  /** Drops every database this world created. */
+  close(): Promise<void>;
+}
+
+export interface WorldOptions extends ServiceOptions {
+  /** Run a Temporal worker in-process on this world's own task queue. */
+  worker?: boolean;
+  env?: Record<string, string>;
+}
+
+/**
+ * A complete service on the real engines, isolated from every other test by its own database
+ * prefix and Temporal task queue. The default workspace and its administrator are bootstrapped.
+ */
+export async function startWorld(options: WorldOptions = {}): Promise<World> {
+  const tag = randomBytes(4).toString('hex');
+  const admin = { email: `admin-${tag}@example.test`, password: `pw-${randomBytes(12).toString('hex')}` };
+  const config = loadConfig({
+    ...process.env,
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DB_PREFIX: `t${tag}_`,
+    TEMPORAL_TASK_QUEUE: `test-${tag}`,
+    SECRET_KEY: randomBytes(32).toString('hex'),
+    ADMIN_EMAIL: admin.email,
+    ADMIN_PASSWORD: admin.password,
+    ...options.env,
+  });
+  const runtime = await createRuntime(config, options);
+  const { services } = runtime;
+  await bootstrapPlatform(services);
+  const app = await runtime.buildApp({ logger: false });
+  await app.ready();
+
+  let worker: { worker: Worker; run: Promise<void>; close(): Promise<void> } | undefined;
+  if (options.worker) {
+    const bundlePath = process.env.TEST_WORKFLOW_BUNDLE;
+    const created = await createWorker(services, {
+      workflowBundle: bundlePath ? { codePath: resolve(bundlePath) } : undefined,
+    });
+    const run = created.worker.run();
+    worker = {
+      worker: created.worker,
+      run,
+      async close() {
+        created.worker.shutdown();
+        await run.catch(() => undefined);
+        await created.connection.close();
+      },
+    };
+  }
+
+  return {
+    config,
+    services,
+    app,
+    admin,
+    runtime,
+    async close() {
+      await worker?.close();
+      await app.close();
+      const { databases } = await services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
+      for (const { name } of databases) {
+        if (name.startsWith(config.DB_PREFIX)) await services.mongo.db(name).dropDatabase();
+      }
+      await closeServices(services);
+    },
+  };
+}
