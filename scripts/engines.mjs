@@ -212,8 +212,13 @@ function mongoHandshake(port, host = HOST, timeoutMs = 2000) {
     const msg = Buffer.concat([header, Buffer.alloc(4), Buffer.from([0]), doc]);
     let acc = Buffer.alloc(0);
     const s = net.connect({ port, host });
+    let settled = false;
     const done = (v) => {
-      s.destroy();
+      if (settled) return;
+      settled = true;
+      s.setTimeout(0);
+      if (v) s.end(); // graceful close on success (no "connection reset" noise in the engine log)
+      else s.destroy();
       resolve(v);
     };
     s.setTimeout(timeoutMs, () => done(null));
@@ -283,7 +288,10 @@ async function installMongo(engineDir, log) {
     const classes = path.join(target, 'classes');
     const source = fs.existsSync(path.join(classes, 'Launcher.class')) ? null : path.join(target, 'Launcher.java');
     const cp = source ? lib : [classes, lib].join(path.delimiter);
-    return { java, args: ['-Xmx512m', '-XX:+UseSerialGC', '-cp', cp, source ?? 'Launcher'] };
+    const quiet = ['wire.MongoWireProtocolHandler', 'wire.MongoExceptionHandler'].map(
+      (c) => `-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.${c}=warn`, // no per-connection log lines
+    );
+    return { java, args: ['-Xmx512m', '-XX:+UseSerialGC', ...quiet, '-cp', cp, source ?? 'Launcher'] };
   };
   if (readText(stamp)?.trim() === hash) return launch();
   return withLock(engineDir, 'install-mongo', async () => {

@@ -4,26 +4,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MongoClient } from 'mongodb';
 import { Connection } from '@temporalio/client';
-
-interface EnginesModule {
-  ensureEngines(opts?: {
-    dataDir?: string;
-    engineDir?: string;
-    mongoPort?: number;
-    temporalPort?: number;
-    log?: (msg: string) => void;
-  }): Promise<{ mongoUri: string; temporalAddress: string; temporalNamespace: 'default' }>;
-  stopEngines(opts: { dataDir: string; log?: (msg: string) => void }): Promise<void>;
-}
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const enginesPath = pathToFileURL(path.join(here, '..', 'scripts', 'engines.mjs')).href;
-// Non-literal specifier: keeps tsc from needing a declaration file for the .mjs script.
-const engines = (await import(enginesPath)) as EnginesModule;
+import * as engines from '../scripts/engines.mjs';
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engines-smoke-'));
 const opts = { dataDir, mongoPort: 27217, temporalPort: 7333, log: () => {} };
@@ -40,7 +24,7 @@ async function checkTemporal(address: string, namespace: string) {
 
 describe('local engines', () => {
   afterAll(async () => {
-    await engines.stopEngines({ dataDir, log: () => {} });
+    await engines.stopEngines({ dataDir });
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -59,7 +43,7 @@ describe('local engines', () => {
     await engines.ensureEngines(opts);
     expect(Date.now() - t0).toBeLessThan(5000);
 
-    await engines.stopEngines({ dataDir, log: () => {} });
+    await engines.stopEngines({ dataDir });
     const again = await engines.ensureEngines(opts);
     client = await MongoClient.connect(again.mongoUri, { serverSelectionTimeoutMS: 5000 });
     const doc = await client.db('smoke').collection('items').findOne({ _id: 'persist' as never });

@@ -1,4 +1,5 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ensureEngines } from '../scripts/engines.mjs';
 import { workflowsPath } from '../services/worker-factory.ts';
@@ -8,7 +9,7 @@ import { workflowsPath } from '../services/worker-factory.ts';
  * TEMPORAL_ADDRESS point at engines already, and bundles the workflow code once for every test worker.
  */
 export default async function setup() {
-  const dataDir = process.env.DATA_DIR ?? '.data';
+  const dataDir = resolve(process.env.DATA_DIR ?? '.data');
   if (!process.env.MONGODB_URI || !process.env.TEMPORAL_ADDRESS) {
     const engines = await ensureEngines({ dataDir, log: () => undefined });
     process.env.MONGODB_URI ??= engines.mongoUri;

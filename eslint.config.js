@@ -1,0 +1,37 @@
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.data/**', '.engines/**', 'bench/out/**', 'engines/**'] },
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code is replayed: it must be deterministic, so no Node built-ins and activities
+    // only as types (the real functions run in the worker, never inside the workflow sandbox).
+    files: ['workflows/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({ name, message: 'Workflows must be deterministic: no Node built-ins.' })),
+          patterns: [
+            {
+              group: ['**/activities/**', '**/activities', '**/services/**'],
+              allowTypeImports: true,
+              message: 'Workflows import activities (and services) as types only: `import type`.',
+            },
+          ],
+        },
+      ],
+      '@typescript-eslint/no-floating-promises': 'error',
+    },
+  },
+);

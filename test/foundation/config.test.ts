@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../services/core/config.ts';
+
+const valid = {
+  MONGODB_URI: 'mongodb://127.0.0.1:27117',
+  TEMPORAL_ADDRESS: '127.0.0.1:7233',
+  SECRET_KEY: 'x'.repeat(32),
+};
+
+describe('configuration', () => {
+  it('accepts a minimal valid environment and fills defaults', () => {
+    const config = loadConfig(valid);
+    expect(config.PORT).toBe(3000);
+    expect(config.DB_PREFIX).toBe('cwb_');
+    expect(config.WEBHOOK_ALLOW_PRIVATE_TARGETS).toBe(false);
+  });
+
+  it.each([
+    ['PORT', { PORT: 'eighty' }],
+    ['PORT', { PORT: '70000' }],
+    ['MONGODB_URI', { MONGODB_URI: 'postgres://nope' }],
+    ['TEMPORAL_ADDRESS', { TEMPORAL_ADDRESS: 'no-port' }],
+    ['SECRET_KEY', { SECRET_KEY: 'short' }],
+    ['PUBLIC_BASE_URL', { PUBLIC_BASE_URL: 'not a url' }],
+    ['ADMIN_EMAIL', { ADMIN_EMAIL: 'nobody' }],
+    ['WEBHOOK_ALLOW_PRIVATE_TARGETS', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'maybe' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+  ])('stops with a message naming %s when it is bad', (name, override) => {
+    expect(() => loadConfig({ ...valid, ...override })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...valid, ...override })).toThrow(new RegExp(`\\b${name}\\b`));
+  });
+
+  it('names a missing required variable', () => {
+    const { MONGODB_URI: _omitted, ...rest } = valid;
+    expect(() => loadConfig(rest)).toThrow(/MONGODB_URI/);
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ ...valid, PORT: '' }).PORT).toBe(3000);
+  });
+});
