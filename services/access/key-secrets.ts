@@ -1,0 +1,39 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/**
+ * A key secret is `svk_` + a 12-character lookup (finds the row) + 32 random bytes in base64url
+ * (43 characters). Only a sha256 of the whole secret is stored: with 256 bits of entropy a slow
+ * hash adds nothing, and the live check must stay cheap on every request.
+ */
+const LOOKUP_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
+const LOOKUP_LENGTH = 12;
+const SECRET_LENGTH = 43;
+
+export interface IssuedSecret {
+  key: string;
+  lookup: string;
+  secretHash: string;
+}
+
+export const hashSecret = (key: string): string => createHash('sha256').update(key).digest('base64url');
+
+export function issueSecret(): IssuedSecret {
+  const bytes = randomBytes(LOOKUP_LENGTH);
+  let lookup = '';
+  for (const byte of bytes) lookup += LOOKUP_ALPHABET[byte % LOOKUP_ALPHABET.length];
+  const key = `svk_${lookup}${randomBytes(32).toString('base64url')}`;
+  return { key, lookup, secretHash: hashSecret(key) };
+}
+
+/** The lookup part of a presented secret, or null if it cannot be one of ours. */
+export function parseSecret(key: string): string | null {
+  if (key.length !== 4 + LOOKUP_LENGTH + SECRET_LENGTH || !key.startsWith('svk_')) return null;
+  const lookup = key.slice(4, 4 + LOOKUP_LENGTH);
+  return /^[a-z0-9]+$/.test(lookup) && /^[A-Za-z0-9_-]+$/.test(key.slice(4 + LOOKUP_LENGTH)) ? lookup : null;
+}
+
+export function secretMatches(key: string, storedHash: string): boolean {
+  const given = Buffer.from(hashSecret(key), 'base64url');
+  const stored = Buffer.from(storedHash, 'base64url');
+  return given.length === stored.length && timingSafeEqual(given, stored);
+}

@@ -1,0 +1,96 @@
+import type { Db } from 'mongodb';
+import type { Capability } from './capabilities.ts';
+import type { KeyScope } from './principal.ts';
+import type { Policy } from './roles.ts';
+
+/** Workspace collections of the access feature. Every document carries `siteId`. */
+export const ACCESS_COLLECTIONS = {
+  users: 'users',
+  roles: 'roles',
+  sessions: 'sessions',
+  apiKeys: 'api_keys',
+  audit: 'audit_log',
+  counters: 'rate_counters',
+} as const;
+
+export interface UserDoc {
+  _id: string;
+  siteId: string;
+  email: string;
+  name: string;
+  role: string;
+  policy: Policy;
+  platformOperator: boolean;
+  passwordHash: string;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface RoleDoc {
+  _id: string;
+  siteId: string;
+  name: string;
+  description: string;
+  capabilities: Capability[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface SessionDoc {
+  /** sha256 of the cookie token: a leaked sessions collection opens no session. */
+  _id: string;
+  siteId: string;
+  userId: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+export interface ApiKeyDoc {
+  _id: string;
+  siteId: string;
+  name: string;
+  /** Public part of the secret, used to find the row; the rest is only stored hashed. */
+  lookup: string;
+  secretHash: string;
+  ownerId: string;
+  capabilities: Capability[];
+  scope: KeyScope;
+  allowedIps: string[];
+  allowedOrigins: string[];
+  expiresAt: Date | null;
+  rateLimitPerMin: number | null;
+  status: 'active' | 'revoked';
+  createdAt: Date;
+  updatedAt: Date;
+  rotatedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface AuditDoc {
+  _id: string;
+  siteId: string;
+  at: Date;
+  action: string;
+  keyId: string | null;
+  userId: string | null;
+  ip: string;
+  reason: string | null;
+}
+
+export interface CounterDoc {
+  _id: string;
+  siteId: string;
+  n: number;
+  expiresAt: Date;
+}
+
+export function accessCollections(db: Db) {
+  return {
+    users: db.collection<UserDoc>(ACCESS_COLLECTIONS.users),
+    roles: db.collection<RoleDoc>(ACCESS_COLLECTIONS.roles),
+    sessions: db.collection<SessionDoc>(ACCESS_COLLECTIONS.sessions),
+    apiKeys: db.collection<ApiKeyDoc>(ACCESS_COLLECTIONS.apiKeys),
+    audit: db.collection<AuditDoc>(ACCESS_COLLECTIONS.audit),
+    counters: db.collection<CounterDoc>(ACCESS_COLLECTIONS.counters),
+  };
+}

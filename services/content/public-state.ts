@@ -1,0 +1,134 @@
+import type { OperationContext, Services } from '../core/context.ts';
+import { COLLECTIONS } from './model.ts';
+import { loadLanguages, type LanguagesDoc } from '../site/languages.ts';
+import { readPublicApiSwitch } from './public-switch.ts';
+
+/** Per-site counter every write that changes public output increments (content, menus, languages). */
+interface StateDoc {
+  _id: string;
+  siteId: string;
+  generation: number;
+}
+
+/** What every public read needs first: is the API on, which cache generation, which languages. */
+export interface PublicState {
+  generation: number;
+  publicEnabled: boolean;
+  languages: Pick<LanguagesDoc, 'languages' | 'defaultCode'>;
+}
+
+export interface PublicCacheOptions {
+  /** Response cache on/off (the benchmark measures both). */
+  enabled: boolean;
+  /**
+   * How long a gateway trusts its copy of the site's public state before reading it again.
+   * Writes through this gateway refresh it at once; other gateways see a change within this time.
+   */
+  stateTtlMs: number;
+  maxEntriesPerSite: number;
+}
+
+interface SiteCache {
+  state: PublicState | null;
+  loadedAt: number;
+  loading: Promise<PublicState> | null;
+  responses: Map<string, unknown>;
+  responsesGeneration: number;
+}
+
+interface Registry {
+  options: PublicCacheOptions;
+  sites: Map<string, SiteCache>;
+}
+
+const registries = new WeakMap<Services, Registry>();
+
+function registry(services: Services): Registry {
+  let found = registries.get(services);
+  if (!found) {
+    found = { options: { enabled: true, stateTtlMs: 1000, maxEntriesPerSite: 2000 }, sites: new Map() };
+    registries.set(services, found);
+  }
+  return found;
+}
+
+export function configurePublicCache(services: Services, options: Partial<PublicCacheOptions>): void {
+  const reg = registry(services);
+  reg.options = { ...reg.options, ...options };
+  reg.sites.clear();
+}
+
+function siteCache(ctx: OperationContext): SiteCache {
+  const { sites } = registry(ctx.services);
+  let cache = sites.get(ctx.site._id);
+  if (!cache) {
+    cache = { state: null, loadedAt: 0, loading: null, responses: new Map(), responsesGeneration: -1 };
+    sites.set(ctx.site._id, cache);
+  }
+  return cache;
+}
+
+async function readState(ctx: OperationContext): Promise<PublicState> {
+  const [doc, publicEnabled, languages] = await Promise.all([
+    ctx.db.collection<StateDoc>(COLLECTIONS.state).findOne({ _id: ctx.site._id, siteId: ctx.site._id }),
+    readPublicApiSwitch(ctx),
+    loadLanguages(ctx),
+  ]);
+  return { generation: doc?.generation ?? 0, publicEnabled, languages: { languages: languages.languages, defaultCode: languages.defaultCode } };
+}
+
+/** The site's public state, re-read at most every `stateTtlMs` (one shared read when many requests arrive at once). */
+export async function publicState(ctx: OperationContext): Promise<PublicState> {
+  const { options } = registry(ctx.services);
+  const cache = siteCache(ctx);
+  if (cache.state && Date.now() - cache.loadedAt < options.stateTtlMs) return cache.state;
+  cache.loading ??= readState(ctx)
+    .then((state) => {
+      cache.state = state;
+      cache.loadedAt = Date.now();
+      return state;
+    })
+    .finally(() => {
+      cache.loading = null;
+    });
+  return cache.loading;
+}
+
+/**
+ * Called by every write that changes what the Public API shows. The `$inc` is atomic, so every
+ * gateway reading the counter afterwards sees a new generation and drops its cached responses.
+ */
+export async function bumpContentGeneration(ctx: OperationContext): Promise<void> {
+  await ctx.db
+    .collection<StateDoc>(COLLECTIONS.state)
+    .updateOne({ _id: ctx.site._id, siteId: ctx.site._id }, { $inc: { generation: 1 } }, { upsert: true });
+  forgetPublicState(ctx.services, ctx.site._id);
+}
+
+/** Drops this gateway's copy of a site's public state (e.g. after the site settings changed). */
+export function forgetPublicState(services: Services, siteId: string): void {
+  const cache = registry(services).sites.get(siteId);
+  if (cache) {
+    cache.state = null;
+    cache.loadedAt = 0;
+  }
+}
+
+/** Cached public response for this generation, or computes and stores it. */
+export async function cachedResponse<T>(ctx: OperationContext, state: PublicState, key: string, compute: () => Promise<T>): Promise<T> {
+  const { options } = registry(ctx.services);
+  if (!options.enabled) return compute();
+  const cache = siteCache(ctx);
+  if (cache.responsesGeneration !== state.generation) {
+    cache.responses = new Map();
+    cache.responsesGeneration = state.generation;
+  }
+  if (cache.responses.has(key)) return cache.responses.get(key) as T;
+  const value = await compute();
+  // Only store if no write happened meanwhile; otherwise the value may be older than the generation.
+  if (cache.responsesGeneration === state.generation) {
+    if (cache.responses.size >= options.maxEntriesPerSite) cache.responses.delete(cache.responses.keys().next().value!);
+    cache.responses.set(key, value);
+  }
+  return value;
+}

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import type { Filter } from 'mongodb';
+import type { OperationContext } from '../core/context.ts';
+import { BadRequestError, NotFoundError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { actorKeyId, actorUserId } from '../access/principal.ts';
+import { knownEventNames } from './catalog.ts';
+import { eventCollections, type EndpointDoc } from './model.ts';
+import { generateWebhookSecret, secretBinding } from './secrets.ts';
+import { webhookSettings } from './settings.ts';
+import { TargetRejectedError } from './target-guard.ts';
+
+export const EndpointInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  url: z.string().max(2048),
+  events: z.array(z.string().min(1).max(200)).min(1).max(100),
+  active: z.boolean().optional(),
+});
+export type EndpointInput = z.infer<typeof EndpointInput>;
+
+export const EndpointView = z.object({
+  id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  events: z.array(z.string()),
+  active: z.boolean(),
+  ownerKeyId: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const toView = (doc: EndpointDoc): z.infer<typeof EndpointView> => ({
+  id: doc._id,
+  name: doc.name,
+  url: doc.url,
+  events: doc.events,
+  active: doc.active,
+  ownerKeyId: doc.ownerKeyId,
+  createdAt: doc.createdAt.toISOString(),
+  updatedAt: doc.updatedAt.toISOString(),
+});
+
+/**
+ * Which endpoints the caller may see and change (contract 5.11): a key only those it registered;
+ * an administrator's session (admin surface) every endpoint of the site. A key-less caller of the
+ * Management API (e.g. a user token) sees the administrators' endpoints, never a key's.
+ */
+export function ownerFilter(ctx: OperationContext, surface: 'manage' | 'admin'): Filter<EndpointDoc> {
+  if (surface === 'admin') return { siteId: ctx.site._id };
+  return { siteId: ctx.site._id, ownerKeyId: actorKeyId(ctx.principal) };
+}
+
+async function checkInput(ctx: OperationContext, input: Partial<EndpointInput>): Promise<void> {
+  if (input.url !== undefined) {
+    try {
+      await webhookSettings(ctx.services).guard.vet(input.url);
+    } catch (error) {
+      if (error instanceof TargetRejectedError) throw new BadRequestError(error.message);
+      throw error;
+    }
+  }
+  if (input.events) {
+    const known = await knownEventNames(ctx.services, ctx.site._id);
+    const unknown = input.events.find((event) => !known.has(event));
+    if (unknown) throw new BadRequestError(`events: unknown event ${unknown}`);
+  }
+}
+
+export async function createEndpoint(ctx: OperationContext, input: EndpointInput) {
+  await checkInput(ctx, input);
+  const { endpoints } = eventCollections(ctx.db);
+  const id = newId();
+  const secret = generateWebhookSecret();
+  const now = ctx.services.clock.now();
+  await endpoints.insertOne({
+    _id: id,
+    siteId: ctx.site._id,
+    name: input.name,
+    url: input.url,
+    events: [...new Set(input.events)],
+    active: input.active ?? true,
+    secretEnc: webhookSettings(ctx.services).secrets.seal(secret, secretBinding(ctx.site._id, id)),
+    ownerKeyId: actorKeyId(ctx.principal),
+    createdBy: actorUserId(ctx.principal),
+    createdAt: now,
+    updatedAt: now,
+  });
+  return { endpoint: { id }, secret };
+}
+
+export async function updateEndpoint(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string, input: Partial<EndpointInput>) {
+  await checkInput(ctx, input);
+  const set: Partial<EndpointDoc> = { updatedAt: ctx.services.clock.now() };
+  if (input.name !== undefined) set.name = input.name;
+  if (input.url !== undefined) set.url = input.url;
+  if (input.events !== undefined) set.events = [...new Set(input.events)];
+  if (input.active !== undefined) set.active = input.active;
+  const updated = await eventCollections(ctx.db).endpoints.findOneAndUpdate({ ...filter, _id: id }, { $set: set }, { returnDocument: 'after' });
+  if (!updated) throw new NotFoundError();
+  return { endpoint: toView(updated) };
+}
+
+export async function deleteEndpoint(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string) {
+  const result = await eventCollections(ctx.db).endpoints.deleteOne({ ...filter, _id: id });
+  if (result.deletedCount === 0) throw new NotFoundError();
+  return { id, deleted: true };
+}
+
+/** The old secret stops signing at once; the new one is returned this one time. */
+export async function rotateSecret(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string) {
+  const secret = generateWebhookSecret();
+  const secretEnc = webhookSettings(ctx.services).secrets.seal(secret, secretBinding(ctx.site._id, id));
+  const updated = await eventCollections(ctx.db).endpoints.findOneAndUpdate(
+    { ...filter, _id: id },
+    { $set: { secretEnc, updatedAt: ctx.services.clock.now() } },
+  );
+  if (!updated) throw new NotFoundError();
+  return { endpoint: { id }, secret };
+}
+
+export const ListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().optional(),
+});
+
+/** One page of endpoints, oldest first by `_id` (time-ordered, unique: stable while inserting). */
+export async function listEndpoints(ctx: OperationContext, filter: Filter<EndpointDoc>, listName: string, query: z.infer<typeof ListQuery>) {
+  const after = query.cursor ? String(ctx.services.cursors.decode(listName, query.cursor).after) : undefined;
+  const rows = await eventCollections(ctx.db)
+    .endpoints.find(after ? { ...filter, _id: { $gt: after } } : filter)
+    .sort({ _id: 1 })
+    .limit(query.limit + 1)
+    .toArray();
+  const page = rows.slice(0, query.limit);
+  const nextCursor = rows.length > query.limit ? ctx.services.cursors.encode(listName, { after: page[page.length - 1]._id }) : null;
+  return {
+    data: page.map(toView),
+    page: { limit: query.limit, cursor: query.cursor ?? null, nextCursor, total: page.length },
+  };
+}

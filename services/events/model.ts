@@ -1,0 +1,82 @@
+import type { Db } from 'mongodb';
+import type { IndexSpec } from '../platform/indexes.ts';
+
+/** Workspace collections of the events feature. Every document carries `siteId`. */
+export const EVENT_COLLECTIONS = {
+  endpoints: 'webhook_endpoints',
+  deliveries: 'webhook_deliveries',
+  attempts: 'webhook_attempts',
+} as const;
+
+export interface EndpointDoc {
+  _id: string;
+  siteId: string;
+  name: string;
+  url: string;
+  events: string[];
+  active: boolean;
+  /** The signing secret, AES-256-GCM encrypted (secrets.ts); needed in clear only to sign. */
+  secretEnc: string;
+  /** Key that registered the endpoint (contract 5.11); null when an administrator did. */
+  ownerKeyId: string | null;
+  createdBy: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * pending: stored, no workflow known to run it yet (the drain starts it);
+ * queued: its workflow was started; delivered / failed: final.
+ */
+export type DeliveryStatus = 'pending' | 'queued' | 'delivered' | 'failed';
+
+export interface DeliveryDoc {
+  _id: string;
+  siteId: string;
+  endpointId: string;
+  event: string;
+  /** The exact JSON body sent on every attempt (after the `webhook.payload` filter). */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  responseCode: number | null;
+  error: string | null;
+  redeliveryOf: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}
+
+export type AttemptStatus = 'in_progress' | 'succeeded' | 'failed' | 'timeout' | 'blocked' | 'interrupted';
+
+/** One row per HTTP attempt: the delivery history (contract 6.2.6). */
+export interface AttemptDoc {
+  _id: string;
+  siteId: string;
+  deliveryId: string;
+  endpointId: string;
+  event: string;
+  attempt: number;
+  status: AttemptStatus;
+  responseCode: number | null;
+  error: string | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+  durationMs: number | null;
+}
+
+export function eventCollections(db: Db) {
+  return {
+    endpoints: db.collection<EndpointDoc>(EVENT_COLLECTIONS.endpoints),
+    deliveries: db.collection<DeliveryDoc>(EVENT_COLLECTIONS.deliveries),
+    attempts: db.collection<AttemptDoc>(EVENT_COLLECTIONS.attempts),
+  };
+}
+
+export const eventIndexes: IndexSpec[] = [
+  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, events: 1, active: 1 } },
+  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, ownerKeyId: 1, _id: 1 } },
+  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, createdAt: 1 } },
+  { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, deliveryId: 1, attempt: 1 }, options: { unique: true } },
+  { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, _id: -1 } },
+];

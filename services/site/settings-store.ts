@@ -1,0 +1,103 @@
+import type { Db } from 'mongodb';
+
+export const SITE_SETTINGS_COLLECTION = 'site_settings';
+
+/** Global key settings (contract 4.4): the Management API switch, default rate limit, allowed origins. */
+export interface KeySettings {
+  enabled: boolean;
+  defaultRateLimitPerMin: number;
+  allowedOrigins: string[];
+}
+
+/**
+ * One document per site (`_id` = siteId) holding the free-form settings, the key settings and
+ * `accessVersion`, a counter bumped by every change that can alter who gets in (keys, users, roles,
+ * switches). Gateways read this one small document per request: switches take effect on the next
+ * request, and cached keys/users stay valid exactly while the version is unchanged.
+ */
+export interface SiteSettingsDoc {
+  _id: string;
+  siteId: string;
+  values: Record<string, unknown>;
+  apiKeys: KeySettings;
+  accessVersion: number;
+  updatedAt: Date;
+}
+
+export const DEFAULT_KEY_SETTINGS: KeySettings = { enabled: false, defaultRateLimitPerMin: 120, allowedOrigins: [] };
+
+/** What the gate needs on every request. */
+export interface AccessState {
+  version: number;
+  keys: KeySettings;
+  publicEnabled: boolean;
+}
+
+export const settingsCollection = (db: Db) => db.collection<SiteSettingsDoc>(SITE_SETTINGS_COLLECTION);
+
+export async function ensureSiteSettings(db: Db, siteId: string, now: Date): Promise<void> {
+  await settingsCollection(db).updateOne(
+    { _id: siteId },
+    {
+      $setOnInsert: {
+        siteId,
+        values: { api: { publicEnabled: true } },
+        apiKeys: DEFAULT_KEY_SETTINGS,
+        accessVersion: 1,
+        updatedAt: now,
+      },
+    },
+    { upsert: true },
+  );
+}
+
+export async function readAccessState(db: Db, siteId: string): Promise<AccessState> {
+  const doc = await settingsCollection(db).findOne(
+    { _id: siteId },
+    { projection: { accessVersion: 1, apiKeys: 1, 'values.api': 1 } },
+  );
+  const api = (doc?.values?.api ?? {}) as { publicEnabled?: unknown };
+  return {
+    version: doc?.accessVersion ?? 0,
+    keys: { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys },
+    publicEnabled: api.publicEnabled !== false,
+  };
+}
+
+/** Call after any write that changes access (a key, a user, a role, a switch). */
+export async function bumpAccessVersion(db: Db, siteId: string): Promise<void> {
+  await settingsCollection(db).updateOne({ _id: siteId }, { $inc: { accessVersion: 1 }, $setOnInsert: { siteId } }, { upsert: true });
+}
+
+export async function readSettingsDoc(db: Db, siteId: string): Promise<SiteSettingsDoc | null> {
+  return settingsCollection(db).findOne({ _id: siteId });
+}
+
+export async function writeKeySettings(db: Db, siteId: string, keys: KeySettings, now: Date): Promise<void> {
+  await settingsCollection(db).updateOne(
+    { _id: siteId },
+    { $set: { apiKeys: keys, updatedAt: now }, $inc: { accessVersion: 1 }, $setOnInsert: { siteId } },
+    { upsert: true },
+  );
+}
+
+/**
+ * Applies a settings patch in one atomic update: objects merge key by key, `null` removes a key,
+ * anything else replaces. The version is bumped too (the Public API switch lives here).
+ */
+export async function patchSettingsValues(db: Db, siteId: string, patch: Record<string, unknown>, now: Date): Promise<void> {
+  const $set: Record<string, unknown> = { updatedAt: now };
+  const $unset: Record<string, ''> = {};
+  const walk = (value: Record<string, unknown>, path: string) => {
+    for (const [key, child] of Object.entries(value)) {
+      const at = `${path}.${key}`;
+      if (child === null) $unset[at] = '';
+      else if (typeof child === 'object' && !Array.isArray(child) && Object.keys(child).length > 0) walk(child as Record<string, unknown>, at);
+      else $set[at] = child;
+    }
+  };
+  walk(patch, 'values');
+  const update: Record<string, unknown> = { $set, $inc: { accessVersion: 1 }, $setOnInsert: { siteId } };
+  if (Object.keys($unset).length) update.$unset = $unset;
+  await settingsCollection(db).updateOne({ _id: siteId }, update, { upsert: true });
+}
