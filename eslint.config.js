@@ -16,7 +16,10 @@ export default tseslint.config(
     // Workflow code is replayed: it must be deterministic, so no Node built-ins and activities
     // only as types (the real functions run in the worker, never inside the workflow sandbox).
     files: ['workflows/**/*.ts'],
-    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    // `lint-probe.ts` is the virtual file of test/foundation/workflow-lint.test.ts.
+    languageOptions: {
+      parserOptions: { projectService: { allowDefaultProject: ['workflows/lint-probe.ts'] }, tsconfigRootDir: import.meta.dirname },
+    },
     rules: {
       'no-restricted-imports': [
         'error',

@@ -29,6 +29,8 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   events?: readonly string[];
   /** Expensive routes (uploads, activations, exports) pass through the extra limiter too. */
   heavy?: boolean;
+  /** An extra per-operation limit enforced by the gate's `admit` (public search: 60/min per IP). */
+  rateLimit?: { perMinute: number; by: 'ip' };
   /** `multipart`: the REST adapter hands the handler a `file` stream (media upload). */
   body?: 'json' | 'multipart';
   /** Not exposed as an MCP tool (e.g. binary uploads). */

@@ -1,0 +1,29 @@
+import type { Db } from 'mongodb';
+import { ForbiddenError, UnauthorizedError } from '../core/errors.ts';
+import { writeAudit } from './audit.ts';
+
+/**
+ * Why a bearer key was refused, for the audit log only. The caller always gets the same generic
+ * 401 body (or 403 while the Management API is switched off), whatever the reason.
+ */
+export type FailureReason =
+  | 'missing'
+  | 'malformed'
+  | 'unknown'
+  | 'secret-mismatch'
+  | 'revoked'
+  | 'expired'
+  | 'owner-missing'
+  | 'ip-not-allowed'
+  | 'origin-not-allowed'
+  | 'management-api-disabled';
+
+export async function refuse(
+  db: Db,
+  siteId: string,
+  at: Date,
+  facts: { ip: string; keyId?: string | null; reason: FailureReason },
+): Promise<never> {
+  await writeAudit(db, siteId, at, { action: 'auth.failed', keyId: facts.keyId ?? null, ip: facts.ip, reason: facts.reason });
+  throw facts.reason === 'management-api-disabled' ? new ForbiddenError() : new UnauthorizedError();
+}

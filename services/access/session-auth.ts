@@ -1,0 +1,51 @@
+import type { Db } from 'mongodb';
+import type { Services } from '../core/context.ts';
+import type { SiteScope } from '../platform/tenancy.ts';
+import { readAccessState } from '../site/settings-store.ts';
+import type { Capability } from './capabilities.ts';
+import { anonymous, type Principal } from './principal.ts';
+import { readSession, SESSION_COOKIE } from './sessions.ts';
+import { loadUserAccess } from './user-access.ts';
+
+interface CachedUser {
+  version: number;
+  access: { capabilities: Set<Capability>; platformOperator: boolean } | null;
+}
+
+/**
+ * Cookie sessions: the session row is read on every request (logout and expiry act at once); the
+ * user's capabilities are cached per gateway while the site's access version is unchanged.
+ * No cookie, or a dead one, is the anonymous principal: operations that need more answer 401.
+ */
+export function createSessionAuthenticator(services: Services) {
+  const cache = new Map<string, CachedUser>();
+
+  async function userAccess(db: Db, siteId: string, userId: string, version: number) {
+    const id = `${siteId}:${userId}`;
+    const hit = cache.get(id);
+    if (hit && hit.version === version) return hit.access;
+    const loaded = await loadUserAccess(db, siteId, userId);
+    const access = loaded ? { capabilities: loaded.capabilities, platformOperator: loaded.user.platformOperator } : null;
+    if (cache.size > 10_000) cache.clear();
+    cache.set(id, { version, access });
+    return access;
+  }
+
+  return async function authenticateSession(cookies: Record<string, string | undefined>, scope: SiteScope): Promise<Principal> {
+    const token = cookies[SESSION_COOKIE];
+    if (!token) return anonymous;
+    const db = services.workspaceDb(scope.workspace);
+    const siteId = scope.site._id;
+    const [session, state] = await Promise.all([readSession(db, siteId, token, services.clock.now()), readAccessState(db, siteId)]);
+    if (!session) return anonymous;
+    const access = await userAccess(db, siteId, session.userId, state.version);
+    if (!access) return anonymous;
+    return {
+      kind: 'user',
+      userId: session.userId,
+      sessionId: session._id,
+      capabilities: access.capabilities,
+      isPlatformOperator: access.platformOperator,
+    };
+  };
+}

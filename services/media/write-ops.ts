@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import { BadRequestError, NotFoundError } from '../core/errors.ts';
+import { assertWithinScope } from '../access/scope.ts';
+import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem } from './model.ts';
+import { findVisible } from './read-ops.ts';
+
+const focal = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').nullable();
+
+export const updateMedia = defineOperation({
+  id: 'media.update',
+  surface: 'manage',
+  method: 'PATCH',
+  path: '/media/:id',
+  summary: 'Change alt text, caption or focal point',
+  requires: 'media:upload',
+  input: z
+    .object({
+      id: z.string().min(1).max(64),
+      altText: z.string().max(1000).nullable().optional(),
+      caption: z.string().max(5000).nullable().optional(),
+      focalX: focal.optional().describe('Horizontal focal point, 0 (left) to 1 (right), or null'),
+      focalY: focal.optional().describe('Vertical focal point, 0 (top) to 1 (bottom), or null'),
+    })
+    .strict(),
+  output: MediaItemSchema,
+  async handler(ctx, input) {
+    const { id, ...changes } = input;
+    const set = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
+    if (Object.keys(set).length === 0) throw new BadRequestError('Nothing to change: send altText, caption, focalX or focalY');
+    const current = await findVisible(ctx, id);
+    assertWithinScope(ctx.principal, MEDIA_SCOPE_FIELDS, current as unknown as Record<string, unknown>);
+    const updated = await mediaItems(ctx).findOneAndUpdate(
+      { _id: id, siteId: ctx.site._id, status: 'stored' },
+      { $set: { ...set, updatedAt: ctx.services.clock.now() }, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
+    if (!updated) throw new NotFoundError('Media item not found');
+    return toMediaItem(ctx, updated);
+  },
+});
+
+export const deleteMedia = defineOperation({
+  id: 'media.delete',
+  surface: 'manage',
+  method: 'DELETE',
+  path: '/media/:id',
+  summary: 'Move a media item to the trash (restore or purge through /trash)',
+  requires: 'media:delete',
+  input: z.object({ id: z.string().min(1).max(64) }),
+  output: MediaItemSchema,
+  events: ['media.deleted'],
+  async handler(ctx, input) {
+    const current = await findVisible(ctx, input.id);
+    assertWithinScope(ctx.principal, MEDIA_SCOPE_FIELDS, current as unknown as Record<string, unknown>);
+    const now = ctx.services.clock.now();
+    const trashed = await mediaItems(ctx).findOneAndUpdate(
+      { _id: input.id, siteId: ctx.site._id, status: 'stored' },
+      { $set: { status: 'trashed', trashedAt: now, updatedAt: now }, $inc: { version: 1 } },
+      { returnDocument: 'after' },
+    );
+    if (!trashed) throw new NotFoundError('Media item not found');
+    await ctx.emit('media.deleted', { id: trashed._id, filename: trashed.filename, mimeType: trashed.mimeType });
+    return toMediaItem(ctx, trashed);
+  },
+});
