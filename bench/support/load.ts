@@ -1,0 +1,75 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  name: string;
+  requestsPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+export interface LoadOptions {
+  connections?: number;
+  durationSec?: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Loopback load with a fixed number of connections and a fixed duration. The load generator runs
+ * in a worker thread so that it does not steal the event loop of the server under test.
+ */
+export async function measure(name: string, url: string, options: LoadOptions = {}): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    connections: options.connections ?? 20,
+    duration: options.durationSec ?? 5,
+    headers: options.headers,
+    workers: 1,
+  });
+  return {
+    name,
+    requestsPerSec: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
+}
+
+export async function warmUp(url: string, headers?: Record<string, string>): Promise<void> {
+  await autocannon({ url, connections: 10, amount: 2000, headers });
+}
+
+export function table(results: readonly LoadResult[], baseline: LoadResult): string {
+  const rows = results.map(
+    (r) =>
+      `| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${(r.requestsPerSec / baseline.requestsPerSec).toFixed(2)} | ${r.non2xx + r.errors} |`,
+  );
+  return ['| target | req/s | p50 ms | p99 ms | ratio vs baseline | non-2xx+errors |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
+
+export interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Measures the targets in alternating rounds and keeps each one's median round, so a burst of
+ * noise from elsewhere on the machine hits every target alike instead of skewing one ratio.
+ */
+export async function compare(targets: readonly Target[], options: LoadOptions & { rounds?: number } = {}): Promise<LoadResult[]> {
+  const rounds = options.rounds ?? Number(process.env.BENCH_ROUNDS ?? 3);
+  const runs = new Map<string, LoadResult[]>(targets.map((t) => [t.name, []]));
+  for (const target of targets) await warmUp(target.url, target.headers);
+  for (let round = 0; round < rounds; round++) {
+    for (const target of targets) {
+      runs.get(target.name)!.push(await measure(target.name, target.url, { ...options, headers: target.headers }));
+    }
+  }
+  return targets.map((target) => {
+    const sorted = [...runs.get(target.name)!].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
+    return sorted[Math.floor(sorted.length / 2)];
+  });
+}
