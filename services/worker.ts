@@ -1,3 +1,4 @@
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
 import { createRuntime } from './runtime.ts';
@@ -6,6 +7,8 @@ import { createWorker } from './worker-factory.ts';
 /** Temporal worker process entry. On SIGTERM running activities get a grace period, then go back to the server. */
 async function main() {
   const config = loadConfig();
+  // The SDK's own chatter (bundler output, state changes) only when asked for debug logs.
+  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN') });
   const { services } = await createRuntime(config);
   const { worker, connection } = await createWorker(services);
   const stop = () => worker.shutdown();
