@@ -2,19 +2,22 @@ import type { Config } from './core/config.ts';
 import type { Services } from './core/context.ts';
 import { createServices, type ServiceOptions } from './core/services.ts';
 import { features } from './features.ts';
-import { createDenyAllGate, type AccessGate } from './access/gate.ts';
+import { createWebhookPublisher } from './events/publisher.ts';
+import { createAccessGate, type AccessGate } from './access/gate.ts';
 import { buildApp } from './http/app.ts';
+import { mediaFilesExtension } from './http/media-files.ts';
+import { mcpExtension } from './http/mcp.ts';
 
 /**
  * Wires the features into one process: services, the access gate and the HTTP app. The gateway,
  * the worker and the tests all start from here, so they run the same wiring.
  */
 export async function createRuntime(config: Config, options: ServiceOptions = {}) {
-  const services: Services = await createServices(config, { features, ...options });
-  const gate: AccessGate = createDenyAllGate(services);
+  const services: Services = await createServices(config, { features, events: createWebhookPublisher, ...options });
+  const gate: AccessGate = createAccessGate(services);
   return {
     services,
     gate,
-    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [], ...appOptions }),
+    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension], ...appOptions }),
   };
 }

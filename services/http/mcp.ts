@@ -1,0 +1,74 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Services } from '../core/context.ts';
+import { createContext } from '../core/context.ts';
+import { AppError } from '../core/errors.ts';
+import type { AccessGate } from '../access/gate.ts';
+import { serviceVersion } from '../core/version.ts';
+import { toolsFor } from '../mcp/tools.ts';
+import { requestFacts, requireScope } from './request-scope.ts';
+
+/**
+ * `/api/mcp`: the Management operations as MCP tools over the Streamable HTTP transport, stateless
+ * (every POST carries its own credentials, so any gateway can answer it). A caller authenticates
+ * exactly as on the Management API and sees only the tools its key can use.
+ */
+export async function mcpExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const scope = requireScope(request);
+    const principal = await gate.authenticate(
+      'manage',
+      {
+        authorization: request.headers.authorization,
+        cookies: {},
+        ip: request.ip,
+        origin: request.headers.origin,
+        method: request.method,
+      },
+      scope,
+    );
+    const ctx = createContext(services, scope, principal, requestFacts(request));
+    const tools = await toolsFor(ctx);
+    const byName = new Map(tools.map((tool) => [tool.name, tool]));
+
+    const server = new Server({ name: 'content-workflow-backend', version: serviceVersion }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({
+      tools: tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema: inputSchema as never })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async ({ params }) => {
+      const tool = byName.get(params.name);
+      // An unknown tool and a tool this caller may not use look the same.
+      if (!tool) return { isError: true, content: [{ type: 'text', text: 'Unknown tool' }] };
+      try {
+        if (tool.operation) await gate.admit(ctx, tool.operation);
+        const result = await tool.run(ctx, params.arguments ?? {});
+        const structured = result && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result };
+        return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }], structuredContent: structured };
+      } catch (error) {
+        if (error instanceof AppError) {
+          return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: error.message, status: error.status }) }] };
+        }
+        request.log.error({ err: error }, 'tool failed');
+        return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: 'Internal server error', status: 500 }) }] };
+      }
+    });
+
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  };
+
+  app.post('/api/mcp', handle);
+  // Stateless: no server-initiated stream and no session to delete.
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
+  app.get('/api/mcp', notAllowed);
+  app.delete('/api/mcp', notAllowed);
+}
