@@ -1,8 +1,19 @@
 import type { Feature } from './core/feature.ts';
 import type { Operation } from './core/operation.ts';
 import { platformFeature } from './platform/feature.ts';
+import { accessFeature } from './access/feature.ts';
+import { settingsFeature } from './site/settings-feature.ts';
+import { eventsFeature } from './events/feature.ts';
+import { mediaFeature } from './media/feature.ts';
+import { contentFeature } from './content/feature.ts';
+import { languagesFeature } from './site/languages-feature.ts';
+import { menusFeature } from './site/menus-feature.ts';
+import { oauthFeature } from './oauth/feature.ts';
+import { pluginsFeature } from './plugins/feature.ts';
+import { exportFeature } from './export/feature.ts';
+import { cacheFeature } from './cache/feature.ts';
 
 /** Every feature folder, in the order they provision a new workspace. */
-export const features: readonly Feature[] = [platformFeature];
+export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature];
 
 export const allOperations = (): Operation[] => features.flatMap((feature) => [...feature.operations]);

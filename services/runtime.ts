@@ -7,6 +7,8 @@ import { createAccessGate, type AccessGate } from './access/gate.ts';
 import { buildApp } from './http/app.ts';
 import { mediaFilesExtension } from './http/media-files.ts';
 import { mcpExtension } from './http/mcp.ts';
+import { oauthExtension } from './http/oauth.ts';
+import { adminUiExtension } from './http/admin-ui.ts';
 
 /**
  * Wires the features into one process: services, the access gate and the HTTP app. The gateway,
@@ -18,6 +20,6 @@ export async function createRuntime(config: Config, options: ServiceOptions = {}
   return {
     services,
     gate,
-    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension], ...appOptions }),
+    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension], ...appOptions }),
   };
 }

@@ -4,7 +4,10 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
-import { AppError } from '../core/errors.ts';
+import { AppError, UnauthorizedError } from '../core/errors.ts';
+import type { SiteScope } from '../platform/tenancy.ts';
+import { authenticateOAuthToken, isOAuthAccessToken } from '../oauth/authenticate.ts';
+import { mcpResourceOf, protectedResourceMetadataUrl } from './oauth.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { serviceVersion } from '../core/version.ts';
 import { toolsFor } from '../mcp/tools.ts';
@@ -13,22 +16,34 @@ import { requestFacts, requireScope } from './request-scope.ts';
 /**
  * `/api/mcp`: the Management operations as MCP tools over the Streamable HTTP transport, stateless
  * (every POST carries its own credentials, so any gateway can answer it). A caller authenticates
- * exactly as on the Management API and sees only the tools its key can use.
+ * exactly as on the Management API (or with an OAuth access token, see ./oauth.ts) and sees only the
+ * tools its key or grant can use.
  */
 export async function mcpExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
-  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const scope = requireScope(request);
-    const principal = await gate.authenticate(
+  /** An OAuth access token bound to this endpoint (or to the Management API), else an API key. */
+  const authenticateAgent = async (request: FastifyRequest, scope: SiteScope) => {
+    if (isOAuthAccessToken(request.headers.authorization)) {
+      const principal = await authenticateOAuthToken(services, scope, request.headers.authorization, [
+        mcpResourceOf(request),
+        `${request.protocol}://${request.host}/api/manage/v1`,
+      ]);
+      if (!principal) throw new UnauthorizedError();
+      return principal;
+    }
+    return gate.authenticate(
       'manage',
-      {
-        authorization: request.headers.authorization,
-        cookies: {},
-        ip: request.ip,
-        origin: request.headers.origin,
-        method: request.method,
-      },
+      { authorization: request.headers.authorization, cookies: {}, ip: request.ip, origin: request.headers.origin, method: request.method },
       scope,
     );
+  };
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const scope = requireScope(request);
+    const principal = await authenticateAgent(request, scope).catch((error) => {
+      // Tells an OAuth-capable client where to find the authorization server (RFC 9728).
+      if (error instanceof UnauthorizedError) error.headers['www-authenticate'] = `Bearer resource_metadata="${protectedResourceMetadataUrl(request)}"`;
+      throw error;
+    });
     const ctx = createContext(services, scope, principal, requestFacts(request));
     const tools = await toolsFor(ctx);
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
