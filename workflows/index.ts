@@ -1,2 +1,7 @@
 // The one barrel the worker bundles: every workflow the platform runs.
 export { probeWorkflow } from './probe.ts';
+export { deleteWorkspaceWorkflow } from './workspace-lifecycle.ts';
+export { deliveryWorkflow } from './delivery.ts';
+export { scheduleEntryWorkflow } from './schedule.ts';
+export { pluginActivationWorkflow } from './plugin-activation.ts';
+export { staticExportWorkflow } from './static-export.ts';

@@ -8,6 +8,7 @@ import type { Hooks } from '../plugins/hooks.ts';
 import type { Principal } from '../access/principal.ts';
 import type { Site, Workspace } from '../platform/model.ts';
 import type { Feature } from './feature.ts';
+import type { SiteResolver } from '../platform/tenancy.ts';
 
 /** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
 export interface EventPublisher {
@@ -27,6 +28,8 @@ export interface Services {
   events: EventPublisher;
   /** Every feature folder (operations, indexes, provisioning), from `services/features.ts`. */
   features: readonly Feature[];
+  /** Host → site, cached briefly per process; operations that change sites call `forget()`. */
+  sites: SiteResolver;
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
 

@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createCursorCodec } from './cursors.ts';
 import { loggerOptions } from './logger.ts';
 import { createHooks } from '../plugins/hooks.ts';
+import { createSiteResolver } from '../platform/tenancy.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -35,7 +36,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dbs = new Map<string, Db>();
 
-  const services: Services = {
+  const services: Omit<Services, 'sites'> & Partial<Pick<Services, 'sites'>> = {
     config,
     mongo,
     platformDb: mongo.db(`${config.DB_PREFIX}platform`),
@@ -55,8 +56,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       return db;
     },
   };
-  if (options.events) services.events = options.events(services);
-  return services;
+  services.sites = createSiteResolver(services as Services);
+  if (options.events) services.events = options.events(services as Services);
+  return services as Services;
 }
 
 export async function closeServices(services: Services): Promise<void> {

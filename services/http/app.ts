@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../core/context.ts';
 import { loggerOptions } from '../core/logger.ts';
 import type { AccessGate } from '../access/gate.ts';
-import { createSiteResolver } from '../platform/tenancy.ts';
 import { installErrorHandling } from './errors.ts';
 import { requestScopePlugin } from './request-scope.ts';
 import { mountSurface } from './rest.ts';
@@ -39,8 +38,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     reply.header('x-content-type-options', 'nosniff');
   });
   await app.register(cookie);
-  await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 64 * 1024 } });
-  await app.register(requestScopePlugin, { resolver: createSiteResolver(services) });
+  // fileSize: Infinity because the media upload enforces the per-site size limit while streaming.
+  await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: Infinity } });
+  await app.register(requestScopePlugin, { resolver: services.sites });
 
   app.get('/healthz', { config: { siteless: true } }, async () => ({ status: 'ok' }));
 

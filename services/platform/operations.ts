@@ -2,20 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { createWorkspace, platformCollections } from './workspaces.ts';
-
-const hostName = z
-  .string()
-  .toLowerCase()
-  .regex(/^(?=.{1,253}$)([a-z0-9-]{1,63}\.)*[a-z0-9-]{1,63}$/, 'must be a host name');
-
-const TenantView = z.object({
-  id: z.string(),
-  name: z.string(),
-  status: z.enum(['active', 'suspended', 'deleted']),
-  createdAt: z.string(),
-});
-
-const SiteView = z.object({ id: z.string(), name: z.string(), domains: z.array(z.string()) });
+import { AdminInput, HostName, Quotas, SiteView, TenantView, siteView, tenantView } from './views.ts';
 
 export const listTenants = defineOperation({
   id: 'tenants.list',
@@ -28,9 +15,7 @@ export const listTenants = defineOperation({
   output: z.object({ data: z.array(TenantView) }),
   async handler(ctx) {
     const rows = await platformCollections(ctx.services).workspaces.find({}).sort({ _id: 1 }).limit(1000).toArray();
-    return {
-      data: rows.map((w) => ({ id: w._id, name: w.name, status: w.status, createdAt: w.createdAt.toISOString() })),
-    };
+    return { data: rows.map(tenantView) };
   },
 });
 
@@ -45,16 +30,13 @@ export const createTenant = defineOperation({
   input: z.object({
     name: z.string().min(1).max(200),
     siteName: z.string().min(1).max(200).optional(),
-    domains: z.array(hostName).min(1).max(50),
-    admin: z.object({ email: z.email(), password: z.string().min(12).max(512), name: z.string().max(200).optional() }),
+    domains: z.array(HostName).min(1).max(50),
+    admin: AdminInput,
   }),
   output: z.object({ tenant: TenantView, site: SiteView }),
   async handler(ctx, input) {
     const { workspace, site } = await createWorkspace(ctx.services, input);
-    return {
-      tenant: { id: workspace._id, name: workspace.name, status: workspace.status, createdAt: workspace.createdAt.toISOString() },
-      site: { id: site._id, name: site.name, domains: site.domains },
-    };
+    return { tenant: tenantView(workspace), site: siteView(site) };
   },
 });
 
@@ -72,9 +54,51 @@ export const getTenant = defineOperation({
     const workspace = await workspaces.findOne({ _id: id });
     if (!workspace) throw new NotFoundError();
     const siteRows = await sites.find({ workspaceId: id }).toArray();
-    return {
-      tenant: { id: workspace._id, name: workspace.name, status: workspace.status, createdAt: workspace.createdAt.toISOString() },
-      sites: siteRows.map((s) => ({ id: s._id, name: s.name, domains: s.domains })),
-    };
+    return { tenant: tenantView(workspace), sites: siteRows.map(siteView) };
   },
 });
+
+/** GET and PUT of quotas, for workspaces (`/tenants/:id/quotas`) and sites (`/sites/:id/quotas`). */
+function quotaOperations(kind: 'tenants' | 'sites') {
+  const collection = (ctx: Parameters<typeof listTenants.handler>[0]) =>
+    kind === 'tenants' ? platformCollections(ctx.services).workspaces : platformCollections(ctx.services).sites;
+  const noun = kind === 'tenants' ? 'workspace' : 'site';
+  return [
+    defineOperation({
+      id: `${kind}.getQuotas`,
+      surface: 'manage',
+      method: 'GET',
+      path: `/${kind}/:id/quotas`,
+      summary: `Limits and feature switches of a ${noun}`,
+      requires: 'platform',
+      input: z.object({ id: z.string() }),
+      output: z.object({ quotas: Quotas }),
+      async handler(ctx, { id }) {
+        const row = await (collection(ctx) as ReturnType<typeof platformCollections>['sites']).findOne({ _id: id });
+        if (!row) throw new NotFoundError();
+        return { quotas: (row.quotas ?? {}) as z.infer<typeof Quotas> };
+      },
+    }),
+    defineOperation({
+      id: `${kind}.setQuotas`,
+      surface: 'manage',
+      method: 'PUT',
+      path: `/${kind}/:id/quotas`,
+      summary: `Replace the limits and feature switches of a ${noun}; null or empty means no limit`,
+      requires: 'platform',
+      input: z.object({ id: z.string(), quotas: Quotas }),
+      output: z.object({ quotas: Quotas }),
+      async handler(ctx, { id, quotas }) {
+        const result = await (collection(ctx) as ReturnType<typeof platformCollections>['sites']).updateOne(
+          { _id: id },
+          { $set: { quotas, updatedAt: ctx.services.clock.now() } },
+        );
+        if (result.matchedCount === 0) throw new NotFoundError();
+        ctx.services.sites.forget();
+        return { quotas };
+      },
+    }),
+  ];
+}
+
+export const quotaOperationsList = [...quotaOperations('tenants'), ...quotaOperations('sites')];

@@ -25,22 +25,60 @@ export interface CreateWorkspaceInput extends ProvisionInput {
   siteId?: string;
 }
 
+/** Claims each host for the site; a host another site holds is a 409 (the unique `_id` decides races). */
+async function claimDomains(services: Services, workspaceId: string, siteId: string, hosts: readonly string[]) {
+  const { domains } = platformCollections(services);
+  for (const host of hosts) {
+    try {
+      await domains.insertOne({ _id: host, siteId, workspaceId });
+    } catch (error) {
+      if ((error as { code?: number }).code !== 11000) throw error;
+      const holder = await domains.findOne({ _id: host });
+      if (holder?.siteId !== siteId) throw new ConflictError(`Domain already in use: ${host}`);
+    }
+  }
+}
+
+export interface AddSiteInput extends ProvisionInput {
+  name: string;
+  domains?: string[];
+  siteId?: string;
+}
+
 /**
- * Creates a workspace, its database (with every feature's indexes), its first site and domains,
- * then lets each feature provision it (the access feature creates the administrator).
+ * Adds a site to a workspace: claims its domains, then lets each feature provision it (the access
+ * feature creates the site's administrator). Idempotent by site id, so a retry finishes the job.
+ */
+export async function addSite(services: Services, workspace: Workspace, input: AddSiteInput) {
+  const now = services.clock.now();
+  const siteId = input.siteId ?? newId();
+  const hosts = [...new Set((input.domains ?? []).map((d) => d.toLowerCase()))];
+  const { domains } = platformCollections(services);
+  for (const host of hosts) {
+    const holder = await domains.findOne({ _id: host });
+    if (holder && holder.siteId !== siteId) throw new ConflictError(`Domain already in use: ${host}`);
+  }
+  await claimDomains(services, workspace._id, siteId, hosts);
+
+  const site: Site = { _id: siteId, workspaceId: workspace._id, name: input.name, domains: hosts, quotas: {}, createdAt: now, updatedAt: now };
+  await platformCollections(services).sites.updateOne({ _id: siteId }, { $setOnInsert: site }, { upsert: true });
+
+  const ctx = createContext(services, { workspace, site }, systemPrincipal('site provisioning'), { id: `provision:${siteId}`, ip: '127.0.0.1' });
+  for (const feature of services.features) await feature.provisionWorkspace?.(ctx, input);
+  services.sites.forget();
+  return site;
+}
+
+/**
+ * Creates a workspace, its database (with every feature's indexes) and its first site.
  * Steps are idempotent by id, so a retry after a crash finishes the job instead of duplicating it.
  */
 export async function createWorkspace(services: Services, input: CreateWorkspaceInput) {
-  const { features } = services;
   const now = services.clock.now();
   const workspaceId = input.workspaceId ?? newId();
-  const siteId = input.siteId ?? newId();
-  const { workspaces, sites, domains } = platformCollections(services);
-  const domainNames = (input.domains ?? []).map((d) => d.toLowerCase());
-
-  for (const host of domainNames) {
-    const taken = await domains.findOne({ _id: host });
-    if (taken && taken.siteId !== siteId) throw new ConflictError(`Domain already in use: ${host}`);
+  const { workspaces, domains } = platformCollections(services);
+  for (const host of input.domains ?? []) {
+    if (await domains.findOne({ _id: host.toLowerCase() })) throw new ConflictError(`Domain already in use: ${host}`);
   }
 
   const workspace: Workspace = {
@@ -53,28 +91,7 @@ export async function createWorkspace(services: Services, input: CreateWorkspace
     updatedAt: now,
   };
   await workspaces.updateOne({ _id: workspaceId }, { $setOnInsert: workspace }, { upsert: true });
-
-  const db = services.workspaceDb(workspace);
-  await ensureIndexes(db, features.flatMap((f) => f.indexes ?? []));
-
-  const site: Site = {
-    _id: siteId,
-    workspaceId,
-    name: input.siteName ?? input.name,
-    domains: domainNames,
-    quotas: {},
-    createdAt: now,
-    updatedAt: now,
-  };
-  await sites.updateOne({ _id: siteId }, { $setOnInsert: site }, { upsert: true });
-  for (const host of domainNames) {
-    await domains.updateOne({ _id: host }, { $setOnInsert: { _id: host, siteId, workspaceId } }, { upsert: true });
-  }
-
-  const ctx = createContext(services, { workspace, site }, systemPrincipal('workspace provisioning'), {
-    id: `provision:${workspaceId}`,
-    ip: '127.0.0.1',
-  });
-  for (const feature of features) await feature.provisionWorkspace?.(ctx, input);
+  await ensureIndexes(services.workspaceDb(workspace), services.features.flatMap((f) => f.indexes ?? []));
+  const site = await addSite(services, workspace, { ...input, name: input.siteName ?? input.name, siteId: input.siteId });
   return { workspace, site };
 }
