@@ -12,8 +12,13 @@ import { oauthFeature } from './oauth/feature.ts';
 import { pluginsFeature } from './plugins/feature.ts';
 import { exportFeature } from './export/feature.ts';
 import { cacheFeature } from './cache/feature.ts';
+import { commentsFeature } from './comments/feature.ts';
+import { redirectsFeature } from './site/redirects-feature.ts';
+import { emailTemplatesFeature } from './site/email-templates-feature.ts';
+import { cookiesFeature } from './site/cookies-feature.ts';
+import { analyticsFeature } from './site/analytics-feature.ts';
 
 /** Every feature folder, in the order they provision a new workspace. */
-export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature];
+export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature, commentsFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature];
 
 export const allOperations = (): Operation[] => features.flatMap((feature) => [...feature.operations]);

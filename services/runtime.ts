@@ -9,6 +9,7 @@ import { mediaFilesExtension } from './http/media-files.ts';
 import { mcpExtension } from './http/mcp.ts';
 import { oauthExtension } from './http/oauth.ts';
 import { adminUiExtension } from './http/admin-ui.ts';
+import { graphqlExtension } from './http/graphql.ts';
 
 /**
  * Wires the features into one process: services, the access gate and the HTTP app. The gateway,
@@ -20,6 +21,6 @@ export async function createRuntime(config: Config, options: ServiceOptions = {}
   return {
     services,
     gate,
-    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension], ...appOptions }),
+    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension], ...appOptions }),
   };
 }

@@ -2,7 +2,14 @@ import type { OperationContext, Services } from '../core/context.ts';
 import type { Operation, Surface } from '../core/operation.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
 import { anonymous, type Principal } from './principal.ts';
-import { UnauthorizedError } from '../core/errors.ts';
+import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
+import { createStateReader } from './state-reader.ts';
+import { createKeyAuthenticator, type PendingLimits } from './key-auth.ts';
+import { createSessionAuthenticator } from './session-auth.ts';
+import { assertSameSiteOrigin } from './origin-check.ts';
+import { exceeded, hitWindow, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
+import { clearSessionCookie, issueSessionCookie, LOGIN_OPERATION, LOGOUT_OPERATION } from './session-cookie.ts';
+import { SESSION_COOKIE } from './sessions.ts';
 
 /** What the surfaces know about a request before it is authenticated. */
 export interface Credentials {
@@ -22,6 +29,9 @@ export interface AccessGate {
   admit(ctx: OperationContext, operation: Operation): Promise<Record<string, string>>;
 }
 
+/** Extra limiter for `heavy: true` operations (uploads, activations, static export), per caller. */
+export const HEAVY_LIMIT_PER_MIN = 10;
+
 /** Until the access feature supplies a gate, nobody but anonymous public readers gets in. */
 export function createDenyAllGate(_services: Services): AccessGate {
   return {
@@ -33,4 +43,75 @@ export function createDenyAllGate(_services: Services): AccessGate {
       return {};
     },
   };
+}
+
+/** The real gate: bearer keys on `manage`, cookie sessions on `admin` (and for previews on `public`). */
+export function createAccessGate(services: Services): AccessGate {
+  const readState = createStateReader((dbName) => services.workspaceDb({ dbName }));
+  const authenticateKey = createKeyAuthenticator(services, readState);
+  const authenticateSession = createSessionAuthenticator(services, readState);
+  const pending = new WeakMap<Principal, PendingLimits>();
+  const lastPurge = new Map<string, number>();
+
+  return {
+    async authenticate(surface, credentials, scope) {
+      if (surface === 'manage') {
+        const { principal, pending: limits } = await authenticateKey(credentials, scope);
+        pending.set(principal, limits);
+        return principal;
+      }
+      if (surface === 'public') {
+        const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
+        // Contract 4.3: when the API is not public, every endpoint answers 404.
+        if (!state.publicEnabled) throw new NotFoundError();
+        return authenticateSession(credentials.cookies, scope);
+      }
+      if (credentials.cookies[SESSION_COOKIE]) assertSameSiteOrigin(services.config, scope, credentials.method, credentials.origin);
+      return authenticateSession(credentials.cookies, scope);
+    },
+
+    async admit(ctx, operation) {
+      const headers: Record<string, string> = {};
+      if (operation.id === LOGIN_OPERATION) headers['set-cookie'] = issueSessionCookie(ctx, services.config);
+      if (operation.id === LOGOUT_OPERATION) headers['set-cookie'] = clearSessionCookie(services.config);
+
+      const now = services.clock.now();
+      const siteId = ctx.site._id;
+      const results: WindowResult[] = [];
+      const limits = pending.get(ctx.principal);
+      if (limits) {
+        const [perIp, perKey] = await Promise.all([limits.ip, limits.perKey]);
+        const keyLimit = limits.key.rateLimitPerMin ?? limits.state.keys.defaultRateLimitPerMin;
+        results.push({ ...perKey, limit: keyLimit });
+        // The per-IP ceiling never undercuts a key's own, higher limit.
+        results.push({ ...perIp, limit: Math.max(keyLimit, limits.state.keys.defaultRateLimitPerMin) });
+      }
+      if (operation.rateLimit) {
+        results.push(await hitWindow(ctx.db, siteId, 'op', `op:${operation.id}:ip:${ctx.request.ip}`, operation.rateLimit.perMinute, now));
+      }
+      if (operation.heavy) {
+        results.push(await hitWindow(ctx.db, siteId, 'heavy', `heavy:${callerBucket(ctx)}`, HEAVY_LIMIT_PER_MIN, now));
+      }
+      if ((lastPurge.get(siteId) ?? 0) < now.getTime() - 60_000) {
+        lastPurge.set(siteId, now.getTime());
+        purgeOldWindows(ctx.db, siteId, now).catch((error) => services.log.warn({ err: error }, 'rate counter purge failed'));
+      }
+      if (results.length === 0) return headers;
+      const rate = rateLimitHeaders(results);
+      const over = results.filter(exceeded);
+      if (over.length > 0) {
+        const error = new TooManyRequestsError(Math.max(...over.map((r) => r.resetSeconds)));
+        Object.assign(error.headers, rate);
+        throw error;
+      }
+      return { ...headers, ...rate };
+    },
+  };
+}
+
+function callerBucket(ctx: OperationContext): string {
+  const { principal } = ctx;
+  if (principal.kind === 'key') return `key:${principal.keyId}`;
+  if (principal.kind === 'user') return `user:${principal.userId}`;
+  return `ip:${ctx.request.ip}`;
 }

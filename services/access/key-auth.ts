@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
-import { readAccessState, type AccessState } from '../site/settings-store.ts';
+import type { AccessState } from '../site/settings-store.ts';
 import type { Capability } from './capabilities.ts';
 import type { Credentials } from './gate.ts';
 import type { Principal } from './principal.ts';
@@ -9,7 +9,8 @@ import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { parseSecret, secretMatches } from './key-secrets.ts';
 import { compileIpRules } from './ip-rules.ts';
 import { loadUserAccess } from './user-access.ts';
-import { refuse } from './auth-failure.ts';
+import { refuse, type FailureReason } from './auth-failure.ts';
+import { TooManyRequestsError } from '../core/errors.ts';
 import { hitWindow, type WindowResult } from './rate-limit.ts';
 
 interface CachedKey {
@@ -35,7 +36,7 @@ export interface PendingLimits {
  * request. Expiry is compared with the clock each time. The per-IP and per-key counters are
  * started in parallel with that read, so a request costs one round trip of latency when cached.
  */
-export function createKeyAuthenticator(services: Services) {
+export function createKeyAuthenticator(services: Services, readState: (db: Db, siteId: string) => Promise<AccessState>) {
   const cache = new Map<string, CachedKey>();
 
   async function load(scope: SiteScope, lookup: string, version: number, db: Db): Promise<CachedKey> {
@@ -57,7 +58,6 @@ export function createKeyAuthenticator(services: Services) {
     const siteId = scope.site._id;
     const now = services.clock.now();
     const { ip } = credentials;
-    const fail = (reason: Parameters<typeof refuse>[3]['reason'], keyId?: string) => refuse(db, siteId, now, { ip, reason, keyId });
 
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(credentials.authorization ?? '')?.[1];
     const lookup = bearer ? parseSecret(bearer) : null;
@@ -68,7 +68,16 @@ export function createKeyAuthenticator(services: Services) {
     ipHit.catch(() => undefined);
     const earlyKeyHit = cached?.key ? hitWindow(db, siteId, 'key', `key:${cached.key._id}`, Number.MAX_SAFE_INTEGER, now) : undefined;
     earlyKeyHit?.catch(() => undefined);
-    const state = await readAccessState(db, siteId);
+    const state = await readState(db, siteId);
+    const fail = async (reason: FailureReason, keyId?: string): Promise<never> => {
+      // Guessing from one address runs into that address's budget: 429 instead of yet another 401.
+      const perIp = await ipHit.catch(() => null);
+      if (perIp && perIp.count > state.keys.defaultRateLimitPerMin) {
+        await refuse(db, siteId, now, { ip, reason, keyId }).catch(() => undefined);
+        throw new TooManyRequestsError(perIp.resetSeconds);
+      }
+      return refuse(db, siteId, now, { ip, reason, keyId });
+    };
 
     if (!state.keys.enabled) return fail('management-api-disabled');
     if (!bearer) return fail('missing');

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { accessCollections } from './model.ts';
+import { createKeyedBatcher } from './batching.ts';
 
 export interface WindowResult {
   name: string;
@@ -13,27 +14,55 @@ const WINDOW_MS = 60_000;
 
 /**
  * Fixed one-minute window counters shared by every gateway: one document per bucket and minute,
- * `$inc` with upsert, one round trip per hit. Two concurrent first hits can race on the upsert;
- * the loser retries once and then finds the document.
+ * `$inc` with upsert. Hits that arrive at one gateway while that bucket's `$inc` is in flight are
+ * folded into the next one (`$inc` by the batch size; each hit gets its own position in the
+ * count), so the count stays exact across gateways while a busy key costs far fewer round trips.
+ * Two first hits on different gateways can race on the upsert; the loser retries once.
  */
-export async function hitWindow(db: Db, siteId: string, name: string, bucket: string, limit: number, now: Date, windowMs = WINDOW_MS): Promise<WindowResult> {
-  const start = Math.floor(now.getTime() / windowMs) * windowMs;
-  const id = `${siteId}:${bucket}:${start}`;
+export function createWindowCounter(db: Db) {
   const counters = accessCollections(db).counters;
-  const run = () =>
-    counters.findOneAndUpdate(
-      { _id: id },
-      { $inc: { n: 1 }, $setOnInsert: { siteId, expiresAt: new Date(start + windowMs) } },
-      { upsert: true, returnDocument: 'after', projection: { n: 1 } },
-    );
-  let doc;
-  try {
-    doc = await run();
-  } catch (error) {
-    if ((error as { code?: number }).code !== 11000) throw error;
-    doc = await run();
+  const increment = async (id: string, by: number, siteId: string, expiresAt: Date) => {
+    const run = () =>
+      counters.findOneAndUpdate(
+        { _id: id },
+        { $inc: { n: by }, $setOnInsert: { siteId, expiresAt } },
+        { upsert: true, returnDocument: 'after', projection: { n: 1 } },
+      );
+    try {
+      return (await run())?.n ?? by;
+    } catch (error) {
+      if ((error as { code?: number }).code !== 11000) throw error;
+      return (await run())?.n ?? by;
+    }
+  };
+  const batched = createKeyedBatcher(async (lane, size) => {
+    const [id, siteId, expiresAt] = JSON.parse(lane) as [string, string, number];
+    const after = await increment(id, size, siteId, new Date(expiresAt));
+    return Array.from({ length: size }, (_, index) => after - size + index + 1);
+  });
+
+  return async function hit(siteId: string, name: string, bucket: string, limit: number, now: Date, windowMs = WINDOW_MS): Promise<WindowResult> {
+    const start = Math.floor(now.getTime() / windowMs) * windowMs;
+    const count = await batched(JSON.stringify([`${siteId}:${bucket}:${start}`, siteId, start + windowMs]));
+    return { name, limit, count, resetSeconds: Math.max(1, Math.ceil((start + windowMs - now.getTime()) / 1000)) };
+  };
+}
+
+const countersByDb = new WeakMap<Db, ReturnType<typeof createWindowCounter>>();
+
+/** The batching counter of one workspace database (per process). */
+export function windowCounter(db: Db): ReturnType<typeof createWindowCounter> {
+  let counter = countersByDb.get(db);
+  if (!counter) {
+    counter = createWindowCounter(db);
+    countersByDb.set(db, counter);
   }
-  return { name, limit, count: doc?.n ?? 1, resetSeconds: Math.max(1, Math.ceil((start + windowMs - now.getTime()) / 1000)) };
+  return counter;
+}
+
+/** One hit on a bucket of this database. */
+export async function hitWindow(db: Db, siteId: string, name: string, bucket: string, limit: number, now: Date, windowMs = WINDOW_MS): Promise<WindowResult> {
+  return windowCounter(db)(siteId, name, bucket, limit, now, windowMs);
 }
 
 export const exceeded = (result: WindowResult) => result.count > result.limit;

@@ -32,8 +32,8 @@ export const isBuiltInRole = (id: string): boolean => Object.hasOwn(BUILT_IN_ROL
 
 /** A user's per-user policy: capabilities added to, or taken from, what the role gives. Deny wins. */
 export interface Policy {
-  grant?: readonly Capability[];
-  deny?: readonly Capability[];
+  grant?: Capability[];
+  deny?: Capability[];
 }
 
 export function effectiveCapabilities(roleCapabilities: readonly Capability[], policy: Policy = {}): Set<Capability> {

@@ -1,6 +1,6 @@
 import type { Filter, Document } from 'mongodb';
 import type { Principal } from './principal.ts';
-import { ForbiddenError } from '../core/errors.ts';
+import { UnauthorizedError } from '../core/errors.ts';
 
 /** Which document fields hold what a key's scope restricts. Omit a field a collection lacks. */
 export interface ScopeFields {
@@ -23,7 +23,11 @@ export function scopeFilter(principal: Principal, fields: ScopeFields): Filter<D
   return filter;
 }
 
-/** For writes: the document (as it is, and as it will be) must sit inside the key's scope. */
+/**
+ * For writes, and for reads of one item: the document (as it is, and as it will be) must sit inside
+ * the key's scope. Contract 7: an out-of-scope key gets the same generic 401 as an unknown, revoked
+ * or expired one, so the answer does not reveal that the item exists outside the scope.
+ */
 export function assertWithinScope(principal: Principal, fields: ScopeFields, doc: Record<string, unknown>): void {
   if (principal.kind !== 'key') return;
   const { scope } = principal;
@@ -31,5 +35,5 @@ export function assertWithinScope(principal: Principal, fields: ScopeFields, doc
     (fields.type && scope.types?.length && !scope.types.includes(String(doc[fields.type]))) ||
     (fields.locale && scope.locales?.length && !scope.locales.includes(String(doc[fields.locale]))) ||
     (fields.owner && scope.ownOnly && doc[fields.owner] !== principal.userId);
-  if (outside) throw new ForbiddenError();
+  if (outside) throw new UnauthorizedError();
 }

@@ -1,7 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
-import { readAccessState } from '../site/settings-store.ts';
+import type { AccessState } from '../site/settings-store.ts';
 import type { Capability } from './capabilities.ts';
 import { anonymous, type Principal } from './principal.ts';
 import { readSession, SESSION_COOKIE } from './sessions.ts';
@@ -17,7 +17,7 @@ interface CachedUser {
  * user's capabilities are cached per gateway while the site's access version is unchanged.
  * No cookie, or a dead one, is the anonymous principal: operations that need more answer 401.
  */
-export function createSessionAuthenticator(services: Services) {
+export function createSessionAuthenticator(services: Services, readState: (db: Db, siteId: string) => Promise<AccessState>) {
   const cache = new Map<string, CachedUser>();
 
   async function userAccess(db: Db, siteId: string, userId: string, version: number) {
@@ -36,7 +36,7 @@ export function createSessionAuthenticator(services: Services) {
     if (!token) return anonymous;
     const db = services.workspaceDb(scope.workspace);
     const siteId = scope.site._id;
-    const [session, state] = await Promise.all([readSession(db, siteId, token, services.clock.now()), readAccessState(db, siteId)]);
+    const [session, state] = await Promise.all([readSession(db, siteId, token, services.clock.now()), readState(db, siteId)]);
     if (!session) return anonymous;
     const access = await userAccess(db, siteId, session.userId, state.version);
     if (!access) return anonymous;

@@ -8,8 +8,13 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('base64url');
 
-export async function createSession(db: Db, siteId: string, userId: string, now: Date): Promise<{ token: string; expiresAt: Date }> {
-  const token = randomToken(32);
+export async function createSession(
+  db: Db,
+  siteId: string,
+  userId: string,
+  now: Date,
+  token: string = randomToken(32),
+): Promise<{ token: string; expiresAt: Date }> {
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
   await accessCollections(db).sessions.insertOne({ _id: hashToken(token), siteId, userId, createdAt: now, expiresAt });
   return { token, expiresAt };

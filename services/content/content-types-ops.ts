@@ -5,6 +5,7 @@ import { isDuplicateKey } from './mongo-errors.ts';
 import { ContentTypeView, findContentType, isBuiltinType, listContentTypes } from './content-types.ts';
 import { contentCollections, FieldDefinitionSchema } from './model.ts';
 import { newId } from '../core/ids.ts';
+import { bumpContentGeneration } from './public-state.ts';
 
 const typeSlug = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'lower-case letters, digits and - only');
 
@@ -68,6 +69,7 @@ export const createContentTypeOp = defineOperation({
       if (isDuplicateKey(error)) throw new ConflictError('A content type with this slug exists');
       throw error;
     }
+    await bumpContentGeneration(ctx);
     return { ...input, builtin: false };
   },
 });
@@ -96,6 +98,7 @@ export const updateContentTypeOp = defineOperation({
       { returnDocument: 'after' },
     );
     if (!doc) throw new NotFoundError();
+    await bumpContentGeneration(ctx);
     return { slug: doc.slug, label: doc.label, description: doc.description, builtin: false, fields: doc.fields };
   },
 });
@@ -117,6 +120,7 @@ export const deleteContentTypeOp = defineOperation({
     }
     const result = await types.deleteOne({ siteId: ctx.site._id, slug });
     if (result.deletedCount === 0) throw new NotFoundError();
+    await bumpContentGeneration(ctx);
     return { deleted: true };
   },
 });

@@ -1,10 +1,9 @@
-import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { assertWithinScope, scopeFilter } from '../access/scope.ts';
+import { assertWithinScope } from '../access/scope.ts';
 import { isDuplicateKey } from './mongo-errors.ts';
 import { actorUserId } from '../access/principal.ts';
-import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
+import { contentCollections, ENTRY_SCOPE, type EntryDoc, type LiveSnapshot } from './model.ts';
 
 /** URL-safe slug from a title: lower-case ASCII words joined by `-`. */
 export function slugify(text: string): string {
@@ -18,19 +17,15 @@ export function slugify(text: string): string {
   return slug || 'entry';
 }
 
-/** Live (not trashed) entry of this site, within the caller's scope; 404 otherwise. */
+/**
+ * Live (not trashed) entry of this site; 404 if there is none. One outside the caller's key scope
+ * is refused by `assertWithinScope` (the access feature's generic 401), as for writes.
+ */
 export async function findEntry(ctx: OperationContext, id: string): Promise<EntryDoc> {
-  const doc = await contentCollections(ctx.db).entries.findOne({
-    _id: id,
-    siteId: ctx.site._id,
-    trashedAt: null,
-    ...scopeFilter(ctx.principal, ENTRY_SCOPE),
-  } as Filter<EntryDoc>);
-  if (!doc) throw new NotFoundError();
-  return doc;
+  return findEntryForWrite(ctx, id);
 }
 
-/** An entry about to be written: 404 if absent or trashed, 403 if outside the caller's key scope. */
+/** An entry about to be read or written: 404 if absent or trashed, refused if outside the caller's key scope. */
 export async function findEntryForWrite(ctx: OperationContext, id: string): Promise<EntryDoc> {
   const doc = await contentCollections(ctx.db).entries.findOne({ _id: id, siteId: ctx.site._id, trashedAt: null });
   if (!doc) throw new NotFoundError();
@@ -52,7 +47,9 @@ export async function mutateEntry(
   compute: (current: EntryDoc) => Partial<EntryDoc> | Promise<Partial<EntryDoc>>,
 ): Promise<{ before: EntryDoc; after: EntryDoc }> {
   const { entries } = contentCollections(ctx.db);
-  for (let attempt = 0; attempt < 8; attempt++) {
+  for (let attempt = 0; attempt < 64; attempt++) {
+    // Losers of a race back off a little (random, so they do not collide again in lockstep).
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * Math.min(attempt, 5)));
     const before = await findEntryForWrite(ctx, id);
     if (expectedVersion !== undefined && before.version !== expectedVersion) {
       throw new ConflictError(`Version mismatch: expected ${expectedVersion}, current ${before.version}`);
@@ -99,6 +96,6 @@ export async function recordRevision(ctx: OperationContext, doc: EntryDoc): Prom
 }
 
 /** The published snapshot of the working revision. */
-export function snapshotOf(doc: Pick<EntryDoc, 'title' | 'slug' | 'excerpt' | 'blocks' | 'fields'>) {
-  return { title: doc.title, slug: doc.slug, excerpt: doc.excerpt, blocks: doc.blocks, fields: doc.fields };
+export function snapshotOf(doc: Pick<EntryDoc, 'title' | 'slug' | 'excerpt' | 'blocks' | 'fields'>): LiveSnapshot {
+  return { title: doc.title, titleLower: doc.title.toLowerCase(), slug: doc.slug, excerpt: doc.excerpt, blocks: doc.blocks, fields: doc.fields };
 }

@@ -16,6 +16,7 @@ export const emptyBlocks = (): BlockDocument => ({ version: 1, blocks: [] });
 /** What the public sees: copied from the working fields at publish time. */
 export interface LiveSnapshot {
   title: string;
+  titleLower: string;
   slug: string;
   excerpt: string | null;
   blocks: BlockDocument;

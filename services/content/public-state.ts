@@ -46,7 +46,7 @@ const registries = new WeakMap<Services, Registry>();
 function registry(services: Services): Registry {
   let found = registries.get(services);
   if (!found) {
-    found = { options: { enabled: true, stateTtlMs: 1000, maxEntriesPerSite: 2000 }, sites: new Map() };
+    found = { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites: new Map() };
     registries.set(services, found);
   }
   return found;
@@ -81,7 +81,9 @@ async function readState(ctx: OperationContext): Promise<PublicState> {
 export async function publicState(ctx: OperationContext): Promise<PublicState> {
   const { options } = registry(ctx.services);
   const cache = siteCache(ctx);
-  if (cache.state && Date.now() - cache.loadedAt < options.stateTtlMs) return cache.state;
+  // A cached "switched off" is never trusted: re-reading costs nothing on a site that is off, and
+  // switching the API back on must take effect on the next request (contract 1.3).
+  if (cache.state?.publicEnabled && Date.now() - cache.loadedAt < options.stateTtlMs) return cache.state;
   cache.loading ??= readState(ctx)
     .then((state) => {
       cache.state = state;

@@ -8,7 +8,8 @@ export const EventDescriptorSchema = z.object({
 });
 export type EventDescriptor = z.infer<typeof EventDescriptorSchema>;
 
-const contentRef = { id: 'string', type: 'string', slug: 'string', locale: 'string' };
+/** Every content event carries the entry as it is after the change (version as a decimal string). */
+const entryData = { id: 'string', type: 'string', slug: 'string', locale: 'string', status: 'string', version: 'string' };
 
 /**
  * The core catalog (contract 6.1) plus `settings.updated`, the twentieth event chosen here:
@@ -17,17 +18,17 @@ const contentRef = { id: 'string', type: 'string', slug: 'string', locale: 'stri
  * operation emits each one.
  */
 export const CORE_EVENTS: readonly EventDescriptor[] = [
-  { event: 'content.created', description: 'A content entry was created.', data: { ...contentRef, title: 'string', status: 'string', authorId: 'string | null' } },
-  { event: 'content.updated', description: 'A content entry was changed (fields, draft or working revision).', data: { ...contentRef, status: 'string', version: 'integer' } },
-  { event: 'content.published', description: 'A content entry became published (directly or by its schedule).', data: { ...contentRef, title: 'string', version: 'integer' } },
-  { event: 'content.unpublished', description: 'A published entry went back to draft (directly or by its schedule).', data: { ...contentRef, version: 'integer' } },
-  { event: 'content.deleted', description: 'A content entry was moved to the trash.', data: { ...contentRef } },
+  { event: 'content.created', description: 'A content entry was created.', data: { ...entryData } },
+  { event: 'content.updated', description: 'A content entry was changed (fields, draft or working revision).', data: { ...entryData } },
+  { event: 'content.published', description: 'A content entry became published (directly or by its schedule).', data: { ...entryData } },
+  { event: 'content.unpublished', description: 'A published entry went back to draft (directly or by its schedule).', data: { ...entryData } },
+  { event: 'content.deleted', description: 'A content entry was moved to the trash.', data: { ...entryData } },
   { event: 'media.uploaded', description: 'A media file was uploaded.', data: { id: 'string', filename: 'string', mimeType: 'string', size: 'integer', url: 'string' } },
   { event: 'media.deleted', description: 'A media item was moved to the trash.', data: { id: 'string', filename: 'string' } },
   { event: 'user.created', description: 'A user was created.', data: { id: 'string', email: 'string', role: 'string' } },
-  { event: 'user.updated', description: 'A user\'s role, policy or display name changed.', data: { id: 'string', changed: 'string[]' } },
+  { event: 'user.updated', description: 'A user\'s role, policy or display name changed.', data: { id: 'string', email: 'string', role: 'string' } },
   { event: 'user.deleted', description: 'A user was deleted.', data: { id: 'string' } },
-  { event: 'auth.login', description: 'A user signed in.', data: { userId: 'string', method: 'string' } },
+  { event: 'auth.login', description: 'A user signed in.', data: { userId: 'string' } },
   { event: 'auth.logout', description: 'A user signed out.', data: { userId: 'string' } },
   { event: 'plugin.installed', description: 'A plugin was installed.', data: { id: 'string', name: 'string', version: 'string' } },
   { event: 'plugin.activated', description: 'A plugin was activated.', data: { id: 'string' } },

@@ -7,6 +7,7 @@ import { MEDIA_BUCKET, mediaBucket } from './model.ts';
 import { DETECTION_BYTES, cleanFilename, detectType } from './detect.ts';
 import type { MediaLimits } from './limits.ts';
 import { QuotaReservation } from './quota.ts';
+import { GRIDFS_CHUNK_SIZE } from './read-stream.ts';
 
 /** What the REST adapter hands over for a multipart `file` field. */
 export interface IncomingFile {
@@ -70,6 +71,7 @@ export async function ingest(ctx: OperationContext, file: IncomingFile, limits: 
     const type = await detectType(head.subarray(0, DETECTION_BYTES), file.filename ?? '', limits.allowedTypes);
     const filename = cleanFilename(file.filename, type.ext);
     upload = mediaBucket(ctx.db).openUploadStreamWithId(id as never, filename, {
+      chunkSizeBytes: GRIDFS_CHUNK_SIZE,
       metadata: { siteId: ctx.site._id, mimeType: type.mimeType },
     });
     detected = { mimeType: type.mimeType, filename };

@@ -64,7 +64,8 @@ export const uploadMedia = defineOperation({
       await releaseBytes(ctx, stored.size);
       throw error;
     }
-    await ctx.emit('media.uploaded', { id: doc._id, filename: doc.filename, mimeType: doc.mimeType, size: doc.size });
-    return toMediaItem(ctx, doc);
+    const item = toMediaItem(ctx, doc);
+    await ctx.emit('media.uploaded', { id: item.id, filename: item.filename, mimeType: item.mimeType, size: item.size, url: item.url });
+    return item;
   },
 });

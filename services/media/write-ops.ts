@@ -60,7 +60,7 @@ export const deleteMedia = defineOperation({
       { returnDocument: 'after' },
     );
     if (!trashed) throw new NotFoundError('Media item not found');
-    await ctx.emit('media.deleted', { id: trashed._id, filename: trashed.filename, mimeType: trashed.mimeType });
+    await ctx.emit('media.deleted', { id: trashed._id, filename: trashed.filename });
     return toMediaItem(ctx, trashed);
   },
 });

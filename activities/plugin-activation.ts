@@ -1,0 +1,78 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Services } from '../services/core/context.ts';
+import { platformCollections } from '../services/platform/workspaces.ts';
+import { findPlugin } from '../services/plugins/registry.ts';
+import { installPluginHost, forgetActivePlugins } from '../services/plugins/host.ts';
+import { markActive, markInactive, readPluginState } from '../services/plugins/state.ts';
+import type { PluginSiteApi } from '../services/plugins/definition.ts';
+
+export interface PluginRoutineInput {
+  workspaceId: string;
+  siteId: string;
+  pluginId: string;
+  action: 'activate' | 'deactivate';
+}
+
+export interface PluginRoutineResult {
+  /** The state changed (false: it was already so). */
+  changed: boolean;
+  /** First activation on this site. */
+  installed: boolean;
+}
+
+/** Same string as PLUGIN_ROUTINE_FAILED in workflows/plugin-activation.ts (workflow code is bundled apart). */
+const ROUTINE_FAILED = 'PluginRoutineFailed';
+
+export function createPluginActivities(services: Services) {
+  installPluginHost(services);
+  return {
+    /**
+     * Runs the plugin's activate/deactivate routine for one site and records the result. Safe to
+     * run twice: an already active plugin is not activated again. A throwing activate routine is
+     * reported (non-retryable) and nothing is recorded; a throwing deactivate routine is logged and
+     * the plugin is still switched off, so a broken plugin can always be turned off.
+     */
+    async runPluginRoutine(input: PluginRoutineInput): Promise<PluginRoutineResult> {
+      const plugin = findPlugin(services, input.pluginId);
+      if (!plugin) throw ApplicationFailure.nonRetryable(`Plugin ${input.pluginId} is not installed on the worker`, ROUTINE_FAILED);
+      const { workspaces, sites } = platformCollections(services);
+      const workspace = await workspaces.findOne({ _id: input.workspaceId });
+      const site = await sites.findOne({ _id: input.siteId, workspaceId: input.workspaceId });
+      if (!workspace || !site) throw ApplicationFailure.nonRetryable('Site not found', ROUTINE_FAILED);
+      const db = services.workspaceDb(workspace);
+      const api: PluginSiteApi = {
+        pluginId: plugin.id,
+        workspaceId: workspace._id,
+        siteId: site._id,
+        db,
+        log: services.log.child({ plugin: plugin.id, siteId: site._id }),
+        now: () => services.clock.now(),
+      };
+      const current = await readPluginState(db, site._id, plugin.id);
+
+      if (input.action === 'activate') {
+        if (current?.active) return { changed: false, installed: false };
+        try {
+          await plugin.activate?.(api);
+        } catch (error) {
+          throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), ROUTINE_FAILED);
+        }
+        const result = await markActive(db, site._id, plugin.id, plugin.version, services.clock.now());
+        forgetActivePlugins(services, site._id);
+        return result;
+      }
+
+      if (!current?.active) return { changed: false, installed: false };
+      try {
+        await plugin.deactivate?.(api);
+      } catch (error) {
+        api.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'plugin deactivate routine failed; switched off anyway');
+      }
+      const { changed } = await markInactive(db, site._id, plugin.id, services.clock.now());
+      forgetActivePlugins(services, site._id);
+      return { changed, installed: false };
+    },
+  };
+}
+
+export type PluginActivities = ReturnType<typeof createPluginActivities>;

@@ -1,0 +1,30 @@
+import type { Services } from '../services/core/context.ts';
+import { createContext } from '../services/core/context.ts';
+import { systemPrincipal } from '../services/access/principal.ts';
+import { platformCollections } from '../services/platform/workspaces.ts';
+import { applyScheduledDate } from '../services/content/schedule-apply.ts';
+import type { ScheduleInput } from '../services/content/schedule.ts';
+
+export function createScheduleActivities(services: Services) {
+  async function run(input: ScheduleInput, which: 'publish' | 'unpublish'): Promise<string> {
+    const { workspaces, sites } = platformCollections(services);
+    const site = await sites.findOne({ _id: input.siteId });
+    const workspace = site ? await workspaces.findOne({ _id: site.workspaceId }) : null;
+    // A deleted or suspended workspace has nothing left to publish.
+    if (!site || !workspace || workspace.status !== 'active') return 'skipped';
+    const ctx = createContext(services, { workspace, site }, systemPrincipal(`scheduled ${which}`), {
+      id: `schedule:${input.entryId}:${input.token}:${which}`,
+      ip: '127.0.0.1',
+    });
+    return applyScheduledDate(ctx, input.entryId, input.token, which);
+  }
+  return {
+    /** Idempotent (token + date checked on the entry): safe to retry. */
+    async publishScheduledEntry(input: ScheduleInput): Promise<string> {
+      return run(input, 'publish');
+    },
+    async unpublishScheduledEntry(input: ScheduleInput): Promise<string> {
+      return run(input, 'unpublish');
+    },
+  };
+}

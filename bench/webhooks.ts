@@ -1,0 +1,138 @@
+// Webhook deliveries end to end: 1,000 events × 3 endpoints to local receivers, through the real
+// publisher, MongoDB, the Temporal server and a worker. Reports deliveries per second, p50/p95 from
+// the emit to the receipt, and lost / duplicated deliveries (by delivery id). Baseline in the same
+// run: the same 3,000 bodies POSTed straight to the same receivers (no queue, no durability).
+//   npx tsx bench/webhooks.ts     (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
+// Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300).
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startBenchWorld } from './support/world.ts';
+import { createWorker } from '../services/worker-factory.ts';
+import { createContext } from '../services/core/context.ts';
+import { invokeOperation } from '../services/core/operation.ts';
+import { CAPABILITIES } from '../services/access/capabilities.ts';
+import { createSiteResolver } from '../services/platform/tenancy.ts';
+import { adminEndpoints } from '../services/events/endpoint-ops.ts';
+import { eventCollections } from '../services/events/model.ts';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
+const ENDPOINTS = 3;
+const EMIT_CONCURRENCY = Number(process.env.BENCH_EMIT_CONCURRENCY ?? 20);
+const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;
+
+interface Receipt {
+  deliveryId: string;
+  seq: number;
+  sentAt: number;
+  at: number;
+}
+
+async function startReceiver(receipts: Receipt[]) {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      receipts.push({ deliveryId: String(req.headers['x-service-delivery'] ?? ''), seq: body.data.seq, sentAt: body.data.sentAt, at: Date.now() });
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook` };
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+};
+
+function summarize(name: string, receipts: Receipt[], startedAt: number, expected: number) {
+  const ids = new Set(receipts.map((r) => r.deliveryId));
+  const last = Math.max(...receipts.map((r) => r.at));
+  const latencies = receipts.map((r) => r.at - r.sentAt);
+  return {
+    name,
+    deliveries: receipts.length,
+    perSec: Math.round((receipts.length / (last - startedAt)) * 1000),
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    lost: expected - ids.size,
+    duplicated: receipts.length - ids.size,
+  };
+}
+
+async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promise<void>) {
+  let next = 0;
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < items.length) await run(items[next++]);
+  }));
+}
+
+const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+const { worker, connection } = await createWorker(world.services);
+const running = worker.run();
+const baselineReceipts: Receipt[] = [];
+const webhookReceipts: Receipt[] = [];
+const baselineReceivers = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver(baselineReceipts)));
+const receivers = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver(webhookReceipts)));
+
+try {
+  // Baseline: the same bodies, POSTed directly with keep-alive, EMIT_CONCURRENCY × 3 in flight.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const post = (url: string, body: string, id: string) =>
+    new Promise<void>((resolve, reject) => {
+      const req = http.request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'x-service-delivery': id } }, (res) => {
+        res.resume();
+        res.on('end', resolve);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  const baselineStart = Date.now();
+  await pool([...Array(EVENTS).keys()], EMIT_CONCURRENCY, async (seq) => {
+    const sentAt = Date.now();
+    const body = JSON.stringify({ event: 'content.published', data: { seq, sentAt } });
+    await Promise.all(baselineReceivers.map((r, i) => post(r.url, body, `${seq}-${i}`)));
+  });
+  const baseline = summarize('direct POST (baseline)', baselineReceipts, baselineStart, EVENTS * ENDPOINTS);
+
+  // Webhooks: three endpoints subscribed, then EVENTS emits as operations would.
+  const scope = (await createSiteResolver(world.services).resolve('localhost'))!;
+  const admin = { kind: 'user' as const, userId: 'bench', sessionId: 'bench', capabilities: new Set(CAPABILITIES), isPlatformOperator: false };
+  const ctx = createContext(world.services, scope, admin, { id: 'bench', ip: '127.0.0.1' });
+  for (const [i, r] of receivers.entries()) {
+    await invokeOperation(adminEndpoints.create, ctx, { name: `bench ${i}`, url: r.url, events: ['content.published'] });
+  }
+  const started = Date.now();
+  await pool([...Array(EVENTS).keys()], EMIT_CONCURRENCY, async (seq) => {
+    await ctx.emit('content.published', { seq, sentAt: Date.now() });
+  });
+  const emitMs = Date.now() - started;
+  const { deliveries } = eventCollections(ctx.db);
+  const expected = EVENTS * ENDPOINTS;
+  while (Date.now() - started < TIMEOUT_MS) {
+    const final = await deliveries.countDocuments({ siteId: scope.site._id, status: { $in: ['delivered', 'failed'] } });
+    if (final >= expected && new Set(webhookReceipts.map((r) => r.deliveryId)).size >= expected) break;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  await new Promise((r) => setTimeout(r, 2_000)); // late duplicates would show up here
+  const result = summarize('webhooks (Temporal)', webhookReceipts, started, expected);
+  const failed = await deliveries.countDocuments({ siteId: scope.site._id, status: 'failed' });
+
+  const rows = [baseline, result].map(
+    (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
+  );
+  console.log(`\n${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}; emitting took ${emitMs} ms; failed deliveries: ${failed}\n`);
+  console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
+  console.log(`\nratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
+} finally {
+  worker.shutdown();
+  await running.catch(() => undefined);
+  await connection.close();
+  for (const r of [...receivers, ...baselineReceivers]) {
+    r.server.closeAllConnections();
+    r.server.close();
+  }
+  await world.close();
+}

@@ -1,0 +1,33 @@
+import type { Feature } from '../core/feature.ts';
+import { ACCESS_COLLECTIONS } from './model.ts';
+import { authOperations } from './auth-operations.ts';
+import { keyOperations } from './key-operations.ts';
+import { keySettingsOperations } from './key-settings-operations.ts';
+import { provisionAdministrator } from './provision.ts';
+import { userOperations } from './user-operations.ts';
+import { roleOperations } from './role-operations.ts';
+import { auditOperations } from './audit-operations.ts';
+import { healthOperations } from '../platform/health.ts';
+
+export const accessFeature: Feature = {
+  name: 'access',
+  operations: [
+    ...authOperations,
+    ...keySettingsOperations,
+    ...keyOperations,
+    ...userOperations,
+    ...roleOperations,
+    ...auditOperations,
+    // Health and diagnostics live in platform/ but are access-owned operations (any valid key / site:admin).
+    ...healthOperations,
+  ],
+  indexes: [
+    { collection: ACCESS_COLLECTIONS.users, keys: { siteId: 1, email: 1 }, options: { unique: true } },
+    { collection: ACCESS_COLLECTIONS.roles, keys: { siteId: 1, name: 1 }, options: { unique: true } },
+    { collection: ACCESS_COLLECTIONS.apiKeys, keys: { siteId: 1, lookup: 1 }, options: { unique: true } },
+    { collection: ACCESS_COLLECTIONS.sessions, keys: { siteId: 1, userId: 1 } },
+    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, action: 1, _id: 1 } },
+    { collection: ACCESS_COLLECTIONS.counters, keys: { siteId: 1, expiresAt: 1 } },
+  ],
+  provisionWorkspace: provisionAdministrator,
+};

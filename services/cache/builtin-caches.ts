@@ -1,0 +1,36 @@
+import { COLLECTIONS } from '../content/model.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
+import { activeCacheSize, forgetActivePlugins } from '../plugins/host.ts';
+import { registerDefaultCache, siteResolverCache } from './caches.ts';
+
+/**
+ * The public read cache (services/content/public-state.ts). Clearing bumps the site's content
+ * generation, the counter every gateway checks, so every gateway drops its cached responses.
+ * Its per-process size is not exported by the content feature (docs/plugins.md lists the line
+ * that would add it), so only the generation is reported.
+ */
+registerDefaultCache(() => ({
+  name: 'public-content',
+  description: 'Public Content API responses, per site and content generation (the page store).',
+  reach: 'site',
+  async stats(ctx) {
+    const doc = await ctx.db.collection<{ _id: string; siteId: string; generation?: number }>(COLLECTIONS.state).findOne({ _id: ctx.site._id, siteId: ctx.site._id });
+    return { entries: null, details: { generation: doc?.generation ?? 0 } };
+  },
+  clear: (ctx) => bumpContentGeneration(ctx),
+}));
+
+/** Which plugins each site has active, per process (services/plugins/host.ts, 2 s each). */
+registerDefaultCache((services) => ({
+  name: 'plugins-active',
+  description: 'Active plugins per site, as seen by this process.',
+  reach: 'process',
+  stats: () => ({ entries: activeCacheSize(services) }),
+  clear: () => forgetActivePlugins(services),
+}));
+
+/**
+ * Host → site lookups (services.sites). Its size is not exported by services/platform/tenancy.ts
+ * yet (`size: () => cache.size` on the resolver would report it; docs/plugins.md).
+ */
+registerDefaultCache((services) => siteResolverCache(services.sites));

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import { BadRequestError } from '../core/errors.ts';
+import type { HeaderRef } from './model.ts';
+import { EntryView, toEntryView } from './entry-view.ts';
+import { findEntry, mutateEntry } from './entries.ts';
+import { afterEntryWrite } from './entry-effects.ts';
+import { taxonomyCollections, TermView, toTermView } from './taxonomies.ts';
+
+export const getEntryTermsOp = defineOperation({
+  id: 'content.terms.get',
+  surface: 'manage',
+  method: 'GET',
+  path: '/content/:id/terms',
+  summary: 'Categories, tags and custom taxonomy terms of the entry',
+  requires: 'content:read',
+  input: z.object({ id: z.string() }),
+  output: z.object({ terms: z.record(z.string(), z.array(TermView)) }),
+  async handler(ctx, { id }) {
+    const entry = await findEntry(ctx, id);
+    const ids = Object.values(entry.terms ?? {}).flat();
+    const rows = ids.length ? await taxonomyCollections(ctx).terms.find({ siteId: ctx.site._id, _id: { $in: ids } }).toArray() : [];
+    const byId = new Map(rows.map((t) => [t._id, t]));
+    const terms = Object.fromEntries(
+      Object.entries(entry.terms ?? {}).map(([taxonomy, list]) => [taxonomy, list.flatMap((termId) => (byId.has(termId) ? [toTermView(byId.get(termId)!)] : []))]),
+    );
+    return { terms };
+  },
+});
+
+export const putEntryTermsOp = defineOperation({
+  id: 'content.terms.put',
+  surface: 'manage',
+  method: 'PUT',
+  path: '/content/:id/terms',
+  summary: 'Set the terms of some taxonomies; taxonomies left out keep their terms',
+  requires: 'content:update',
+  events: ['content.updated'],
+  input: z.object({
+    id: z.string(),
+    terms: z.record(z.string(), z.array(z.string()).max(500)),
+    expectedVersion: z.number().int().min(0).optional(),
+  }),
+  output: EntryView,
+  async handler(ctx, { id, terms, expectedVersion }) {
+    const { after } = await mutateEntry(ctx, id, expectedVersion, async (current) => {
+      const { taxonomies, terms: termRows } = taxonomyCollections(ctx);
+      const next = { ...(current.terms ?? {}) };
+      for (const [slug, wanted] of Object.entries(terms)) {
+        const taxonomy = await taxonomies.findOne({ siteId: ctx.site._id, slug });
+        if (!taxonomy) throw new BadRequestError(`terms.${slug}: unknown taxonomy`);
+        if (!taxonomy.types.includes(current.type)) throw new BadRequestError(`terms.${slug}: not used by type "${current.type}"`);
+        const unique = [...new Set(wanted)];
+        const found = await termRows.countDocuments({ siteId: ctx.site._id, taxonomy: slug, _id: { $in: unique } });
+        if (found !== unique.length) throw new BadRequestError(`terms.${slug}: unknown term id`);
+        next[slug] = unique;
+      }
+      return { terms: next };
+    });
+    await afterEntryWrite(ctx, after, { publicChange: true, events: ['content.updated'] });
+    return toEntryView(after);
+  },
+});
+
+const HeaderRefInput = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('library'), name: z.string().min(1).max(200) }),
+  z.object({ mode: z.literal('default') }),
+  z.object({ mode: z.literal('none') }),
+]);
+
+export const putHeaderRefOp = defineOperation({
+  id: 'content.headerRef.put',
+  surface: 'manage',
+  method: 'PUT',
+  path: '/content/:id/header-ref',
+  summary: 'Point the entry at a named header from the library, the site default, or none',
+  requires: 'content:update',
+  events: ['content.updated'],
+  input: z.object({ id: z.string(), headerRef: HeaderRefInput, expectedVersion: z.number().int().min(0).optional() }),
+  output: EntryView,
+  async handler(ctx, { id, headerRef, expectedVersion }) {
+    const { after } = await mutateEntry(ctx, id, expectedVersion, () => ({ headerRef: headerRef as HeaderRef }));
+    await afterEntryWrite(ctx, after, { publicChange: true, events: ['content.updated'] });
+    return toEntryView(after);
+  },
+});

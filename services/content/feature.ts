@@ -1,0 +1,71 @@
+import type { Feature } from '../core/feature.ts';
+import { COLLECTIONS } from './model.ts';
+import { createContentTypeOp, deleteContentTypeOp, getContentTypeOp, listContentTypesOp, updateContentTypeOp } from './content-types-ops.ts';
+import { getEntryOp, listEntriesOp } from './entries-read-ops.ts';
+import { createEntryOp, deleteEntryOp, updateEntryOp } from './entries-write-ops.ts';
+import { publishEntryOp, unpublishEntryOp } from './entries-publish-ops.ts';
+import { scheduleEntryOp } from './schedule-ops.ts';
+import { getRevisionOp, listRevisionsOp } from './revisions-ops.ts';
+import { getEntryTermsOp, putEntryTermsOp, putHeaderRefOp } from './entry-terms-ops.ts';
+import { listTrashOp, purgeTrashOp, restoreTrashOp } from './trash-ops.ts';
+import { createTaxonomyOp, deleteTaxonomyOp, getTaxonomyOp, listTaxonomiesOp, updateTaxonomyOp } from './taxonomies-ops.ts';
+import { createTermOp, deleteTermOp, getTermOp, listTermsOp, updateTermOp } from './terms-ops.ts';
+import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSearchOp } from './public-content-ops.ts';
+import { entryTrashKind } from './entries-trash.ts';
+import { provisionTaxonomies } from './taxonomies.ts';
+
+export const contentFeature: Feature = {
+  name: 'content',
+  operations: [
+    listContentTypesOp,
+    getContentTypeOp,
+    createContentTypeOp,
+    updateContentTypeOp,
+    deleteContentTypeOp,
+    listEntriesOp,
+    createEntryOp,
+    getEntryOp,
+    updateEntryOp,
+    deleteEntryOp,
+    publishEntryOp,
+    unpublishEntryOp,
+    scheduleEntryOp,
+    listRevisionsOp,
+    getRevisionOp,
+    getEntryTermsOp,
+    putEntryTermsOp,
+    putHeaderRefOp,
+    listTrashOp,
+    restoreTrashOp,
+    purgeTrashOp,
+    listTaxonomiesOp,
+    getTaxonomyOp,
+    createTaxonomyOp,
+    updateTaxonomyOp,
+    deleteTaxonomyOp,
+    listTermsOp,
+    getTermOp,
+    createTermOp,
+    updateTermOp,
+    deleteTermOp,
+    publicListContentOp,
+    publicGetContentOp,
+    publicContentTypesOp,
+    publicSearchOp,
+  ],
+  indexes: [
+    // Slugs are unique per site and locale; trashed entries keep theirs so a restore never collides.
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, locale: 1, slug: 1 }, options: { unique: true } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, trashedAt: 1, _id: -1 } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, status: 1, locale: 1, _id: -1 } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, 'live.slug': 1 } },
+    { collection: COLLECTIONS.revisions, keys: { siteId: 1, entryId: 1, version: -1 } },
+    { collection: COLLECTIONS.types, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
+    { collection: COLLECTIONS.taxonomies, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
+    { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, slug: 1 }, options: { unique: true } },
+  ],
+  trash: [entryTrashKind],
+  async provisionWorkspace(ctx) {
+    await provisionTaxonomies(ctx);
+  },
+};

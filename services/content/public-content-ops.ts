@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import type { Filter } from 'mongodb';
+import type { OperationContext } from '../core/context.ts';
+import { NotFoundError } from '../core/errors.ts';
+import { contentCollections, type EntryDoc } from './model.ts';
+import { PublicEntryView, toPublicEntry } from './entry-view.ts';
+import { decodeAfterId, pageOf } from './paging.ts';
+import { escapeRegex } from './mongo-errors.ts';
+import { definePublicOperation, type PublicView } from './public-runner.ts';
+import { ContentTypeView, listContentTypes } from './content-types.ts';
+
+const publicLimit = z.coerce.number().int().min(1).max(100).default(20);
+const PublicList = z.object({ items: z.array(PublicEntryView), nextCursor: z.string().nullable(), total: z.number().int(), locale: z.string() });
+
+/** Published entries of the resolved locale; the slug is the published one (or the working one in a preview). */
+function publishedFilter(ctx: OperationContext, view: PublicView, extra: { type?: string; slug?: string }): Filter<EntryDoc> {
+  const filter: Filter<EntryDoc> = { siteId: ctx.site._id, status: 'published', trashedAt: null, locale: view.locale };
+  if (extra.type) filter.type = extra.type;
+  if (extra.slug) filter[view.preview ? 'slug' : 'live.slug'] = extra.slug;
+  return filter;
+}
+
+async function page(ctx: OperationContext, view: PublicView, list: string, filter: Filter<EntryDoc>, limit: number, cursor?: string) {
+  const after = decodeAfterId(ctx, list, cursor);
+  if (after) filter._id = { $lt: after };
+  const rows = await contentCollections(ctx.db).entries.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+  const { items, nextCursor } = pageOf(ctx, list, rows, limit);
+  return { items: items.map((doc) => toPublicEntry(doc, view.preview)), nextCursor, total: items.length, locale: view.locale };
+}
+
+export const publicListContentOp = definePublicOperation({
+  id: 'public.content.list',
+  path: '/content',
+  summary: 'Published content, newest first',
+  input: z.object({
+    type: z.string().optional(),
+    slug: z.string().optional(),
+    locale: z.string().optional(),
+    limit: publicLimit,
+    cursor: z.string().optional(),
+  }),
+  output: PublicList,
+  async handler(ctx, input, view) {
+    return page(ctx, view, 'public-content', publishedFilter(ctx, view, input), input.limit, input.cursor);
+  },
+});
+
+export const publicGetContentOp = definePublicOperation({
+  id: 'public.content.get',
+  path: '/content/:slug',
+  summary: 'One published entry by slug, with fields and publishing metadata',
+  description: 'In a preview (editor session) drafts are found too and the working revision is shown.',
+  input: z.object({ slug: z.string(), locale: z.string().optional() }),
+  output: PublicEntryView.extend({ locale: z.string() }),
+  async handler(ctx, { slug }, view) {
+    const filter = publishedFilter(ctx, view, { slug });
+    // Editors preview drafts and scheduled entries as well as published ones.
+    if (view.preview) filter.status = { $in: ['draft', 'published', 'scheduled', 'archived'] };
+    const doc = await contentCollections(ctx.db).entries.findOne(filter);
+    if (!doc) throw new NotFoundError();
+    return toPublicEntry(doc, view.preview);
+  },
+});
+
+export const publicSearchOp = definePublicOperation({
+  id: 'public.search',
+  path: '/search',
+  summary: 'Search published content (case-insensitive on title or slug)',
+  description: 'Limited to 60 requests per minute per IP.',
+  rateLimit: { perMinute: 60, by: 'ip' },
+  input: z.object({
+    q: z.string().trim().min(1).max(200),
+    type: z.string().optional(),
+    locale: z.string().optional(),
+    limit: publicLimit,
+    cursor: z.string().optional(),
+  }),
+  output: PublicList,
+  async handler(ctx, input, view) {
+    const pattern = escapeRegex(input.q.toLowerCase());
+    const [title, slug] = view.preview ? ['titleLower', 'slug'] : ['live.titleLower', 'live.slug'];
+    const filter = { ...publishedFilter(ctx, view, { type: input.type }), $or: [{ [title]: { $regex: pattern } }, { [slug]: { $regex: pattern } }] };
+    return page(ctx, view, 'public-search', filter as Filter<EntryDoc>, input.limit, input.cursor);
+  },
+});
+
+export const publicContentTypesOp = definePublicOperation({
+  id: 'public.contentTypes.list',
+  path: '/content-types',
+  summary: 'Content types with their field schemas',
+  input: z.object({}),
+  output: z.object({ types: z.array(ContentTypeView) }),
+  async handler(ctx) {
+    return { types: await listContentTypes(ctx) };
+  },
+});

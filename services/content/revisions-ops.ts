@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import { NotFoundError } from '../core/errors.ts';
+import { contentCollections, EntryStatusSchema, type RevisionDoc } from './model.ts';
+import { findEntry } from './entries.ts';
+import { manageLimit } from './paging.ts';
+
+const RevisionSummary = z.object({
+  id: z.string(),
+  entryId: z.string(),
+  version: z.number().int(),
+  title: z.string(),
+  slug: z.string(),
+  status: EntryStatusSchema,
+  author: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+const RevisionView = RevisionSummary.extend({
+  excerpt: z.string().nullable(),
+  blocks: z.object({ version: z.literal(1), blocks: z.array(z.unknown()) }),
+  fields: z.record(z.string(), z.unknown()),
+});
+
+/** Revision ids are the entry version (`3`), unique within the entry. */
+const summary = (r: RevisionDoc) => ({
+  id: String(r.version),
+  entryId: r.entryId,
+  version: r.version,
+  title: r.title,
+  slug: r.slug,
+  status: r.status,
+  author: r.authorId,
+  createdAt: r.createdAt.toISOString(),
+});
+
+export const listRevisionsOp = defineOperation({
+  id: 'content.revisions.list',
+  surface: 'manage',
+  method: 'GET',
+  path: '/content/:id/revisions',
+  summary: 'Revision history (newest first, without block bodies)',
+  requires: 'content:revisions:read',
+  input: z.object({ id: z.string(), limit: manageLimit, cursor: z.string().optional() }),
+  output: z.object({
+    data: z.array(RevisionSummary),
+    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+  }),
+  async handler(ctx, { id, limit, cursor }) {
+    await findEntry(ctx, id);
+    const list = `revisions:${id}:${ctx.site._id}`;
+    const before = cursor ? Number(ctx.services.cursors.decode(list, cursor).before) : null;
+    const rows = await contentCollections(ctx.db)
+      .revisions.find({ siteId: ctx.site._id, entryId: id, ...(before ? { version: { $lt: before } } : {}) }, { projection: { blocks: 0 } })
+      .sort({ version: -1 })
+      .limit(limit + 1)
+      .toArray();
+    const items = rows.slice(0, limit);
+    const nextCursor = rows.length > limit ? ctx.services.cursors.encode(list, { before: items[items.length - 1].version }) : null;
+    return { data: items.map(summary), page: { limit, cursor: cursor ?? null, nextCursor, total: items.length } };
+  },
+});
+
+export const getRevisionOp = defineOperation({
+  id: 'content.revisions.get',
+  surface: 'manage',
+  method: 'GET',
+  path: '/content/:id/revisions/:revisionId',
+  summary: 'One revision including its block body',
+  requires: 'content:revisions:read',
+  input: z.object({ id: z.string(), revisionId: z.string() }),
+  output: RevisionView,
+  async handler(ctx, { id, revisionId }) {
+    await findEntry(ctx, id);
+    const version = Number(revisionId);
+    if (!Number.isInteger(version)) throw new NotFoundError();
+    const revision = await contentCollections(ctx.db).revisions.findOne({ _id: `${id}:${version}`, siteId: ctx.site._id });
+    if (!revision) throw new NotFoundError();
+    return { ...summary(revision), excerpt: revision.excerpt, blocks: revision.blocks, fields: revision.fields };
+  },
+});

@@ -1,0 +1,41 @@
+import { WorkflowNotFoundError } from '@temporalio/common';
+import type { OperationContext } from '../core/context.ts';
+
+/** What the schedule workflow carries: ids, the dates, and the token of the schedule it serves. */
+export interface ScheduleInput {
+  workspaceId: string;
+  siteId: string;
+  entryId: string;
+  /** Identifies this schedule; an activity of a replaced schedule finds another token and does nothing. */
+  token: string;
+  publishOn: string | null;
+  unpublishOn: string | null;
+}
+
+export const scheduleWorkflowId = (workspaceId: string, entryId: string) => `schedule:${workspaceId}:${entryId}`;
+
+/**
+ * One workflow per entry, keyed by business id. A new schedule replaces the running one
+ * (TERMINATE_EXISTING): its timers die with it, and the token check makes a late activity harmless.
+ */
+export async function startSchedule(ctx: OperationContext, input: Omit<ScheduleInput, 'workspaceId' | 'siteId'>): Promise<void> {
+  const { client, taskQueue } = ctx.services.temporal;
+  await client.workflow.start('scheduleEntryWorkflow', {
+    taskQueue,
+    workflowId: scheduleWorkflowId(ctx.workspace._id, input.entryId),
+    workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+    args: [{ workspaceId: ctx.workspace._id, siteId: ctx.site._id, ...input } satisfies ScheduleInput],
+  });
+}
+
+/** Stops the entry's schedule workflow, if any (null dates, trashed entry). */
+export async function cancelSchedule(ctx: OperationContext, entryId: string): Promise<void> {
+  try {
+    await ctx.services.temporal.client.workflow.getHandle(scheduleWorkflowId(ctx.workspace._id, entryId)).terminate('schedule cancelled');
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return;
+    // Already finished workflows answer "not found" on some servers and "already completed" on others.
+    if (/not found|already completed|completed/i.test(String((error as Error).message))) return;
+    throw error;
+  }
+}

@@ -1,0 +1,115 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { isDuplicateKey } from './mongo-errors.ts';
+import { contentCollections } from './model.ts';
+import { requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView } from './taxonomies.ts';
+import { bumpContentGeneration } from './public-state.ts';
+
+const taxonomySlug = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ only');
+
+export const listTaxonomiesOp = defineOperation({
+  id: 'taxonomies.list',
+  surface: 'manage',
+  method: 'GET',
+  path: '/taxonomies',
+  summary: 'Categories, tags and custom taxonomies with the content types using each',
+  requires: 'content:read',
+  input: z.object({}),
+  output: z.object({ data: z.array(TaxonomyView) }),
+  async handler(ctx) {
+    const rows = await taxonomyCollections(ctx).taxonomies.find({ siteId: ctx.site._id }).sort({ slug: 1 }).limit(500).toArray();
+    return { data: rows.map(toTaxonomyView) };
+  },
+});
+
+export const getTaxonomyOp = defineOperation({
+  id: 'taxonomies.get',
+  surface: 'manage',
+  method: 'GET',
+  path: '/taxonomies/:slug',
+  summary: 'One taxonomy',
+  requires: 'content:read',
+  input: z.object({ slug: z.string() }),
+  output: TaxonomyView,
+  async handler(ctx, { slug }) {
+    return toTaxonomyView(await requireTaxonomy(ctx, slug));
+  },
+});
+
+export const createTaxonomyOp = defineOperation({
+  id: 'taxonomies.create',
+  surface: 'manage',
+  method: 'POST',
+  path: '/taxonomies',
+  summary: 'Create a custom taxonomy',
+  requires: 'settings:manage',
+  status: 201,
+  input: z.object({
+    slug: taxonomySlug,
+    label: z.string().min(1).max(200),
+    description: z.string().max(2000).default(''),
+    hierarchical: z.boolean().default(false),
+    types: z.array(z.string()).max(100).default([]),
+  }),
+  output: TaxonomyView,
+  async handler(ctx, input) {
+    const doc = { _id: newId(), siteId: ctx.site._id, ...input, builtin: false, createdAt: ctx.services.clock.now() };
+    try {
+      await taxonomyCollections(ctx).taxonomies.insertOne(doc);
+    } catch (error) {
+      if (isDuplicateKey(error)) throw new ConflictError('A taxonomy with this slug exists');
+      throw error;
+    }
+    return toTaxonomyView(doc);
+  },
+});
+
+export const updateTaxonomyOp = defineOperation({
+  id: 'taxonomies.update',
+  surface: 'manage',
+  method: 'PATCH',
+  path: '/taxonomies/:slug',
+  summary: 'Change label, description, nesting or the content types using a taxonomy',
+  requires: 'settings:manage',
+  input: z.object({
+    slug: z.string(),
+    label: z.string().min(1).max(200).optional(),
+    description: z.string().max(2000).optional(),
+    hierarchical: z.boolean().optional(),
+    types: z.array(z.string()).max(100).optional(),
+  }),
+  output: TaxonomyView,
+  async handler(ctx, { slug, ...changes }) {
+    const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
+    if (changes.hierarchical === false) {
+      const nested = await taxonomyCollections(ctx).terms.findOne({ siteId: ctx.site._id, taxonomy: slug, parentId: { $ne: null } });
+      if (nested) throw new BadRequestError('hierarchical: terms are nested; flatten them first');
+    }
+    const doc = await taxonomyCollections(ctx).taxonomies.findOneAndUpdate({ siteId: ctx.site._id, slug }, { $set: set }, { returnDocument: 'after' });
+    if (!doc) throw new NotFoundError('Taxonomy not found');
+    return toTaxonomyView(doc);
+  },
+});
+
+export const deleteTaxonomyOp = defineOperation({
+  id: 'taxonomies.delete',
+  surface: 'manage',
+  method: 'DELETE',
+  path: '/taxonomies/:slug',
+  summary: 'Delete a custom taxonomy, its terms, and its assignments on entries',
+  requires: 'settings:manage',
+  input: z.object({ slug: z.string() }),
+  output: z.object({ deleted: z.boolean() }),
+  async handler(ctx, { slug }) {
+    const taxonomy = await requireTaxonomy(ctx, slug);
+    if (taxonomy.builtin) throw new BadRequestError('Built-in taxonomies cannot be deleted');
+    const { taxonomies, terms } = taxonomyCollections(ctx);
+    await taxonomies.deleteOne({ _id: taxonomy._id, siteId: ctx.site._id });
+    await terms.deleteMany({ siteId: ctx.site._id, taxonomy: slug });
+    await contentCollections(ctx.db).entries.updateMany({ siteId: ctx.site._id }, { $unset: { [`terms.${slug}`]: '' } });
+    await bumpContentGeneration(ctx);
+    return { deleted: true };
+  },
+});

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import type { OperationContext } from '../core/context.ts';
+import { NotFoundError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { COLLECTIONS } from './model.ts';
+
+export interface TaxonomyDoc {
+  _id: string;
+  siteId: string;
+  slug: string;
+  label: string;
+  description: string;
+  hierarchical: boolean;
+  /** Content type slugs whose entries take terms of this taxonomy. */
+  types: string[];
+  builtin: boolean;
+  createdAt: Date;
+}
+
+export interface TermDoc {
+  _id: string;
+  siteId: string;
+  taxonomy: string;
+  name: string;
+  slug: string;
+  parentId: string | null;
+  createdAt: Date;
+}
+
+export const TaxonomyView = z.object({
+  slug: z.string(),
+  label: z.string(),
+  description: z.string(),
+  hierarchical: z.boolean(),
+  types: z.array(z.string()),
+  builtin: z.boolean(),
+});
+
+export const TermView = z.object({ id: z.string(), taxonomy: z.string(), name: z.string(), slug: z.string(), parentId: z.string().nullable() });
+
+export const toTaxonomyView = (t: TaxonomyDoc) => ({
+  slug: t.slug,
+  label: t.label,
+  description: t.description,
+  hierarchical: t.hierarchical,
+  types: t.types,
+  builtin: t.builtin,
+});
+export const toTermView = (t: TermDoc) => ({ id: t._id, taxonomy: t.taxonomy, name: t.name, slug: t.slug, parentId: t.parentId });
+
+export const taxonomyCollections = (ctx: OperationContext) => ({
+  taxonomies: ctx.db.collection<TaxonomyDoc>(COLLECTIONS.taxonomies),
+  terms: ctx.db.collection<TermDoc>(COLLECTIONS.terms),
+});
+
+export async function requireTaxonomy(ctx: OperationContext, slug: string): Promise<TaxonomyDoc> {
+  const doc = await taxonomyCollections(ctx).taxonomies.findOne({ siteId: ctx.site._id, slug });
+  if (!doc) throw new NotFoundError('Taxonomy not found');
+  return doc;
+}
+
+/** Every site starts with categories (nested) and tags (flat), both for posts. */
+export async function provisionTaxonomies(ctx: OperationContext): Promise<void> {
+  const { taxonomies } = taxonomyCollections(ctx);
+  const now = ctx.services.clock.now();
+  const builtins = [
+    { slug: 'category', label: 'Categories', description: 'Nested topics.', hierarchical: true, types: ['post'] },
+    { slug: 'tag', label: 'Tags', description: 'Flat keywords.', hierarchical: false, types: ['post'] },
+  ];
+  for (const t of builtins) {
+    await taxonomies.updateOne(
+      { siteId: ctx.site._id, slug: t.slug },
+      { $setOnInsert: { _id: newId(), ...t, builtin: true, createdAt: now } },
+      { upsert: true },
+    );
+  }
+}

@@ -1,0 +1,144 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import type { OperationContext } from '../core/context.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { isDuplicateKey } from './mongo-errors.ts';
+import { contentCollections } from './model.ts';
+import { SlugSchema } from './entry-input.ts';
+import { slugify } from './entries.ts';
+import { requireTaxonomy, taxonomyCollections, toTermView, TermView, type TaxonomyDoc, type TermDoc } from './taxonomies.ts';
+import { decodeAfterId, manageLimit, pageOf } from './paging.ts';
+import { bumpContentGeneration } from './public-state.ts';
+
+async function requireTerm(ctx: OperationContext, taxonomy: string, id: string): Promise<TermDoc> {
+  const term = await taxonomyCollections(ctx).terms.findOne({ _id: id, siteId: ctx.site._id, taxonomy });
+  if (!term) throw new NotFoundError('Term not found');
+  return term;
+}
+
+/** A parent must be a term of the same nested taxonomy, and never the term itself or one of its descendants. */
+async function checkParent(ctx: OperationContext, taxonomy: TaxonomyDoc, parentId: string | null, termId?: string): Promise<void> {
+  if (!parentId) return;
+  if (!taxonomy.hierarchical) throw new BadRequestError('parentId: this taxonomy is not hierarchical');
+  let cursor: string | null = parentId;
+  for (let depth = 0; cursor; depth++) {
+    if (cursor === termId || depth > 100) throw new BadRequestError('parentId: would create a cycle');
+    const parent: TermDoc | null = await taxonomyCollections(ctx).terms.findOne({ _id: cursor, siteId: ctx.site._id, taxonomy: taxonomy.slug });
+    if (!parent) throw new BadRequestError('parentId: no such term in this taxonomy');
+    cursor = parent.parentId;
+  }
+}
+
+const slugConflict = (error: unknown) => {
+  if (isDuplicateKey(error)) return new ConflictError('A term with this slug exists in this taxonomy');
+  return error;
+};
+
+export const listTermsOp = defineOperation({
+  id: 'terms.list',
+  surface: 'manage',
+  method: 'GET',
+  path: '/taxonomies/:slug/terms',
+  summary: 'Terms of a taxonomy (newest first)',
+  requires: 'content:read',
+  input: z.object({ slug: z.string(), limit: manageLimit, cursor: z.string().optional() }),
+  output: z.object({
+    data: z.array(TermView),
+    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+  }),
+  async handler(ctx, { slug, limit, cursor }) {
+    await requireTaxonomy(ctx, slug);
+    const after = decodeAfterId(ctx, `terms:${slug}`, cursor);
+    const rows = await taxonomyCollections(ctx)
+      .terms.find({ siteId: ctx.site._id, taxonomy: slug, ...(after ? { _id: { $lt: after } } : {}) })
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .toArray();
+    const { items, nextCursor } = pageOf(ctx, `terms:${slug}`, rows, limit);
+    return { data: items.map(toTermView), page: { limit, cursor: cursor ?? null, nextCursor, total: items.length } };
+  },
+});
+
+export const getTermOp = defineOperation({
+  id: 'terms.get',
+  surface: 'manage',
+  method: 'GET',
+  path: '/taxonomies/:slug/terms/:id',
+  summary: 'One term',
+  requires: 'content:read',
+  input: z.object({ slug: z.string(), id: z.string() }),
+  output: TermView,
+  async handler(ctx, { slug, id }) {
+    return toTermView(await requireTerm(ctx, slug, id));
+  },
+});
+
+export const createTermOp = defineOperation({
+  id: 'terms.create',
+  surface: 'manage',
+  method: 'POST',
+  path: '/taxonomies/:slug/terms',
+  summary: 'Add a term (optionally under a parent)',
+  requires: 'content:publish',
+  status: 201,
+  input: z.object({ slug: z.string(), name: z.string().trim().min(1).max(200), termSlug: SlugSchema.optional(), parentId: z.string().nullable().default(null) }),
+  output: TermView,
+  async handler(ctx, { slug, name, termSlug, parentId }) {
+    const taxonomy = await requireTaxonomy(ctx, slug);
+    await checkParent(ctx, taxonomy, parentId);
+    const doc: TermDoc = { _id: newId(), siteId: ctx.site._id, taxonomy: slug, name, slug: termSlug ?? slugify(name), parentId, createdAt: ctx.services.clock.now() };
+    await taxonomyCollections(ctx).terms.insertOne(doc).catch((error) => {
+      throw slugConflict(error);
+    });
+    return toTermView(doc);
+  },
+});
+
+export const updateTermOp = defineOperation({
+  id: 'terms.update',
+  surface: 'manage',
+  method: 'PATCH',
+  path: '/taxonomies/:slug/terms/:id',
+  summary: 'Rename, re-slug or move a term',
+  requires: 'content:publish',
+  input: z.object({ slug: z.string(), id: z.string(), name: z.string().trim().min(1).max(200).optional(), termSlug: SlugSchema.optional(), parentId: z.string().nullable().optional() }),
+  output: TermView,
+  async handler(ctx, { slug, id, name, termSlug, parentId }) {
+    const taxonomy = await requireTaxonomy(ctx, slug);
+    await requireTerm(ctx, slug, id);
+    if (parentId !== undefined) await checkParent(ctx, taxonomy, parentId, id);
+    const set: Partial<TermDoc> = {};
+    if (name !== undefined) set.name = name;
+    if (termSlug !== undefined) set.slug = termSlug;
+    if (parentId !== undefined) set.parentId = parentId;
+    const doc = await taxonomyCollections(ctx)
+      .terms.findOneAndUpdate({ _id: id, siteId: ctx.site._id, taxonomy: slug }, { $set: set }, { returnDocument: 'after' })
+      .catch((error) => {
+        throw slugConflict(error);
+      });
+    if (!doc) throw new NotFoundError('Term not found');
+    await bumpContentGeneration(ctx);
+    return toTermView(doc);
+  },
+});
+
+export const deleteTermOp = defineOperation({
+  id: 'terms.delete',
+  surface: 'manage',
+  method: 'DELETE',
+  path: '/taxonomies/:slug/terms/:id',
+  summary: 'Delete a term: its children move up to its parent, entries lose it',
+  requires: 'content:publish',
+  input: z.object({ slug: z.string(), id: z.string() }),
+  output: z.object({ deleted: z.boolean() }),
+  async handler(ctx, { slug, id }) {
+    const term = await requireTerm(ctx, slug, id);
+    const { terms } = taxonomyCollections(ctx);
+    await terms.updateMany({ siteId: ctx.site._id, taxonomy: slug, parentId: id }, { $set: { parentId: term.parentId } });
+    await terms.deleteOne({ _id: id, siteId: ctx.site._id });
+    await contentCollections(ctx.db).entries.updateMany({ siteId: ctx.site._id, [`terms.${slug}`]: id }, { $pull: { [`terms.${slug}`]: id } });
+    await bumpContentGeneration(ctx);
+    return { deleted: true };
+  },
+});

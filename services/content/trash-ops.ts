@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import type { OperationContext } from '../core/context.ts';
+import type { TrashKind } from '../core/feature.ts';
+import { BadRequestError, NotFoundError } from '../core/errors.ts';
+import { manageLimit } from './paging.ts';
+
+/** Every feature's trash kinds (entries, menus, media): `/trash` owns none of the storage. */
+function trashKinds(ctx: OperationContext): TrashKind[] {
+  return ctx.services.features.flatMap((feature) => [...(feature.trash ?? [])]);
+}
+
+function kindNamed(ctx: OperationContext, kind: string): TrashKind {
+  const found = trashKinds(ctx).find((k) => k.kind === kind);
+  if (!found) throw new BadRequestError(`kind: unknown trash kind "${kind}"`);
+  return found;
+}
+
+const TrashedItem = z.object({ kind: z.string(), id: z.string(), title: z.string(), trashedAt: z.string() });
+
+export const listTrashOp = defineOperation({
+  id: 'trash.list',
+  surface: 'manage',
+  method: 'GET',
+  path: '/trash',
+  summary: 'Trashed items of every kind, most recently trashed first',
+  description: 'One page of up to `limit` items (no cursor: the trash is merged from several stores).',
+  requires: 'content:delete',
+  input: z.object({ kind: z.string().optional(), limit: manageLimit }),
+  output: z.object({
+    data: z.array(TrashedItem),
+    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+  }),
+  async handler(ctx, { kind, limit }) {
+    const kinds = kind ? [kindNamed(ctx, kind)] : trashKinds(ctx);
+    const lists = await Promise.all(kinds.map((k) => k.list(ctx, limit)));
+    const data = lists
+      .flat()
+      .sort((a, b) => b.trashedAt.localeCompare(a.trashedAt))
+      .slice(0, limit);
+    return { data, page: { limit, cursor: null, nextCursor: null, total: data.length } };
+  },
+});
+
+export const restoreTrashOp = defineOperation({
+  id: 'trash.restore',
+  surface: 'manage',
+  method: 'POST',
+  path: '/trash/restore',
+  summary: 'Restore one trashed item',
+  requires: 'content:delete',
+  input: z.object({ kind: z.string(), id: z.string() }),
+  output: z.object({ kind: z.string(), id: z.string(), restored: z.boolean() }),
+  async handler(ctx, { kind, id }) {
+    if (!(await kindNamed(ctx, kind).restore(ctx, id))) throw new NotFoundError();
+    return { kind, id, restored: true };
+  },
+});
+
+export const purgeTrashOp = defineOperation({
+  id: 'trash.purge',
+  surface: 'manage',
+  method: 'DELETE',
+  path: '/trash',
+  summary: 'Permanently remove one trashed item (kind and id) or everything in the trash (of one kind)',
+  requires: 'site:admin',
+  input: z.object({ kind: z.string().optional(), id: z.string().optional() }),
+  output: z.object({ purged: z.number().int() }),
+  async handler(ctx, { kind, id }) {
+    if (id) {
+      if (!kind) throw new BadRequestError('kind: required with id');
+      if (!(await kindNamed(ctx, kind).purge(ctx, id))) throw new NotFoundError();
+      return { purged: 1 };
+    }
+    let purged = 0;
+    for (const trashKind of kind ? [kindNamed(ctx, kind)] : trashKinds(ctx)) {
+      // Batches until the kind's trash is empty (each purge removes the row it listed).
+      for (let round = 0; round < 1000; round++) {
+        const batch = await trashKind.list(ctx, 200);
+        let removed = 0;
+        for (const item of batch) if (await trashKind.purge(ctx, item.id)) removed++;
+        purged += removed;
+        if (removed === 0) break;
+      }
+    }
+    return { purged };
+  },
+});

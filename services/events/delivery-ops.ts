@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import { BadRequestError, NotFoundError } from '../core/errors.ts';
+import { eventCollections } from './model.ts';
+import { startStoredDeliveries, storeDeliveries } from './deliveries.ts';
+
+const HISTORY_SIZE = 100;
+
+const AttemptView = z.object({
+  id: z.string(),
+  deliveryId: z.string(),
+  endpointId: z.string(),
+  event: z.string(),
+  attempt: z.number(),
+  status: z.string(),
+  responseCode: z.number().nullable(),
+  error: z.string().nullable(),
+  startedAt: z.string(),
+  finishedAt: z.string().nullable(),
+  durationMs: z.number().nullable(),
+});
+
+export const deliveryHistory = defineOperation({
+  id: 'admin.webhooks.history',
+  surface: 'admin',
+  method: 'GET',
+  path: '/webhooks/deliveries/history',
+  summary: 'The last 100 delivery attempts, newest first',
+  requires: 'settings:manage',
+  input: z.object({ endpointId: z.string().optional() }),
+  output: z.object({ data: z.array(AttemptView) }),
+  async handler(ctx, { endpointId }) {
+    const rows = await eventCollections(ctx.db)
+      .attempts.find({ siteId: ctx.site._id, ...(endpointId ? { endpointId } : {}) })
+      .sort({ _id: -1 })
+      .limit(HISTORY_SIZE)
+      .toArray();
+    return {
+      data: rows.map((row) => ({
+        id: row._id,
+        deliveryId: row.deliveryId,
+        endpointId: row.endpointId,
+        event: row.event,
+        attempt: row.attempt,
+        status: row.status,
+        responseCode: row.responseCode,
+        error: row.error,
+        startedAt: row.startedAt.toISOString(),
+        finishedAt: row.finishedAt?.toISOString() ?? null,
+        durationMs: row.durationMs,
+      })),
+    };
+  },
+});
+
+/** A new delivery (new id, its own attempts) of the same body to the same endpoint. */
+export const redeliver = defineOperation({
+  id: 'admin.webhooks.redeliver',
+  surface: 'admin',
+  method: 'POST',
+  path: '/webhooks/deliveries/:id/redeliver',
+  summary: 'Send a delivery again, as a new delivery',
+  requires: 'settings:manage',
+  status: 202,
+  input: z.object({ id: z.string() }),
+  output: z.object({ delivery: z.object({ id: z.string(), redeliveryOf: z.string() }) }),
+  async handler(ctx, { id }) {
+    const { deliveries, endpoints } = eventCollections(ctx.db);
+    const original = await deliveries.findOne({ _id: id, siteId: ctx.site._id });
+    if (!original) throw new NotFoundError();
+    if (!original.body) throw new BadRequestError('This delivery was never sent: its payload was over the size limit');
+    const endpoint = await endpoints.findOne({ _id: original.endpointId, siteId: ctx.site._id }, { projection: { _id: 1 } });
+    if (!endpoint) throw new NotFoundError('The endpoint of this delivery was deleted');
+    const where = { dbName: ctx.workspace.dbName, siteId: ctx.site._id };
+    const [copy] = await storeDeliveries(ctx.services, where, [endpoint], original.event, original.body, original._id);
+    await startStoredDeliveries(ctx.services, where, [copy]);
+    return { delivery: { id: copy._id, redeliveryOf: original._id } };
+  },
+});

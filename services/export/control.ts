@@ -1,0 +1,51 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { OperationContext, Services } from '../core/context.ts';
+import { newId } from '../core/ids.ts';
+import type { ExportProgress, ExportRequest, ExportWorkflowInput } from '../../workflows/static-export.ts';
+import { exportWorkflowId, type ExportMode, type ExportRef } from './model.ts';
+import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from '../../workflows/static-export-signals.ts';
+
+export interface ExportTuning {
+  batchSize: number;
+  batchPauseMs: number;
+}
+
+const tunings = new WeakMap<Services, ExportTuning>();
+
+/** Batch size and pause travel with each run's workflow start; tests use small batches to watch progress. */
+export function configureStaticExport(services: Services, tuning: Partial<ExportTuning>): void {
+  tunings.set(services, { ...exportTuning(services), ...tuning });
+}
+
+const exportTuning = (services: Services): ExportTuning => tunings.get(services) ?? { batchSize: 50, batchPauseMs: 0 };
+
+const refOf = (ctx: OperationContext): ExportRef => ({ workspaceId: ctx.workspace._id, siteId: ctx.site._id });
+
+/** Asks the site's export actor for a run, starting it if it is not running (signal-with-start). */
+export async function requestExportRun(ctx: OperationContext, mode: ExportMode): Promise<string> {
+  const { client, taskQueue } = ctx.services.temporal;
+  const ref = refOf(ctx);
+  const request: ExportRequest = { requestId: newId(), mode };
+  const input: ExportWorkflowInput = { ...ref, ...exportTuning(ctx.services) };
+  await client.workflow.signalWithStart('staticExportWorkflow', {
+    taskQueue,
+    workflowId: exportWorkflowId(ref),
+    args: [input],
+    signal: REQUEST_EXPORT_SIGNAL,
+    signalArgs: [request],
+  });
+  return request.requestId;
+}
+
+/** Live progress while the actor runs; null when it is not running. */
+export async function exportProgress(ctx: OperationContext): Promise<ExportProgress | null> {
+  const handle = ctx.services.temporal.client.workflow.getHandle(exportWorkflowId(refOf(ctx)));
+  try {
+    const description = await handle.describe();
+    if (description.status.name !== 'RUNNING') return null;
+    return await handle.query<ExportProgress>(EXPORT_PROGRESS_QUERY);
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../core/context.ts';
+import type { AccessGate } from '../access/gate.ts';
+
+/** The asset folder sits beside this one, so the gateway image (which copies `services/`) has it. */
+const ASSET_DIR = new URL('../admin-ui/', import.meta.url);
+
+/** Page path → HTML file. Every page is a static shell; its module fetches the JSON routes. */
+const PAGES: Readonly<Record<string, string>> = {
+  '/admin': 'index.html',
+  '/admin/api-keys': 'api-keys.html',
+  '/admin/webhooks': 'webhooks.html',
+};
+
+/** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
+const ASSETS: readonly string[] = ['admin.css', 'common.js', 'index.js', 'api-keys.js', 'webhooks.js'];
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+};
+
+/**
+ * Scripts and styles only from this origin, no inline code, no framing, no plugins; `fetch` only
+ * to this origin. Secrets are shown on these pages, so nothing foreign may run or read them.
+ */
+export const ADMIN_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+  "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+interface Asset {
+  body: Buffer;
+  type: string;
+  etag: string;
+}
+
+function load(file: string): Asset {
+  const body = readFileSync(new URL(file, ASSET_DIR));
+  const type = TYPES[file.slice(file.lastIndexOf('.'))];
+  if (!type) throw new Error(`admin-ui: no content type for ${file}`);
+  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+  return { body, type, etag };
+}
+
+function send(request: FastifyRequest, reply: FastifyReply, asset: Asset) {
+  reply.headers({
+    'content-type': asset.type,
+    'content-security-policy': ADMIN_CSP,
+    'x-frame-options': 'DENY',
+    'referrer-policy': 'no-referrer',
+    // Always revalidate: a deploy changes the files, and the ETag makes revalidation cheap.
+    'cache-control': 'no-cache',
+    etag: asset.etag,
+  });
+  if (request.headers['if-none-match'] === asset.etag) return reply.code(304).send();
+  return reply.send(asset.body);
+}
+
+/**
+ * `/admin`: the administration pages (sign-in, API keys, webhooks). Plain HTML shells with one
+ * small vanilla module each; all data comes from the cookie-session JSON routes under `/api`, so
+ * this plugin holds no logic and no data. Files are read once at start-up.
+ */
+export async function adminUiExtension(app: FastifyInstance, _services: Services, _gate: AccessGate): Promise<void> {
+  const assets = new Map(ASSETS.map((file) => [file, load(file)]));
+  for (const [path, file] of Object.entries(PAGES)) {
+    const page = load(file);
+    app.get(path, (request, reply) => send(request, reply, page));
+  }
+  // `/admin/` would break the pages' relative links; one canonical address per page.
+  app.get('/admin/', (_request, reply) => reply.redirect('/admin', 308));
+  app.get('/admin/assets/:file', (request, reply) => {
+    const asset = assets.get((request.params as { file: string }).file);
+    if (!asset) return reply.code(404).send({ error: 'Not found' });
+    return send(request, reply, asset);
+  });
+}

@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../core/context.ts';
+import type { AccessGate } from '../access/gate.ts';
+import { AppError, NotFoundError } from '../core/errors.ts';
+import { requireScope } from './request-scope.ts';
+import { MEDIA_COLLECTIONS, type MediaDoc } from '../media/model.ts';
+import { openFileStream } from '../media/read-stream.ts';
+import { parseRange } from '../media/range.ts';
+
+/**
+ * Items can be trashed, after which their URL must answer 404, so responses are cacheable for a
+ * while but not `immutable`. The bytes behind an id never change, so the id is a strong ETag.
+ */
+const CACHE_CONTROL = 'public, max-age=3600';
+
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
+  return `inline; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((tag) => {
+    const candidate = tag.trim();
+    return candidate === '*' || candidate === etag || candidate === `W/${etag}`;
+  });
+}
+
+async function serveFile(services: Services, request: FastifyRequest, reply: FastifyReply) {
+  const { id } = request.params as { id: string };
+  const scope = requireScope(request);
+  const db = services.workspaceDb(scope.workspace);
+  const doc = await db
+    .collection<MediaDoc>(MEDIA_COLLECTIONS.items)
+    .findOne({ _id: id, siteId: scope.site._id, status: 'stored' });
+  if (!doc) throw new NotFoundError('Media item not found');
+
+  const etag = `"${doc._id}"`;
+  reply.headers({
+    etag,
+    'cache-control': CACHE_CONTROL,
+    'last-modified': doc.createdAt.toUTCString(),
+    'accept-ranges': 'bytes',
+    'x-content-type-options': 'nosniff',
+    'content-disposition': contentDisposition(doc.filename),
+    // A file opened directly runs no script and loads nothing, whatever it turns out to be.
+    ...(doc.mimeType === 'application/pdf' ? {} : { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" }),
+  });
+  if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
+
+  const ifRange = request.headers['if-range'];
+  const rangeHeader = ifRange === undefined || ifRange === etag ? request.headers.range : undefined;
+  const range = parseRange(rangeHeader, doc.size);
+  if (range === 'unsatisfiable') {
+    throw new AppError(416, 'Range not satisfiable', { 'content-range': `bytes */${doc.size}` });
+  }
+  reply.type(doc.mimeType);
+  if (range) {
+    reply.code(206).headers({
+      'content-range': `bytes ${range.start}-${range.end}/${doc.size}`,
+      'content-length': String(range.end - range.start + 1),
+    });
+  } else {
+    reply.header('content-length', String(doc.size));
+  }
+  if (request.method === 'HEAD' || doc.size === 0) return reply.send();
+  return reply.send(openFileStream(db, doc, range ?? undefined));
+}
+
+/**
+ * The public file URL of every media item: `/media/files/:id/:filename` (the filename is only for
+ * people and download dialogs). Anonymous, like the site's pages that embed these files.
+ */
+export async function mediaFilesExtension(app: FastifyInstance, services: Services, _gate: AccessGate): Promise<void> {
+  const handler = (request: FastifyRequest, reply: FastifyReply) => serveFile(services, request, reply);
+  app.get('/media/files/:id', handler);
+  app.get('/media/files/:id/:filename', handler);
+}

@@ -1,0 +1,41 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
+import type { OperationContext } from '../core/context.ts';
+import { BadGatewayError, ConflictError } from '../core/errors.ts';
+import type { PluginRoutineInput, PluginRoutineResult } from '../../activities/plugin-activation.ts';
+import type { PluginActivationOutcome } from '../../workflows/plugin-activation.ts';
+import { forgetActivePlugins } from './host.ts';
+
+export const pluginActivationWorkflowId = (workspaceId: string, siteId: string, pluginId: string) =>
+  `plugin-activation:${workspaceId}:${siteId}:${pluginId}`;
+
+/**
+ * Starts the activation workflow and waits for its outcome. Only one activation or deactivation of
+ * a plugin on a site runs at a time: a second request while one runs is a 409 (the workflow id is
+ * the business key; a finished one may be started again). A routine that throws is a 502.
+ */
+export async function runPluginActivation(ctx: OperationContext, pluginId: string, action: PluginRoutineInput['action']): Promise<PluginRoutineResult> {
+  const { client, taskQueue } = ctx.services.temporal;
+  const input: PluginRoutineInput = { workspaceId: ctx.workspace._id, siteId: ctx.site._id, pluginId, action };
+  let outcome: PluginActivationOutcome;
+  try {
+    const handle = await client.workflow.start('pluginActivationWorkflow', {
+      taskQueue,
+      workflowId: pluginActivationWorkflowId(ctx.workspace._id, ctx.site._id, pluginId),
+      workflowIdConflictPolicy: 'FAIL',
+      args: [input],
+    });
+    outcome = (await handle.result()) as PluginActivationOutcome;
+  } catch (error) {
+    if (error instanceof WorkflowExecutionAlreadyStartedError) throw new ConflictError(`Plugin ${pluginId} is already being activated or deactivated`);
+    if (error instanceof WorkflowFailedError) {
+      ctx.services.log.error({ pluginId, action, err: error.cause?.message ?? error.message }, 'plugin activation workflow failed');
+      throw new BadGatewayError(`Plugin ${action} failed`);
+    }
+    throw error;
+  } finally {
+    // The worker may be another process: this gateway's copy of the active set is stale now.
+    forgetActivePlugins(ctx.services, ctx.site._id);
+  }
+  if (!outcome.ok) throw new BadGatewayError(`Plugin activation failed: ${outcome.error}`);
+  return { changed: outcome.changed, installed: outcome.installed };
+}

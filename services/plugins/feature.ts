@@ -1,0 +1,11 @@
+import type { Feature } from '../core/feature.ts';
+import { pluginOperations } from './plugin-ops.ts';
+import { themeOperations } from './theme-ops.ts';
+import { PLUGINS_COLLECTION } from './state.ts';
+
+/** Plugin host (per-site activation through Temporal) and themes (docs/plugins.md). */
+export const pluginsFeature: Feature = {
+  name: 'plugins',
+  operations: [...pluginOperations, ...themeOperations],
+  indexes: [{ collection: PLUGINS_COLLECTION, keys: { siteId: 1, active: 1, pluginId: 1 } }],
+};

@@ -1,0 +1,12 @@
+import type { Feature } from '../core/feature.ts';
+import { addLanguageOp, deleteLanguageOp, getLanguageOp, listLanguagesOp, updateLanguageOp } from './languages-ops.ts';
+import { provisionLanguages } from './languages.ts';
+
+/** Site languages; the Public API resolves `locale` against the active ones. */
+export const languagesFeature: Feature = {
+  name: 'languages',
+  operations: [listLanguagesOp, getLanguageOp, addLanguageOp, updateLanguageOp, deleteLanguageOp],
+  async provisionWorkspace(ctx) {
+    await provisionLanguages(ctx);
+  },
+};

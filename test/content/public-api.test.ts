@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startContentWorld, signIn, type ContentWorld } from './support.ts';
+import { MAX_QUERY_COST } from '../../services/content/graphql-cost.ts';
+import { createRuntime } from '../../services/runtime.ts';
+import { closeServices } from '../../services/core/services.ts';
+
+let cw: ContentWorld;
+beforeAll(async () => {
+  cw = await startContentWorld();
+  await cw.manage('POST', '/languages', { code: 'fr', name: 'Français' });
+  for (let i = 0; i < 5; i++) {
+    const e = await cw.create({ title: `Public ${i}`, slug: `public-${i}`, type: i % 2 ? 'page' : 'post', fields: { n: i } });
+    await cw.manage('POST', `/content/${e.id}/publish`);
+  }
+  await cw.create({ title: 'Draft only', slug: 'draft-only' });
+  const fr = await cw.create({ title: 'Publique', slug: 'publique', locale: 'fr' });
+  await cw.manage('POST', `/content/${fr.id}/publish`);
+  await cw.manage('POST', '/menus', { slug: 'main', name: 'Main', items: [{ label: 'Home', url: '/' }] });
+});
+afterAll(async () => cw?.close());
+
+const gql = (query: string, variables?: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  cw.world.app.inject({ method: 'POST', url: '/api/v1/graphql', payload: { query, variables }, headers });
+
+describe('Public Content API', () => {
+  it('lists published content only, in the public envelope, with limits and paging', async () => {
+    const res = await cw.pub('/content');
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(Object.keys(body).sort()).toEqual(['items', 'locale', 'nextCursor', 'total']);
+    expect(body).toMatchObject({ total: 5, locale: 'en', nextCursor: null });
+    expect(body.items.map((i: { slug: string }) => i.slug)).not.toContain('draft-only');
+    expect(body.items.every((i: { status: string }) => i.status === 'published')).toBe(true);
+    expect((await cw.pub('/content?type=page')).json().total).toBe(2);
+    expect((await cw.pub('/content?slug=public-3')).json().items.map((i: { slug: string }) => i.slug)).toEqual(['public-3']);
+    expect((await cw.pub('/content?limit=101')).statusCode).toBe(400);
+    expect((await cw.pub('/content?limit=0')).statusCode).toBe(400);
+    const first = (await cw.pub('/content?limit=2')).json();
+    const second = (await cw.pub(`/content?limit=2&cursor=${encodeURIComponent(first.nextCursor)}`)).json();
+    const third = (await cw.pub(`/content?limit=2&cursor=${encodeURIComponent(second.nextCursor)}`)).json();
+    const slugs = [...first.items, ...second.items, ...third.items].map((i: { slug: string }) => i.slug);
+    expect(new Set(slugs).size).toBe(5);
+    expect(third.nextCursor).toBeNull();
+    expect((await cw.pub('/content?cursor=forged')).statusCode).toBe(400);
+  });
+
+  it('serves one entry by slug with fields and publishing metadata, and content types', async () => {
+    const entry = (await cw.pub('/content/public-0')).json();
+    expect(entry).toMatchObject({ slug: 'public-0', title: 'Public 0', fields: { n: 0 }, status: 'published', locale: 'en' });
+    expect(entry.publishedAt).toBeTruthy();
+    expect((await cw.pub('/content/draft-only')).statusCode).toBe(404);
+    expect((await cw.pub('/content/nope')).json()).toEqual({ error: expect.any(String) });
+    expect((await cw.pub('/content-types')).json().types.map((t: { slug: string }) => t.slug)).toEqual(['post', 'page']);
+    expect((await cw.pub('/openapi.json')).json().paths).toHaveProperty('/content/{slug}');
+  });
+
+  it('invalidates the cache on update, publish, unpublish and delete', async () => {
+    const entry = await cw.create({ title: 'Cached', slug: 'cached' });
+    await cw.manage('POST', `/content/${entry.id}/publish`);
+    expect((await cw.pub('/content/cached')).json().title).toBe('Cached');
+    await cw.manage('PATCH', `/content/${entry.id}`, { title: 'Cached 2', status: 'published' });
+    expect((await cw.pub('/content/cached')).json().title).toBe('Cached 2');
+    await cw.manage('POST', `/content/${entry.id}/unpublish`);
+    expect((await cw.pub('/content/cached')).statusCode).toBe(404);
+    await cw.manage('POST', `/content/${entry.id}/publish`);
+    expect((await cw.pub('/content?slug=cached')).json().total).toBe(1);
+    await cw.manage('DELETE', `/content/${entry.id}`);
+    expect((await cw.pub('/content?slug=cached')).json().total).toBe(0);
+  });
+
+  it('a publish through one gateway reaches the cache of another within the state TTL (250 ms)', async () => {
+    const other = await createRuntime(cw.world.config);
+    const app2 = await other.buildApp({ logger: false });
+    try {
+      const entry = await cw.create({ title: 'Elsewhere', slug: 'elsewhere' });
+      const read = () => app2.inject({ method: 'GET', url: '/api/v1/content/elsewhere' });
+      expect((await read()).statusCode).toBe(404);
+      await cw.manage('POST', `/content/${entry.id}/publish`);
+      const started = Date.now();
+      let status = 0;
+      while (Date.now() - started < 2000 && (status = (await read()).statusCode) !== 200) await new Promise((r) => setTimeout(r, 25));
+      expect(status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(1000);
+    } finally {
+      await app2.close();
+      await closeServices(other.services);
+    }
+  });
+
+  it('preview=1 shows drafts and working revisions to a signed-in editor only', async () => {
+    expect((await cw.pub('/content/draft-only?preview=1')).statusCode).toBe(404);
+    const { cookie } = await signIn(cw.world);
+    const preview = await cw.pub('/content/draft-only?preview=1', { cookie });
+    expect(preview.json()).toMatchObject({ title: 'Draft only', preview: true });
+    expect((await cw.pub('/content/draft-only', { cookie })).statusCode).toBe(404);
+    const forged = await cw.pub('/content/draft-only?preview=1', { cookie: 'cwb_session=forged' });
+    expect([401, 404]).toContain(forged.statusCode);
+  });
+
+  it('answers 404 on every public endpoint, GraphQL included, while the Public API is switched off', async () => {
+    const off = await cw.manage('PATCH', '/settings', { api: { publicEnabled: false } });
+    expect(off.statusCode).toBe(200);
+    for (const url of ['/content', '/content/public-0', '/content-types', '/menus', '/menus/main', '/search?q=public']) {
+      const res = await cw.pub(url);
+      expect(res.statusCode, url).toBe(404);
+      expect(res.json()).toHaveProperty('error');
+    }
+    expect((await gql('{ contentTypes { slug } }')).statusCode).toBe(404);
+    await cw.manage('PATCH', '/settings', { api: { publicEnabled: true } });
+    expect((await cw.pub('/content')).statusCode).toBe(200);
+  });
+});
+
+describe('GraphQL', () => {
+  it('answers the same data as REST', async () => {
+    const rest = (await cw.pub('/content?limit=3')).json();
+    const res = await gql('query ($limit: Int) { content(limit: $limit) { items { id slug title fields blocks locale } nextCursor total locale } }', { limit: 3 });
+    expect(res.statusCode).toBe(200);
+    const data = res.json().data.content;
+    expect(data.total).toBe(rest.total);
+    expect(data.locale).toBe(rest.locale);
+    expect(data.items).toEqual(rest.items.map((i: Record<string, unknown>) => ({ id: i.id, slug: i.slug, title: i.title, fields: i.fields, blocks: i.blocks, locale: i.locale })));
+    // Same cursor format: a REST cursor continues a GraphQL list.
+    const next = (await cw.pub(`/content?limit=3&cursor=${encodeURIComponent(data.nextCursor)}`)).json();
+    const all = (await cw.pub('/content?limit=100')).json().total;
+    expect(next.items).toHaveLength(Math.min(3, all - 3));
+    expect(next.items.map((i: { id: string }) => i.id)).not.toContain(data.items[0].id);
+
+    const fr = (await gql('{ content(locale: "fr") { items { slug } locale } }')).json().data.content;
+    expect(fr).toEqual({ items: [{ slug: 'publique' }], locale: 'fr' });
+    const one = (await gql('{ entry(slug: "public-1") { title fields } missing: entry(slug: "draft-only") { title } }')).json().data;
+    expect(one).toEqual({ entry: { title: 'Public 1', fields: { n: 1 } }, missing: null });
+    const types = (await gql('{ contentTypes { slug builtin } }')).json().data.contentTypes;
+    expect(types).toEqual((await cw.pub('/content-types')).json().types.map((t: { slug: string; builtin: boolean }) => ({ slug: t.slug, builtin: t.builtin })));
+    const menus = (await gql('{ menus { menus { slug items { label url } } locale } menu(slug: "main") { menu { name } } }')).json().data;
+    expect(menus.menus).toEqual({ menus: [{ slug: 'main', items: [{ label: 'Home', url: '/' }] }], locale: 'en' });
+    expect(menus.menu.menu.name).toBe('Main');
+    const search = (await gql('{ search(q: "PUBLIC 3") { items { slug } total } }')).json().data.search;
+    expect(search).toEqual({ items: [{ slug: 'public-3' }], total: 1 });
+  });
+
+  it('rejects queries that are too deep or too costly, and bad input', async () => {
+    const deep = await gql('{ menus { menus { items { children { children { children { children { children { children { label } } } } } } } } } }');
+    expect(deep.json().errors?.[0]?.message).toMatch(/depth/i);
+    const aliases = Array.from({ length: 30 }, (_, i) => `a${i}: content(limit: 100) { items { id title slug } }`).join(' ');
+    const costly = await gql(`{ ${aliases} }`);
+    expect(costly.statusCode).toBe(400);
+    expect(costly.json().errors[0].message).toContain(`> ${MAX_QUERY_COST}`);
+    const bad = await gql('{ content(limit: 500) { total } }');
+    expect(bad.json().errors[0].message).toMatch(/limit/);
+    const preview = await gql('{ entry(slug: "draft-only", preview: true) { title } }');
+    expect(preview.json().data.entry).toBeNull();
+  });
+});

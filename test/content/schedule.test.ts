@@ -1,0 +1,71 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startContentWorld, type ContentWorld } from './support.ts';
+import { scheduleWorkflowId } from '../../services/content/schedule.ts';
+
+let cw: ContentWorld;
+beforeAll(async () => {
+  cw = await startContentWorld({ worker: true });
+});
+afterAll(async () => cw?.close());
+
+const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
+
+async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value) || Date.now() > until) return value;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+describe('scheduled publishing', () => {
+  it('publishes at publishOn and returns to draft at unpublishOn (durable timers in one workflow per entry)', async () => {
+    const entry = await cw.create({ title: 'Timed', slug: 'timed' });
+    const res = await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(2), unpublishOn: inSeconds(5), expectedVersion: 1 });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json()).toMatchObject({ status: 'scheduled', version: 2 });
+    expect(res.json().publishOn).toBeTruthy();
+    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId('default', entry.id));
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+
+    const published = await waitFor(() => cw.manage('GET', `/content/${entry.id}`).then((r) => r.json()), (e) => e.status === 'published');
+    expect(published.status).toBe('published');
+    expect((await cw.pub('/content/timed')).statusCode).toBe(200);
+    const back = await waitFor(() => cw.manage('GET', `/content/${entry.id}`).then((r) => r.json()), (e) => e.status === 'draft');
+    expect(back).toMatchObject({ status: 'draft', publishOn: null, unpublishOn: null });
+    expect((await cw.pub('/content/timed')).statusCode).toBe(404);
+    expect(cw.events.filter((e) => e.data.id === entry.id).map((e) => e.event)).toEqual(
+      expect.arrayContaining(['content.published', 'content.unpublished']),
+    );
+  });
+
+  it('a new schedule replaces the old one; null cancels it', async () => {
+    const entry = await cw.create({ title: 'Replaced' });
+    await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(3600), unpublishOn: null });
+    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId('default', entry.id));
+    const firstRun = (await handle.describe()).runId;
+    await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(7200), unpublishOn: null });
+    const second = await handle.describe();
+    expect(second.runId).not.toBe(firstRun);
+    expect(second.status.name).toBe('RUNNING');
+
+    const cancelled = await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: null, unpublishOn: null });
+    expect(cancelled.json()).toMatchObject({ status: 'draft', publishOn: null, unpublishOn: null });
+    expect((await handle.describe()).status.name).toBe('TERMINATED');
+  });
+
+  it('refuses an unpublish date before the publish date, a bad date, or a stale version, changing nothing', async () => {
+    const entry = await cw.create({ title: 'Bad dates' });
+    const cases = [
+      { publishOn: inSeconds(100), unpublishOn: inSeconds(50) },
+      { publishOn: 'tomorrow', unpublishOn: null },
+      { publishOn: inSeconds(100) },
+    ];
+    for (const body of cases) expect((await cw.manage('PUT', `/content/${entry.id}/schedule`, body)).statusCode, JSON.stringify(body)).toBe(400);
+    expect((await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(100), unpublishOn: null, expectedVersion: 9 })).statusCode).toBe(409);
+    const reader = await cw.keyWith(['content:read', 'content:update']);
+    expect((await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(100), unpublishOn: null }, reader)).statusCode).toBe(403);
+    expect((await cw.manage('GET', `/content/${entry.id}`)).json()).toMatchObject({ version: 1, status: 'draft', publishOn: null });
+  });
+});

@@ -1,0 +1,82 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { startWorld, type World, type WorldOptions } from '../support/world.ts';
+import { createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
+import { CAPABILITIES, type Capability } from '../../services/access/capabilities.ts';
+import type { KeyScope } from '../../services/access/principal.ts';
+
+export interface ContentWorld {
+  world: World;
+  /** A key with every capability. */
+  key: string;
+  events: Array<{ event: string; data: Record<string, unknown> }>;
+  manage(method: string, url: string, body?: unknown, key?: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  pub(url: string, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  keyWith(capabilities: Capability[], scope?: KeyScope): Promise<string>;
+  /** Creates an entry through the API and returns its JSON. */
+  create(body: Record<string, unknown>): Promise<Entry>;
+  close(): Promise<void>;
+}
+
+export interface Entry {
+  id: string;
+  title: string;
+  slug: string;
+  status: string;
+  version: number;
+  locale: string;
+  type: string;
+  [key: string]: unknown;
+}
+
+/** A world with an all-capabilities key, HTTP helpers for both surfaces, and a record of emitted events. */
+export async function startContentWorld(options: WorldOptions = {}): Promise<ContentWorld> {
+  const world = await startWorld(options);
+  const events: ContentWorld['events'] = [];
+  const original = world.services.events;
+  world.services.events = {
+    async publish(ctx, event, data) {
+      events.push({ event, data });
+      await original.publish(ctx, event, data);
+    },
+  };
+  const key = (await createApiKey(world, { capabilities: [...CAPABILITIES] })).key;
+  const manage: ContentWorld['manage'] = (method, url, body, useKey = key, headers = {}) =>
+    world.app.inject({
+      method: method as 'GET',
+      url: `/api/manage/v1${url}`,
+      headers: { authorization: `Bearer ${useKey}`, ...headers },
+      ...(body !== undefined ? { payload: body as object } : {}),
+    });
+  return {
+    world,
+    key,
+    events,
+    manage,
+    pub: (url, headers = {}) => world.app.inject({ method: 'GET', url: `/api/v1${url}`, headers }),
+    keyWith: async (capabilities, scope) => (await createApiKey(world, { capabilities, scope })).key,
+    async create(body) {
+      const res = await manage('POST', '/content', body);
+      if (res.statusCode !== 201) throw new Error(`create failed: ${res.statusCode} ${res.body}`);
+      return res.json();
+    },
+    close: () => world.close(),
+  };
+}
+
+export { defaultSiteContext, signIn };
+
+/** Every page of a Management list, following `nextCursor`. */
+export async function allPages<T>(cw: ContentWorld, url: string): Promise<T[]> {
+  const items: T[] = [];
+  let cursor: string | null = null;
+  for (let i = 0; i < 100; i++) {
+    const sep = url.includes('?') ? '&' : '?';
+    const res = await cw.manage('GET', `${url}${cursor ? `${sep}cursor=${encodeURIComponent(cursor)}` : ''}`);
+    if (res.statusCode !== 200) throw new Error(`${res.statusCode} ${res.body}`);
+    const body = res.json();
+    items.push(...body.data);
+    cursor = body.page.nextCursor;
+    if (!cursor) return items;
+  }
+  throw new Error('too many pages');
+}

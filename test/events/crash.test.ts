@@ -1,0 +1,109 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { World } from '../support/world.ts';
+import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
+import type { WebhookOptions } from '../../services/events/settings.ts';
+import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+
+const createEndpoint = adminEndpoints.create;
+const childScript = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+const webhooks: WebhookOptions = {
+  retry: { initialIntervalMs: 500, backoffCoefficient: 2, maximumIntervalMs: 4_000, maximumAttempts: 6 },
+  attemptTimeoutMs: 20_000,
+  heartbeatTimeoutMs: 2_000,
+  drainIntervalMs: 1_000,
+  drainGraceMs: 1_000,
+};
+
+/** Starts services/worker-factory.ts in its own OS process, on the world's queue and databases. */
+async function spawnWorker(world: World): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
+    env: {
+      ...process.env,
+      MONGODB_URI: world.config.MONGODB_URI,
+      TEMPORAL_ADDRESS: world.config.TEMPORAL_ADDRESS,
+      DB_PREFIX: world.config.DB_PREFIX,
+      TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
+      SECRET_KEY: world.config.SECRET_KEY,
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+      LOG_LEVEL: 'silent',
+      WEBHOOK_TEST_OPTIONS: JSON.stringify(webhooks),
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start: ${stderr.slice(-2000)}`)), 60_000);
+    child.stdout?.on('data', (chunk) => {
+      if (String(chunk).includes('worker ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited (${code}): ${stderr.slice(-2000)}`));
+    });
+  });
+  return child;
+}
+
+function kill9(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+describe('a worker killed with SIGKILL in the middle of a delivery', () => {
+  let world: World;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    world = await startWebhookWorld({ webhooks }); // no in-process worker: only the child processes work
+  });
+  afterAll(async () => {
+    for (const child of children) await kill9(child);
+    await world?.close();
+  });
+
+  it('is retried by the next worker: the receiver sees it completed and every attempt is in the history', async () => {
+    // The first request is held open; the worker dies while waiting for the answer.
+    const receiver = await startReceiver((_req, index) => ({ delayMs: index === 0 ? 30_000 : 0 }));
+    try {
+      const first = await spawnWorker(world);
+      children.push(first);
+      const { endpoint } = await call(world, createEndpoint, { name: 'crash', url: receiver.url, events: ['content.created'] });
+      await emit(world, 'content.created', { id: 'c1', type: 'post', slug: 'a', locale: 'en', title: 'A', status: 'draft', authorId: null });
+      await waitFor(async () => receiver.received.length === 1, 30_000, 'first request');
+      const { deliveries, attempts } = await siteDb(world);
+      const inFlight = await deliveries.findOne({ endpointId: endpoint.id });
+      expect(inFlight?.status).toBe('queued');
+      expect(await attempts.findOne({ deliveryId: inFlight!._id, attempt: 1 })).toMatchObject({ status: 'in_progress' });
+
+      await kill9(first);
+      const second = await spawnWorker(world);
+      children.push(second);
+
+      const done = await waitFor(async () => {
+        const row = await deliveries.findOne({ _id: inFlight!._id });
+        return row?.status === 'delivered' && row;
+      }, 45_000, 'delivery after the crash');
+      expect(done.attempts).toBe(2);
+      expect(receiver.received).toHaveLength(2);
+      // Same delivery id on both attempts: the receiver can tell it is the same delivery.
+      expect(receiver.received.map((r) => r.headers['x-service-delivery'])).toEqual([done._id, done._id]);
+      expect(receiver.received.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2']);
+      const history = await attempts.find({ deliveryId: done._id }).sort({ attempt: 1 }).toArray();
+      expect(history.map((h) => [h.attempt, h.status])).toEqual([
+        [1, 'interrupted'],
+        [2, 'succeeded'],
+      ]);
+      expect(history[1].responseCode).toBe(200);
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,185 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { World } from '../support/world.ts';
+import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
+import { isPublicAddress } from '../../services/events/addresses.ts';
+import { createSecretBox, secretBinding } from '../../services/events/secrets.ts';
+import { newId } from '../../services/core/ids.ts';
+import type { ResolvedAddress } from '../../services/events/target-guard.ts';
+import { call, emit, failure, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+
+const createEndpoint = adminEndpoints.create;
+
+/** DNS the test controls: names can change their answer between save and delivery. */
+const dns = new Map<string, ResolvedAddress[]>();
+const resolve = async (host: string) => {
+  const answer = dns.get(host);
+  if (!answer) throw Object.assign(new Error(`ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+  return answer;
+};
+const v4 = (address: string): ResolvedAddress[] => [{ address, family: 4 }];
+const v6 = (address: string): ResolvedAddress[] => [{ address, family: 6 }];
+
+dns.set('public.example.test', v4('93.184.216.34'));
+dns.set('loopback.example.test', v4('127.0.0.1'));
+dns.set('private.example.test', v4('10.1.2.3'));
+dns.set('metadata.example.test', v4('169.254.169.254'));
+dns.set('v6-loopback.example.test', v6('::1'));
+dns.set('v6-ula.example.test', v6('fd00::5'));
+dns.set('mapped.example.test', v6('::ffff:192.168.0.1'));
+// One public and one private answer: refused, because a later connection could pick either.
+dns.set('mixed.example.test', [...v4('93.184.216.34'), ...v4('192.168.1.20')]);
+
+const REFUSED_URLS = [
+  'https://127.0.0.1/hook',
+  'https://127.1.2.3/hook',
+  'https://0.0.0.0/hook',
+  'https://10.0.0.1/hook',
+  'https://172.16.5.4/hook',
+  'https://172.31.255.255/hook',
+  'https://192.168.1.1/hook',
+  'https://169.254.169.254/latest/meta-data',
+  'https://100.64.0.1/hook',
+  'https://0x7f000001/hook', // 127.0.0.1 in hex
+  'https://2130706433/hook', // 127.0.0.1 as one number
+  'https://017700000001/hook', // 127.0.0.1 in octal
+  'https://[::1]/hook',
+  'https://[::]/hook',
+  'https://[fe80::1]/hook',
+  'https://[fc00::1]/hook',
+  'https://[fd12:3456:789a::1]/hook',
+  'https://[::ffff:127.0.0.1]/hook',
+  'https://[::ffff:10.0.0.1]/hook',
+  'https://[::ffff:a9fe:a9fe]/hook', // mapped 169.254.169.254 in hex
+  'https://[64:ff9b::7f00:1]/hook', // NAT64 of 127.0.0.1
+  'https://[2002:c0a8:101::1]/hook', // 6to4 of 192.168.1.1
+  'https://[ff02::1]/hook',
+  'https://loopback.example.test/hook',
+  'https://private.example.test/hook',
+  'https://metadata.example.test/hook',
+  'https://v6-loopback.example.test/hook',
+  'https://v6-ula.example.test/hook',
+  'https://mapped.example.test/hook',
+  'https://mixed.example.test/hook',
+  'https://unknown.example.test/hook',
+];
+
+describe('SSRF guard', () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await startWebhookWorld({ worker: true, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' }, webhooks: { resolve } });
+  });
+  afterAll(() => world?.close());
+
+  it('classifies addresses', () => {
+    for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '2a00:1450::1', '::ffff:8.8.8.8', '172.32.0.1', '100.128.0.1']) {
+      expect(isPublicAddress(address), address).toBe(true);
+    }
+    for (const address of ['127.0.0.1', '10.9.9.9', '192.168.0.1', '172.20.0.1', '169.254.1.1', '::1', '::', 'fe80::abcd%eth0', 'fc00::', 'fdff::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::127.0.0.1', '64:ff9b::a00:1', '2002:7f00:1::', 'not-an-ip', '224.0.0.1', '255.255.255.255']) {
+      expect(isPublicAddress(address), address).toBe(false);
+    }
+  });
+
+  it('refuses every internal target when saved (400) and stores nothing', async () => {
+    const { endpoints } = await siteDb(world);
+    const before = await endpoints.countDocuments();
+    for (const url of REFUSED_URLS) {
+      const result = await failure(call(world, createEndpoint, { name: 'bad', url, events: ['content.created'] }));
+      expect(result.status, url).toBe(400);
+      expect(result.error, url).toMatch(/^url: /);
+    }
+    expect(await endpoints.countDocuments()).toBe(before);
+    // The public name is accepted.
+    await call(world, createEndpoint, { name: 'good', url: 'https://public.example.test/hook', events: ['content.created'] });
+  });
+
+  it('refuses them again at delivery (endpoints that slipped past the save check), without connecting', async () => {
+    // Rows written directly, as if saved before a rule existed: the delivery-time check must hold alone.
+    const { endpoints, deliveries, attempts, ctx } = await siteDb(world);
+    const box = createSecretBox(world.config.SECRET_KEY);
+    const ids = REFUSED_URLS.map(() => newId());
+    await endpoints.insertMany(
+      REFUSED_URLS.map((url, i) => ({
+        _id: ids[i],
+        siteId: ctx.site._id,
+        name: `legacy ${i}`,
+        url,
+        events: ['user.created'],
+        active: true,
+        secretEnc: box.seal('whsec_legacy', secretBinding(ctx.site._id, ids[i])),
+        ownerKeyId: null,
+        createdBy: null,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      })),
+    );
+    await emit(world, 'user.created', { id: 'u1', email: 'a@b.test', role: 'editor' });
+    const rows = await waitFor(async () => {
+      const done = await deliveries.find({ endpointId: { $in: ids }, status: 'failed' }).toArray();
+      return done.length === ids.length && done;
+    }, 30_000, `refused deliveries ${JSON.stringify(await deliveries.find({ endpointId: { $in: ids } }).project({ status: 1, error: 1, attempts: 1 }).limit(3).toArray())}`);
+    for (const row of rows) {
+      expect(row.attempts).toBe(1); // refused for good: no retries
+      const history = await attempts.find({ deliveryId: row._id }).toArray();
+      expect(history).toHaveLength(1);
+      expect(history[0]).toMatchObject({ status: 'blocked', responseCode: null });
+      expect(history[0].error).toMatch(/^url: /);
+    }
+  });
+
+  it('refuses a name that resolved public when saved and private at delivery (DNS rebinding)', async () => {
+    const receiver = await startReceiver();
+    try {
+      dns.set('rebind.example.test', v4('93.184.216.34'));
+      const { endpoint } = await call(world, createEndpoint, { name: 'rebind', url: 'https://rebind.example.test/hook', events: ['media.deleted'] });
+      dns.set('rebind.example.test', v4('127.0.0.1'));
+      await emit(world, 'media.deleted', { id: 'm', filename: 'x.png' });
+      const { deliveries, attempts } = await siteDb(world);
+      const row = await waitFor(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 20_000, 'refused');
+      const [history] = await attempts.find({ deliveryId: row._id }).toArray();
+      expect(history).toMatchObject({ status: 'blocked', error: 'url: private, loopback and link-local addresses are not allowed' });
+      expect(receiver.received).toHaveLength(0);
+    } finally {
+      dns.delete('rebind.example.test');
+      await receiver.close();
+    }
+  });
+});
+
+describe('SSRF guard with private targets allowed (tests, local development)', () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await startWebhookWorld({ worker: true, webhooks: { resolve } });
+  });
+  afterAll(() => world?.close());
+
+  it('connects to the address that was checked, not to a second DNS answer', async () => {
+    const receiver = await startReceiver();
+    try {
+      // The system resolver does not know this name; only the vetted answer can lead to the receiver.
+      dns.set('pinned.example.test', v4('127.0.0.1'));
+      const { endpoint } = await call(world, createEndpoint, { name: 'pinned', url: `http://pinned.example.test:${receiver.port}/hook`, events: ['content.deleted'] });
+      await emit(world, 'content.deleted', { id: 'c', type: 'post', slug: 's', locale: 'en' });
+      await waitFor(async () => receiver.received.length === 1, 20_000, 'receipt');
+      expect(receiver.received[0].headers.host).toBe(`pinned.example.test:${receiver.port}`);
+      const { deliveries } = await siteDb(world);
+      await waitFor(async () => (await deliveries.findOne({ endpointId: endpoint.id }))?.status === 'delivered', 10_000, 'delivered');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('does not follow redirects', async () => {
+    const target = await startReceiver();
+    const redirecting = await startReceiver(() => ({ status: 302 }));
+    try {
+      const { endpoint } = await call(world, createEndpoint, { name: 'redirect', url: redirecting.url, events: ['plugin.deactivated'] });
+      await emit(world, 'plugin.deactivated', { id: 'seo' });
+      const { attempts } = await siteDb(world);
+      const first = await waitFor(async () => (await attempts.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 20_000, 'attempt');
+      expect(first).toMatchObject({ responseCode: 302, error: 'HTTP 302 (redirects are not followed)' });
+      expect(target.received).toHaveLength(0);
+    } finally {
+      await Promise.all([target.close(), redirecting.close()]);
+    }
+  });
+});

@@ -1,0 +1,122 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createContext, type OperationContext } from '../../services/core/context.ts';
+import { invokeOperation, type Operation } from '../../services/core/operation.ts';
+import type { Principal } from '../../services/access/principal.ts';
+import { CAPABILITIES, type Capability } from '../../services/access/capabilities.ts';
+import { createSiteResolver } from '../../services/platform/tenancy.ts';
+import { eventCollections } from '../../services/events/model.ts';
+import { createWebhookPublisher } from '../../services/events/publisher.ts';
+import type { WebhookOptions } from '../../services/events/settings.ts';
+import { startWorld, type World, type WorldOptions } from '../support/world.ts';
+
+/** A world whose webhooks may reach loopback receivers, with test-sized backoff and timeouts. */
+export function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOptions } = {}): Promise<World> {
+  const { webhooks, ...rest } = options;
+  return startWorld({
+    ...rest,
+    env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...rest.env },
+    events: (services) =>
+      createWebhookPublisher(services, {
+        retry: { initialIntervalMs: 1_000, backoffCoefficient: 2, maximumIntervalMs: 4_000, maximumAttempts: 6 },
+        attemptTimeoutMs: 3_000,
+        heartbeatTimeoutMs: 2_000,
+        drainIntervalMs: 1_000,
+        drainGraceMs: 1_000,
+        ...webhooks,
+      }),
+  });
+}
+
+export const adminPrincipal = (): Principal => ({
+  kind: 'user',
+  userId: 'admin-user',
+  sessionId: 'session',
+  capabilities: new Set<Capability>(CAPABILITIES),
+  isPlatformOperator: false,
+});
+
+export const keyPrincipal = (keyId: string, capabilities: Capability[] = ['settings:manage']): Principal => ({
+  kind: 'key',
+  keyId,
+  userId: 'admin-user',
+  capabilities: new Set(capabilities),
+  scope: {},
+  isPlatformOperator: false,
+});
+
+export async function contextFor(world: World, principal: Principal): Promise<OperationContext> {
+  const scope = await createSiteResolver(world.services).resolve('localhost');
+  if (!scope) throw new Error('default site missing');
+  return createContext(world.services, scope, principal, { id: 'test', ip: '127.0.0.1' });
+}
+
+export async function call<T extends Operation>(world: World, op: T, input: unknown, principal: Principal = adminPrincipal()) {
+  return invokeOperation(op, await contextFor(world, principal), input) as Promise<Awaited<ReturnType<T['handler']>>>;
+}
+
+/** Status and message of a failed call, to assert `{ error }` answers without HTTP. */
+export async function failure(promise: Promise<unknown>): Promise<{ status: number; error: string }> {
+  try {
+    await promise;
+  } catch (error) {
+    const e = error as { status?: number; message: string };
+    return { status: e.status ?? 500, error: e.message };
+  }
+  throw new Error('expected the call to fail');
+}
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** A local webhook receiver; `respond` decides each answer (status, delay) from the request. */
+export async function startReceiver(respond: (req: Received, index: number) => { status?: number; delayMs?: number } = () => ({})) {
+  const received: Received[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const entry = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      received.push(entry);
+      const { status = 200, delayMs = 0 } = respond(entry, received.length - 1);
+      const answer = () => {
+        if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+      };
+      if (delayMs) setTimeout(answer, delayMs);
+      else answer();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    port,
+    received,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, label = 'condition'): Promise<T> {
+  const started = Date.now();
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${label}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function siteDb(world: World) {
+  const ctx = await contextFor(world, adminPrincipal());
+  return { ctx, ...eventCollections(ctx.db) };
+}
+
+/** Emits an event as an operation would. */
+export async function emit(world: World, event: string, data: Record<string, unknown>) {
+  const ctx = await contextFor(world, adminPrincipal());
+  await ctx.emit(event, data);
+}

@@ -1,0 +1,85 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
+import { registerCache } from '../../services/cache/caches.ts';
+
+interface CacheRow {
+  name: string;
+  reach: string;
+  entries: number | null;
+  details: Record<string, unknown>;
+}
+
+describe('cache routes', () => {
+  let pw: PluginWorld;
+  let manager: string;
+  let reader: string;
+  let probeCleared = 0;
+
+  beforeAll(async () => {
+    pw = await startPluginWorld();
+    manager = await pw.keyWith(['settings:read', 'settings:manage', 'content:read']);
+    reader = await pw.keyWith(['settings:read']);
+    // A module registering its own cache, as other features would.
+    registerCache(pw.world.services, {
+      name: 'probe',
+      description: 'test cache',
+      reach: 'process',
+      stats: () => ({ entries: 3, details: { hits: 7 } }),
+      clear: () => {
+        probeCleared += 1;
+      },
+    });
+  });
+  afterAll(() => pw?.close());
+
+  const stats = async (): Promise<CacheRow[]> => {
+    const res = await pw.manage('GET', '/cache/stats', reader);
+    expect(res.statusCode).toBe(200);
+    return res.json().caches;
+  };
+  const generation = async () => (await stats()).find((c) => c.name === 'public-content')!.details.generation as number;
+
+  it('reports the registered caches', async () => {
+    // Warm the public read path so the resolver and the public cache hold something.
+    expect((await pw.world.app.inject({ url: '/api/v1/content' })).statusCode).toBe(200);
+    const caches = await stats();
+    expect(caches.map((c) => c.name)).toEqual(['plugins-active', 'probe', 'public-content', 'site-resolver']);
+    expect(caches.find((c) => c.name === 'probe')).toMatchObject({ reach: 'process', entries: 3, details: { hits: 7 } });
+    expect(caches.find((c) => c.name === 'public-content')).toMatchObject({ reach: 'site' });
+  });
+
+  it('clears every cache: the public generation moves so every gateway drops its responses', async () => {
+    const before = await generation();
+    const res = await pw.manage('POST', '/cache/clear', manager);
+    expect(res.statusCode).toBe(200);
+    expect(res.json().cleared).toEqual(['plugins-active', 'probe', 'public-content', 'site-resolver']);
+    expect(probeCleared).toBe(1);
+    expect(await generation()).toBe(before + 1);
+  });
+
+  it('clears only the caches named', async () => {
+    const before = await generation();
+    const res = await pw.manage('POST', '/cache/clear', manager, { caches: ['probe'] });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().cleared).toEqual(['probe']);
+    expect(probeCleared).toBe(2);
+    expect(await generation()).toBe(before);
+  });
+
+  it('rejects an unknown cache name, a bad body and a key without settings:manage, clearing nothing', async () => {
+    const before = await generation();
+    const unknown = await pw.manage('POST', '/cache/clear', manager, { caches: ['probe', 'nope'] });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error).toMatch(/nope/);
+    const bad = await pw.manage('POST', '/cache/clear', manager, { caches: 'probe' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/caches/);
+    const forbidden = await pw.manage('POST', '/cache/clear', reader);
+    expect(forbidden.statusCode).toBe(403);
+    expect(forbidden.json().error).toBeTruthy();
+    const noStats = await pw.manage('GET', '/cache/stats', await pw.keyWith(['content:read']));
+    expect(noStats.statusCode).toBe(403);
+    expect(probeCleared).toBe(2);
+    expect(await generation()).toBe(before);
+  });
+});
