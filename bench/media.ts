@@ -9,35 +9,12 @@ import { Readable } from 'node:stream';
 import Fastify from 'fastify';
 import { startBenchWorld } from './support/world.ts';
 import { compare, table } from './support/load.ts';
-import { buildApp } from '../services/http/app.ts';
-import { mediaFilesExtension } from '../services/http/media-files.ts';
-import { UnauthorizedError } from '../services/core/errors.ts';
-import { anonymous, type Principal } from '../services/access/principal.ts';
-import type { AccessGate } from '../services/access/gate.ts';
+import { createApiKey } from '../test/support/access.ts';
+import type { World } from '../test/support/world.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { mediaBucket } from '../services/media/model.ts';
 
 const SIZE = Number(process.env.BENCH_MEDIA_MB ?? 200) * 1_000_000;
-const TOKEN = 'svk_bench_media';
-const uploader: Principal = {
-  kind: 'key',
-  keyId: 'bench',
-  userId: 'bench',
-  capabilities: new Set(['media:upload', 'media:read']),
-  scope: {},
-  isPlatformOperator: false,
-};
-// The access feature's real gate is not wired into the runtime yet; this one admits one token.
-const gate: AccessGate = {
-  async authenticate(surface, credentials) {
-    if (surface === 'public') return anonymous;
-    if (credentials.authorization !== `Bearer ${TOKEN}`) throw new UnauthorizedError();
-    return uploader;
-  },
-  async admit() {
-    return {};
-  },
-};
 
 /** A PDF-headed byte stream of `size` bytes made on the fly, so the client holds almost nothing. */
 function generated(size: number): Readable {
@@ -112,8 +89,10 @@ function download(url: URL): Promise<number> {
 }
 
 const world = await startBenchWorld();
-const app = await buildApp({ services: world.services, gate, extensions: [mediaFilesExtension], logger: false });
+const app = world.app;
 const origin = new URL(await app.listen({ port: 0, host: '127.0.0.1' }));
+// A real key of the bench administrator (the helper only needs `services` and `admin`).
+const { key: TOKEN } = await createApiKey(world as unknown as World, { capabilities: ['media:upload', 'media:read'] });
 const scope = (await createSiteResolver(world.services).resolve('localhost'))!;
 const db = world.services.workspaceDb(scope.workspace);
 const mb = (bytes: number, seconds: number) => bytes / 1e6 / seconds;
@@ -188,6 +167,5 @@ try {
   console.log();
   console.log(await smallFiles(`after the ${(SIZE / 1e6).toFixed(0)} MB file`));
 } finally {
-  await app.close();
   await world.close();
 }

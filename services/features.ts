@@ -17,8 +17,9 @@ import { redirectsFeature } from './site/redirects-feature.ts';
 import { emailTemplatesFeature } from './site/email-templates-feature.ts';
 import { cookiesFeature } from './site/cookies-feature.ts';
 import { analyticsFeature } from './site/analytics-feature.ts';
+import { designFeature } from './design/feature.ts';
 
 /** Every feature folder, in the order they provision a new workspace. */
-export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature, commentsFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature];
+export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature, commentsFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature, designFeature];
 
 export const allOperations = (): Operation[] => features.flatMap((feature) => [...feature.operations]);

@@ -4,8 +4,9 @@
  * serving a request always starts after the request arrived (a switch flipped or a key revoked
  * before that is seen), while under load one round trip serves every request that queued meanwhile.
  */
-export function createKeyedBatcher<R>(flush: (key: string, size: number) => Promise<R[]>) {
+export function createKeyedBatcher<I, R>(flush: (key: string, items: I[]) => Promise<R[]>) {
   interface Waiter {
+    item: I;
     resolve(value: R): void;
     reject(error: unknown): void;
   }
@@ -17,7 +18,7 @@ export function createKeyedBatcher<R>(flush: (key: string, size: number) => Prom
       const batch = lane.queue;
       lane.queue = [];
       try {
-        const results = await flush(key, batch.length);
+        const results = await flush(key, batch.map((waiter) => waiter.item));
         batch.forEach((waiter, index) => waiter.resolve(results[index]));
       } catch (error) {
         for (const waiter of batch) waiter.reject(error);
@@ -27,14 +28,14 @@ export function createKeyedBatcher<R>(flush: (key: string, size: number) => Prom
     lanes.delete(key);
   }
 
-  return (key: string): Promise<R> =>
+  return (key: string, item: I): Promise<R> =>
     new Promise<R>((resolve, reject) => {
       let lane = lanes.get(key);
       if (!lane) {
         lane = { running: false, queue: [] };
         lanes.set(key, lane);
       }
-      lane.queue.push({ resolve, reject });
+      lane.queue.push({ item, resolve, reject });
       if (!lane.running) void drain(key, lane);
     });
 }

@@ -4,7 +4,7 @@ import type { SiteScope } from '../platform/tenancy.ts';
 import { anonymous, type Principal } from './principal.ts';
 import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { createStateReader } from './state-reader.ts';
-import { createKeyAuthenticator, type PendingLimits } from './key-auth.ts';
+import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
 import { assertSameSiteOrigin } from './origin-check.ts';
 import { exceeded, hitWindow, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
@@ -50,13 +50,13 @@ export function createAccessGate(services: Services): AccessGate {
   const readState = createStateReader((dbName) => services.workspaceDb({ dbName }));
   const authenticateKey = createKeyAuthenticator(services, readState);
   const authenticateSession = createSessionAuthenticator(services, readState);
-  const pending = new WeakMap<Principal, PendingLimits>();
+  const pending = new WeakMap<Principal, KeyLimits>();
   const lastPurge = new Map<string, number>();
 
   return {
     async authenticate(surface, credentials, scope) {
       if (surface === 'manage') {
-        const { principal, pending: limits } = await authenticateKey(credentials, scope);
+        const { principal, limits } = await authenticateKey(credentials, scope);
         pending.set(principal, limits);
         return principal;
       }
@@ -80,11 +80,11 @@ export function createAccessGate(services: Services): AccessGate {
       const results: WindowResult[] = [];
       const limits = pending.get(ctx.principal);
       if (limits) {
-        const [perIp, perKey] = await Promise.all([limits.ip, limits.perKey]);
         const keyLimit = limits.key.rateLimitPerMin ?? limits.state.keys.defaultRateLimitPerMin;
-        results.push({ ...perKey, limit: keyLimit });
+        const resetSeconds = limits.resetSeconds;
+        results.push({ name: 'key', limit: keyLimit, count: limits.keyCount, resetSeconds });
         // The per-IP ceiling never undercuts a key's own, higher limit.
-        results.push({ ...perIp, limit: Math.max(keyLimit, limits.state.keys.defaultRateLimitPerMin) });
+        results.push({ name: 'ip', limit: Math.max(keyLimit, limits.state.keys.defaultRateLimitPerMin), count: limits.ipCount, resetSeconds });
       }
       if (operation.rateLimit) {
         results.push(await hitWindow(ctx.db, siteId, 'op', `op:${operation.id}:ip:${ctx.request.ip}`, operation.rateLimit.perMinute, now));

@@ -11,7 +11,8 @@ import { compileIpRules } from './ip-rules.ts';
 import { loadUserAccess } from './user-access.ts';
 import { refuse, type FailureReason } from './auth-failure.ts';
 import { TooManyRequestsError } from '../core/errors.ts';
-import { hitWindow, type WindowResult } from './rate-limit.ts';
+import { hitWindow } from './rate-limit.ts';
+import { createLiveState, ipField, keyField, type LiveResult } from './live-state.ts';
 
 interface CachedKey {
   version: number;
@@ -20,28 +21,30 @@ interface CachedKey {
   ipAllowed: ((ip: string) => boolean) | null;
 }
 
-/** Counters started while the key is being checked, finished by `admit`. */
-export interface PendingLimits {
+/** What `admit` needs to answer the per-key and per-IP limits of an authenticated request. */
+export interface KeyLimits {
   state: AccessState;
   key: ApiKeyDoc;
-  ip: Promise<WindowResult>;
-  perKey: Promise<WindowResult>;
+  keyCount: number;
+  ipCount: number;
+  resetSeconds: number;
 }
 
 /**
- * Bearer authentication for the Management API, re-checked on every request. One small document
- * (the site's access state: switches + `accessVersion`) is read per request; the key row and its
- * owner's current capabilities are cached per gateway and used only while that version is
- * unchanged, so a revocation, rotation, role change or switch reaches every gateway on the next
- * request. Expiry is compared with the clock each time. The per-IP and per-key counters are
- * started in parallel with that read, so a request costs one round trip of latency when cached.
+ * Bearer authentication for the Management API, re-checked on every request. The site's access
+ * state (switches + `accessVersion`) is read per request; the key row and its owner's current
+ * capabilities are cached per gateway and used only while that version is unchanged, so a
+ * revocation, rotation, role change or switch reaches every gateway on the next request. Expiry is
+ * compared with the clock each time. For a key this gateway already knows, the state read and the
+ * per-key and per-IP counters are one batched round trip (`live-state.ts`).
  */
 export function createKeyAuthenticator(services: Services, readState: (db: Db, siteId: string) => Promise<AccessState>) {
   const cache = new Map<string, CachedKey>();
+  const live = createLiveState();
 
-  async function load(scope: SiteScope, lookup: string, version: number, db: Db): Promise<CachedKey> {
-    const key = await accessCollections(db).apiKeys.findOne({ siteId: scope.site._id, lookup });
-    const ownerAccess = key ? await loadUserAccess(db, scope.site._id, key.ownerId) : null;
+  async function load(db: Db, siteId: string, lookup: string, version: number): Promise<CachedKey> {
+    const key = await accessCollections(db).apiKeys.findOne({ siteId, lookup });
+    const ownerAccess = key ? await loadUserAccess(db, siteId, key.ownerId) : null;
     const entry: CachedKey = {
       version,
       key,
@@ -49,11 +52,11 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
       ipAllowed: key ? compileIpRules(key.allowedIps) : null,
     };
     if (cache.size > 10_000) cache.clear();
-    cache.set(`${scope.site._id}:${lookup}`, entry);
+    cache.set(`${siteId}:${lookup}`, entry);
     return entry;
   }
 
-  return async function authenticateKey(credentials: Credentials, scope: SiteScope): Promise<{ principal: Principal; pending: PendingLimits }> {
+  return async function authenticateKey(credentials: Credentials, scope: SiteScope): Promise<{ principal: Principal; limits: KeyLimits }> {
     const db = services.workspaceDb(scope.workspace);
     const siteId = scope.site._id;
     const now = services.clock.now();
@@ -62,19 +65,26 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
     const bearer = /^Bearer\s+(\S+)\s*$/i.exec(credentials.authorization ?? '')?.[1];
     const lookup = bearer ? parseSecret(bearer) : null;
     const cached = lookup ? cache.get(`${siteId}:${lookup}`) : undefined;
+    const known = cached?.key && cached.owner && cached.key.status === 'active' ? cached.key : null;
 
-    // Started before we know the key is good: the IP budget also caps guessing.
-    const ipHit = hitWindow(db, siteId, 'ip', `ip:${ip}`, Number.MAX_SAFE_INTEGER, now);
-    ipHit.catch(() => undefined);
-    const earlyKeyHit = cached?.key ? hitWindow(db, siteId, 'key', `key:${cached.key._id}`, Number.MAX_SAFE_INTEGER, now) : undefined;
-    earlyKeyHit?.catch(() => undefined);
-    const state = await readState(db, siteId);
+    // A key this gateway has seen valid: count and read the state together. Anything else reads
+    // the state only; counter fields are added for validated keys alone, so guessing with junk
+    // secrets cannot grow the site's document.
+    let counted: LiveResult | null = null;
+    let state: AccessState;
+    if (known) {
+      counted = await live(db, siteId, now, [ipField(ip), keyField(known._id)]);
+      state = counted.state;
+    } else {
+      state = await readState(db, siteId);
+    }
+
     const fail = async (reason: FailureReason, keyId?: string): Promise<never> => {
       // Guessing from one address runs into that address's budget: 429 instead of yet another 401.
-      const perIp = await ipHit.catch(() => null);
-      if (perIp && perIp.count > state.keys.defaultRateLimitPerMin) {
+      const failures = await hitWindow(db, siteId, 'authfail', `authfail:${ip}`, state.keys.defaultRateLimitPerMin, now);
+      if (failures.count > state.keys.defaultRateLimitPerMin) {
         await refuse(db, siteId, now, { ip, reason, keyId }).catch(() => undefined);
-        throw new TooManyRequestsError(perIp.resetSeconds);
+        throw new TooManyRequestsError(failures.resetSeconds);
       }
       return refuse(db, siteId, now, { ip, reason, keyId });
     };
@@ -82,7 +92,7 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
     if (!state.keys.enabled) return fail('management-api-disabled');
     if (!bearer) return fail('missing');
     if (!lookup) return fail('malformed');
-    const entry = cached && cached.version === state.version ? cached : await load(scope, lookup, state.version, db);
+    const entry = cached && cached.version === state.version ? cached : await load(db, siteId, lookup, state.version);
     const { key, owner } = entry;
     if (!key) return fail('unknown');
     if (!secretMatches(bearer, key.secretHash)) return fail('secret-mismatch');
@@ -92,21 +102,26 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
     if (entry.ipAllowed && !entry.ipAllowed(ip)) return fail('ip-not-allowed', key._id);
     if (!originAllowed(key, state, credentials.origin)) return fail('origin-not-allowed', key._id);
 
-    const capabilities = new Set(key.capabilities.filter((capability) => owner.capabilities.has(capability)));
+    if (!counted || known?._id !== key._id) counted = await live(db, siteId, now, [ipField(ip), keyField(key._id)]);
     const principal: Principal = {
       kind: 'key',
       keyId: key._id,
       userId: key.ownerId,
-      capabilities,
+      // Live re-check: never more than the owner holds right now.
+      capabilities: new Set(key.capabilities.filter((capability) => owner.capabilities.has(capability))),
       scope: key.scope,
       isPlatformOperator: owner.platformOperator,
     };
-    const perKey =
-      earlyKeyHit && cached?.key?._id === key._id
-        ? earlyKeyHit
-        : hitWindow(db, siteId, 'key', `key:${key._id}`, Number.MAX_SAFE_INTEGER, now);
-    perKey.catch(() => undefined);
-    return { principal, pending: { state, key, ip: ipHit, perKey } };
+    return {
+      principal,
+      limits: {
+        state,
+        key,
+        keyCount: counted.counts[keyField(key._id)] ?? 1,
+        ipCount: counted.counts[ipField(ip)] ?? 1,
+        resetSeconds: counted.resetSeconds,
+      },
+    };
   };
 }
 

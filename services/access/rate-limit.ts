@@ -35,15 +35,15 @@ export function createWindowCounter(db: Db) {
       return (await run())?.n ?? by;
     }
   };
-  const batched = createKeyedBatcher(async (lane, size) => {
+  const batched = createKeyedBatcher<null, number>(async (lane, items) => {
     const [id, siteId, expiresAt] = JSON.parse(lane) as [string, string, number];
-    const after = await increment(id, size, siteId, new Date(expiresAt));
-    return Array.from({ length: size }, (_, index) => after - size + index + 1);
+    const after = await increment(id, items.length, siteId, new Date(expiresAt));
+    return items.map((_, index) => after - items.length + index + 1);
   });
 
   return async function hit(siteId: string, name: string, bucket: string, limit: number, now: Date, windowMs = WINDOW_MS): Promise<WindowResult> {
     const start = Math.floor(now.getTime() / windowMs) * windowMs;
-    const count = await batched(JSON.stringify([`${siteId}:${bucket}:${start}`, siteId, start + windowMs]));
+    const count = await batched(JSON.stringify([`${siteId}:${bucket}:${start}`, siteId, start + windowMs]), null);
     return { name, limit, count, resetSeconds: Math.max(1, Math.ceil((start + windowMs - now.getTime()) / 1000)) };
   };
 }

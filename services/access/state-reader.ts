@@ -8,10 +8,10 @@ import { createKeyedBatcher } from './batching.ts';
  * arrived, so a switch flipped before a request is always seen by it.
  */
 export function createStateReader(workspaceDb: (dbName: string) => Db) {
-  const read = createKeyedBatcher<AccessState>(async (lane, size) => {
+  const read = createKeyedBatcher<null, AccessState>(async (lane, items) => {
     const [dbName, siteId] = JSON.parse(lane) as [string, string];
     const state = await readAccessState(workspaceDb(dbName), siteId);
-    return Array.from({ length: size }, () => state);
+    return items.map(() => state);
   });
-  return (db: Db, siteId: string): Promise<AccessState> => read(JSON.stringify([db.databaseName, siteId]));
+  return (db: Db, siteId: string): Promise<AccessState> => read(JSON.stringify([db.databaseName, siteId]), null);
 }

@@ -31,30 +31,35 @@ export interface MenuDoc {
 export const MENUS_COLLECTION = 'menus';
 export const menusCollection = (ctx: OperationContext) => ctx.db.collection<MenuDoc>(MENUS_COLLECTION);
 
+/** Menus nest at most this deep. Fixed-depth schemas (no `z.lazy`) keep the OpenAPI document free of dangling `$ref`s. */
+export const MAX_MENU_DEPTH = 4;
+
 type ItemInput = { label: string; url?: string; entryId?: string; target?: '_self' | '_blank'; children?: ItemInput[] };
-export const MenuItemInput: z.ZodType<ItemInput> = z.lazy(() =>
-  z
-    .object({
-      label: z.string().max(200).default(''),
-      url: z.string().max(2000).optional(),
-      entryId: z.string().optional(),
-      target: z.enum(['_self', '_blank']).optional(),
-      children: z.array(MenuItemInput).max(100).optional(),
-    })
+function itemInput(depth: number): z.ZodType<ItemInput> {
+  const base = z.object({
+    label: z.string().max(200).default(''),
+    url: z.string().max(2000).optional(),
+    entryId: z.string().optional(),
+    target: z.enum(['_self', '_blank']).optional(),
+    ...(depth > 1 ? { children: z.array(itemInput(depth - 1)).max(100).optional() } : {}),
+  });
+  return base
     .refine((item) => item.url || item.entryId, 'an item needs a url or an entryId')
-    .refine((item) => item.label || item.entryId, 'an item without an entry needs a label'),
-) as z.ZodType<ItemInput>;
+    .refine((item) => item.label || item.entryId, 'an item without an entry needs a label') as unknown as z.ZodType<ItemInput>;
+}
+export const MenuItemInput = itemInput(MAX_MENU_DEPTH);
 
 type ResolvedItem = { label: string; url: string | null; target: string; entry: { id: string; type: string; slug: string } | null; children: ResolvedItem[] };
-export const ResolvedItemView: z.ZodType<ResolvedItem> = z.lazy(() =>
-  z.object({
+function resolvedItem(depth: number): z.ZodType<ResolvedItem> {
+  return z.object({
     label: z.string(),
     url: z.string().nullable(),
     target: z.string(),
     entry: z.object({ id: z.string(), type: z.string(), slug: z.string() }).nullable(),
-    children: z.array(ResolvedItemView),
-  }),
-);
+    children: depth > 1 ? z.array(resolvedItem(depth - 1)) : z.array(z.never()),
+  }) as unknown as z.ZodType<ResolvedItem>;
+}
+export const ResolvedItemView = resolvedItem(MAX_MENU_DEPTH);
 
 export const MenuView = z.object({
   id: z.string(),

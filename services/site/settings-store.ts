@@ -52,16 +52,7 @@ export async function ensureSiteSettings(db: Db, siteId: string, now: Date): Pro
 }
 
 export async function readAccessState(db: Db, siteId: string): Promise<AccessState> {
-  const doc = await settingsCollection(db).findOne(
-    { _id: siteId },
-    { projection: { accessVersion: 1, apiKeys: 1, 'values.api': 1 } },
-  );
-  const api = (doc?.values?.api ?? {}) as { publicEnabled?: unknown };
-  return {
-    version: doc?.accessVersion ?? 0,
-    keys: { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys },
-    publicEnabled: api.publicEnabled !== false,
-  };
+  return toAccessState(await settingsCollection(db).findOne({ _id: siteId }, { projection: STATE_PROJECTION }));
 }
 
 /** Call after any write that changes access (a key, a user, a role, a switch). */
@@ -70,7 +61,41 @@ export async function bumpAccessVersion(db: Db, siteId: string): Promise<void> {
 }
 
 export async function readSettingsDoc(db: Db, siteId: string): Promise<SiteSettingsDoc | null> {
-  return settingsCollection(db).findOne({ _id: siteId });
+  return settingsCollection(db).findOne({ _id: siteId }, { projection: { rl: 0 } });
+}
+
+const STATE_PROJECTION = { accessVersion: 1, apiKeys: 1, 'values.api': 1 } as const;
+
+function toAccessState(doc: Partial<SiteSettingsDoc> | null): AccessState {
+  const api = (doc?.values?.api ?? {}) as { publicEnabled?: unknown };
+  return {
+    version: doc?.accessVersion ?? 0,
+    keys: { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys },
+    publicEnabled: api.publicEnabled !== false,
+  };
+}
+
+/**
+ * Rate counters of known keys live in the same document, under `rl.w<windowStart>.<field>`, so one
+ * `findOneAndUpdate` both counts a request and returns the switches and version it must check:
+ * one round trip for a key-authenticated request. Older windows are unset as new ones begin.
+ */
+export async function countAndReadAccessState(
+  db: Db,
+  siteId: string,
+  windowStart: number,
+  increments: Record<string, number>,
+  staleWindows: readonly number[],
+): Promise<{ state: AccessState; counts: Record<string, number> }> {
+  const window = `rl.w${windowStart}`;
+  const $inc = Object.fromEntries(Object.entries(increments).map(([field, by]) => [`${window}.${field}`, by]));
+  const projection: Record<string, 1> = { ...STATE_PROJECTION };
+  for (const field of Object.keys(increments)) projection[`${window}.${field}`] = 1;
+  const update: Record<string, unknown> = { $inc };
+  if (staleWindows.length) update.$unset = Object.fromEntries(staleWindows.map((w) => [`rl.w${w}`, '']));
+  const doc = await settingsCollection(db).findOneAndUpdate({ _id: siteId }, update, { returnDocument: 'after', projection });
+  const counted = ((doc as { rl?: Record<string, Record<string, number>> } | null)?.rl?.[`w${windowStart}`] ?? {}) as Record<string, number>;
+  return { state: toAccessState(doc), counts: counted };
 }
 
 export async function writeKeySettings(db: Db, siteId: string, keys: KeySettings, now: Date): Promise<void> {

@@ -5,7 +5,7 @@ import { exportFiles, exportWorkflowId } from '../../services/export/model.ts';
 import { readExportFile } from '../../services/export/files.ts';
 import { checkHistory } from '../plugins/histories.ts';
 
-async function until<T>(check: () => Promise<T | undefined | null | false>, label: string, timeoutMs = 30_000): Promise<T> {
+async function until<T>(check: () => Promise<T | undefined | null | false>, label: string, timeoutMs = 150_000): Promise<T> {
   const started = Date.now();
   for (;;) {
     const value = await check();
@@ -15,7 +15,8 @@ async function until<T>(check: () => Promise<T | undefined | null | false>, labe
   }
 }
 
-describe('static export', () => {
+// Generous timeouts: a run is several activities on a shared dev server that other suites load too.
+describe('static export', { timeout: 240_000 }, () => {
   let pw: PluginWorld;
   let key: string;
   let reader: string;
@@ -50,8 +51,8 @@ describe('static export', () => {
 
   beforeAll(async () => {
     pw = await startPluginWorld({ worker: true });
-    // One entry per batch with a pause, so a test can watch progress move.
-    configureStaticExport(pw.world.services, { batchSize: 1, batchPauseMs: 250 });
+    // Small batches with a pause, so a test can watch progress move.
+    configureStaticExport(pw.world.services, { batchSize: 2, batchPauseMs: 1500 });
     key = await pw.keyWith(['content:read', 'content:create', 'content:update', 'content:publish', 'content:delete', 'settings:read', 'settings:manage']);
     reader = await pw.keyWith(['settings:read']);
     for (const title of ['Alpha', 'Bravo', 'Charlie', 'Delta']) ids[title] = await entry(title);
@@ -129,6 +130,8 @@ describe('static export', () => {
   });
 
   it('serialises runs: requests made during a run queue behind it and are merged', async () => {
+    // A longer pause keeps the first run going while the next two requests arrive.
+    configureStaticExport(pw.world.services, { batchSize: 1, batchPauseMs: 3000 });
     const first = (await pw.manage('POST', '/static-export/run', key, { mode: 'full' })).json();
     await until(async () => ((await status()).status === 'running' ? true : undefined), 'first run');
     const second = (await pw.manage('POST', '/static-export/run', key, { mode: 'incremental' })).json();
@@ -158,6 +161,7 @@ describe('static export', () => {
     const handle = pw.world.services.temporal.client.workflow.getHandle(exportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
     await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
     await checkHistory(handle, 'export-full-and-queued');
+    configureStaticExport(pw.world.services, { batchSize: 2, batchPauseMs: 0 });
   });
 
   it('rejects bad input and missing capabilities, starting nothing', async () => {

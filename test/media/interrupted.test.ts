@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(async () => mw?.close());
 
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000) {
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 40_000) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error('condition not reached in time');

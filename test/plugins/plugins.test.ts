@@ -32,7 +32,8 @@ function registerTestPlugins(pw: PluginWorld) {
   });
 }
 
-describe('plugin host', () => {
+// Generous timeout: each activation is a workflow on a shared dev server that other suites load too.
+describe('plugin host', { timeout: 180_000 }, () => {
   let pw: PluginWorld;
   let admin: string;
   let reader: string;

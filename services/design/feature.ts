@@ -1,0 +1,34 @@
+import type { Feature } from '../core/feature.ts';
+import { customizerOperations } from './customizer-ops.ts';
+import { errorPageOperations, patternOperations, reusableBlockOperations } from './libraries.ts';
+import { permalinkOperations } from './permalinks-ops.ts';
+import { DESIGN_COLLECTION } from './store.ts';
+import { templatePartOperations } from './template-parts-ops.ts';
+import { templateOperations } from './templates-ops.ts';
+import { widgetAreaOperations } from './widget-area-ops.ts';
+import { getLayoutOp, putLayoutOp } from './widget-layout-ops.ts';
+import { widgetOperations } from './widget-ops.ts';
+import { WIDGET_COLLECTIONS } from './widgets.ts';
+
+/** Site design: template parts and headers, templates, customizer, widgets, libraries, permalinks. */
+export const designFeature: Feature = {
+  name: 'design',
+  operations: [
+    ...templatePartOperations,
+    ...templateOperations,
+    ...customizerOperations,
+    ...widgetAreaOperations,
+    getLayoutOp,
+    putLayoutOp,
+    ...widgetOperations,
+    ...patternOperations,
+    ...reusableBlockOperations,
+    ...errorPageOperations,
+    ...permalinkOperations,
+  ],
+  indexes: [
+    { collection: DESIGN_COLLECTION, keys: { siteId: 1, kind: 1, key: 1 }, options: { unique: true } },
+    { collection: WIDGET_COLLECTIONS.areas, keys: { siteId: 1, key: 1 }, options: { unique: true } },
+    { collection: WIDGET_COLLECTIONS.widgets, keys: { siteId: 1, area: 1, position: 1 } },
+  ],
+};
