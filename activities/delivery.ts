@@ -2,6 +2,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import { newId } from '../services/core/ids.ts';
 import { serviceVersion } from '../services/core/version.ts';
+import type { Collection } from 'mongodb';
 import { eventCollections, type AttemptDoc } from '../services/events/model.ts';
 import { secretBinding } from '../services/events/secrets.ts';
 import { sendDelivery } from '../services/events/sender.ts';
@@ -19,6 +20,36 @@ export interface DeliveryRef {
 /** A failure no retry can fix (target refused, endpoint gone): the workflow gives up at once. */
 const rejected = (message: string) => ApplicationFailure.create({ type: 'DeliveryRejected', message, nonRetryable: true });
 
+/** Attempt numbers below `attempt` without a row died with their worker; record them as such. */
+async function recordInterrupted(
+  attempts: Collection<AttemptDoc>,
+  base: Pick<AttemptDoc, 'siteId' | 'deliveryId' | 'endpointId' | 'event'>,
+  attempt: number,
+): Promise<void> {
+  const rows = await attempts.find({ siteId: base.siteId, deliveryId: base.deliveryId, attempt: { $lt: attempt } }, { projection: { attempt: 1 } }).toArray();
+  const seen = new Set(rows.map((row) => row.attempt));
+  for (let number = 1; number < attempt; number++) {
+    if (seen.has(number)) continue;
+    await attempts.updateOne(
+      { siteId: base.siteId, deliveryId: base.deliveryId, attempt: number },
+      {
+        $setOnInsert: {
+          _id: newId(),
+          endpointId: base.endpointId,
+          event: base.event,
+          status: 'interrupted',
+          responseCode: null,
+          error: 'the worker stopped during this attempt',
+          startedAt: null,
+          finishedAt: null,
+          durationMs: null,
+        },
+      },
+      { upsert: true },
+    );
+  }
+}
+
 export function createDeliveryActivities(services: Services) {
   // The worker is the process that owns the queue: re-queue interrupted deliveries now, then drain every minute.
   startDeliveryRecovery(services);
@@ -26,8 +57,9 @@ export function createDeliveryActivities(services: Services) {
 
   return {
     /**
-     * One HTTP attempt. Temporal's attempt number is the history's; an earlier attempt still
-     * `in_progress` was cut short by a dying worker and is closed as `interrupted` first.
+     * One HTTP attempt, written to the history once it has an outcome (one write per attempt).
+     * Temporal's attempt number is the history's: a number with no row belongs to an attempt that
+     * a dying worker cut short, and is recorded as `interrupted` by the attempt that follows.
      */
     async attemptDelivery(ref: DeliveryRef): Promise<void> {
       const activity = Context.current();
@@ -39,23 +71,16 @@ export function createDeliveryActivities(services: Services) {
 
       const startedAt = services.clock.now();
       const key = { siteId: ref.siteId, deliveryId: ref.deliveryId };
-      if (attempt > 1) {
-        await attempts.updateMany(
-          { ...key, status: 'in_progress', attempt: { $lt: attempt } },
-          { $set: { status: 'interrupted', error: 'the worker stopped during this attempt', finishedAt: startedAt } },
-        );
-      }
-      await attempts.updateOne(
-        { ...key, attempt },
-        {
-          $set: { endpointId: delivery.endpointId, event: delivery.event, status: 'in_progress', responseCode: null, error: null, startedAt, finishedAt: null, durationMs: null },
-          $setOnInsert: { _id: newId() },
-        },
-        { upsert: true },
-      );
+      if (attempt > 1) await recordInterrupted(attempts, { ...key, endpointId: delivery.endpointId, event: delivery.event }, attempt);
       const finish = async (result: Pick<AttemptDoc, 'status' | 'responseCode' | 'error'> & { durationMs?: number }) => {
         const finishedAt = services.clock.now();
-        await attempts.updateOne({ ...key, attempt }, { $set: { ...result, finishedAt, durationMs: result.durationMs ?? finishedAt.getTime() - startedAt.getTime() } });
+        const durationMs = result.durationMs ?? finishedAt.getTime() - startedAt.getTime();
+        await attempts.updateOne(
+          { ...key, attempt },
+          { $set: { endpointId: delivery.endpointId, event: delivery.event, ...result, startedAt, finishedAt, durationMs }, $setOnInsert: { _id: newId() } },
+          { upsert: true },
+        );
+        const delivered = result.status === 'succeeded';
         await deliveries.updateOne(
           { _id: ref.deliveryId, siteId: ref.siteId, status: { $ne: 'delivered' } },
           {
@@ -64,7 +89,7 @@ export function createDeliveryActivities(services: Services) {
               responseCode: result.responseCode,
               error: result.error,
               updatedAt: finishedAt,
-              ...(result.status === 'succeeded' ? { status: 'delivered' as const, finishedAt } : {}),
+              ...(delivered ? { status: 'delivered' as const, finishedAt } : {}),
             },
           },
         );

@@ -16,6 +16,9 @@ import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { createEntryOp } from '../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
 import { configurePublicCache } from '../services/content/public-state.ts';
+import { buildApp } from '../services/http/app.ts';
+import { anonymous } from '../services/access/principal.ts';
+import type { AccessGate } from '../services/access/gate.ts';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const durationSec = Number(process.env.BENCH_DURATION ?? 5);
@@ -39,8 +42,12 @@ for (let i = 0; i < entries; i++) {
 const others = await Promise.all([createRuntime(world.config), createRuntime(world.config)]);
 configurePublicCache(others[0].services, { stateTtlMs: 0 });
 configurePublicCache(others[1].services, { enabled: false });
-const apps = [world.app, await others[0].buildApp({ logger: false }), await others[1].buildApp({ logger: false })];
-const [warm, perRequest, uncached] = await Promise.all(apps.map((app) => app.listen({ port: 0, host: '127.0.0.1' })));
+// Diagnostic: the warm path behind a gate that admits anonymous readers without its per-request
+// settings read, to show how much of a public read the content code itself costs.
+const noReadGate: AccessGate = { authenticate: async () => anonymous, admit: async () => ({}) };
+const diagnostic = await buildApp({ services: world.services, gate: noReadGate, logger: false });
+const apps = [world.app, await others[0].buildApp({ logger: false }), await others[1].buildApp({ logger: false }), diagnostic];
+const [warm, perRequest, uncached, gateless] = await Promise.all(apps.map((app) => app.listen({ port: 0, host: '127.0.0.1' })));
 
 const LIST = '/api/v1/content?limit=20';
 const ONE = `/api/v1/content/bench-${Math.floor(entries / 2)}`;
@@ -58,15 +65,17 @@ try {
       { name: 'list limit 20, cache warm (state TTL 250 ms)', url: `${warm}${LIST}` },
       { name: 'list limit 20, cache warm, state read per request', url: `${perRequest}${LIST}` },
       { name: 'list limit 20, cache off', url: `${uncached}${LIST}` },
+      { name: 'list limit 20, cache warm, gate without settings read', url: `${gateless}${LIST}` },
       { name: 'bare Fastify, entry bytes', url: `${bareAddress}/one` },
       { name: 'entry by slug, cache warm (state TTL 250 ms)', url: `${warm}${ONE}` },
       { name: 'entry by slug, cache warm, state read per request', url: `${perRequest}${ONE}` },
       { name: 'entry by slug, cache off', url: `${uncached}${ONE}` },
+      { name: 'entry by slug, cache warm, gate without settings read', url: `${gateless}${ONE}` },
     ],
     { connections, durationSec },
   );
-  const [bareList, ...listRuns] = results.slice(0, 4) as [LoadResult, ...LoadResult[]];
-  const [bareOne, ...oneRuns] = results.slice(4) as [LoadResult, ...LoadResult[]];
+  const [bareList, ...listRuns] = results.slice(0, 5) as [LoadResult, ...LoadResult[]];
+  const [bareOne, ...oneRuns] = results.slice(5) as [LoadResult, ...LoadResult[]];
   console.log(`\nPublic content reads (${connections} connections, ${durationSec}s per round, median of rounds)`);
   console.log(`list body ${listBody.length} bytes, entry body ${oneBody.length} bytes, ${entries} published entries\n`);
   console.log(table([bareList, ...listRuns], bareList));
@@ -77,6 +86,7 @@ try {
   console.log(`\n${verdict(listRuns[0], bareList)}\n${verdict(oneRuns[0], bareOne)}`);
 } finally {
   await bare.close();
+  await diagnostic.close();
   for (const [i, other] of others.entries()) {
     await apps[i + 1].close();
     await closeServices(other.services);

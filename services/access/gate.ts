@@ -4,6 +4,7 @@ import type { SiteScope } from '../platform/tenancy.ts';
 import { anonymous, type Principal } from './principal.ts';
 import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { createStateReader } from './state-reader.ts';
+import { dropCounterWindowsBefore } from '../site/settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
 import { assertSameSiteOrigin } from './origin-check.ts';
@@ -94,7 +95,9 @@ export function createAccessGate(services: Services): AccessGate {
       }
       if ((lastPurge.get(siteId) ?? 0) < now.getTime() - 60_000) {
         lastPurge.set(siteId, now.getTime());
-        purgeOldWindows(ctx.db, siteId, now).catch((error) => services.log.warn({ err: error }, 'rate counter purge failed'));
+        Promise.all([purgeOldWindows(ctx.db, siteId, now), dropCounterWindowsBefore(ctx.db, siteId, now.getTime() - 2 * 60_000)]).catch(
+          (error) => services.log.warn({ err: error }, 'rate counter purge failed'),
+        );
       }
       if (results.length === 0) return headers;
       const rate = rateLimitHeaders(results);

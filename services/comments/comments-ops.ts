@@ -2,9 +2,10 @@ import { z } from 'zod';
 import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { scopeFilter } from '../access/scope.ts';
+import { assertWithinScope, scopeFilter } from '../access/scope.ts';
 import { decodeAfterId, manageLimit, pageOf } from '../content/paging.ts';
 import { pageEnvelope } from '../access/paging.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
 import { COMMENT_SCOPE, CommentStatusSchema, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
 
 /** Statuses given as `status=pending,spam`; without one the list shows the moderation view (pending + approved). */
@@ -44,16 +45,19 @@ export const bulkStatusOp = defineOperation({
   method: 'PATCH',
   path: '/comments',
   summary: 'Set the status of several comments',
-  description: 'All ids must exist (and be within the key scope); otherwise 404 and nothing changes.',
+  description: 'All ids must exist (404) and be within the key scope (401); otherwise nothing changes.',
   requires: 'comments:moderate',
   input: z.object({ ids: z.array(z.string().min(1)).min(1).max(200), status: CommentStatusSchema }),
   output: z.object({ updated: z.number().int(), ids: z.array(z.string()) }),
   async handler(ctx, { ids, status }) {
     const unique = [...new Set(ids)];
-    const filter = { ...(scopeFilter(ctx.principal, COMMENT_SCOPE) as Filter<CommentDoc>), siteId: ctx.site._id, _id: { $in: unique } };
-    const found = await commentsCollection(ctx).countDocuments(filter);
-    if (found !== unique.length) throw new NotFoundError('Comment not found');
+    const filter = { siteId: ctx.site._id, _id: { $in: unique } };
+    const found = await commentsCollection(ctx).find(filter).toArray();
+    if (found.length !== unique.length) throw new NotFoundError('Comment not found');
+    for (const doc of found) assertWithinScope(ctx.principal, COMMENT_SCOPE, doc as unknown as Record<string, unknown>);
     await commentsCollection(ctx).updateMany(filter, { $set: { status, updatedAt: ctx.services.clock.now() }, $inc: { version: 1 } });
+    // Approved comments are public: cached public answers must not outlive a moderation.
+    await bumpContentGeneration(ctx);
     return { updated: unique.length, ids: unique };
   },
 });
@@ -76,15 +80,22 @@ export const patchCommentOp = defineOperation({
   }),
   output: CommentView,
   async handler(ctx, { id, expectedVersion, ...changes }) {
-    const base = { ...(scopeFilter(ctx.principal, COMMENT_SCOPE) as Filter<CommentDoc>), siteId: ctx.site._id, _id: id };
+    const base = { siteId: ctx.site._id, _id: id };
+    const current = await commentsCollection(ctx).findOne(base);
+    if (!current) throw new NotFoundError('Comment not found');
+    // Out of scope is the generic 401 (contract 5.4), as for entries.
+    assertWithinScope(ctx.principal, COMMENT_SCOPE, current as unknown as Record<string, unknown>);
     const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
     const doc = await commentsCollection(ctx).findOneAndUpdate(
       expectedVersion === undefined ? base : { ...base, version: expectedVersion },
       { $set: { ...set, updatedAt: ctx.services.clock.now() }, $inc: { version: 1 } },
       { returnDocument: 'after' },
     );
-    if (doc) return toCommentView(doc);
-    if (expectedVersion !== undefined && (await commentsCollection(ctx).countDocuments(base)) > 0) throw new ConflictError('Version mismatch');
+    if (doc) {
+      await bumpContentGeneration(ctx);
+      return toCommentView(doc);
+    }
+    if (expectedVersion !== undefined) throw new ConflictError('Version mismatch');
     throw new NotFoundError('Comment not found');
   },
 });
@@ -116,7 +127,10 @@ export const purgeCommentsOp = defineOperation({
       await commentsCollection(ctx).updateMany({ siteId: ctx.site._id, parentId: c._id }, { $set: { parentId: fresh?.parentId ?? null } });
     }
     const removed = doomed.map((c) => c._id);
-    if (removed.length) await commentsCollection(ctx).deleteMany({ siteId: ctx.site._id, status: 'trash', _id: { $in: removed } });
+    if (removed.length) {
+      await commentsCollection(ctx).deleteMany({ siteId: ctx.site._id, status: 'trash', _id: { $in: removed } });
+      await bumpContentGeneration(ctx);
+    }
     return { deleted: removed.length, ids: removed };
   },
 });

@@ -2,12 +2,13 @@ import type { Feature } from '../core/feature.ts';
 import { bulkStatusOp, listCommentsOp, patchCommentOp, purgeCommentsOp } from './comments-ops.ts';
 import { replyOp } from './reply-op.ts';
 import { publicCreateCommentOp } from './public-comment-op.ts';
+import { publicListCommentsOp } from './public-list-op.ts';
 import { ruleOperations } from './rules-ops.ts';
 import { COMMENT_COLLECTIONS } from './model.ts';
 
 export const commentsFeature: Feature = {
   name: 'comments',
-  operations: [listCommentsOp, bulkStatusOp, patchCommentOp, purgeCommentsOp, replyOp, publicCreateCommentOp, ...ruleOperations],
+  operations: [listCommentsOp, bulkStatusOp, patchCommentOp, purgeCommentsOp, replyOp, publicCreateCommentOp, publicListCommentsOp, ...ruleOperations],
   indexes: [
     { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, status: 1, _id: -1 } },
     { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, entryId: 1, _id: -1 } },

@@ -4,6 +4,7 @@ import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { contentCollections } from '../content/model.ts';
 import { loadLanguages, resolveLocale } from '../site/languages.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
 import { CommentText, commentsCollection, type CommentDoc } from './model.ts';
 import { classify } from './rules.ts';
 
@@ -59,6 +60,7 @@ export const publicCreateCommentOp = defineOperation({
       version: 1,
     };
     await commentsCollection(ctx).insertOne(doc);
+    if (status === 'approved') await bumpContentGeneration(ctx);
     return { id: doc._id, status: status === 'approved' ? ('approved' as const) : ('pending' as const) };
   },
 });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { actorUserId } from '../access/principal.ts';
-import { scopeFilter } from '../access/scope.ts';
+import { assertWithinScope } from '../access/scope.ts';
 import { accessCollections } from '../access/model.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
 import { COMMENT_SCOPE, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
 
 export const replyOp = defineOperation({
@@ -19,9 +19,10 @@ export const replyOp = defineOperation({
   input: z.object({ id: z.string(), body: CommentText.body, authorName: CommentText.authorName.optional() }),
   output: CommentView,
   async handler(ctx, { id, body, authorName }) {
-    const filter = { ...(scopeFilter(ctx.principal, COMMENT_SCOPE) as Filter<CommentDoc>), siteId: ctx.site._id, _id: id };
+    const filter = { siteId: ctx.site._id, _id: id };
     const parent = await commentsCollection(ctx).findOne(filter);
     if (!parent) throw new NotFoundError('Comment not found');
+    assertWithinScope(ctx.principal, COMMENT_SCOPE, parent as unknown as Record<string, unknown>);
     if (parent.status === 'spam' || parent.status === 'trash') throw new ConflictError(`Cannot reply to a comment in ${parent.status}`);
     const now = ctx.services.clock.now();
     // Answering a held comment publishes the conversation, as moderators expect (WordPress does the same).
@@ -52,6 +53,7 @@ export const replyOp = defineOperation({
       version: 1,
     };
     await commentsCollection(ctx).insertOne(doc);
+    await bumpContentGeneration(ctx);
     return toCommentView(doc);
   },
 });

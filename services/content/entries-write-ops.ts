@@ -125,7 +125,8 @@ export const deleteEntryOp = defineOperation({
       { returnDocument: 'after' },
     );
     if (!doc) return { id: current._id, trashed: true };
-    if (current.schedule) await cancelSchedule(ctx, id);
+    // Best effort: the trashed entry makes any surviving schedule activity a no-op.
+    if (current.schedule) await cancelSchedule(ctx, id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed'));
     await afterEntryWrite(ctx, doc, { publicChange: true, events: ['content.deleted'] });
     return { id, trashed: true };
   },

@@ -5,7 +5,7 @@ import type { HeaderRef } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
 import { findEntry, mutateEntry } from './entries.ts';
 import { afterEntryWrite } from './entry-effects.ts';
-import { taxonomyCollections, TermView, toTermView } from './taxonomies.ts';
+import { listTaxonomies, taxonomyCollections, TermView, toTermView } from './taxonomies.ts';
 
 export const getEntryTermsOp = defineOperation({
   id: 'content.terms.get',
@@ -44,10 +44,11 @@ export const putEntryTermsOp = defineOperation({
   output: EntryView,
   async handler(ctx, { id, terms, expectedVersion }) {
     const { after } = await mutateEntry(ctx, id, expectedVersion, async (current) => {
-      const { taxonomies, terms: termRows } = taxonomyCollections(ctx);
+      const { terms: termRows } = taxonomyCollections(ctx);
+      const taxonomies = await listTaxonomies(ctx);
       const next = { ...(current.terms ?? {}) };
       for (const [slug, wanted] of Object.entries(terms)) {
-        const taxonomy = await taxonomies.findOne({ siteId: ctx.site._id, slug });
+        const taxonomy = taxonomies.find((t) => t.slug === slug);
         if (!taxonomy) throw new BadRequestError(`terms.${slug}: unknown taxonomy`);
         if (!taxonomy.types.includes(current.type)) throw new BadRequestError(`terms.${slug}: not used by type "${current.type}"`);
         const unique = [...new Set(wanted)];

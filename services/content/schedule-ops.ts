@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
-import { BadRequestError } from '../core/errors.ts';
+import { BadRequestError, ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { EntryDoc } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
-import { mutateEntry } from './entries.ts';
+import { findEntryForWrite, mutateEntry } from './entries.ts';
 import { afterEntryWrite } from './entry-effects.ts';
-import { cancelSchedule, startSchedule } from './schedule.ts';
+import { cancelSchedule, restoreSchedule, startSchedule } from './schedule.ts';
 
 const DateOrNull = z.iso.datetime({ offset: true }).nullable();
 
@@ -34,18 +34,31 @@ export const scheduleEntryOp = defineOperation({
       throw new BadRequestError('unpublishOn: must be after publishOn');
     }
     const token = newId();
-    const { before, after } = await mutateEntry(ctx, id, expectedVersion, (current) => {
-      const set: Partial<EntryDoc> = {
-        schedule: publishDate || unpublishDate ? { publishOn: publishDate, unpublishOn: unpublishDate, token } : null,
-      };
-      if (publishDate && current.status !== 'published') set.status = 'scheduled';
-      if (!publishDate && current.status === 'scheduled') set.status = 'draft';
-      return set;
-    });
-    if (after.schedule) {
-      await startSchedule(ctx, { entryId: id, token, publishOn, unpublishOn });
-    } else if (before.schedule) {
-      await cancelSchedule(ctx, id);
+    const wanted = publishDate || unpublishDate;
+    // Checked before Temporal is touched: a 404, 401 or stale version starts nothing.
+    const current = await findEntryForWrite(ctx, id);
+    if (expectedVersion !== undefined && current.version !== expectedVersion) {
+      throw new ConflictError(`Version mismatch: expected ${expectedVersion}, current ${current.version}`);
+    }
+    // The workflow starts BEFORE the entry carries its token: if the write then fails, the new
+    // workflow finds a foreign token and does nothing, and the old schedule is put back.
+    if (wanted) await startSchedule(ctx, { entryId: id, token, publishOn, unpublishOn });
+    let result: Awaited<ReturnType<typeof mutateEntry>>;
+    try {
+      result = await mutateEntry(ctx, id, expectedVersion, (entry) => {
+        const set: Partial<EntryDoc> = { schedule: wanted ? { publishOn: publishDate, unpublishOn: unpublishDate, token } : null };
+        if (publishDate && entry.status !== 'published') set.status = 'scheduled';
+        if (!publishDate && entry.status === 'scheduled') set.status = 'draft';
+        return set;
+      });
+    } catch (error) {
+      if (wanted) await restoreSchedule(ctx, current).catch((e) => ctx.services.log.warn({ err: e }, 'schedule restore failed'));
+      throw error;
+    }
+    const { before, after } = result;
+    // Cancelling comes AFTER the write: once the token is gone a surviving workflow is a no-op.
+    if (!wanted && before.schedule) {
+      await cancelSchedule(ctx, id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
     }
     await afterEntryWrite(ctx, after, { revision: before.status !== after.status, events: ['content.updated'] });
     return toEntryView(after);

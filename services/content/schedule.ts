@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { OperationContext } from '../core/context.ts';
+import type { EntryDoc } from './model.ts';
 
 /** What the schedule workflow carries: ids, the dates, and the token of the schedule it serves. */
 export interface ScheduleInput {
@@ -38,4 +39,16 @@ export async function cancelSchedule(ctx: OperationContext, entryId: string): Pr
     if (/not found|already completed|completed/i.test(String((error as Error).message))) return;
     throw error;
   }
+}
+
+/** Puts an entry's stored schedule back in Temporal (after a failed replacement), or stops the one started. */
+export async function restoreSchedule(ctx: OperationContext, entry: EntryDoc): Promise<void> {
+  const schedule = entry.schedule;
+  if (!schedule) return cancelSchedule(ctx, entry._id);
+  await startSchedule(ctx, {
+    entryId: entry._id,
+    token: schedule.token,
+    publishOn: schedule.publishOn?.toISOString() ?? null,
+    unpublishOn: schedule.unpublishOn?.toISOString() ?? null,
+  });
 }

@@ -4,7 +4,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from './mongo-errors.ts';
 import { contentCollections } from './model.ts';
-import { requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView } from './taxonomies.ts';
+import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView } from './taxonomies.ts';
 import { bumpContentGeneration } from './public-state.ts';
 
 const taxonomySlug = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ only');
@@ -19,8 +19,7 @@ export const listTaxonomiesOp = defineOperation({
   input: z.object({}),
   output: z.object({ data: z.array(TaxonomyView) }),
   async handler(ctx) {
-    const rows = await taxonomyCollections(ctx).taxonomies.find({ siteId: ctx.site._id }).sort({ slug: 1 }).limit(500).toArray();
-    return { data: rows.map(toTaxonomyView) };
+    return { data: (await listTaxonomies(ctx)).map(toTaxonomyView) };
   },
 });
 

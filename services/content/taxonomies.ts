@@ -53,10 +53,28 @@ export const taxonomyCollections = (ctx: OperationContext) => ({
   terms: ctx.db.collection<TermDoc>(COLLECTIONS.terms),
 });
 
+const BUILTIN_SLUGS = new Set(['category', 'tag']);
+
 export async function requireTaxonomy(ctx: OperationContext, slug: string): Promise<TaxonomyDoc> {
-  const doc = await taxonomyCollections(ctx).taxonomies.findOne({ siteId: ctx.site._id, slug });
+  const { taxonomies } = taxonomyCollections(ctx);
+  let doc = await taxonomies.findOne({ siteId: ctx.site._id, slug });
+  // Sites added after their workspace was provisioned get the built-ins on first use.
+  if (!doc && BUILTIN_SLUGS.has(slug)) {
+    await provisionTaxonomies(ctx);
+    doc = await taxonomies.findOne({ siteId: ctx.site._id, slug });
+  }
   if (!doc) throw new NotFoundError('Taxonomy not found');
   return doc;
+}
+
+/** Every taxonomy of the site (built-ins created on first use). */
+export async function listTaxonomies(ctx: OperationContext): Promise<TaxonomyDoc[]> {
+  const { taxonomies } = taxonomyCollections(ctx);
+  const find = () => taxonomies.find({ siteId: ctx.site._id }).sort({ slug: 1 }).limit(500).toArray();
+  const rows = await find();
+  if (rows.filter((t) => t.builtin).length >= BUILTIN_SLUGS.size) return rows;
+  await provisionTaxonomies(ctx);
+  return find();
 }
 
 /** Every site starts with categories (nested) and tags (flat), both for posts. */

@@ -40,11 +40,6 @@ export async function startDeliveryWorkflow(services: Services, where: DeliveryT
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
-  const now = services.clock.now();
-  await eventCollections(services.workspaceDb({ dbName: where.dbName })).deliveries.updateOne(
-    { _id: deliveryId, siteId: where.siteId, status: 'pending' },
-    { $set: { status: 'queued', updatedAt: now } },
-  );
 }
 
 /**
@@ -81,13 +76,33 @@ export async function storeDeliveries(
   return docs;
 }
 
+/** Workflow starts in flight per process. A burst waits here instead of timing out at the server. */
+const MAX_CONCURRENT_STARTS = 32;
+const startLimiters = new WeakMap<Services, { active: number; waiting: Array<() => void> }>();
+
+async function withStartSlot<T>(services: Services, run: () => Promise<T>): Promise<T> {
+  let limiter = startLimiters.get(services);
+  if (!limiter) startLimiters.set(services, (limiter = { active: 0, waiting: [] }));
+  const slots = limiter;
+  if (slots.active >= MAX_CONCURRENT_STARTS) await new Promise<void>((resolve) => slots.waiting.push(resolve));
+  else slots.active++;
+  try {
+    return await run();
+  } finally {
+    // Hand the slot straight to the next waiter, or give it back.
+    const next = slots.waiting.shift();
+    if (next) next();
+    else slots.active--;
+  }
+}
+
 /** Starts each stored delivery on its own; a failure leaves that row for the drain and is logged. */
 export async function startStoredDeliveries(services: Services, where: DeliveryTarget, docs: readonly DeliveryDoc[]): Promise<void> {
   await Promise.all(
     docs
       .filter((doc) => doc.status === 'pending')
       .map((doc) =>
-        startDeliveryWorkflow(services, where, doc._id).catch((error: unknown) => {
+        withStartSlot(services, () => startDeliveryWorkflow(services, where, doc._id)).catch((error: unknown) => {
           services.log.warn({ deliveryId: doc._id, err: error instanceof Error ? error.message : String(error) }, 'webhook delivery left for the drain');
         }),
       ),

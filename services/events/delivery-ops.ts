@@ -15,7 +15,7 @@ const AttemptView = z.object({
   status: z.string(),
   responseCode: z.number().nullable(),
   error: z.string().nullable(),
-  startedAt: z.string(),
+  startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   durationMs: z.number().nullable(),
 });
@@ -45,7 +45,7 @@ export const deliveryHistory = defineOperation({
         status: row.status,
         responseCode: row.responseCode,
         error: row.error,
-        startedAt: row.startedAt.toISOString(),
+        startedAt: row.startedAt?.toISOString() ?? null,
         finishedAt: row.finishedAt?.toISOString() ?? null,
         durationMs: row.durationMs,
       })),

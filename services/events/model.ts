@@ -24,11 +24,8 @@ export interface EndpointDoc {
   updatedAt: Date;
 }
 
-/**
- * pending: stored, no workflow known to run it yet (the drain starts it);
- * queued: its workflow was started; delivered / failed: final.
- */
-export type DeliveryStatus = 'pending' | 'queued' | 'delivered' | 'failed';
+/** pending: not final yet (its workflow runs, or the drain will start it); delivered / failed: final. */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 export interface DeliveryDoc {
   _id: string;
@@ -47,7 +44,7 @@ export interface DeliveryDoc {
   finishedAt: Date | null;
 }
 
-export type AttemptStatus = 'in_progress' | 'succeeded' | 'failed' | 'timeout' | 'blocked' | 'interrupted';
+export type AttemptStatus = 'succeeded' | 'failed' | 'timeout' | 'blocked' | 'interrupted';
 
 /** One row per HTTP attempt: the delivery history (contract 6.2.6). */
 export interface AttemptDoc {
@@ -60,7 +57,8 @@ export interface AttemptDoc {
   status: AttemptStatus;
   responseCode: number | null;
   error: string | null;
-  startedAt: Date;
+  /** null for an `interrupted` attempt: its worker died before anything was written. */
+  startedAt: Date | null;
   finishedAt: Date | null;
   durationMs: number | null;
 }

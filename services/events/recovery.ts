@@ -8,10 +8,10 @@ import { webhookSettings } from './settings.ts';
 const BATCH = 500;
 
 /**
- * Re-starts every delivery that is not final and has not moved for `drainGraceMs`: rows left
- * `pending` because Temporal was down or the process died between the insert and the start, and
- * `queued` rows whose run was terminated. Starting is idempotent (workflow id = delivery id), so a
- * running or finished delivery is left alone. Returns how many rows it looked at.
+ * Re-starts every delivery that is not final and has not moved for `drainGraceMs`: rows whose start
+ * failed (Temporal down), whose process died between the insert and the start, or whose run was
+ * terminated. Starting is idempotent (workflow id = delivery id): a running delivery is left alone.
+ * Returns how many rows it looked at.
  */
 export async function drainDeliveries(services: Services): Promise<number> {
   const { graceMs, now } = { graceMs: webhookSettings(services).drainGraceMs, now: services.clock.now().getTime() };
@@ -22,7 +22,7 @@ export async function drainDeliveries(services: Services): Promise<number> {
     for (const site of await sites.find({ workspaceId: workspace._id }).toArray()) {
       const stale = await eventCollections(db)
         .deliveries.find(
-          { siteId: site._id, status: { $in: ['pending', 'queued'] }, updatedAt: { $lt: new Date(now - graceMs) } },
+          { siteId: site._id, status: 'pending', updatedAt: { $lt: new Date(now - graceMs) } },
           { projection: { _id: 1 } },
         )
         .limit(BATCH)

@@ -73,6 +73,7 @@ async function serveFile(services: Services, request: FastifyRequest, reply: Fas
  */
 export async function mediaFilesExtension(app: FastifyInstance, services: Services, _gate: AccessGate): Promise<void> {
   const handler = (request: FastifyRequest, reply: FastifyReply) => serveFile(services, request, reply);
-  app.get('/media/files/:id', handler);
-  app.get('/media/files/:id/:filename', handler);
+  // HEAD is declared, not left to Fastify's automatic HEAD route, which would read the whole file
+  // from GridFS only to throw it away (and send Content-Length: 0 for an empty reply).
+  for (const url of ['/media/files/:id', '/media/files/:id/:filename']) app.route({ method: ['GET', 'HEAD'], url, handler });
 }

@@ -5,6 +5,7 @@ import { scopeFilter } from '../access/scope.ts';
 import { MEDIA_SCOPE_FIELDS, mediaItems, type MediaDoc } from './model.ts';
 import { deleteStoredBytes } from './ingest.ts';
 import { releaseBytes } from './quota.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
 
 const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> => ({
   ...(id === undefined ? {} : { _id: id }),
@@ -26,7 +27,9 @@ export const mediaTrash: TrashKind = {
       $set: { status: 'stored', trashedAt: null, updatedAt: now },
       $inc: { version: 1 },
     });
-    return result.modifiedCount === 1;
+    if (result.modifiedCount !== 1) return false;
+    await bumpContentGeneration(ctx); // back in the public media list
+    return true;
   },
   async purge(ctx, id) {
     const doc = await mediaItems(ctx).findOne(trashed(ctx, id));

@@ -8,6 +8,7 @@ import { mediaLimits } from './limits.ts';
 import { deleteStoredBytes, ingest, type IncomingFile } from './ingest.ts';
 import { describeImage } from './image.ts';
 import { releaseBytes } from './quota.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
 
 const isIncomingFile = (value: unknown): value is IncomingFile =>
   typeof value === 'object' && value !== null && (value as IncomingFile).stream instanceof Readable;
@@ -64,6 +65,7 @@ export const uploadMedia = defineOperation({
       await releaseBytes(ctx, stored.size);
       throw error;
     }
+    await bumpContentGeneration(ctx); // the public media list changed
     const item = toMediaItem(ctx, doc);
     await ctx.emit('media.uploaded', { id: item.id, filename: item.filename, mimeType: item.mimeType, size: item.size, url: item.url });
     return item;

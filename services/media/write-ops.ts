@@ -4,6 +4,7 @@ import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { assertWithinScope } from '../access/scope.ts';
 import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem } from './model.ts';
 import { findVisible } from './read-ops.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
 
 const focal = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').nullable();
 
@@ -36,6 +37,7 @@ export const updateMedia = defineOperation({
       { returnDocument: 'after' },
     );
     if (!updated) throw new NotFoundError('Media item not found');
+    await bumpContentGeneration(ctx);
     return toMediaItem(ctx, updated);
   },
 });
@@ -60,6 +62,7 @@ export const deleteMedia = defineOperation({
       { returnDocument: 'after' },
     );
     if (!trashed) throw new NotFoundError('Media item not found');
+    await bumpContentGeneration(ctx);
     await ctx.emit('media.deleted', { id: trashed._id, filename: trashed.filename });
     return toMediaItem(ctx, trashed);
   },

@@ -22,6 +22,8 @@ export interface SiteSettingsDoc {
   apiKeys: KeySettings;
   accessVersion: number;
   updatedAt: Date;
+  /** Per-minute rate counters of known keys, `rl.w<windowStart>.<field>` (see countAndReadAccessState). */
+  rl?: Record<string, Record<string, number>>;
 }
 
 export const DEFAULT_KEY_SETTINGS: KeySettings = { enabled: false, defaultRateLimitPerMin: 120, allowedOrigins: [] };
@@ -125,4 +127,11 @@ export async function patchSettingsValues(db: Db, siteId: string, patch: Record<
   const update: Record<string, unknown> = { $set, $inc: { accessVersion: 1 }, $setOnInsert: { siteId } };
   if (Object.keys($unset).length) update.$unset = $unset;
   await settingsCollection(db).updateOne({ _id: siteId }, update, { upsert: true });
+}
+
+/** Drops counter windows older than `before` (idle gaps leave some behind the rolling unset). */
+export async function dropCounterWindowsBefore(db: Db, siteId: string, before: number): Promise<void> {
+  const doc = await settingsCollection(db).findOne({ _id: siteId }, { projection: { rl: 1 } });
+  const old = Object.keys(doc?.rl ?? {}).filter((window) => Number(window.slice(1)) < before);
+  if (old.length) await settingsCollection(db).updateOne({ _id: siteId }, { $unset: Object.fromEntries(old.map((w) => [`rl.${w}`, ''])) });
 }

@@ -71,16 +71,28 @@ describe('per-key budget', () => {
     await freshWindow(30);
     const { key } = await createApiKey(world, { capabilities: ['content:read'], rateLimitPerMin: 10 });
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i++) {
-      for (const base of [a, b]) {
-        const res = await fetch(`${base}/api/manage/v1/settings`, { headers: bearer(key) });
-        statuses.push(res.status);
-        if (res.status === 429) expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
-      }
+    // First one call each, in turn (both gateways learn the key), then a concurrent burst on both.
+    for (const base of [a, b]) statuses.push((await fetch(`${base}/api/manage/v1/settings`, { headers: bearer(key) })).status);
+    const burst = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => fetch(`${[a, b][i % 2]}/api/manage/v1/settings`, { headers: bearer(key) })),
+    );
+    for (const res of burst) {
+      statuses.push(res.status);
+      if (res.status === 429) expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
     }
     // settings:read is not held, so allowed calls are 403s: the budget counts calls, not successes.
     expect(statuses.filter((s) => s !== 429)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(4);
+  });
+});
+
+describe('concurrent bursts', () => {
+  it('counts exactly when requests arrive together (batched increments)', async () => {
+    await freshWindow(20);
+    const { key } = await createApiKey(world, { capabilities: ['content:read'], rateLimitPerMin: 10 });
+    const statuses = (await Promise.all(Array.from({ length: 30 }, () => manage(key)))).map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20);
   });
 });
 
@@ -94,9 +106,10 @@ describe('per-IP budget', () => {
       for (const { key } of [...keys, ...keys]) statuses.push((await manage(key, '/probe', '203.0.113.50')).statusCode);
       expect(statuses.filter((s) => s === 200)).toHaveLength(4);
       expect(statuses.filter((s) => s === 429)).toHaveLength(2);
-      // Guessing keys from a spent address is also a 429, not a fresh 401 each time.
-      const guess = await manage(`svk_${'x'.repeat(55)}`, '/probe', '203.0.113.50');
-      expect(guess.statusCode).toBe(429);
+      // Failed authentications from one address have the same budget: guessing turns into 429s.
+      const guesses = [];
+      for (let i = 0; i < 5; i++) guesses.push((await manage(`svk_${'x'.repeat(55)}`, '/probe', '203.0.113.51')).statusCode);
+      expect(guesses).toEqual([401, 401, 401, 401, 429]);
     } finally {
       await setKeySettings(world, { defaultRateLimitPerMin: 100_000 });
     }

@@ -22,18 +22,23 @@ async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, m
 describe('scheduled publishing', () => {
   it('publishes at publishOn and returns to draft at unpublishOn (durable timers in one workflow per entry)', async () => {
     const entry = await cw.create({ title: 'Timed', slug: 'timed' });
-    const res = await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(2), unpublishOn: inSeconds(5), expectedVersion: 1 });
+    const res = await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(2), unpublishOn: null, expectedVersion: 1 });
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ status: 'scheduled', version: 2 });
+    expect(res.json()).toMatchObject({ status: 'scheduled', version: 2, unpublishOn: null });
     expect(res.json().publishOn).toBeTruthy();
     const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId('default', entry.id));
     expect((await handle.describe()).status.name).toBe('RUNNING');
+    expect((await cw.pub('/content/timed')).statusCode).toBe(404);
 
     const published = await waitFor(() => cw.manage('GET', `/content/${entry.id}`).then((r) => r.json()), (e) => e.status === 'published');
-    expect(published.status).toBe('published');
+    expect(published).toMatchObject({ status: 'published', publishOn: null });
     expect((await cw.pub('/content/timed')).statusCode).toBe(200);
+
+    // Unpublishing at a date: the entry returns to draft and leaves the public site.
+    await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: null, unpublishOn: inSeconds(2) });
+    expect((await cw.manage('GET', `/content/${entry.id}`)).json().status).toBe('published');
     const back = await waitFor(() => cw.manage('GET', `/content/${entry.id}`).then((r) => r.json()), (e) => e.status === 'draft');
-    expect(back).toMatchObject({ status: 'draft', publishOn: null, unpublishOn: null });
+    expect(back).toMatchObject({ status: 'draft', publishOn: null, unpublishOn: null, publishedAt: null });
     expect((await cw.pub('/content/timed')).statusCode).toBe(404);
     expect(cw.events.filter((e) => e.data.id === entry.id).map((e) => e.event)).toEqual(
       expect.arrayContaining(['content.published', 'content.unpublished']),

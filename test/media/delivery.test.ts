@@ -72,6 +72,14 @@ describe('file delivery', () => {
     expect((await get(pdfItem.url, { range: 'bytes=0-1', 'if-range': '"other"' })).statusCode).toBe(200);
   });
 
+  it('answers HEAD with the headers and no body', async () => {
+    const res = await mw.app.inject({ method: 'HEAD', url: pdfItem.url });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/pdf');
+    expect(res.headers['content-length']).toBe(String(pdf.length));
+    expect(res.rawPayload.length).toBe(0);
+  });
+
   it('answers 404 for an unknown id', async () => {
     const res = await get('/media/files/nope/x.png');
     expect(res.statusCode).toBe(404);
@@ -120,4 +128,14 @@ describe('public media list', () => {
 it('needs no key for files but a key for the management list', async () => {
   expect((await get('/api/manage/v1/media')).statusCode).toBe(401);
   expect((await get('/api/manage/v1/media', await mw.key(ALL_MEDIA))).statusCode).toBe(200);
+});
+
+it('documents the upload as multipart with x-required-capability in the Management OpenAPI', async () => {
+  const doc = (await get('/api/manage/v1/openapi.json')).json();
+  const post = doc.paths['/media'].post;
+  expect(post['x-required-capability']).toBe('media:upload');
+  expect(post.requestBody.content['multipart/form-data'].schema.properties.file).toEqual({ type: 'string', format: 'binary' });
+  expect(doc.paths['/media/{id}'].patch.requestBody.content['application/json'].schema.properties.focalX).toBeTruthy();
+  const publicDoc = (await get('/api/v1/openapi.json')).json();
+  expect(publicDoc.paths['/media'].get.parameters.map((p: { name: string }) => p.name)).toContain('limit');
 });

@@ -4,6 +4,10 @@ import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
 import type { Capability } from '../../services/access/capabilities.ts';
 import { installPluginHost } from '../../services/plugins/host.ts';
+import { createWorkspace } from '../../services/platform/workspaces.ts';
+import { PLATFORM_COLLECTIONS } from '../../services/platform/model.ts';
+import { DEFAULT_SITE_META_ID } from '../../services/platform/tenancy.ts';
+import { newId } from '../../services/core/ids.ts';
 
 export interface PluginWorld {
   world: World;
@@ -24,6 +28,7 @@ export async function startPluginWorld(options: WorldOptions = {}): Promise<Plug
     // Already installed in this process.
   }
   const world = await startWorld(options);
+  await isolateLocalSite(world);
   installPluginHost(world.services);
   const events: PluginWorld['events'] = [];
   const original = world.services.events;
@@ -47,4 +52,24 @@ export async function startPluginWorld(options: WorldOptions = {}): Promise<Plug
     site: () => defaultSiteContext(world),
     close: () => world.close(),
   };
+}
+
+/**
+ * Points `localhost` at a new workspace with unique ids. Every world bootstraps the same
+ * `default` workspace and site ids, and workflow ids are business keys
+ * (`export:<workspaceId>:<siteId>`), so two worlds on the shared Temporal server (parallel runs, or
+ * an actor left running on the task queue of a world that was killed) would otherwise share one
+ * workflow. The world's administrator becomes the new site's administrator.
+ */
+async function isolateLocalSite(world: World): Promise<void> {
+  const { site } = await createWorkspace(world.services, {
+    name: 'Plugin tests',
+    workspaceId: `w${newId()}`,
+    siteId: `s${newId()}`,
+    admin: { email: world.admin.email, password: world.admin.password, name: 'Administrator' },
+  });
+  await world.services.platformDb
+    .collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta)
+    .updateOne({ _id: DEFAULT_SITE_META_ID }, { $set: { siteId: site._id } });
+  world.services.sites.forget();
 }

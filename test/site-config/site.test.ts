@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { startSiteWorld, type SiteWorld } from './support.ts';
 
 let sw: SiteWorld;
@@ -138,5 +139,19 @@ describe('analytics', () => {
     expect(body.media).toEqual({ count: 0, bytes: 0, trashed: 0 });
     expect(body.comments).toMatchObject({ total: 1, byStatus: { pending: 1, approved: 0 } });
     expect((await sw.manage('GET', '/analytics', undefined, await sw.keyWith(['content:read']))).statusCode).toBe(403);
+  });
+});
+
+describe('OpenAPI', () => {
+  it('documents these routes with their capability in a valid Management document', async () => {
+    const doc = (await sw.world.app.inject({ url: '/api/manage/v1/openapi.json' })).json();
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(doc.paths['/comments'].patch['x-required-capability']).toBeDefined();
+    for (const path of ['/redirects/{id}', '/email-templates/{key}', '/cookies', '/analytics', '/widgets/layout', '/permalinks', '/themes/customize']) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    const pub = (await sw.world.app.inject({ url: '/api/v1/openapi.json' })).json();
+    expect(pub.paths['/content/{slug}/comments'].post).toBeDefined();
   });
 });
