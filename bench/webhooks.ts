@@ -2,10 +2,17 @@
 // publisher, MongoDB, the Temporal server and a worker. Reports deliveries per second, p50/p95 from
 // the emit to the receipt, and lost / duplicated deliveries (by delivery id). Baseline in the same
 // run: the same 3,000 bodies POSTed straight to the same receivers (no queue, no durability).
-//   npx tsx bench/webhooks.ts     (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
-// Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300).
+// The run gets a Temporal dev server of its own (other ports, throw-away data dir) so its 3,000
+// workflows neither slow down nor are slowed down by other work on the shared one; MongoDB is shared.
+//   npx tsx bench/webhooks.ts     (MongoDB from MONGODB_URI, else the local engine)
+// Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300),
+//      BENCH_SHARED_TEMPORAL=1 to use TEMPORAL_ADDRESS / the shared dev server instead.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ensureEngines, stopEngines } from '../scripts/engines.mjs';
 import { startBenchWorld } from './support/world.ts';
 import { createWorker } from '../services/worker-factory.ts';
 import { createContext } from '../services/core/context.ts';
@@ -69,6 +76,13 @@ async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promis
   }));
 }
 
+const ownTemporalDir = process.env.BENCH_SHARED_TEMPORAL ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-'));
+if (ownTemporalDir) {
+  if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
+  const mongoPort = Number(new URL(process.env.MONGODB_URI).port || 27017);
+  const own = await ensureEngines({ dataDir: ownTemporalDir, mongoPort, temporalPort: 7590, log: () => undefined });
+  process.env.TEMPORAL_ADDRESS = own.temporalAddress;
+}
 const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
 const { worker, connection } = await createWorker(world.services);
 const running = worker.run();
@@ -119,12 +133,20 @@ try {
   await new Promise((r) => setTimeout(r, 2_000)); // late duplicates would show up here
   const result = summarize('webhooks (Temporal)', webhookReceipts, started, expected);
   const failed = await deliveries.countDocuments({ siteId: scope.site._id, status: 'failed' });
+  // Where the time goes: stored → attempt started (workflow start + task dispatch), the attempt itself.
+  const { attempts } = eventCollections(ctx.db);
+  const created = new Map((await deliveries.find({ siteId: scope.site._id }, { projection: { createdAt: 1 } }).toArray()).map((d) => [d._id, d.createdAt.getTime()]));
+  const attemptRows = await attempts.find({ siteId: scope.site._id, status: 'succeeded' }).toArray();
+  const waits = attemptRows.map((a) => a.startedAt!.getTime() - created.get(a.deliveryId)!);
+  const runs = attemptRows.map((a) => a.finishedAt!.getTime() - a.startedAt!.getTime());
+  const breakdown = `stored → attempt started: p50 ${percentile(waits, 50)} ms, p95 ${percentile(waits, 95)} ms; attempt (DB reads + HTTP + history write): p50 ${percentile(runs, 50)} ms, p95 ${percentile(runs, 95)} ms`;
 
   const rows = [baseline, result].map(
     (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
   );
   console.log(`\n${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}; emitting took ${emitMs} ms; failed deliveries: ${failed}\n`);
   console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
+  console.log(`\n${breakdown}`);
   console.log(`\nratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
 } finally {
   worker.shutdown();
@@ -135,4 +157,8 @@ try {
     r.server.close();
   }
   await world.close();
+  if (ownTemporalDir) {
+    await stopEngines({ dataDir: ownTemporalDir });
+    fs.rmSync(ownTemporalDir, { recursive: true, force: true });
+  }
 }

@@ -98,6 +98,8 @@ export const createSpamTermOp = defineOperation({
   output: SpamTermView,
   async handler(ctx, { term }) {
     const doc: SpamTermDoc = { _id: newId(), siteId: ctx.site._id, term, createdAt: ctx.services.clock.now() };
+    // The unique index decides races; this check also covers a workspace created before the index existed.
+    if (await spamTermsCollection(ctx).findOne({ siteId: ctx.site._id, term })) throw new ConflictError('This spam term exists');
     try {
       await spamTermsCollection(ctx).insertOne(doc);
     } catch (error) {

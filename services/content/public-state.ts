@@ -134,3 +134,9 @@ export async function cachedResponse<T>(ctx: OperationContext, state: PublicStat
   }
   return value;
 }
+
+/** This gateway's figures for one site's public cache (for `GET /cache/stats`). */
+export function publicCacheFigures(services: Services, siteId: string): { responses: number; generation: number | null } {
+  const cache = registry(services).sites.get(siteId);
+  return { responses: cache?.responses.size ?? 0, generation: cache && cache.responsesGeneration >= 0 ? cache.responsesGeneration : null };
+}

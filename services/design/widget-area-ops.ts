@@ -37,6 +37,8 @@ export const createAreaOp = defineOperation({
   async handler(ctx, input) {
     const now = ctx.services.clock.now();
     const doc: AreaDoc = { _id: newId(), siteId: ctx.site._id, ...input, createdAt: now, updatedAt: now };
+    // The unique index decides races; this check also covers a workspace created before the index existed.
+    if (await areasCollection(ctx).findOne({ siteId: ctx.site._id, key: input.key })) throw new ConflictError('A widget area with this key exists');
     try {
       await areasCollection(ctx).insertOne(doc);
     } catch (error) {

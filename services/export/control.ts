@@ -37,15 +37,26 @@ export async function requestExportRun(ctx: OperationContext, mode: ExportMode):
   return request.requestId;
 }
 
-/** Live progress while the actor runs; null when it is not running. */
-export async function exportProgress(ctx: OperationContext): Promise<ExportProgress | null> {
-  const handle = ctx.services.temporal.client.workflow.getHandle(exportWorkflowId(refOf(ctx)));
+/**
+ * The actor's state: `running` (the workflow exists and is open) and its live progress. The query
+ * needs a worker; when none answers within a few seconds the progress is null but `running` holds.
+ */
+export async function exportProgress(ctx: OperationContext): Promise<{ running: boolean; progress: ExportProgress | null }> {
+  const { client } = ctx.services.temporal;
+  const handle = client.workflow.getHandle(exportWorkflowId(refOf(ctx)));
   try {
     const description = await handle.describe();
-    if (description.status.name !== 'RUNNING') return null;
-    return await handle.query<ExportProgress>(EXPORT_PROGRESS_QUERY);
+    if (description.status.name !== 'RUNNING') return { running: false, progress: null };
   } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return null;
+    if (error instanceof WorkflowNotFoundError) return { running: false, progress: null };
     throw error;
   }
+  try {
+    return { running: true, progress: await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<ExportProgress>(EXPORT_PROGRESS_QUERY)) };
+  } catch (error) {
+    ctx.services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'export progress query unanswered');
+    return { running: true, progress: null };
+  }
 }
+
+const QUERY_DEADLINE_MS = 5000;

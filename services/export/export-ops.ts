@@ -53,10 +53,12 @@ export const exportStatusOp = defineOperation({
   output: StatusView,
   async handler(ctx) {
     const [state, live] = await Promise.all([readExportState(ctx.db, ctx.site._id), exportProgress(ctx)]);
-    const running = live?.running ?? null;
-    const queued = live?.queued ?? [];
+    const running = live.progress?.running ?? null;
+    const queued = live.progress?.queued ?? [];
+    // An open actor whose progress could not be read (no worker answering) still counts as running.
+    const busy = running !== null || (live.running && live.progress === null);
     return {
-      status: running ? ('running' as const) : queued.length > 0 ? ('queued' as const) : ('idle' as const),
+      status: busy ? ('running' as const) : queued.length > 0 ? ('queued' as const) : ('idle' as const),
       progress: running
         ? { runId: running.runId, mode: running.mode, phase: running.phase, total: running.total, done: running.done, rendered: running.rendered, removed: running.removed, startedAt: running.startedAt }
         : null,
@@ -97,8 +99,7 @@ export const clearExportOp = defineOperation({
   input: z.object({}),
   output: z.object({ removed: z.number().int() }),
   async handler(ctx) {
-    const live = await exportProgress(ctx);
-    if (live && (live.running || live.queued.length > 0)) throw new ConflictError('A static export run is in progress');
+    if ((await exportProgress(ctx)).running) throw new ConflictError('A static export run is in progress');
     const removed = await clearExportFiles(ctx.db, ctx.site._id);
     const now = ctx.services.clock.now();
     await exportStates(ctx.db).updateOne(

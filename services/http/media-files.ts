@@ -36,24 +36,27 @@ async function serveFile(services: Services, request: FastifyRequest, reply: Fas
   if (!doc) throw new NotFoundError('Media item not found');
 
   const etag = `"${doc._id}"`;
-  reply.headers({
+  const validators = {
     etag,
     'cache-control': CACHE_CONTROL,
     'last-modified': doc.createdAt.toUTCString(),
     'accept-ranges': 'bytes',
-    'x-content-type-options': 'nosniff',
-    'content-disposition': contentDisposition(doc.filename),
-    // A file opened directly runs no script and loads nothing, whatever it turns out to be.
-    ...(doc.mimeType === 'application/pdf' ? {} : { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" }),
-  });
-  if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).send();
+  };
+  if (matchesEtag(request.headers['if-none-match'], etag)) return reply.code(304).headers(validators).send();
 
   const ifRange = request.headers['if-range'];
   const rangeHeader = ifRange === undefined || ifRange === etag ? request.headers.range : undefined;
   const range = parseRange(rangeHeader, doc.size);
   if (range === 'unsatisfiable') {
-    throw new AppError(416, 'Range not satisfiable', { 'content-range': `bytes */${doc.size}` });
+    throw new AppError(416, 'Range not satisfiable', { 'content-range': `bytes */${doc.size}`, 'accept-ranges': 'bytes' });
   }
+  reply.headers({
+    ...validators,
+    'x-content-type-options': 'nosniff',
+    'content-disposition': contentDisposition(doc.filename),
+    // A file opened directly runs no script and loads nothing, whatever it turns out to be.
+    ...(doc.mimeType === 'application/pdf' ? {} : { 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; sandbox" }),
+  });
   reply.type(doc.mimeType);
   if (range) {
     reply.code(206).headers({

@@ -23,7 +23,6 @@ export interface StoredFile {
   size: number;
   /** The first bytes, kept for header-only parsers (image dimensions). */
   head: Buffer;
-  reservation: QuotaReservation;
 }
 
 /** Bytes kept from the start for image-size (covers most EXIF blocks before the JPEG frame header). */
@@ -106,7 +105,7 @@ export async function ingest(ctx: OperationContext, file: IncomingFile, limits: 
     if (!upload) await start();
     await finish(upload!);
     await reservation.settle(size);
-    return { id, ...detected!, size, head: Buffer.concat(headParts), reservation };
+    return { id, ...detected!, size, head: Buffer.concat(headParts) };
   } catch (error) {
     source.destroy();
     if (upload) await deleteStoredBytes(ctx, id);

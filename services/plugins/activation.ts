@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import type { OperationContext } from '../core/context.ts';
-import { BadGatewayError, ConflictError } from '../core/errors.ts';
+import { AppError, BadGatewayError, ConflictError, ServiceUnavailableError } from '../core/errors.ts';
 import type { PluginRoutineInput, PluginRoutineResult } from '../../activities/plugin-activation.ts';
 import type { PluginActivationOutcome } from '../../workflows/plugin-activation.ts';
 import { forgetActivePlugins } from './host.ts';
@@ -31,7 +31,10 @@ export async function runPluginActivation(ctx: OperationContext, pluginId: strin
       ctx.services.log.error({ pluginId, action, err: error.cause?.message ?? error.message }, 'plugin activation workflow failed');
       throw new BadGatewayError(`Plugin ${action} failed`);
     }
-    throw error;
+    if (error instanceof AppError) throw error;
+    // Temporal unreachable or too slow to answer: the run may still finish (GET /plugins tells).
+    ctx.services.log.error({ pluginId, action, err: error instanceof Error ? error.message : String(error) }, 'plugin activation workflow unreachable');
+    throw new ServiceUnavailableError(`Plugin ${action} could not be confirmed; check GET /plugins`);
   } finally {
     // The worker may be another process: this gateway's copy of the active set is stale now.
     forgetActivePlugins(ctx.services, ctx.site._id);

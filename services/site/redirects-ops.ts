@@ -5,6 +5,7 @@ import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../content/mongo-errors.ts';
 import { PageQuery, pageById, pageEnvelope } from '../access/paging.ts';
+import { bumpContentGeneration } from '../content/public-state.ts';
 import { assertNoLoop, RedirectBody, redirectsCollection, RedirectView, toRedirectView, type RedirectDoc } from './redirects.ts';
 
 const duplicate = () => new ConflictError('A redirect from this path exists');
@@ -56,6 +57,8 @@ export const createRedirectOp = defineOperation({
   output: RedirectView,
   async handler(ctx, body) {
     await assertNoLoop(ctx, body);
+    // The unique index decides races; this check also covers a workspace created before the index existed.
+    if (await redirectsCollection(ctx).findOne({ siteId: ctx.site._id, from: body.from })) throw duplicate();
     const now = ctx.services.clock.now();
     const doc: RedirectDoc = { _id: newId(), siteId: ctx.site._id, ...body, createdAt: now, updatedAt: now };
     try {
@@ -64,6 +67,8 @@ export const createRedirectOp = defineOperation({
       if (isDuplicateKey(error)) throw duplicate();
       throw error;
     }
+    // The public lookup is cached per content generation.
+    await bumpContentGeneration(ctx);
     return toRedirectView(doc);
   },
 });
@@ -80,6 +85,7 @@ export const replaceRedirectOp = defineOperation({
   async handler(ctx, { id, ...body }) {
     await requireRedirect(ctx, id);
     await assertNoLoop(ctx, body, id);
+    if (await redirectsCollection(ctx).findOne({ siteId: ctx.site._id, from: body.from, _id: { $ne: id } })) throw duplicate();
     try {
       const doc = await redirectsCollection(ctx).findOneAndUpdate(
         { siteId: ctx.site._id, _id: id },
@@ -87,6 +93,7 @@ export const replaceRedirectOp = defineOperation({
         { returnDocument: 'after' },
       );
       if (!doc) throw new NotFoundError('Redirect not found');
+      await bumpContentGeneration(ctx);
       return toRedirectView(doc);
     } catch (error) {
       if (isDuplicateKey(error)) throw duplicate();
@@ -107,6 +114,7 @@ export const deleteRedirectOp = defineOperation({
   async handler(ctx, { id }) {
     const { deletedCount } = await redirectsCollection(ctx).deleteOne({ siteId: ctx.site._id, _id: id });
     if (!deletedCount) throw new NotFoundError('Redirect not found');
+    await bumpContentGeneration(ctx);
     return { id, deleted: true };
   },
 });

@@ -10,3 +10,14 @@ export function movableClock(): Clock & { advance(ms: number): void } {
     },
   };
 }
+
+/** A clock that stands still (10 s into a minute) unless moved: rate windows never roll mid-test. */
+export function pinnedClock(): Clock & { advance(ms: number): void } {
+  let at = Math.floor(Date.now() / 60_000) * 60_000 + 10_000;
+  return {
+    now: () => new Date(at),
+    advance(ms) {
+      at += ms;
+    },
+  };
+}

@@ -80,7 +80,7 @@ describe('CSRF', () => {
 });
 
 describe('login throttling', () => {
-  it('per account: after the failure budget even the right password is refused with 429', async () => {
+  it('per account: after the failure budget even the right password is refused with 429', { timeout: 300_000 }, async () => {
     const user = await addUser(world, 'throttled@example.test', 'viewer');
     for (let i = 0; i < LOGIN_FAILURES_PER_ACCOUNT; i++) {
       expect((await login(user.email, 'nope-nope-nope', `10.30.0.${i + 1}`)).statusCode).toBe(401);
@@ -93,7 +93,7 @@ describe('login throttling', () => {
     expect((await login(world.admin.email, world.admin.password, '10.30.1.1')).statusCode).toBe(200);
   });
 
-  it('per IP: many accounts guessed from one address are cut off', async () => {
+  it('per IP: many accounts guessed from one address are cut off', { timeout: 300_000 }, async () => {
     for (let i = 0; i < LOGIN_FAILURES_PER_IP; i++) {
       expect((await login(`nobody-${i}@example.test`, 'guess-guess-guess', '10.40.0.1')).statusCode).toBe(401);
     }

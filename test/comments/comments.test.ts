@@ -50,7 +50,7 @@ describe('public comment form', () => {
     expect((await all()).length).toBe(before);
   });
 
-  it('is limited per IP', async () => {
+  it('is limited per IP', { timeout: 120_000 }, async () => {
     const ip = '10.9.9.9';
     const codes: number[] = [];
     // Windows are fixed minutes: hold the clock in the middle of one so a slow run cannot straddle two.
@@ -224,5 +224,19 @@ describe('moderation', () => {
     expect((await sw.manage('PATCH', '/comments', { ids: [other.id], status: 'spam' }, pagesOnly)).statusCode).toBe(401);
     expect((await sw.manage('POST', `/comments/${other.id}/reply`, { body: 'x' }, pagesOnly)).statusCode).toBe(401);
     expect((await all()).find((c) => c.id === other.id)).toMatchObject({ status: 'approved' });
+  });
+
+  it('is closed with the rest of the Public API when its switch is off', async () => {
+    const before = (await all()).length;
+    expect((await sw.manage('PATCH', '/settings', { api: { publicEnabled: false } })).statusCode).toBe(200);
+    try {
+      const res = await postComment('hello', visitor({ body: 'while off' }));
+      expect(res.statusCode).toBe(404);
+      expect(typeof res.json().error).toBe('string');
+      expect((await sw.pub('GET', '/content/hello/comments')).statusCode).toBe(404);
+      expect((await all()).length).toBe(before);
+    } finally {
+      await sw.manage('PATCH', '/settings', { api: { publicEnabled: true } });
+    }
   });
 });

@@ -150,5 +150,25 @@ describe('GraphQL', () => {
     expect(bad.json().errors[0].message).toMatch(/limit/);
     const preview = await gql('{ entry(slug: "draft-only", preview: true) { title } }');
     expect(preview.json().data.entry).toBeNull();
+    const { cookie } = await signIn(cw.world);
+    const editor = await gql('{ entry(slug: "draft-only", preview: true) { title preview } }', undefined, { cookie });
+    expect(editor.json().data.entry).toEqual({ title: 'Draft only', preview: true });
+  });
+});
+
+describe('public search rate limit', () => {
+  it('allows 60 searches per minute per IP, then 429 with Retry-After', async () => {
+    const ip = '198.51.100.7';
+    const search = () => cw.world.app.inject({ method: 'GET', url: '/api/v1/search?q=public', remoteAddress: ip });
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) statuses.push((await search()).statusCode);
+    expect(statuses.every((s) => s === 200)).toBe(true);
+    const over = await search();
+    expect(over.statusCode).toBe(429);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    expect(over.json()).toHaveProperty('error');
+    // Another IP and other public reads are not affected.
+    expect((await cw.world.app.inject({ method: 'GET', url: '/api/v1/search?q=public', remoteAddress: '198.51.100.8' })).statusCode).toBe(200);
+    expect((await cw.world.app.inject({ method: 'GET', url: '/api/v1/content', remoteAddress: ip })).statusCode).toBe(200);
   });
 });

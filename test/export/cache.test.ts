@@ -29,8 +29,8 @@ describe('cache routes', () => {
         probeCleared += 1;
       },
     });
-  });
-  afterAll(() => pw?.close());
+  }, 300_000);
+  afterAll(() => pw?.close(), 120_000);
 
   const stats = async (): Promise<CacheRow[]> => {
     const res = await pw.manage('GET', '/cache/stats', reader);

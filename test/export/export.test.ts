@@ -57,8 +57,8 @@ describe('static export', { timeout: 240_000 }, () => {
     reader = await pw.keyWith(['settings:read']);
     for (const title of ['Alpha', 'Bravo', 'Charlie', 'Delta']) ids[title] = await entry(title);
     ids.Draft = await entry('Draft only', false);
-  });
-  afterAll(() => pw?.close());
+  }, 300_000);
+  afterAll(() => pw?.close(), 120_000);
 
   it('starts idle with no output', async () => {
     const s = await status();

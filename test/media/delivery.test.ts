@@ -43,6 +43,7 @@ describe('file delivery', () => {
   it('answers 304 to If-None-Match with the current ETag', async () => {
     const res = await get(pdfItem.url, { 'if-none-match': `"${pdfItem.id}"` });
     expect(res.statusCode).toBe(304);
+    expect(res.headers.etag).toBe(`"${pdfItem.id}"`);
     expect(res.rawPayload.length).toBe(0);
   });
 
@@ -65,6 +66,7 @@ describe('file delivery', () => {
     expect(res.statusCode).toBe(416);
     expect(res.headers['content-range']).toBe(`bytes */${pdf.length}`);
     expect(res.json()).toEqual({ error: 'Range not satisfiable' });
+    expect(res.headers['cache-control']).toBeUndefined();
   });
 
   it('sends the whole file for several ranges or a stale If-Range', async () => {

@@ -43,8 +43,8 @@ describe('plugin host', { timeout: 180_000 }, () => {
     registerTestPlugins(pw);
     admin = await pw.keyWith(['plugins:read', 'plugins:activate', 'settings:read', 'settings:manage']);
     reader = await pw.keyWith(['plugins:read']);
-  });
-  afterAll(() => pw?.close());
+  }, 300_000);
+  afterAll(() => pw?.close(), 120_000);
 
   const states = async () => {
     const ctx = await pw.site();

@@ -11,8 +11,8 @@ describe('themes', () => {
     pw = await startPluginWorld();
     admin = await pw.keyWith(['themes:read', 'themes:activate']);
     reader = await pw.keyWith(['themes:read']);
-  });
-  afterAll(() => pw?.close());
+  }, 300_000);
+  afterAll(() => pw?.close(), 120_000);
 
   const active = async () => {
     const ctx = await pw.site();

@@ -21,9 +21,9 @@ describe('site-config operation schemas', () => {
     }
   });
 
-  it('require a capability on every Management route (public only for the comment form and approved comments)', () => {
+  it('require a capability on every Management route (public only for the comment form, approved comments and the redirect lookup)', () => {
     for (const op of operations) {
-      if (op.surface === 'public') expect(['public.comments.create', 'public.comments.list']).toContain(op.id);
+      if (op.surface === 'public') expect(['public.comments.create', 'public.comments.list', 'public.redirects.resolve']).toContain(op.id);
       else expect(op.requires, op.id).toMatch(/^[a-z-]+:[a-z]+$/);
     }
   });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { startSiteWorld, type SiteWorld } from './support.ts';
+import { defaultSiteContext, startSiteWorld, type SiteWorld } from './support.ts';
 
 let sw: SiteWorld;
 beforeAll(async () => {
@@ -31,7 +31,14 @@ describe('redirects', () => {
     const second = (await sw.manage('GET', `/redirects?limit=2&cursor=${encodeURIComponent(first.page.nextCursor)}`)).json();
     expect(second.data.map((r: { from: string }) => r.from)).toEqual(['/c']);
     expect(second.page.nextCursor).toBeNull();
+    // The public lookup follows writes at once (its cache is keyed by the content generation).
+    expect((await sw.pub('GET', '/redirects?path=/a/')).json()).toEqual({ from: '/a', to: '/b', status: 302 });
+    expect((await sw.pub('GET', '/redirects?path=/old')).statusCode).toBe(404); // disabled
+    await sw.manage('PUT', `/redirects/${rule.id}`, { from: '/old', to: '/new', enabled: true });
+    expect((await sw.pub('GET', '/redirects?path=/old')).json()).toMatchObject({ to: '/new', status: 301 });
+    expect((await sw.pub('GET', '/redirects?path=relative')).statusCode).toBe(400);
     expect((await sw.manage('DELETE', `/redirects/${rule.id}`)).statusCode).toBe(200);
+    expect((await sw.pub('GET', '/redirects?path=/old')).statusCode).toBe(404);
     expect((await sw.manage('GET', `/redirects/${rule.id}`)).statusCode).toBe(404);
   });
 
@@ -132,11 +139,15 @@ describe('analytics', () => {
     await sw.manage('POST', '/content', { title: 'Draft', slug: 'draft' });
     const comment = await sw.pub('POST', '/content/live/comments', { authorName: 'A', authorEmail: 'a@example.org', body: 'hi' });
     expect(comment.statusCode).toBe(201);
+    // Media rows written straight to the real collection: only their counts and sizes matter here.
+    const ctx = await defaultSiteContext(sw.world);
+    const media = (id: string, size: number, status: string) => ({ _id: id, siteId: ctx.site._id, status, filename: `${id}.png`, size, trashedAt: status === 'trashed' ? new Date() : null });
+    await ctx.db.collection('media').insertMany([media('m1', 1000, 'stored'), media('m2', 234, 'stored'), media('m3', 50, 'trashed')] as never[]);
     const res = await sw.manage('GET', '/analytics', undefined, await sw.keyWith(['analytics:read']));
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.content).toMatchObject({ total: 2, byStatus: { published: 1, draft: 1, archived: 0, scheduled: 0 }, byType: { post: 2 }, trashed: 0 });
-    expect(body.media).toEqual({ count: 0, bytes: 0, trashed: 0 });
+    expect(body.media).toEqual({ count: 2, bytes: 1234, trashed: 1 });
     expect(body.comments).toMatchObject({ total: 1, byStatus: { pending: 1, approved: 0 } });
     expect((await sw.manage('GET', '/analytics', undefined, await sw.keyWith(['content:read']))).statusCode).toBe(403);
   });
