@@ -146,13 +146,20 @@ try {
   const gatewayRuns: number[] = [];
   const directRuns: number[] = [];
   let downloadPeak = 0;
+  let directPeak = 0;
+  // The gateway's downloads first, so what the driver's own reader leaves in memory (it fetches
+  // about 25 MB of chunks per batch) cannot count against the gateway.
   for (let round = 0; round < rounds; round++) {
-    const direct = await peakRss(idle, () => drain(mediaBucket(db).openDownloadStream(item.id as never)));
     const viaGateway = await peakRss(idle, () => download(new URL(item.url, origin)));
-    if (viaGateway.value !== SIZE || direct.value !== SIZE) throw new Error('short read');
-    directRuns.push(mb(SIZE, direct.seconds));
+    if (viaGateway.value !== SIZE) throw new Error('short read via the gateway');
     gatewayRuns.push(mb(SIZE, viaGateway.seconds));
     downloadPeak = Math.max(downloadPeak, viaGateway.peakMb);
+  }
+  for (let round = 0; round < rounds; round++) {
+    const direct = await peakRss(idle, () => drain(mediaBucket(db).openDownloadStream(item.id as never)));
+    if (direct.value !== SIZE) throw new Error('short read from GridFS');
+    directRuns.push(mb(SIZE, direct.seconds));
+    directPeak = Math.max(directPeak, direct.peakMb);
   }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const direct = median(directRuns);
@@ -168,7 +175,8 @@ try {
     `| upload: peak RSS growth of the gateway | ${up.peakMb.toFixed(1)} MB (target < 64) |`,
     `| download: peak RSS growth of the gateway | ${downloadPeak.toFixed(1)} MB (target < 64) |`,
     `| download via gateway (median of ${rounds}) | ${gateway.toFixed(1)} MB/s |`,
-    `| read straight from GridFS (median of ${rounds}) | ${direct.toFixed(1)} MB/s |`,
+    `| read straight from GridFS with the driver's reader (median of ${rounds}) | ${direct.toFixed(1)} MB/s |`,
+    `| (for comparison) peak RSS growth while the driver's reader runs | ${directPeak.toFixed(1)} MB |`,
     `| download ratio gateway / direct GridFS | ${(gateway / direct).toFixed(2)} |`,
   ];
   console.log(lines.join('\n'));

@@ -1,7 +1,6 @@
 import type { Db } from 'mongodb';
+import { newId } from '../core/ids.ts';
 import { EXPORT_BUCKET, exportBucket, exportFiles, type ExportFileDoc } from './model.ts';
-
-export const fileId = (siteId: string, path: string) => `${siteId}:${path}`;
 
 async function deleteByIds(db: Db, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0;
@@ -12,15 +11,15 @@ async function deleteByIds(db: Db, ids: string[]): Promise<number> {
 }
 
 /**
- * Writes (or rewrites) one export file. The id is the path, so a retried activity writes the
- * same file again instead of adding a copy.
+ * Writes (or rewrites) one export file: the new version is uploaded first, then older versions of
+ * the same path are deleted, so a reader always finds the page (the old or the new one) and a
+ * retried activity ends with one version just the same.
  */
 export async function writeExportFile(
   db: Db,
   file: { siteId: string; path: string; contentType: string; entryId: string | null; runId: string; body: string },
 ): Promise<void> {
-  const id = fileId(file.siteId, file.path);
-  await deleteByIds(db, [id]);
+  const id = newId();
   const upload = exportBucket(db).openUploadStreamWithId(id as never, file.path, {
     metadata: { siteId: file.siteId, path: file.path, contentType: file.contentType, entryId: file.entryId, runId: file.runId },
   });
@@ -28,6 +27,10 @@ export async function writeExportFile(
     upload.once('error', reject);
     upload.end(Buffer.from(file.body, 'utf8'), () => resolve());
   });
+  const older = await exportFiles(db)
+    .find({ 'metadata.siteId': file.siteId, 'metadata.path': file.path, _id: { $ne: id } }, { projection: { _id: 1 } })
+    .toArray();
+  await deleteByIds(db, older.map((row) => row._id));
 }
 
 /** Removes an entry's files except the paths given (a renamed slug leaves no stale page). */
@@ -56,8 +59,9 @@ export async function outputFigures(db: Db, siteId: string): Promise<{ files: nu
   return { files: rows.length, bytes: rows.reduce((sum, row) => sum + row.length, 0) };
 }
 
+/** The newest version of a file (two exist only for the moment a rewrite takes). */
 export async function readExportFile(db: Db, siteId: string, path: string): Promise<{ body: Buffer; file: ExportFileDoc } | null> {
-  const file = await exportFiles(db).findOne({ _id: fileId(siteId, path), 'metadata.siteId': siteId });
+  const [file] = await exportFiles(db).find({ 'metadata.siteId': siteId, 'metadata.path': path }).sort({ _id: -1 }).limit(1).toArray();
   if (!file) return null;
   const chunks: Buffer[] = [];
   for await (const chunk of exportBucket(db).openDownloadStream(file._id as never)) chunks.push(chunk as Buffer);

@@ -6,7 +6,7 @@ export type ExportMode = (typeof EXPORT_MODES)[number];
 /**
  * The export output lives in the GridFS bucket `export` of the workspace database: every gateway
  * and worker reaches it (a DATA_DIR folder would exist on one machine only), it is dropped with
- * the workspace, and file ids are `<siteId>:<path>` so rewriting a page replaces it.
+ * the workspace. A rewrite uploads the new version before deleting the old one (files.ts).
  */
 export const EXPORT_BUCKET = 'export';
 export const exportBucket = (db: Db) => new GridFSBucket(db, { bucketName: EXPORT_BUCKET });

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { BadRequestError } from '../core/errors.ts';
 
 export const SITE_SETTINGS_COLLECTION = 'site_settings';
 
@@ -126,7 +127,16 @@ export async function patchSettingsValues(db: Db, siteId: string, patch: Record<
   walk(patch, 'values');
   const update: Record<string, unknown> = { $set, $inc: { accessVersion: 1 }, $setOnInsert: { siteId } };
   if (Object.keys($unset).length) update.$unset = $unset;
-  await settingsCollection(db).updateOne({ _id: siteId }, update, { upsert: true });
+  try {
+    await settingsCollection(db).updateOne({ _id: siteId }, update, { upsert: true });
+  } catch (error) {
+    // Merging an object under a setting that holds a scalar: the caller's mistake, nothing written.
+    const { code, message } = error as { code?: number; message?: string };
+    if (code === 28 || /cannot create field/i.test(message ?? '')) {
+      throw new BadRequestError('settings: a patch object cannot merge into a setting that is not an object');
+    }
+    throw error;
+  }
 }
 
 /** Drops counter windows older than `before` (idle gaps leave some behind the rolling unset). */

@@ -46,6 +46,15 @@ describe('settings', () => {
     }
     expect((await call(manager, 'GET', '/settings')).body).toBe(before);
   });
+
+  it('a patch that nests under a scalar setting is a 400, not a 500', async () => {
+    const manager = (await createApiKey(world, { capabilities: ['settings:manage', 'settings:read'] })).key;
+    expect((await call(manager, 'PATCH', '/settings', { footer: 'plain' })).statusCode).toBe(200);
+    const res = await call(manager, 'PATCH', '/settings', { footer: { text: 'x' } });
+    expect(res.statusCode).toBe(400);
+    expect(typeof res.json().error).toBe('string');
+    expect((await call(manager, 'GET', '/settings')).json().footer).toBe('plain');
+  });
 });
 
 describe('health and diagnostics', () => {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
-import { proto } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 
 /** A recorded run of `scheduleEntryWorkflow` (publish then unpublish) must replay on the current code. */
 describe('schedule workflow replay', () => {

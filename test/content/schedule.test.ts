@@ -60,6 +60,19 @@ describe('scheduled publishing', () => {
     expect((await handle.describe()).status.name).toBe('TERMINATED');
   });
 
+  it('a manual unpublish cancels a pending publish date; a manual publish keeps the unpublish date', async () => {
+    const entry = await cw.create({ title: 'Manual' });
+    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId('default', entry.id));
+    await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(3600), unpublishOn: inSeconds(7200) });
+    const published = (await cw.manage('POST', `/content/${entry.id}/publish`)).json();
+    expect(published).toMatchObject({ status: 'published', publishOn: null });
+    expect(published.unpublishOn).toBeTruthy();
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const unpublished = (await cw.manage('POST', `/content/${entry.id}/unpublish`)).json();
+    expect(unpublished).toMatchObject({ status: 'draft', publishOn: null, unpublishOn: null });
+    expect((await handle.describe()).status.name).toBe('TERMINATED');
+  });
+
   it('refuses an unpublish date before the publish date, a bad date, or a stale version, changing nothing', async () => {
     const entry = await cw.create({ title: 'Bad dates' });
     const cases = [
