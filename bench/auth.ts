@@ -3,6 +3,9 @@
 // Target: ratio ≥ 0.75.       npx tsx bench/auth.ts
 // (engines from MONGODB_URI / TEMPORAL_ADDRESS, else the local ones; BENCH_ROUNDS, BENCH_DURATION, BENCH_CONNECTIONS)
 import Fastify from 'fastify';
+import autocannon from 'autocannon';
+import { resolve } from 'node:path';
+import { ensureEngines } from '../scripts/engines.mjs';
 import { z } from 'zod';
 import { defineOperation } from '../services/core/operation.ts';
 import { createContext } from '../services/core/context.ts';
@@ -31,6 +34,16 @@ const same = (surface: 'public' | 'manage') =>
     handler: async () => payload,
   });
 
+// Command monitoring (to count database round trips per request) must be on when the client connects.
+if (!process.env.MONGODB_URI || !process.env.TEMPORAL_ADDRESS) {
+  const engines = await ensureEngines({ dataDir: resolve(process.env.DATA_DIR ?? '.data'), log: () => undefined });
+  process.env.MONGODB_URI ??= engines.mongoUri;
+  process.env.TEMPORAL_ADDRESS ??= engines.temporalAddress;
+}
+if (!/monitorCommands/.test(process.env.MONGODB_URI!)) {
+  process.env.MONGODB_URI += `${process.env.MONGODB_URI!.includes('?') ? '&' : process.env.MONGODB_URI!.endsWith('/') ? '?' : '/?'}monitorCommands=true`;
+}
+
 const bare = Fastify();
 bare.get('/bench-same', async () => payload);
 const bareAddress = await bare.listen({ port: 0, host: '127.0.0.1' });
@@ -49,12 +62,31 @@ const { key } = await createKey(ctx, { userId: owner._id, capabilities: access.c
 await writeKeySettings(ctx.db, scope.site._id, { enabled: true, defaultRateLimitPerMin: 100_000_000, allowedOrigins: [] }, new Date());
 
 const gatewayAddress = await world.app.listen({ port: 0, host: '127.0.0.1' });
+let commandCount = 0;
+world.services.mongo.on('commandStarted', () => void commandCount++);
+
+async function commandsPerRequest(targets: { name: string; url: string; headers?: Record<string, string> }[]) {
+  const results = [];
+  for (const target of targets) {
+    const amount = 3000;
+    await autocannon({ url: target.url, headers: target.headers, connections, amount: 500 });
+    const before = commandCount;
+    await autocannon({ url: target.url, headers: target.headers, connections, amount });
+    results.push({ name: target.name, perRequest: (commandCount - before) / amount });
+  }
+  return results;
+}
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const durationSec = Number(process.env.BENCH_DURATION ?? 5);
 
 try {
   const check = await fetch(`${gatewayAddress}/api/manage/v1/bench-same`, { headers: { authorization: `Bearer ${key}` } });
   if (check.status !== 200 || (await check.text()) !== JSON.stringify(payload)) throw new Error(`manage route answered ${check.status}`);
+  // Noise-free structure of the cost: database commands per request on each route, same load.
+  const commands = await commandsPerRequest([
+    { name: 'public', url: `${gatewayAddress}/api/v1/bench-same` },
+    { name: 'manage', url: `${gatewayAddress}/api/manage/v1/bench-same`, headers: { authorization: `Bearer ${key}` } },
+  ]);
   const [baseline, publicRoute, manageRoute] = await compare(
     [
       { name: 'bare Fastify route (context)', url: `${bareAddress}/bench-same` },
@@ -66,6 +98,7 @@ try {
   console.log(`\nAuthentication overhead (${connections} connections, ${durationSec}s per round, median of rounds)\n`);
   console.log(table([baseline, publicRoute, manageRoute], publicRoute));
   console.log(`\nratio manage/public ${(manageRoute.requestsPerSec / publicRoute.requestsPerSec).toFixed(2)} (target ≥ 0.75)`);
+  console.log(`database commands per request (${connections} connections): ${commands.map((c) => `${c.name} ${c.perRequest.toFixed(2)}`).join(', ')}`);
 } finally {
   await bare.close();
   await world.close();

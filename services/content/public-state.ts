@@ -32,7 +32,7 @@ interface SiteCache {
   state: PublicState | null;
   loadedAt: number;
   loading: Promise<PublicState> | null;
-  responses: Map<string, unknown>;
+  responses: Map<string, Promise<unknown>>;
   responsesGeneration: number;
 }
 
@@ -116,23 +116,29 @@ export function forgetPublicState(services: Services, siteId: string): void {
   }
 }
 
-/** Cached public response for this generation, or computes and stores it. */
+/**
+ * Cached public response for this generation, or computes and stores it. The promise is stored,
+ * so the requests that arrive together right after an invalidation share one database query.
+ */
 export async function cachedResponse<T>(ctx: OperationContext, state: PublicState, key: string, compute: () => Promise<T>): Promise<T> {
   const { options } = registry(ctx.services);
   if (!options.enabled) return compute();
   const cache = siteCache(ctx);
   if (cache.responsesGeneration !== state.generation) {
+    // Only move forward: a request holding an older state must not wipe newer responses.
+    if (state.generation < cache.responsesGeneration) return compute();
     cache.responses = new Map();
     cache.responsesGeneration = state.generation;
   }
-  if (cache.responses.has(key)) return cache.responses.get(key) as T;
-  const value = await compute();
-  // Only store if no write happened meanwhile; otherwise the value may be older than the generation.
-  if (cache.responsesGeneration === state.generation) {
-    if (cache.responses.size >= options.maxEntriesPerSite) cache.responses.delete(cache.responses.keys().next().value!);
-    cache.responses.set(key, value);
-  }
-  return value;
+  const hit = cache.responses.get(key);
+  if (hit) return hit as Promise<T>;
+  const responses = cache.responses;
+  if (responses.size >= options.maxEntriesPerSite) responses.delete(responses.keys().next().value!);
+  const pending = compute();
+  responses.set(key, pending);
+  // A failed read is not cached: the next request tries again.
+  pending.catch(() => responses.get(key) === pending && responses.delete(key));
+  return pending;
 }
 
 /** This gateway's figures for one site's public cache (for `GET /cache/stats`). */

@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
+import { TimeoutFailure, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import type { OperationContext } from '../core/context.ts';
 import { AppError, BadGatewayError, ConflictError, ServiceUnavailableError } from '../core/errors.ts';
 import type { PluginRoutineInput, PluginRoutineResult } from '../../activities/plugin-activation.ts';
@@ -22,11 +22,16 @@ export async function runPluginActivation(ctx: OperationContext, pluginId: strin
       taskQueue,
       workflowId: pluginActivationWorkflowId(ctx.workspace._id, ctx.site._id, pluginId),
       workflowIdConflictPolicy: 'FAIL',
+      // Bounds the caller's wait when no worker picks the job up (answered 503 below).
+      workflowExecutionTimeout: '5 minutes',
       args: [input],
     });
     outcome = (await handle.result()) as PluginActivationOutcome;
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) throw new ConflictError(`Plugin ${pluginId} is already being activated or deactivated`);
+    if (error instanceof WorkflowFailedError && error.cause instanceof TimeoutFailure) {
+      throw new ServiceUnavailableError(`Plugin ${action} did not finish in time; check GET /plugins`);
+    }
     if (error instanceof WorkflowFailedError) {
       ctx.services.log.error({ pluginId, action, err: error.cause?.message ?? error.message }, 'plugin activation workflow failed');
       throw new BadGatewayError(`Plugin ${action} failed`);

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Action, Filter } from './hooks.ts';
+import type { Operation } from '../core/operation.ts';
 
 /**
  * What a plugin's `register` gets: filters and actions on the process-wide hooks, wrapped by the
@@ -35,6 +36,13 @@ export interface PluginDefinition {
   version: string;
   description: string;
   register?(api: PluginHostApi): void;
+  /**
+   * Routes the plugin serves (declared like any operation). Mounted at start for every site but
+   * answered only where the plugin is active (404 elsewhere), and listed in a site's OpenAPI
+   * document and tool list only then. Only plugins known at start (the built-ins) can add routes:
+   * the HTTP app's routes are fixed when it is built.
+   */
+  operations?: readonly Operation[];
   activate?(api: PluginSiteApi): void | Promise<void>;
   deactivate?(api: PluginSiteApi): void | Promise<void>;
 }

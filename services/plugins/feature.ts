@@ -2,10 +2,12 @@ import type { Feature } from '../core/feature.ts';
 import { pluginOperations } from './plugin-ops.ts';
 import { themeOperations } from './theme-ops.ts';
 import { PLUGINS_COLLECTION } from './state.ts';
+import { gatedPluginOperations } from './routes.ts';
+import { builtinPlugins } from './builtin/index.ts';
 
 /** Plugin host (per-site activation through Temporal) and themes (docs/plugins.md). */
 export const pluginsFeature: Feature = {
   name: 'plugins',
-  operations: [...pluginOperations, ...themeOperations],
+  operations: [...pluginOperations, ...themeOperations, ...gatedPluginOperations(builtinPlugins)],
   indexes: [{ collection: PLUGINS_COLLECTION, keys: { siteId: 1, active: 1, pluginId: 1 } }],
 };

@@ -5,6 +5,7 @@ import type { PluginDefinition, PluginHostApi } from './definition.ts';
 import type { Action, Filter } from './hooks.ts';
 import { pluginRegistry } from './registry.ts';
 import { activePluginIds } from './state.ts';
+import { installRouteFilters } from './routes.ts';
 
 /**
  * The plugin host of one process. Every registered plugin's `register` runs once, with filters
@@ -122,4 +123,5 @@ export function installPluginHost(services: Services): void {
   };
   for (const plugin of registry.plugins.values()) registerOne(plugin);
   registry.onRegister = registerOne;
+  installRouteFilters(services);
 }

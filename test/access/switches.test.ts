@@ -63,6 +63,16 @@ describe('Management API switch', () => {
   });
 });
 
+describe('revocation and role changes across gateways', () => {
+  it('a key revoked through one gateway is refused by the other on its next request', async () => {
+    const { key, id } = await createApiKey(world, { capabilities: ['content:read'] });
+    for (const res of await both({ method: 'GET', url: '/api/manage/v1/probe', headers: bearer(key) })) expect(res.statusCode).toBe(200);
+    const revoked = await world.app.inject({ method: 'POST', url: `/api/api-keys/${id}/revoke`, headers: { cookie: admin.cookie, origin: admin.origin } });
+    expect(revoked.statusCode).toBe(200);
+    for (const res of await both({ method: 'GET', url: '/api/manage/v1/probe', headers: bearer(key) })) expect(res.statusCode).toBe(401);
+  });
+});
+
 describe('Public API switch', () => {
   it('lives in the site settings and flips every gateway on the next request', async () => {
     const { key } = await createApiKey(world, { capabilities: ['settings:manage', 'settings:read'] });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPluginWorld, type PluginWorld } from './support.ts';
 import { registerPlugin } from '../../services/plugins/registry.ts';
-import { pluginStates } from '../../services/plugins/state.ts';
+import { markActive, markInactive, pluginStates } from '../../services/plugins/state.ts';
 import { pluginActivationWorkflowId } from '../../services/plugins/activation.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { listEventDescriptors } from '../../services/events/catalog.ts';
@@ -84,6 +84,11 @@ describe('plugin host', { timeout: 180_000 }, () => {
     expect(await eventNames()).not.toContain('seo.updated');
     const before = (await pw.world.app.inject({ url: '/api/manage/v1/openapi.json' })).json();
     expect(before.components?.schemas?.SeoFields).toBeUndefined();
+    // The plugin's own route answers 404 and is not documented while the plugin is inactive.
+    expect(before.paths['/seo/settings']).toBeUndefined();
+    const hidden = await pw.manage('GET', '/seo/settings', admin);
+    expect(hidden.statusCode).toBe(404);
+    expect(hidden.json().error).toBeTruthy();
 
     const res = await pw.manage('POST', '/plugins/seo-fields/activate', admin);
     expect(res.statusCode).toBe(200);
@@ -107,6 +112,10 @@ describe('plugin host', { timeout: 180_000 }, () => {
     expect(await eventNames()).toContain('seo.updated');
     const after = (await pw.world.app.inject({ url: '/api/manage/v1/openapi.json' })).json();
     expect(after.components.schemas.SeoFields).toBeTruthy();
+    expect(after.paths['/seo/settings'].get['x-required-capability']).toBe('settings:read');
+    const served = await pw.manage('GET', '/seo/settings', admin);
+    expect(served.statusCode).toBe(200);
+    expect(served.json()).toEqual({ titleSuffix: '' });
     // The public document is another surface: the plugin only extends the Management one.
     const pub = (await pw.world.app.inject({ url: '/api/v1/openapi.json' })).json();
     expect(pub.components?.schemas?.SeoFields).toBeUndefined();
@@ -177,6 +186,8 @@ describe('plugin host', { timeout: 180_000 }, () => {
     expect(res.json()).toMatchObject({ id: 'seo-fields', active: false });
     expect(pw.events.at(-1)).toEqual({ event: 'plugin.deactivated', data: { id: 'seo-fields' } });
     expect(await eventNames()).not.toContain('seo.updated');
+    expect((await pw.manage('GET', '/seo/settings', admin)).statusCode).toBe(404);
+    expect((await pw.world.app.inject({ url: '/api/manage/v1/openapi.json' })).json().paths['/seo/settings']).toBeUndefined();
 
     const count = pw.events.length;
     const again = await pw.manage('POST', '/plugins/seo-fields/deactivate', admin);
@@ -192,6 +203,16 @@ describe('plugin host', { timeout: 180_000 }, () => {
     const ctx = await pw.site();
     const tools = await pw.world.services.hooks.applyFilters<Array<{ name: string }>>('mcp.tools', [], { ctx });
     expect(tools.map((t) => t.name)).toContain('seo_check');
+    // The plugin's route as a tool, through the real tool list of a key that may read settings.
+    const listed = await pw.world.app.inject({
+      method: 'POST',
+      url: '/api/mcp',
+      headers: { authorization: `Bearer ${admin}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+    });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.body).toContain('seo_settings_get');
+    expect(listed.body).toContain('seo_check');
     const none = await pw.world.services.hooks.applyFilters<Array<{ name: string }>>('mcp.tools', [], {});
     expect(none).toEqual([]);
   });
@@ -206,5 +227,18 @@ describe('plugin host', { timeout: 180_000 }, () => {
     expect(on).toEqual({ ...envelope, summary: 'content.published: Hello' });
     const elsewhere = await pw.world.services.hooks.applyFilters('webhook.payload', envelope, { siteId: 'another-site' });
     expect(elsewhere).toEqual(envelope);
+  });
+
+  it('records state idempotently, as a retried activity needs', async () => {
+    const ctx = await pw.site();
+    const now = new Date();
+    expect(await markActive(ctx.db, ctx.site._id, 'retry-probe', '1.0.0', now)).toEqual({ installed: true, changed: true });
+    expect(await markActive(ctx.db, ctx.site._id, 'retry-probe', '1.0.0', new Date(now.getTime() + 1000))).toEqual({ installed: false, changed: false });
+    const row = await pluginStates(ctx.db).findOne({ _id: `${ctx.site._id}:retry-probe` });
+    expect(row?.activatedAt).toEqual(now);
+    expect(await markInactive(ctx.db, ctx.site._id, 'retry-probe', now)).toEqual({ changed: true });
+    expect(await markInactive(ctx.db, ctx.site._id, 'retry-probe', now)).toEqual({ changed: false });
+    expect(await markActive(ctx.db, ctx.site._id, 'retry-probe', '1.0.0', now)).toEqual({ installed: false, changed: true });
+    await pluginStates(ctx.db).deleteOne({ _id: `${ctx.site._id}:retry-probe` });
   });
 });

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { PluginDefinition } from '../definition.ts';
+import { defineOperation } from '../../core/operation.ts';
 
 /** Shape of the catalog entries `webhook.eventTypes` carries (services/events/catalog.ts). */
 interface EventDescriptor {
@@ -34,15 +36,39 @@ function seoHints(args: unknown): { title: number; description: number; hints: s
   return { title: title.length, description: description.length, hints };
 }
 
+interface SeoSettingsDoc {
+  _id: string;
+  siteId: string;
+  values: { titleSuffix: string };
+}
+
+/** A plugin route: served (and documented) only on sites where the plugin is active. */
+const seoSettingsOp = defineOperation({
+  id: 'seo.settings.get',
+  surface: 'manage',
+  method: 'GET',
+  path: '/seo/settings',
+  summary: 'SEO plugin settings of this site (seo-fields plugin)',
+  requires: 'settings:read',
+  input: z.object({}),
+  output: z.object({ titleSuffix: z.string() }),
+  async handler(ctx) {
+    const doc = await ctx.db.collection<SeoSettingsDoc>('plugin_settings').findOne({ _id: `${ctx.site._id}:seo-fields`, siteId: ctx.site._id });
+    return { titleSuffix: doc?.values.titleSuffix ?? '' };
+  },
+});
+
 /**
  * Sample plugin: SEO fields for entries. Shows three of the host's filters: a webhook event type
- * (`seo.updated`), an OpenAPI schema and an agent tool. Activation seeds its per-site settings.
+ * (`seo.updated`), an OpenAPI schema and an agent tool, plus a route of its own. Activation seeds
+ * its per-site settings.
  */
 export const seoFieldsPlugin: PluginDefinition = {
   id: 'seo-fields',
   name: 'SEO fields',
   version: '1.0.0',
-  description: 'Meta title and description per entry, an `seo.updated` webhook event and an `seo_check` agent tool.',
+  description: 'Meta title and description per entry, an `seo.updated` webhook event, an `seo_check` agent tool and `GET /seo/settings`.',
+  operations: [seoSettingsOp],
   register(api) {
     api.addFilter<EventDescriptor[]>('webhook.eventTypes', (events) => [
       ...events,
