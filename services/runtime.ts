@@ -10,6 +10,7 @@ import { mcpExtension } from './http/mcp.ts';
 import { oauthExtension } from './http/oauth.ts';
 import { adminUiExtension } from './http/admin-ui.ts';
 import { graphqlExtension } from './http/graphql.ts';
+import { installPluginHost } from './plugins/host.ts';
 
 /**
  * Wires the features into one process: services, the access gate and the HTTP app. The gateway,
@@ -17,6 +18,7 @@ import { graphqlExtension } from './http/graphql.ts';
  */
 export async function createRuntime(config: Config, options: ServiceOptions = {}) {
   const services: Services = await createServices(config, { features, events: createWebhookPublisher, ...options });
+  installPluginHost(services);
   const gate: AccessGate = createAccessGate(services);
   return {
     services,

@@ -45,6 +45,7 @@ export function createSiteResolver(services: Services, ttlMs = 3000) {
     forget(): void {
       cache.clear();
     },
+    size: () => cache.size,
   };
 }
 
