@@ -134,7 +134,9 @@ export async function cachedResponse<T>(ctx: OperationContext, state: PublicStat
   if (hit) return hit as Promise<T>;
   const responses = cache.responses;
   if (responses.size >= options.maxEntriesPerSite) responses.delete(responses.keys().next().value!);
-  const pending = compute();
+  // Frozen: the same object is served to every request of this generation, and the REST adapter
+  // serializes (and hashes) a frozen result only once.
+  const pending = compute().then((value) => (value && typeof value === 'object' ? Object.freeze(value) : value));
   responses.set(key, pending);
   // A failed read is not cached: the next request tries again.
   pending.catch(() => responses.get(key) === pending && responses.delete(key));

@@ -14,10 +14,28 @@ export function etagMatches(request: FastifyRequest, etag: string): boolean {
   });
 }
 
-/** Sends a JSON body with an ETag; answers 304 when the client already has it. */
-export function sendJsonWithEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+/**
+ * Serialized bodies of result objects that are served again as the same object (cached public
+ * reads): the JSON and its hash are computed once per object, not once per request.
+ */
+const serialized = new WeakMap<object, { body: string; etag: string }>();
+
+function serialize(payload: unknown): { body: string; etag: string } {
+  const cacheable = typeof payload === 'object' && payload !== null;
+  const hit = cacheable ? serialized.get(payload) : undefined;
+  if (hit) return hit;
   const body = JSON.stringify(payload);
-  const etag = weakEtag(body);
+  const entry = { body, etag: weakEtag(body) };
+  if (cacheable && Object.isFrozen(payload)) serialized.set(payload, entry);
+  return entry;
+}
+
+/**
+ * Sends a JSON body with an ETag; answers 304 when the client already has it. Results a handler
+ * froze (`Object.freeze`, as the public read cache does) are serialized once and reused.
+ */
+export function sendJsonWithEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  const { body, etag } = serialize(payload);
   reply.header('etag', etag);
   if (etagMatches(request, etag)) return reply.code(304).send();
   return reply.type('application/json; charset=utf-8').send(body);
