@@ -1,8 +1,9 @@
 import type { OperationContext, Services } from '../core/context.ts';
+import { authenticateOAuthToken, isOAuthAccessToken } from '../oauth/authenticate.ts';
 import type { Operation, Surface } from '../core/operation.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
 import { anonymous, type Principal } from './principal.ts';
-import { NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
+import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from '../site/settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
@@ -19,6 +20,8 @@ export interface Credentials {
   ip: string;
   origin?: string;
   method: string;
+  /** The resource URLs (RFC 8707) this endpoint answers for; an OAuth token must be bound to one. */
+  resources?: readonly string[];
 }
 
 /**
@@ -52,10 +55,20 @@ export function createAccessGate(services: Services): AccessGate {
   const authenticateKey = createKeyAuthenticator(services, readState);
   const authenticateSession = createSessionAuthenticator(services, readState);
   const pending = new WeakMap<Principal, KeyLimits>();
+  const oauthLimits = new WeakMap<Principal, number>();
   const lastPurge = new Map<string, number>();
 
   return {
     async authenticate(surface, credentials, scope) {
+      if (surface === 'manage' && isOAuthAccessToken(credentials.authorization)) {
+        const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
+        // The switch governs every way into the Management API, OAuth grants included.
+        if (!state.keys.enabled) throw new ForbiddenError();
+        const principal = await authenticateOAuthToken(services, scope, credentials.authorization, credentials.resources ?? []);
+        if (!principal) throw new UnauthorizedError();
+        oauthLimits.set(principal, state.keys.defaultRateLimitPerMin);
+        return principal;
+      }
       if (surface === 'manage') {
         const { principal, limits } = await authenticateKey(credentials, scope);
         pending.set(principal, limits);
@@ -86,6 +99,10 @@ export function createAccessGate(services: Services): AccessGate {
         results.push({ name: 'key', limit: keyLimit, count: limits.keyCount, resetSeconds });
         // The per-IP ceiling never undercuts a key's own, higher limit.
         results.push({ name: 'ip', limit: Math.max(keyLimit, limits.state.keys.defaultRateLimitPerMin), count: limits.ipCount, resetSeconds });
+      }
+      const oauthLimit = oauthLimits.get(ctx.principal);
+      if (oauthLimit !== undefined) {
+        results.push(await hitWindow(ctx.db, siteId, 'key', callerBucket(ctx), oauthLimit, now));
       }
       if (operation.rateLimit) {
         results.push(await hitWindow(ctx.db, siteId, 'op', `op:${operation.id}:ip:${ctx.request.ip}`, operation.rateLimit.perMinute, now));

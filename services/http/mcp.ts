@@ -5,8 +5,6 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprot
 import type { Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
 import { AppError, UnauthorizedError } from '../core/errors.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
-import { authenticateOAuthToken, isOAuthAccessToken } from '../oauth/authenticate.ts';
 import { mcpResourceOf, protectedResourceMetadataUrl } from './oauth.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { serviceVersion } from '../core/version.ts';
@@ -20,26 +18,18 @@ import { requestFacts, requireScope } from './request-scope.ts';
  * tools its key or grant can use.
  */
 export async function mcpExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
-  /** An OAuth access token bound to this endpoint (or to the Management API), else an API key. */
-  const authenticateAgent = async (request: FastifyRequest, scope: SiteScope) => {
-    if (isOAuthAccessToken(request.headers.authorization)) {
-      const principal = await authenticateOAuthToken(services, scope, request.headers.authorization, [
-        mcpResourceOf(request),
-        `${request.protocol}://${request.host}/api/manage/v1`,
-      ]);
-      if (!principal) throw new UnauthorizedError();
-      return principal;
-    }
-    return gate.authenticate(
-      'manage',
-      { authorization: request.headers.authorization, cookies: {}, ip: request.ip, origin: request.headers.origin, method: request.method },
-      scope,
-    );
-  };
-
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const scope = requireScope(request);
-    const principal = await authenticateAgent(request, scope).catch((error) => {
+    // An API key, or an OAuth access token bound to this endpoint or to the Management API.
+    const credentials = {
+      authorization: request.headers.authorization,
+      cookies: {},
+      ip: request.ip,
+      origin: request.headers.origin,
+      method: request.method,
+      resources: [mcpResourceOf(request), `${request.protocol}://${request.host}/api/manage/v1`],
+    };
+    const principal = await gate.authenticate('manage', credentials, scope).catch((error) => {
       // Tells an OAuth-capable client where to find the authorization server (RFC 9728).
       if (error instanceof UnauthorizedError) error.headers['www-authenticate'] = `Bearer resource_metadata="${protectedResourceMetadataUrl(request)}"`;
       throw error;

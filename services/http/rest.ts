@@ -70,6 +70,7 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
                 ip: request.ip,
                 origin: request.headers.origin,
                 method: request.method,
+                resources: [`${request.protocol}://${request.host}${options.basePath}`],
               },
               scope,
             );

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import type { WebhookOptions } from '../../services/events/settings.ts';
+import { storeDeliveries } from '../../services/events/deliveries.ts';
 import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
 
 const createEndpoint = adminEndpoints.create;
@@ -106,4 +107,28 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
       await receiver.close();
     }
   }, 120_000);
+
+  it('re-queues on boot a delivery that was stored but never started (the process died in between)', async () => {
+    for (const child of children) await kill9(child); // no worker running: only the next boot can pick it up
+    const receiver = await startReceiver();
+    try {
+      const { endpoint } = await call(world, createEndpoint, { name: 'orphan', url: receiver.url, events: ['user.updated'] });
+      const { ctx, deliveries } = await siteDb(world);
+      const body = JSON.stringify({ id: 'evt', event: 'user.updated', data: { id: 'u1', email: 'a@b.test', role: 'editor' } });
+      const [orphan] = await storeDeliveries(world.services, { dbName: ctx.workspace.dbName, siteId: ctx.site._id }, [{ _id: endpoint.id }], 'user.updated', body);
+      await new Promise((r) => setTimeout(r, 1_500)); // older than the drain's grace period
+      expect((await deliveries.findOne({ _id: orphan._id }))?.status).toBe('pending');
+
+      children.push(await spawnWorker(world));
+      const done = await waitFor(async () => {
+        const row = await deliveries.findOne({ _id: orphan._id });
+        return row?.status === 'delivered' && row;
+      }, 30_000, 'the orphan delivered after boot');
+      expect(done.attempts).toBe(1);
+      expect(receiver.received.map((r) => r.headers['x-service-delivery'])).toEqual([orphan._id]);
+      expect(receiver.received[0].body).toBe(body);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
 });

@@ -109,6 +109,24 @@ describe('OAuth 2.1 for agent clients', () => {
     expect(manage.statusCode).toBe(401);
   });
 
+  it('binds a token to the Management API when that is the requested resource', async () => {
+    const resource = `${base}/api/manage/v1`;
+    const { code, verifier } = await authorize({ scope: 'users:read', resource });
+    const tokens = (
+      await token({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier, resource })
+    ).json();
+    const users = await world.app.inject({ url: '/api/manage/v1/users', headers: { authorization: `Bearer ${tokens.access_token}` } });
+    expect(users.statusCode).toBe(200);
+    expect(users.headers.ratelimit).toBeDefined();
+    const beyond = await world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/users',
+      headers: { authorization: `Bearer ${tokens.access_token}` },
+      payload: { email: 'x@example.test', password: 'correct horse battery staple' },
+    });
+    expect(beyond.statusCode).toBe(403);
+  });
+
   it('refuses a wrong PKCE verifier and a replayed code, and revokes the grant on replay', async () => {
     const { code, verifier } = await authorize();
     const wrong = await token({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: 'x'.repeat(43) });
