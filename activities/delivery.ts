@@ -107,6 +107,10 @@ export function createDeliveryActivities(services: Services) {
         target = await settings.guard.vet(endpoint.url);
       } catch (error) {
         if (!(error instanceof TargetRejectedError)) throw error;
+        if (error.transient) {
+          await finish({ status: 'failed', responseCode: null, error: error.message });
+          throw ApplicationFailure.create({ type: 'DeliveryAttemptFailed', message: error.message });
+        }
         await finish({ status: 'blocked', responseCode: null, error: error.message });
         throw rejected(error.message);
       }

@@ -5,7 +5,6 @@ import { UnauthorizedError } from '../core/errors.ts';
 import { CapabilitySchema } from './capabilities.ts';
 import { decoyHash, verifyPassword } from './passwords.ts';
 import { createSession, deleteSession } from './sessions.ts';
-import { issuedSessionToken, LOGIN_OPERATION, LOGOUT_OPERATION } from './session-cookie.ts';
 import { assertLoginAllowed, clearAccountFailures, recordLoginFailure } from './login-throttle.ts';
 import { findUserByEmail, normalizeEmail } from './users.ts';
 import { loadUserAccess } from './user-access.ts';
@@ -39,7 +38,7 @@ async function describeUser(ctx: OperationContext, userId: string) {
 }
 
 export const login = defineOperation({
-  id: LOGIN_OPERATION,
+  id: 'auth.login',
   surface: 'admin',
   method: 'POST',
   path: '/auth/login',
@@ -65,14 +64,15 @@ export const login = defineOperation({
       throw new UnauthorizedError();
     }
     await clearAccountFailures(ctx, normalized);
-    await createSession(ctx.db, ctx.site._id, user._id, ctx.services.clock.now(), issuedSessionToken(ctx));
+    // A fresh token on every sign-in: no session fixation.
+    ctx.effects.session = await createSession(ctx.db, ctx.site._id, user._id, ctx.services.clock.now());
     await ctx.emit('auth.login', { userId: user._id });
     return describeUser(ctx, user._id);
   },
 });
 
 export const logout = defineOperation({
-  id: LOGOUT_OPERATION,
+  id: 'auth.logout',
   surface: 'admin',
   method: 'POST',
   path: '/auth/logout',
@@ -85,6 +85,7 @@ export const logout = defineOperation({
   async handler(ctx) {
     if (ctx.principal.kind !== 'user') throw new UnauthorizedError();
     await deleteSession(ctx.db, ctx.site._id, ctx.principal.sessionId);
+    ctx.effects.session = 'end';
     await ctx.emit('auth.logout', { userId: ctx.principal.userId });
   },
 });

@@ -10,7 +10,7 @@ import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
 import { assertSameSiteOrigin } from './origin-check.ts';
 import { exceeded, hitWindow, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
-import { clearSessionCookie, issueSessionCookie, LOGIN_OPERATION, LOGOUT_OPERATION } from './session-cookie.ts';
+import { clearSessionCookie, sessionCookie } from './session-cookie.ts';
 import { SESSION_COOKIE } from './sessions.ts';
 
 /** What the surfaces know about a request before it is authenticated. */
@@ -31,6 +31,8 @@ export interface Credentials {
 export interface AccessGate {
   authenticate(surface: Surface, credentials: Credentials, scope: SiteScope): Promise<Principal>;
   admit(ctx: OperationContext, operation: Operation): Promise<Record<string, string>>;
+  /** Response headers for what the operation asked of its surface (a session started or ended). */
+  finish(ctx: OperationContext): Record<string, string>;
 }
 
 /** Extra limiter for `heavy: true` operations (uploads, activations, static export), per caller. */
@@ -44,6 +46,9 @@ export function createDenyAllGate(_services: Services): AccessGate {
       throw new UnauthorizedError();
     },
     async admit() {
+      return {};
+    },
+    finish() {
       return {};
     },
   };
@@ -86,8 +91,6 @@ export function createAccessGate(services: Services): AccessGate {
 
     async admit(ctx, operation) {
       const headers: Record<string, string> = {};
-      if (operation.id === LOGIN_OPERATION) headers['set-cookie'] = issueSessionCookie(ctx, services.config);
-      if (operation.id === LOGOUT_OPERATION) headers['set-cookie'] = clearSessionCookie(services.config);
 
       const now = services.clock.now();
       const siteId = ctx.site._id;
@@ -125,6 +128,12 @@ export function createAccessGate(services: Services): AccessGate {
         throw error;
       }
       return { ...headers, ...rate };
+    },
+
+    finish(ctx): Record<string, string> {
+      const { session } = ctx.effects;
+      if (!session) return {};
+      return { 'set-cookie': session === 'end' ? clearSessionCookie(services.config) : sessionCookie(session, services.config, services.clock.now()) };
     },
   };
 }

@@ -1,32 +1,13 @@
 import type { Config } from '../core/config.ts';
-import type { OperationContext } from '../core/context.ts';
-import { randomToken } from '../core/ids.ts';
-import { SESSION_COOKIE, SESSION_TTL_MS } from './sessions.ts';
+import { SESSION_COOKIE } from './sessions.ts';
 
-export const LOGIN_OPERATION = 'auth.login';
-export const LOGOUT_OPERATION = 'auth.logout';
-
-/**
- * Handlers never touch HTTP, so the gate's `admit` (which returns response headers) sets the cookie
- * of a login before the handler runs, with a fresh token; the login handler binds that token to a
- * session row only when the password is right. A failed login leaves the browser holding a token
- * no session row matches, which is the same as no cookie. A fresh token on every login also rules
- * out session fixation.
- */
-const issued = new WeakMap<OperationContext, string>();
-
-export function issueSessionCookie(ctx: OperationContext, config: Config): string {
-  const token = randomToken(32);
-  issued.set(ctx, token);
-  return serializeCookie(token, Math.floor(SESSION_TTL_MS / 1000), config);
+/** The session cookie for a session an operation started (`ctx.effects.session`). */
+export function sessionCookie(session: { token: string; expiresAt: Date }, config: Config, now: Date): string {
+  return serializeCookie(session.token, Math.max(0, Math.floor((session.expiresAt.getTime() - now.getTime()) / 1000)), config);
 }
 
 export function clearSessionCookie(config: Config): string {
   return serializeCookie('', 0, config);
-}
-
-export function issuedSessionToken(ctx: OperationContext): string | undefined {
-  return issued.get(ctx);
 }
 
 function serializeCookie(value: string, maxAge: number, config: Config): string {

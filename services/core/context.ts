@@ -41,6 +41,14 @@ export interface RequestFacts {
   userAgent?: string;
 }
 
+/**
+ * What an operation asks its surface to do besides answering: start or end the caller's session.
+ * The admin surface renders it as a cookie; handlers never see cookies.
+ */
+export interface OperationEffects {
+  session?: { token: string; expiresAt: Date } | 'end';
+}
+
 /** What every handler receives: the site it acts on, that site's workspace database, and who asks. */
 export interface OperationContext {
   services: Services;
@@ -50,6 +58,7 @@ export interface OperationContext {
   principal: Principal;
   request: RequestFacts;
   emit(event: string, data: Record<string, unknown>): Promise<void>;
+  effects: OperationEffects;
 }
 
 export function createContext(
@@ -65,6 +74,7 @@ export function createContext(
     db: services.workspaceDb(scope.workspace),
     principal,
     request,
+    effects: {},
     emit: (event, data) => services.events.publish(ctx, event, data),
   };
   return ctx;

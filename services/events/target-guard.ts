@@ -18,6 +18,10 @@ export const systemResolver: Resolver = async (hostname) => {
 /** Why a target was refused; the message is safe to show and to store in the history. */
 export class TargetRejectedError extends Error {
   override name = 'TargetRejectedError';
+  /** A DNS failure may pass (worth retrying a delivery); an internal address will not. */
+  constructor(message: string, readonly transient = false) {
+    super(message);
+  }
 }
 
 /** A target that passed the checks, with the one address the connection must use. */
@@ -66,9 +70,9 @@ export function createTargetGuard(options: { allowPrivate: boolean; resolve?: Re
       try {
         addresses = await resolve(host);
       } catch {
-        throw new TargetRejectedError('url: host name does not resolve');
+        throw new TargetRejectedError('url: host name does not resolve', true);
       }
-      if (addresses.length === 0) throw new TargetRejectedError('url: host name does not resolve');
+      if (addresses.length === 0) throw new TargetRejectedError('url: host name does not resolve', true);
     }
     if (!options.allowPrivate && addresses.some((entry) => !isPublicAddress(entry.address))) {
       throw new TargetRejectedError('url: private, loopback and link-local addresses are not allowed');

@@ -77,6 +77,7 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
             const ctx = createContext(services, scope, principal, requestFacts(request));
             reply.headers(await gate.admit(ctx, operation));
             const result = await invokeOperation(operation, ctx, await collectInput(operation, request));
+            reply.headers(gate.finish(ctx));
             const status = operation.status ?? 200;
             if (status === 204) return reply.code(204).send();
             if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result);
