@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineOperation, type Surface } from '../core/operation.ts';
 import { accessCollections } from './model.ts';
-import { pageById, pageEnvelope, PageQuery } from './paging.ts';
+import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
 
 const AuditView = z.object({
   id: z.string(),

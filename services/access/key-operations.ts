@@ -7,7 +7,7 @@ import { accessCollections } from './model.ts';
 import {
   assertKeyPatchNotEmpty, createKey, deleteKey, KeyFieldsSchema, KeyRecordView, revokeKey, rotateKey, toKeyRecord, updateKey,
 } from './keys.ts';
-import { pageById, pageEnvelope, PageQuery } from './paging.ts';
+import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
 
 /** Key administration is done by a signed-in user (cookie session) holding `site:admin`. */
 function sessionUser(ctx: OperationContext): { userId: string; capabilities: ReadonlySet<Capability> } {

@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { accessCollections } from './model.ts';
 import { createUser, deleteUser, NewUserSchema, toUserView, updateUser, UserPatchSchema, UserView } from './users.ts';
-import { pageById, pageEnvelope, PageQuery } from './paging.ts';
+import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
 
 const IdInput = z.object({ id: z.string().min(1).max(64) });
 

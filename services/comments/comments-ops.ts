@@ -3,8 +3,7 @@ import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { assertWithinScope, scopeFilter } from '../access/scope.ts';
-import { decodeAfterId, manageLimit, pageOf } from '../content/paging.ts';
-import { pageEnvelope } from '../access/paging.ts';
+import { decodeAfterId, manageLimit, pageEnvelope, pageOf } from '../core/paging.ts';
 import { bumpContentGeneration } from '../content/public-state.ts';
 import { COMMENT_SCOPE, CommentStatusSchema, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections } from '../content/model.ts';
-import { decodeAfterId, pageOf } from '../content/paging.ts';
+import { decodeAfterId, pageOf } from '../core/paging.ts';
 import { definePublicOperation } from '../content/public-runner.ts';
 import { commentsCollection, type CommentDoc } from './model.ts';
 

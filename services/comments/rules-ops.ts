@@ -4,7 +4,7 @@ import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../content/mongo-errors.ts';
-import { PageQuery, pageById, pageEnvelope } from '../access/paging.ts';
+import { PageQuery, pageById, pageEnvelope } from '../core/paging.ts';
 import { RULE_ACTIONS, RULE_KINDS, RuleInput, rulesCollection, spamTermsCollection, type RuleDoc, type SpamTermDoc } from './rules.ts';
 
 const RuleView = z.object({

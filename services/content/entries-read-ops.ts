@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { scopeFilter } from '../access/scope.ts';
 import { contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, toEntryView, toListItem } from './entry-view.ts';
-import { decodeAfterId, manageLimit, pageOf } from './paging.ts';
+import { decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { escapeRegex } from './mongo-errors.ts';
 import { findEntry } from './entries.ts';
 

@@ -4,7 +4,7 @@ import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
 import { PublicEntryView, toPublicEntry } from './entry-view.ts';
-import { decodeAfterId, pageOf } from './paging.ts';
+import { decodeAfterId, pageOf } from '../core/paging.ts';
 import { escapeRegex } from './mongo-errors.ts';
 import { definePublicOperation, type PublicView } from './public-runner.ts';
 import { ContentTypeView, listContentTypes } from './content-types.ts';

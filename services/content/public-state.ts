@@ -1,7 +1,7 @@
 import type { OperationContext, Services } from '../core/context.ts';
 import { COLLECTIONS } from './model.ts';
 import { loadLanguages, type LanguagesDoc } from '../site/languages.ts';
-import { readPublicApiSwitch } from './public-switch.ts';
+import { readAccessState } from '../site/settings-store.ts';
 
 /** Per-site counter every write that changes public output increments (content, menus, languages). */
 interface StateDoc {
@@ -71,7 +71,7 @@ function siteCache(ctx: OperationContext): SiteCache {
 async function readState(ctx: OperationContext): Promise<PublicState> {
   const [doc, publicEnabled, languages] = await Promise.all([
     ctx.db.collection<StateDoc>(COLLECTIONS.state).findOne({ _id: ctx.site._id, siteId: ctx.site._id }),
-    readPublicApiSwitch(ctx),
+    readAccessState(ctx.db, ctx.site._id).then((state) => state.publicEnabled),
     loadLanguages(ctx),
   ]);
   return { generation: doc?.generation ?? 0, publicEnabled, languages: { languages: languages.languages, defaultCode: languages.defaultCode } };

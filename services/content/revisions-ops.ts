@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, EntryStatusSchema, type RevisionDoc } from './model.ts';
 import { findEntry } from './entries.ts';
-import { manageLimit } from './paging.ts';
+import { manageLimit } from '../core/paging.ts';
 
 const RevisionSummary = z.object({
   id: z.string(),

@@ -8,7 +8,7 @@ import { contentCollections } from './model.ts';
 import { SlugSchema } from './entry-input.ts';
 import { slugify } from './entries.ts';
 import { requireTaxonomy, taxonomyCollections, toTermView, TermView, type TaxonomyDoc, type TermDoc } from './taxonomies.ts';
-import { decodeAfterId, manageLimit, pageOf } from './paging.ts';
+import { decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { bumpContentGeneration } from './public-state.ts';
 
 async function requireTerm(ctx: OperationContext, taxonomy: string, id: string): Promise<TermDoc> {

@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import type { TrashKind } from '../core/feature.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
-import { manageLimit } from './paging.ts';
+import { manageLimit } from '../core/paging.ts';
 
 /** Every feature's trash kinds (entries, menus, media): `/trash` owns none of the storage. */
 function trashKinds(ctx: OperationContext): TrashKind[] {

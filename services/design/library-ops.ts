@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation, type Operation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
-import { pageEnvelope, PageQuery, pageById } from '../access/paging.ts';
+import { pageEnvelope, PageQuery, pageById } from '../core/paging.ts';
 import { designCollection, deleteDesign, writeDesign, type DesignKind } from './store.ts';
 
 /**

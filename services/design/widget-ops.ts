@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { PageQuery, pageById, pageEnvelope } from '../access/paging.ts';
+import { PageQuery, pageById, pageEnvelope } from '../core/paging.ts';
 import { endOf, requireArea, toWidgetView, WidgetBody, widgetsCollection, WidgetView, type WidgetDoc } from './widgets.ts';
 
 async function checkArea(ctx: OperationContext, area: string | null) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decodeAfterId, pageOf } from '../content/paging.ts';
+import { decodeAfterId, pageOf } from '../core/paging.ts';
 import { definePublicOperation } from '../content/public-runner.ts';
 import { PublicMediaItemSchema, mediaItems, toPublicMediaItem } from './model.ts';
 

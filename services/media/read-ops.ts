@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { scopeFilter } from '../access/scope.ts';
-import { decodeAfterId, manageLimit, pageOf } from '../content/paging.ts';
+import { decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem, type MediaDoc } from './model.ts';
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -7,7 +7,7 @@ import { findPlugin, listPlugins } from './registry.ts';
 import { installPluginHost } from './host.ts';
 import { readPluginState, readPluginStates, type PluginStateDoc } from './state.ts';
 import { runPluginActivation } from './activation.ts';
-import { ListQuery, pageByKey, pageEnvelope } from './paging.ts';
+import { ListQuery, pageByKey, pageEnvelope } from '../core/paging.ts';
 
 const PluginView = z.object({
   id: z.string(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { activeThemeId, builtinThemes, findTheme, switchTheme, type ThemeDefinition } from './themes.ts';
-import { ListQuery, pageByKey, pageEnvelope } from './paging.ts';
+import { ListQuery, pageByKey, pageEnvelope } from '../core/paging.ts';
 
 const ThemeView = z.object({
   id: z.string(),

@@ -4,7 +4,7 @@ import type { OperationContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../content/mongo-errors.ts';
-import { PageQuery, pageById, pageEnvelope } from '../access/paging.ts';
+import { PageQuery, pageById, pageEnvelope } from '../core/paging.ts';
 import { bumpContentGeneration } from '../content/public-state.ts';
 import { assertNoLoop, RedirectBody, redirectsCollection, RedirectView, toRedirectView, type RedirectDoc } from './redirects.ts';
 

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import type { Collection, Document, Filter } from 'mongodb';
+import type { OperationContext } from './context.ts';
+import { BadRequestError } from './errors.ts';
+
+/**
+ * Paging of every Management list: `limit` 1–200 (default 50; query strings arrive as text) and an
+ * opaque cursor. Cursors are signed and bound to a list and a site: one from another list or
+ * site, or a tampered one, is a 400. Lists sort on a unique key (`_id`, time-ordered from
+ * `newId()`), so rows inserted while a client pages are neither repeated nor skipped.
+ */
+export const manageLimit = z.coerce.number().int().min(1).max(200).default(50);
+
+export const PageQuery = {
+  limit: manageLimit,
+  cursor: z.string().max(500).optional(),
+};
+
+export const ListQuery = z.object(PageQuery);
+
+export const pageEnvelope = <T extends z.ZodType>(item: T) =>
+  z.object({
+    data: z.array(item),
+    page: z.object({ limit: z.number().int(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number().int() }),
+  });
+
+const listName = (ctx: OperationContext, list: string) => `${list}:${ctx.site._id}`;
+
+/** The key a page starts after, or null for the first page. */
+export function decodeAfterId(ctx: OperationContext, list: string, cursor: string | undefined): string | null {
+  if (!cursor) return null;
+  const position = ctx.services.cursors.decode(listName(ctx, list), cursor);
+  if (typeof position.after !== 'string') throw new BadRequestError('Invalid cursor');
+  return position.after;
+}
+
+/**
+ * One page of rows already fetched with `limit + 1` (the extra row only says whether a next page
+ * exists), whatever their order.
+ */
+export function pageOf<T extends { _id: string }>(ctx: OperationContext, list: string, rows: T[], limit: number) {
+  const items = rows.slice(0, limit);
+  const nextCursor = rows.length > limit ? ctx.services.cursors.encode(listName(ctx, list), { after: items[items.length - 1]._id }) : null;
+  return { items, nextCursor };
+}
+
+/** One page of a collection in ascending `_id` order, in the Management envelope's `page` shape. */
+export async function pageById<T extends Document & { _id: string }>(
+  ctx: OperationContext,
+  list: string,
+  collection: Collection<T>,
+  filter: Filter<T>,
+  query: { limit: number; cursor?: string },
+) {
+  const after = decodeAfterId(ctx, list, query.cursor);
+  const where = (after ? { $and: [filter, { _id: { $gt: after } }] } : filter) as Filter<T>;
+  const found = (await collection.find(where).sort({ _id: 1 }).limit(query.limit + 1).toArray()) as T[];
+  const { items, nextCursor } = pageOf(ctx, list, found, query.limit);
+  return { rows: items, page: { limit: query.limit, cursor: query.cursor ?? null, nextCursor, total: items.length } };
+}
+
+/** Paging of in-memory registries (plugins, themes), sorted by a unique key. */
+export function pageByKey<T>(ctx: OperationContext, list: string, sorted: readonly T[], key: (item: T) => string, input: z.infer<typeof ListQuery>) {
+  const after = decodeAfterId(ctx, list, input.cursor);
+  const rest = after === null ? sorted : sorted.filter((item) => key(item) > after);
+  const items = rest.slice(0, input.limit);
+  const nextCursor = rest.length > input.limit ? ctx.services.cursors.encode(listName(ctx, list), { after: key(items[items.length - 1]) }) : null;
+  return { items, page: { limit: input.limit, cursor: input.cursor ?? null, nextCursor, total: items.length } };
+}
