@@ -9,7 +9,6 @@ import { sendDelivery } from '../services/events/sender.ts';
 import { signPayload, WEBHOOK_HEADERS } from '../services/events/signing.ts';
 import { webhookSettings } from '../services/events/settings.ts';
 import { TargetRejectedError } from '../services/events/target-guard.ts';
-import { startDeliveryRecovery } from '../services/events/recovery.ts';
 
 export interface DeliveryRef {
   dbName: string;
@@ -51,8 +50,6 @@ async function recordInterrupted(
 }
 
 export function createDeliveryActivities(services: Services) {
-  // The worker is the process that owns the queue: re-queue interrupted deliveries now, then drain every minute.
-  startDeliveryRecovery(services);
   const settings = webhookSettings(services);
 
   return {

@@ -2,6 +2,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { fileURLToPath } from 'node:url';
 import type { Services } from './core/context.ts';
 import { createActivities } from '../activities/index.ts';
+import { startDeliveryRecovery } from './events/recovery.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -23,5 +24,8 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
     // Activities get this long to finish when the worker is asked to stop; the rest go back to the server.
     shutdownGraceTime: '10 seconds',
   });
-  return { worker, connection };
+  // The worker owns the webhook queue: re-queue what a crash interrupted, then drain every minute.
+  // It stops by itself when the services' MongoDB client closes.
+  const recovery = startDeliveryRecovery(services);
+  return { worker, connection, recovery };
 }

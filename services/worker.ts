@@ -10,12 +10,13 @@ async function main() {
   // The SDK's own chatter (bundler output, state changes) only when asked for debug logs.
   Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN') });
   const { services } = await createRuntime(config);
-  const { worker, connection } = await createWorker(services);
+  const { worker, connection, recovery } = await createWorker(services);
   const stop = () => worker.shutdown();
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   services.log.info({ taskQueue: services.temporal.taskQueue }, 'worker running');
   await worker.run();
+  recovery.stop();
   await connection.close();
   await closeServices(services);
   process.exit(0);

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
+import { ListQuery } from '../core/paging.ts';
 import { listEventDescriptors } from './catalog.ts';
 import {
   createEndpoint,
   deleteEndpoint,
   EndpointInput,
   EndpointView,
-  ListQuery,
   listEndpoints,
   ownerFilter,
   rotateSecret,

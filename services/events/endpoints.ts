@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageById } from '../core/paging.ts';
 import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
@@ -118,23 +119,8 @@ export async function rotateSecret(ctx: OperationContext, filter: Filter<Endpoin
   return { endpoint: { id }, secret };
 }
 
-export const ListQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional(),
-});
-
 /** One page of endpoints, oldest first by `_id` (time-ordered, unique: stable while inserting). */
 export async function listEndpoints(ctx: OperationContext, filter: Filter<EndpointDoc>, listName: string, query: z.infer<typeof ListQuery>) {
-  const after = query.cursor ? String(ctx.services.cursors.decode(listName, query.cursor).after) : undefined;
-  const rows = await eventCollections(ctx.db)
-    .endpoints.find(after ? { ...filter, _id: { $gt: after } } : filter)
-    .sort({ _id: 1 })
-    .limit(query.limit + 1)
-    .toArray();
-  const page = rows.slice(0, query.limit);
-  const nextCursor = rows.length > query.limit ? ctx.services.cursors.encode(listName, { after: page[page.length - 1]._id }) : null;
-  return {
-    data: page.map(toView),
-    page: { limit: query.limit, cursor: query.cursor ?? null, nextCursor, total: page.length },
-  };
+  const { rows, page } = await pageById(ctx, listName, eventCollections(ctx.db).endpoints, filter, query);
+  return { data: rows.map(toView), page };
 }

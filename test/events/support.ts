@@ -20,7 +20,7 @@ export function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOp
       createWebhookPublisher(services, {
         retry: { initialIntervalMs: 1_000, backoffCoefficient: 2, maximumIntervalMs: 4_000, maximumAttempts: 6 },
         attemptTimeoutMs: 3_000,
-        heartbeatTimeoutMs: 2_000,
+        heartbeatTimeoutMs: 5_000,
         drainIntervalMs: 1_000,
         drainGraceMs: 1_000,
         ...webhooks,
