@@ -9,14 +9,18 @@ import { ensureEngines } from './engines.mjs';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** `npm ci` when node_modules is missing or older than the lockfile; otherwise nothing. */
+/**
+ * `npm install` (from the lockfile) when node_modules is missing or older than the lockfile;
+ * otherwise nothing. Not `npm ci`: npm 11 refuses it for this lockfile because it omits the
+ * optional per-platform packages of @swc/core that another platform would need.
+ */
 export function ensureDependencies(log = console.log) {
   const marker = path.join(ROOT, 'node_modules', '.package-lock.json');
   const lock = path.join(ROOT, 'package-lock.json');
   if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
   log('Installing npm dependencies…');
-  const result = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
-  if (result.status !== 0) throw new Error(`npm ci failed with exit code ${result.status}`);
+  const result = spawnSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: ROOT, stdio: 'inherit' });
+  if (result.status !== 0) throw new Error(`npm install failed with exit code ${result.status}`);
 }
 
 /** A stable SECRET_KEY for local runs, kept in the data folder (mode 0600) unless the env sets one. */

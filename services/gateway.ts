@@ -1,6 +1,7 @@
 import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
 import { bootstrapPlatform } from './platform/bootstrap.ts';
+import { announceVersion } from './platform/version-announcement.ts';
 import { createRuntime } from './runtime.ts';
 
 /** HTTP process entry: build the app, listen, and drain in-flight requests on SIGTERM. */
@@ -9,6 +10,7 @@ async function main() {
   const runtime = await createRuntime(config);
   const { services } = runtime;
   const boot = await bootstrapPlatform(services);
+  await announceVersion(services);
   const app = await runtime.buildApp();
   const address = await app.listen({ port: config.PORT, host: config.HOST });
 

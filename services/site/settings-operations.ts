@@ -43,9 +43,11 @@ const definePatch = (surface: Surface) =>
     requires: 'settings:manage',
     input: SettingsPatchSchema,
     output: SettingsView,
+    events: ['settings.updated'],
     async handler(ctx, patch) {
       if (Object.keys(patch).length === 0) throw new BadRequestError('Nothing to change');
       await patchSettingsValues(ctx.db, ctx.site._id, patch, ctx.services.clock.now());
+      await ctx.emit('settings.updated', { changed: Object.keys(patch).sort() });
       return settingsView(ctx);
     },
   });
