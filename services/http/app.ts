@@ -33,9 +33,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   });
 
   installErrorHandling(app);
-  app.addHook('onSend', async (request, reply) => {
+  // A callback hook, not an async one: this runs on every request, and it never waits.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
+    done();
   });
   await app.register(cookie);
   // fileSize: Infinity because the media upload enforces the per-site size limit while streaming.

@@ -19,10 +19,17 @@ declare module 'fastify' {
 export const requestScopePlugin = fp<{ resolver: SiteResolver }>(
   async (app, { resolver }) => {
     app.decorateRequest('siteScope', null);
-    app.addHook('onRequest', async (request) => {
-      if (request.routeOptions.config?.siteless) return;
-      request.siteScope = await resolver.resolve(normalizeHost(request.headers.host));
-      if (!request.siteScope) throw new NotFoundError('Unknown site');
+    // The cached case (nearly every request) answers synchronously; only a miss waits on the database.
+    app.addHook('onRequest', (request, _reply, done) => {
+      if (request.routeOptions.config?.siteless) return done();
+      const host = normalizeHost(request.headers.host);
+      const settle = (scope: SiteScope | null) => {
+        request.siteScope = scope;
+        done(scope ? undefined : new NotFoundError('Unknown site'));
+      };
+      const cached = resolver.peek(host);
+      if (cached !== undefined) return settle(cached);
+      resolver.resolve(host).then(settle, done);
     });
   },
   { name: 'request-scope' },

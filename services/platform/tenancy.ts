@@ -33,6 +33,11 @@ export function createSiteResolver(services: Services, ttlMs = 3000) {
   }
 
   return {
+    /** The cached answer for a host, or undefined when it must be looked up. */
+    peek(host: string): SiteScope | null | undefined {
+      const hit = cache.get(host);
+      return hit && hit.expires > Date.now() ? hit.scope : undefined;
+    },
     async resolve(host: string): Promise<SiteScope | null> {
       const now = Date.now();
       const hit = cache.get(host);
