@@ -79,21 +79,20 @@ export function toListItem(doc: EntryDoc) {
 }
 
 /** Public view: the published snapshot, or the working revision when an editor previews. */
-export const PublicEntryView = z.object({
-  id: z.string(),
-  type: z.string(),
-  title: z.string(),
-  slug: z.string(),
-  locale: z.string(),
-  status: EntryStatusSchema,
-  excerpt: z.string().nullable(),
-  blocks: BlocksView,
-  fields: z.record(z.string(), z.unknown()),
-  terms: z.record(z.string(), z.array(z.string())),
-  publishedAt: z.string().nullable(),
-  updatedAt: z.string(),
-  preview: z.boolean().optional(),
-});
+export const PublicEntryView = EntryView.pick({
+  id: true,
+  type: true,
+  title: true,
+  slug: true,
+  locale: true,
+  status: true,
+  excerpt: true,
+  blocks: true,
+  fields: true,
+  terms: true,
+  publishedAt: true,
+  updatedAt: true,
+}).extend({ preview: z.boolean().optional() });
 export type PublicEntryView = z.infer<typeof PublicEntryView>;
 
 export function toPublicEntry(doc: EntryDoc, preview: boolean): PublicEntryView {
