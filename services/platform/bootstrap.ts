@@ -5,7 +5,6 @@ import { DEFAULT_SITE_META_ID } from './tenancy.ts';
 import { createWorkspace, platformCollections } from './workspaces.ts';
 import { ensureIndexes } from './indexes.ts';
 
-export const DEFAULT_WORKSPACE_ID = 'default';
 export const DEFAULT_SITE_ID = 'default';
 
 export interface BootstrapResult {
@@ -15,7 +14,9 @@ export interface BootstrapResult {
 }
 
 /**
- * First start: the default workspace, its site and an administrator. Several gateways may start at
+ * First start: the default workspace, its site and an administrator. The workspace gets a
+ * generated id like any other, so deployments sharing one Temporal namespace never share the
+ * business-key workflow ids built from it (`export:<workspaceId>:<siteId>`, ...). Several gateways may start at
  * once; the insert of the meta row decides which one provisions (and prints a generated password).
  */
 export async function bootstrapPlatform(services: Services): Promise<BootstrapResult> {
@@ -40,7 +41,6 @@ export async function bootstrapPlatform(services: Services): Promise<BootstrapRe
   await createWorkspace(services, {
     name: 'Default workspace',
     siteName: 'Default site',
-    workspaceId: DEFAULT_WORKSPACE_ID,
     siteId: DEFAULT_SITE_ID,
     admin: { email, password, name: 'Administrator', platformOperator: true },
   });

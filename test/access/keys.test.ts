@@ -42,11 +42,11 @@ describe('rule 1: creation ceiling', () => {
     expect(grantable.json().capabilities).not.toContain('content:delete');
     expect(grantable.json().capabilities).toContain('content:read');
 
-    const before = await accessCollections(world.services.workspaceDb({ dbName: `${world.config.DB_PREFIX}ws_default` })).apiKeys.countDocuments();
+    const before = await accessCollections(world.services.workspaceDb({ dbName: world.defaultWorkspace.dbName })).apiKeys.countDocuments();
     const refused = await world.app.inject({ method: 'POST', url: '/api/api-keys', headers, payload: { name: 'x', capabilities: ['content:read', 'content:delete'] } });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toEqual({ error: 'Forbidden' });
-    const after = await accessCollections(world.services.workspaceDb({ dbName: `${world.config.DB_PREFIX}ws_default` })).apiKeys.countDocuments();
+    const after = await accessCollections(world.services.workspaceDb({ dbName: world.defaultWorkspace.dbName })).apiKeys.countDocuments();
     expect(after).toBe(before);
 
     const created = await world.app.inject({ method: 'POST', url: '/api/api-keys', headers, payload: { name: 'ok', capabilities: ['content:read'] } });

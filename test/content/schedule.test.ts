@@ -26,7 +26,7 @@ describe('scheduled publishing', () => {
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ status: 'scheduled', version: 2, unpublishOn: null });
     expect(res.json().publishOn).toBeTruthy();
-    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId('default', entry.id));
+    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId(cw.world.defaultWorkspace.id, entry.id));
     expect((await handle.describe()).status.name).toBe('RUNNING');
     expect((await cw.pub('/content/timed')).statusCode).toBe(404);
 
@@ -48,7 +48,7 @@ describe('scheduled publishing', () => {
   it('a new schedule replaces the old one; null cancels it', async () => {
     const entry = await cw.create({ title: 'Replaced' });
     await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(3600), unpublishOn: null });
-    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId('default', entry.id));
+    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId(cw.world.defaultWorkspace.id, entry.id));
     const firstRun = (await handle.describe()).runId;
     await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(7200), unpublishOn: null });
     const second = await handle.describe();
@@ -62,7 +62,7 @@ describe('scheduled publishing', () => {
 
   it('a manual unpublish cancels a pending publish date; a manual publish keeps the unpublish date', async () => {
     const entry = await cw.create({ title: 'Manual' });
-    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId('default', entry.id));
+    const handle = cw.world.services.temporal.client.workflow.getHandle(scheduleWorkflowId(cw.world.defaultWorkspace.id, entry.id));
     await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(3600), unpublishOn: inSeconds(7200) });
     const published = (await cw.manage('POST', `/content/${entry.id}/publish`)).json();
     expect(published).toMatchObject({ status: 'published', publishOn: null });

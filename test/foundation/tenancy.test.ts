@@ -35,7 +35,7 @@ describe('multi-tenant routing', () => {
     expect(fromOther.statusCode).toBe(200);
     expect(fromOther.json().items).toEqual([]);
 
-    const defaultDbName = `${world.config.DB_PREFIX}ws_default`;
+    const defaultDbName = world.defaultWorkspace.dbName;
     expect(other.workspace.dbName).not.toBe(defaultDbName);
     const inDefault = await world.services.mongo.db(defaultDbName).collection('test_notes').countDocuments({ _id: id });
     const inOther = await world.services.mongo.db(other.workspace.dbName).collection('test_notes').countDocuments({});
@@ -56,7 +56,7 @@ describe('multi-tenant routing', () => {
   });
 
   it('answers 404 with { error } for an unknown host and writes nothing', async () => {
-    const before = await world.services.mongo.db(`${world.config.DB_PREFIX}ws_default`).collection('test_notes').countDocuments({});
+    const before = await world.services.mongo.db(world.defaultWorkspace.dbName).collection('test_notes').countDocuments({});
     const response = await world.app.inject({
       method: 'POST',
       url: '/api/v1/test-notes',
@@ -65,7 +65,7 @@ describe('multi-tenant routing', () => {
     });
     expect(response.statusCode).toBe(404);
     expect(response.json()).toEqual({ error: 'Unknown site' });
-    const after = await world.services.mongo.db(`${world.config.DB_PREFIX}ws_default`).collection('test_notes').countDocuments({});
+    const after = await world.services.mongo.db(world.defaultWorkspace.dbName).collection('test_notes').countDocuments({});
     expect(after).toBe(before);
   });
 

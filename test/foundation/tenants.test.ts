@@ -79,8 +79,8 @@ describe('workspaces on the Management API (platform operators)', () => {
   });
 
   it('never lets a workspace delete or suspend itself', async () => {
-    expect((await call('DELETE', '/tenants/default')).statusCode).toBe(409);
-    expect((await call('POST', '/tenants/default/suspend')).statusCode).toBe(409);
+    expect((await call('DELETE', `/tenants/${world.defaultWorkspace.id}`)).statusCode).toBe(409);
+    expect((await call('POST', `/tenants/${world.defaultWorkspace.id}/suspend`)).statusCode).toBe(409);
   });
 
   it('is refused (403) to a key whose user is not a platform operator, with nothing created', async () => {

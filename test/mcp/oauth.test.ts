@@ -189,9 +189,9 @@ describe('OAuth 2.1 for agent clients', () => {
     });
     expect(forged.statusCode).toBe(400);
 
-    const grants = await world.services.mongo.db(`${world.config.DB_PREFIX}ws_default`).collection('oauth_grants').countDocuments({});
+    const grants = await world.services.mongo.db(world.defaultWorkspace.dbName).collection('oauth_grants').countDocuments({});
     const unsupported = await token({ grant_type: 'password', username: 'a', password: 'b' });
     expect(unsupported.json().error).toBe('unsupported_grant_type');
-    expect(await world.services.mongo.db(`${world.config.DB_PREFIX}ws_default`).collection('oauth_grants').countDocuments({})).toBe(grants);
+    expect(await world.services.mongo.db(world.defaultWorkspace.dbName).collection('oauth_grants').countDocuments({})).toBe(grants);
   });
 });

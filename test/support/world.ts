@@ -14,6 +14,8 @@ export interface World {
   services: Services;
   app: FastifyInstance;
   admin: { email: string; password: string };
+  /** The bootstrapped workspace that `localhost` resolves to. */
+  defaultWorkspace: { id: string; dbName: string };
   runtime: Awaited<ReturnType<typeof createRuntime>>;
   /** Drops every database this world created. */
   close(): Promise<void>;
@@ -46,6 +48,11 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const runtime = await createRuntime(config, options);
   const { services } = runtime;
   await bootstrapPlatform(services);
+  const local = await services.sites.resolve('localhost');
+  if (!local) throw new Error('bootstrap left no default site');
+  const defaultWorkspace = { id: local.workspace._id, dbName: local.workspace.dbName };
+  // Tests may change the site (quotas) before their first request: start with an empty cache.
+  services.sites.forget();
   const app = await runtime.buildApp({ logger: false });
   await app.ready();
 
@@ -73,6 +80,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     services,
     app,
     admin,
+    defaultWorkspace,
     runtime,
     async close() {
       await worker?.close();
