@@ -5,6 +5,8 @@ import Fastify from 'fastify';
 import { z } from 'zod';
 import { defineOperation } from '../services/core/operation.ts';
 import { features } from '../services/features.ts';
+import { buildApp } from '../services/http/app.ts';
+import { anonymous } from '../services/access/principal.ts';
 import { startBenchWorld } from './support/world.ts';
 import { compare, table } from './support/load.ts';
 
@@ -30,21 +32,31 @@ const bareAddress = await bare.listen({ port: 0, host: '127.0.0.1' });
 
 const world = await startBenchWorld({ features: [...features, { name: 'bench', operations: [echo] }] });
 const gatewayAddress = await world.app.listen({ port: 0, host: '127.0.0.1' });
+// Diagnostic: the same gateway with a gate that admits anonymous readers without reading the
+// Public API switch, to separate the registry's own cost from that per-request database read.
+const stubbed = await buildApp({
+  services: world.services,
+  gate: { authenticate: async () => anonymous, admit: async () => ({}), finish: () => ({}) },
+  logger: false,
+});
+const stubbedAddress = await stubbed.listen({ port: 0, host: '127.0.0.1' });
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const durationSec = Number(process.env.BENCH_DURATION ?? 5);
 
 try {
-  const [baseline, gateway] = await compare(
+  const [baseline, gateway, diagnostic] = await compare(
     [
       { name: 'bare Fastify route', url: `${bareAddress}/bench-echo` },
       { name: 'gateway /api/v1 (tenant + registry)', url: `${gatewayAddress}/api/v1/bench-echo` },
+      { name: 'diagnostic: gateway without the switch read', url: `${stubbedAddress}/api/v1/bench-echo` },
     ],
     { connections, durationSec },
   );
   console.log(`\nRouting overhead (${connections} connections, ${durationSec}s per round, median of rounds)\n`);
-  console.log(table([baseline, gateway], baseline));
+  console.log(table([baseline, gateway, diagnostic], baseline));
   console.log(`\nratio ${(gateway.requestsPerSec / baseline.requestsPerSec).toFixed(2)} (target ≥ 0.90)`);
 } finally {
   await bare.close();
+  await stubbed.close();
   await world.close();
 }
