@@ -1,4 +1,5 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretDigest } from '../core/text.ts';
 
 /**
  * A key secret is `svk_` + a 12-character lookup (finds the row) + 32 random bytes in base64url
@@ -15,14 +16,13 @@ export interface IssuedSecret {
   secretHash: string;
 }
 
-export const hashSecret = (key: string): string => createHash('sha256').update(key).digest('base64url');
 
 export function issueSecret(): IssuedSecret {
   const bytes = randomBytes(LOOKUP_LENGTH);
   let lookup = '';
   for (const byte of bytes) lookup += LOOKUP_ALPHABET[byte % LOOKUP_ALPHABET.length];
   const key = `svk_${lookup}${randomBytes(32).toString('base64url')}`;
-  return { key, lookup, secretHash: hashSecret(key) };
+  return { key, lookup, secretHash: secretDigest(key) };
 }
 
 /** The lookup part of a presented secret, or null if it cannot be one of ours. */
@@ -33,7 +33,7 @@ export function parseSecret(key: string): string | null {
 }
 
 export function secretMatches(key: string, storedHash: string): boolean {
-  const given = Buffer.from(hashSecret(key), 'base64url');
+  const given = Buffer.from(secretDigest(key), 'base64url');
   const stored = Buffer.from(storedHash, 'base64url');
   return given.length === stored.length && timingSafeEqual(given, stored);
 }

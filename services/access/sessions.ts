@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { secretDigest } from '../core/text.ts';
 import type { Db } from 'mongodb';
 import { randomToken } from '../core/ids.ts';
 import { accessCollections, type SessionDoc } from './model.ts';
@@ -6,7 +6,6 @@ import { accessCollections, type SessionDoc } from './model.ts';
 export const SESSION_COOKIE = 'cwb_session';
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
-const hashToken = (token: string) => createHash('sha256').update(token).digest('base64url');
 
 export async function createSession(
   db: Db,
@@ -16,14 +15,14 @@ export async function createSession(
   token: string = randomToken(32),
 ): Promise<{ token: string; expiresAt: Date }> {
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-  await accessCollections(db).sessions.insertOne({ _id: hashToken(token), siteId, userId, createdAt: now, expiresAt });
+  await accessCollections(db).sessions.insertOne({ _id: secretDigest(token), siteId, userId, createdAt: now, expiresAt });
   return { token, expiresAt };
 }
 
 /** A live session for this site, or null (unknown, expired, other site). */
 export async function readSession(db: Db, siteId: string, token: string, now: Date): Promise<SessionDoc | null> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-  const session = await accessCollections(db).sessions.findOne({ _id: hashToken(token), siteId });
+  const session = await accessCollections(db).sessions.findOne({ _id: secretDigest(token), siteId });
   return session && session.expiresAt.getTime() > now.getTime() ? session : null;
 }
 

@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { scopeFilter } from '../access/scope.ts';
 import { contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, toEntryView, toListItem } from './entry-view.ts';
-import { decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
+import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { escapeRegex } from './mongo-errors.ts';
 import { findEntry } from './entries.ts';
 
@@ -26,7 +26,7 @@ export const listEntriesOp = defineOperation({
   }),
   output: z.object({
     data: z.array(EntryListItem),
-    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+    page: PageInfo,
   }),
   async handler(ctx, input) {
     const after = decodeAfterId(ctx, 'content', input.cursor);

@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, EntryStatusSchema, type RevisionDoc } from './model.ts';
 import { findEntry } from './entries.ts';
-import { manageLimit } from '../core/paging.ts';
+import { PageInfo, manageLimit } from '../core/paging.ts';
 
 const RevisionSummary = z.object({
   id: z.string(),
@@ -44,7 +44,7 @@ export const listRevisionsOp = defineOperation({
   input: z.object({ id: z.string(), limit: manageLimit, cursor: z.string().optional() }),
   output: z.object({
     data: z.array(RevisionSummary),
-    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+    page: PageInfo,
   }),
   async handler(ctx, { id, limit, cursor }) {
     await findEntry(ctx, id);

@@ -8,7 +8,7 @@ import { contentCollections } from './model.ts';
 import { SlugSchema } from './entry-input.ts';
 import { slugify } from './entries.ts';
 import { requireTaxonomy, taxonomyCollections, toTermView, TermView, type TaxonomyDoc, type TermDoc } from './taxonomies.ts';
-import { decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
+import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { bumpContentGeneration } from './public-state.ts';
 
 async function requireTerm(ctx: OperationContext, taxonomy: string, id: string): Promise<TermDoc> {
@@ -45,7 +45,7 @@ export const listTermsOp = defineOperation({
   input: z.object({ slug: z.string(), limit: manageLimit, cursor: z.string().optional() }),
   output: z.object({
     data: z.array(TermView),
-    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+    page: PageInfo,
   }),
   async handler(ctx, { slug, limit, cursor }) {
     await requireTaxonomy(ctx, slug);

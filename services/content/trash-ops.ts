@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import type { TrashKind } from '../core/feature.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
-import { manageLimit } from '../core/paging.ts';
+import { PageInfo, manageLimit } from '../core/paging.ts';
 
 /** Every feature's trash kinds (entries, menus, media): `/trash` owns none of the storage. */
 function trashKinds(ctx: OperationContext): TrashKind[] {
@@ -29,7 +29,7 @@ export const listTrashOp = defineOperation({
   input: z.object({ kind: z.string().optional(), limit: manageLimit }),
   output: z.object({
     data: z.array(TrashedItem),
-    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+    page: PageInfo,
   }),
   async handler(ctx, { kind, limit }) {
     const kinds = kind ? [kindNamed(ctx, kind)] : trashKinds(ctx);

@@ -18,11 +18,10 @@ export const PageQuery = {
 
 export const ListQuery = z.object(PageQuery);
 
-export const pageEnvelope = <T extends z.ZodType>(item: T) =>
-  z.object({
-    data: z.array(item),
-    page: z.object({ limit: z.number().int(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number().int() }),
-  });
+/** The `page` of the Management list envelope; `total` counts this page's items (contract 2.5). */
+export const PageInfo = z.object({ limit: z.number().int(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number().int() });
+
+export const pageEnvelope = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), page: PageInfo });
 
 const listName = (ctx: OperationContext, list: string) => `${list}:${ctx.site._id}`;
 

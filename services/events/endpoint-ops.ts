@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
-import { ListQuery } from '../core/paging.ts';
+import { ListQuery, PageInfo } from '../core/paging.ts';
 import { listEventDescriptors } from './catalog.ts';
 import {
   createEndpoint,
@@ -14,7 +14,6 @@ import {
 } from './endpoints.ts';
 
 const Created = z.object({ endpoint: z.object({ id: z.string() }), secret: z.string() });
-const Page = z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() });
 const UpdateInput = EndpointInput.partial().extend({ id: z.string() });
 
 /**
@@ -32,7 +31,7 @@ function endpointOperations(surface: 'manage' | 'admin') {
       summary: surface === 'manage' ? 'Webhook endpoints this key registered, and the subscribable events' : 'Every webhook endpoint of the site',
       requires: 'settings:manage',
       input: ListQuery,
-      output: z.object({ data: z.array(EndpointView), page: Page, eventTypes: z.array(z.string()) }),
+      output: z.object({ data: z.array(EndpointView), page: PageInfo, eventTypes: z.array(z.string()) }),
       async handler(ctx, query) {
         const list = await listEndpoints(ctx, ownerFilter(ctx, surface), `${prefix}.list`, query);
         const eventTypes = (await listEventDescriptors(ctx.services, ctx.site._id)).map((d) => d.event);

@@ -1,8 +1,7 @@
 import type { PublicEntryView } from '../content/entry-view.ts';
 import type { ThemeDefinition } from '../plugins/themes.ts';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+import { escapeHtml } from '../core/text.ts';
 
 /** A path segment that is safe in a URL and in a file name, whatever the slug holds. */
 const segment = (value: string) => encodeURIComponent(value || '_');

@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { scopeFilter } from '../access/scope.ts';
-import { decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
+import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem, type MediaDoc } from './model.ts';
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -40,7 +40,7 @@ export const listMedia = defineOperation({
   }),
   output: z.object({
     data: z.array(MediaItemSchema),
-    page: z.object({ limit: z.number(), cursor: z.string().nullable(), nextCursor: z.string().nullable(), total: z.number() }),
+    page: PageInfo,
   }),
   async handler(ctx, input) {
     const after = decodeAfterId(ctx, 'media', input.cursor);

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { escapeHtml } from '../core/text.ts';
 
 /** The parameters of one authorization request, carried through the consent form. */
 export interface AuthorizationRequest {
@@ -34,8 +35,6 @@ export function verifyConsent(secret: string, userId: string, token: string, now
 
 const mac = (secret: string, payload: string) => createHmac('sha256', `oauth-consent:${secret}`).update(payload).digest('base64url');
 
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 export function consentPage(input: { clientName: string; scope: string[]; resource: string; consent: string }): string {
   const items = input.scope.map((capability) => `<li><code>${escapeHtml(capability)}</code></li>`).join('');

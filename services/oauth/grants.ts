@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { newId, randomToken } from '../core/ids.ts';
+import { secretDigest } from '../core/text.ts';
 import type { Capability } from '../access/capabilities.ts';
 import {
   ACCESS_TOKEN_PREFIX,
@@ -9,7 +10,6 @@ import {
   REFRESH_TOKEN_PREFIX,
   REFRESH_TTL_MS,
   oauthCollections,
-  secretHash,
   type OAuthGrantDoc,
 } from './model.ts';
 
@@ -59,7 +59,7 @@ export async function createGrantWithCode(
   await grants.insertOne(grant);
   const code = randomToken(32);
   await secrets.insertOne({
-    _id: secretHash(code),
+    _id: secretDigest(code),
     siteId,
     kind: 'code',
     grantId: grant._id,
@@ -76,8 +76,8 @@ async function issueTokens(db: Db, grant: OAuthGrantDoc, now: Date): Promise<Tok
   const refresh = `${REFRESH_TOKEN_PREFIX}${randomToken(32)}`;
   const base = { siteId: grant.siteId, grantId: grant._id, usedAt: null };
   await oauthCollections(db).secrets.insertMany([
-    { ...base, _id: secretHash(access), kind: 'access', expiresAt: new Date(now.getTime() + ACCESS_TTL_MS) },
-    { ...base, _id: secretHash(refresh), kind: 'refresh', expiresAt: new Date(now.getTime() + REFRESH_TTL_MS) },
+    { ...base, _id: secretDigest(access), kind: 'access', expiresAt: new Date(now.getTime() + ACCESS_TTL_MS) },
+    { ...base, _id: secretDigest(refresh), kind: 'refresh', expiresAt: new Date(now.getTime() + REFRESH_TTL_MS) },
   ]);
   return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TTL_MS / 1000, refresh_token: refresh, scope: grant.scope.join(' ') };
 }
@@ -88,7 +88,7 @@ async function issueTokens(db: Db, grant: OAuthGrantDoc, now: Date): Promise<Tok
  */
 async function redeem(db: Db, siteId: string, kind: 'code' | 'refresh', secret: string, now: Date) {
   const { secrets, grants } = oauthCollections(db);
-  const id = secretHash(secret);
+  const id = secretDigest(secret);
   const row = await secrets.findOneAndUpdate(
     { _id: id, siteId, kind, usedAt: null, expiresAt: { $gt: now } },
     { $set: { usedAt: now } },
@@ -138,7 +138,7 @@ export async function grantOfToken(db: Db, siteId: string, token: string, now: D
   const kind = token.startsWith(ACCESS_TOKEN_PREFIX) ? 'access' : token.startsWith(REFRESH_TOKEN_PREFIX) ? 'refresh' : null;
   if (!kind || !kinds.includes(kind)) return null;
   const { secrets, grants } = oauthCollections(db);
-  const row = await secrets.findOne({ _id: secretHash(token), siteId, kind, expiresAt: { $gt: now } });
+  const row = await secrets.findOne({ _id: secretDigest(token), siteId, kind, expiresAt: { $gt: now } });
   if (!row) return null;
   return grants.findOne({ _id: row.grantId, siteId, revokedAt: null });
 }

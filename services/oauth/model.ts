@@ -1,5 +1,4 @@
 import type { Db } from 'mongodb';
-import { createHash } from 'node:crypto';
 import type { Capability } from '../access/capabilities.ts';
 import type { IndexSpec } from '../platform/indexes.ts';
 
@@ -59,7 +58,6 @@ export const oauthIndexes: IndexSpec[] = [
   { collection: OAUTH_COLLECTIONS.secrets, keys: { siteId: 1, grantId: 1 } },
 ];
 
-export const secretHash = (secret: string) => createHash('sha256').update(secret).digest('base64url');
 
 export const ACCESS_TOKEN_PREFIX = 'svo_';
 export const REFRESH_TOKEN_PREFIX = 'svr_';

@@ -1,4 +1,5 @@
 import type { OperationContext } from '../core/context.ts';
+import { escapeHtml } from '../core/text.ts';
 
 /** A system e-mail the service sends, with its default wording and the variables it may use. */
 export interface BuiltinTemplate {
@@ -72,8 +73,6 @@ const PLACEHOLDER = /\{\{\s*([a-zA-Z][a-zA-Z0-9_]*)\s*\}\}/g;
 
 export const placeholders = (template: string): string[] => [...template.matchAll(PLACEHOLDER)].map((m) => m[1]);
 
-const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /**
  * Fills `{{name}}` placeholders. Values are escaped in the HTML body (a commenter's text must not
