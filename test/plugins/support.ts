@@ -2,7 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
-import type { Capability } from '../../services/access/capabilities.ts';
+import type { Capability } from '../../services/core/capabilities.ts';
 import { installPluginHost } from '../../services/plugins/host.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { PLATFORM_COLLECTIONS } from '../../services/platform/model.ts';
