@@ -6,7 +6,7 @@ import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from '../plugins/hooks.ts';
 import type { Principal } from './principal.ts';
-import type { Site, Workspace } from '../platform/model.ts';
+import type { Site, Workspace } from './tenants.ts';
 import type { Feature } from './feature.ts';
 import type { SiteResolver } from '../platform/tenancy.ts';
 

@@ -2,7 +2,7 @@ import type { Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
 import { serviceVersion } from '../core/version.ts';
 import { systemPrincipal } from '../core/principal.ts';
-import { PLATFORM_COLLECTIONS } from './model.ts';
+import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
 import { platformCollections } from './workspaces.ts';
 
 /**
