@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
-import type { Hooks } from '../plugins/hooks.ts';
+import type { Hooks } from './hooks.ts';
 import type { Principal } from './principal.ts';
 import type { Site, Workspace } from './tenants.ts';
 import type { Feature } from './feature.ts';
