@@ -38,6 +38,10 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
+/** `/content/:id` → `/content/{id}` (OpenAPI), and the path's parameter names. */
+export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+export const pathParamNames = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+
 export function defineOperation<I extends z.ZodType, O extends z.ZodType>(operation: Operation<I, O>): Operation<I, O> {
   return operation;
 }
