@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
-import { CAPABILITIES } from '../../services/access/capabilities.ts';
+import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { accessCollections } from '../../services/access/model.ts';
 
 export interface FuzzTarget {
