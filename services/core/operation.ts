@@ -6,7 +6,12 @@ import { hasCapability } from './principal.ts';
 import { findUnsafeKey } from './safe-keys.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
 
-export type Surface = 'public' | 'manage' | 'admin';
+/**
+ * `public` is the read-only Public Content API (GET only, contract 4); `comments` is the anonymous
+ * comment submission API beside it, with its own switch, limit and document; `manage` the bearer
+ * API; `admin` the cookie-session API of the admin UI.
+ */
+export type Surface = 'public' | 'comments' | 'manage' | 'admin';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** 409: conflicts (a slug taken, a state that forbids the change); 502/503: a dependency failed. */
 export type DomainErrorStatus = 409 | 413 | 502 | 503;

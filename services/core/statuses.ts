@@ -34,7 +34,7 @@ const inputFields = (operation: Operation): readonly string[] => {
  */
 export function errorStatuses(operation: Operation): number[] {
   const statuses = new Set<number>([400, 404]);
-  if (operation.requires !== 'public' || operation.surface !== 'public') [401, 403, 429].forEach((s) => statuses.add(s));
+  if (operation.requires !== 'public' || operation.surface === 'manage' || operation.surface === 'admin') [401, 403, 429].forEach((s) => statuses.add(s));
   if (operation.rateLimit || operation.heavy) statuses.add(429);
   if (takesBody(operation)) [413, 415].forEach((s) => statuses.add(s));
   if (hasPathParams(operation)) statuses.add(414);

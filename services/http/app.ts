@@ -52,6 +52,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const operations = services.features.flatMap((feature) => feature.operations);
   const common = { services, gate, operations, version: serviceVersion };
   await mountSurface(app, { ...common, surface: 'public', basePath: '/api/v1', title: 'Public Content API', openapi: true });
+  await mountSurface(app, { ...common, surface: 'comments', basePath: '/api/comments/v1', title: 'Public Comments API', openapi: true });
   await mountSurface(app, { ...common, surface: 'manage', basePath: '/api/manage/v1', title: 'Management API', openapi: true });
   await mountSurface(app, { ...common, surface: 'admin', basePath: '/api', title: 'Administration' });
 

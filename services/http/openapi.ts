@@ -19,6 +19,8 @@ function requirementAnnotation(operation: Operation): string | string[] {
   return requirement;
 }
 
+const anonymousSurface = (surface: Surface) => surface === 'public' || surface === 'comments';
+
 const withMaxLength = (schema: JsonSchema, max: number): JsonSchema =>
   schema.type === 'string' ? { ...schema, maxLength: Math.min(max, (schema.maxLength as number | undefined) ?? max) } : schema;
 
@@ -60,7 +62,7 @@ function describeOperation(operation: Operation, surface: Surface) {
   };
 
   const status = String(operation.status ?? 200);
-  const secured = surface !== 'public' && operation.requires !== 'public';
+  const secured = !anonymousSurface(surface) && operation.requires !== 'public';
   return {
     operationId: operation.id,
     summary: operation.summary,
@@ -110,7 +112,7 @@ export function buildOpenApiDocument(surface: Surface, operations: readonly Oper
       schemas: {
         Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
       },
-      ...(surface === 'public' ? {} : { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } }),
+      ...(anonymousSurface(surface) ? {} : { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } }),
     },
   };
 }

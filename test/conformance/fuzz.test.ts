@@ -47,6 +47,7 @@ function passes(t: FuzzTarget): FuzzPass[] {
   const manage = { document: '/api/manage/v1/openapi.json', base: '/api/manage/v1' };
   return [
     { name: 'public, anonymous', document: '/api/v1/openapi.json', base: '/api/v1', maxExamples: 10 * scale },
+    { name: 'comments, anonymous', document: '/api/comments/v1/openapi.json', base: '/api/comments/v1', maxExamples: 10 * scale },
     { name: 'management, every capability', ...manage, key: t.fullKey, maxExamples: 4 * scale, exclude: SELF_HARM },
     // Every operation answers 403 before reading its input: a few random cases each say enough.
     { name: 'management, no capability', ...manage, key: t.emptyKey, maxExamples: 3 * scale, phases: ['examples', 'fuzzing'] },
@@ -56,7 +57,7 @@ function passes(t: FuzzTarget): FuzzPass[] {
 
 describe('OpenAPI-driven fuzzing (schemathesis)', () => {
   // One test per pass, in order: the last one may take the full key's owner away.
-  for (const name of ['public, anonymous', 'management, every capability', 'management, no capability', 'management, owner changes last']) {
+  for (const name of ['public, anonymous', 'comments, anonymous', 'management, every capability', 'management, no capability', 'management, owner changes last']) {
     it(`answers as documented: ${name}`, async () => {
       const pass = passes(target).find((p) => p.name === name)!;
       const result = await runFuzzPass(bin, target.origin, pass, seed);
