@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, defaultSiteContext, setKeySettings } from '../support/access.ts';
 import { accessCollections } from '../../services/access/model.ts';
+import { bumpAccessVersion } from '../../services/site/settings-store.ts';
 
 let world: World;
 let adminKey: string;
@@ -20,7 +21,8 @@ describe('audit of failed authentication', () => {
     const ghost = `svk_${'g'.repeat(12)}${'Q'.repeat(43)}`;
     const revoked = await createApiKey(world, { capabilities: ['content:read'], name: 'to revoke' });
     const ctx = await defaultSiteContext(world);
-    await accessCollections(ctx.db).apiKeys.updateOne({ _id: revoked.id }, { $set: { revokedAt: new Date() } });
+    await accessCollections(ctx.db).apiKeys.updateOne({ _id: revoked.id }, { $set: { status: 'revoked', revokedAt: new Date() } });
+    await bumpAccessVersion(ctx.db, ctx.site._id);
     const statuses: number[] = [];
     for (let i = 0; i < 25; i += 1) statuses.push((await call(ghost, '/audit', '10.9.9.9')).statusCode);
     for (let i = 0; i < 5; i += 1) await call(revoked.key, '/audit', '10.9.9.8');
@@ -34,7 +36,7 @@ describe('audit of failed authentication', () => {
     expect(byIp[0].lastAt!.getTime()).toBeGreaterThanOrEqual(byIp[0].at.getTime());
     const byKey = rows.filter((row) => row.keyId === revoked.id);
     expect(byKey).toHaveLength(1);
-    expect(byKey[0].count).toBe(5);
+    expect(byKey[0]).toMatchObject({ reason: 'revoked', count: 5 });
 
     await setKeySettings(world, { defaultRateLimitPerMin: 100_000 });
     const listed = await call(adminKey, '/audit?action=auth.failed', '127.0.0.1');
