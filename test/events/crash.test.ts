@@ -14,7 +14,6 @@ const webhooks: WebhookOptions = {
   attemptTimeoutMs: 20_000,
   heartbeatTimeoutMs: 2_000,
   drainIntervalMs: 1_000,
-  drainGraceMs: 1_000,
 };
 
 /** Starts services/worker-factory.ts in its own OS process, on the world's queue and databases. */
@@ -115,7 +114,7 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
       const { endpoint } = await call(world, createEndpoint, { name: 'orphan', url: receiver.url, events: ['user.updated'] });
       const { ctx, deliveries } = await siteDb(world);
       const body = JSON.stringify({ id: 'evt', event: 'user.updated', data: { id: 'u1', email: 'a@b.test', role: 'editor' } });
-      const [orphan] = await storeDeliveries(world.services, { dbName: ctx.workspace.dbName, siteId: ctx.site._id }, [{ _id: endpoint.id }], 'user.updated', body);
+      const [orphan] = await storeDeliveries(world.services, { workspaceId: ctx.workspace._id, dbName: ctx.workspace.dbName, siteId: ctx.site._id }, [{ _id: endpoint.id }], 'user.updated', body);
       await new Promise((r) => setTimeout(r, 1_500)); // older than the drain's grace period
       expect((await deliveries.findOne({ _id: orphan._id }))?.status).toBe('pending');
 
