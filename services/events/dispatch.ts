@@ -47,6 +47,9 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
   const endpointKey = { _id: ref.endpointId, siteId: ref.siteId };
   let attempted = 0;
   let more = false;
+  let busySetAt = 0;
+  // Start times are spaced across the whole pass, not per claim, so the rate holds between claims.
+  const pace = { nextStart: 0 };
   for (;;) {
     const endpoint = await endpoints.findOne(endpointKey);
     if (!endpoint || !endpoint.active) {
@@ -59,16 +62,23 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       break;
     }
     // Publishers read this after storing their rows: while it is set they need not wake the actor.
-    await endpoints.updateOne(endpointKey, { $set: { busyUntil: new Date(Date.now() + busyFor) } });
-    const rows = await dueRows(services, ref, settings.batchSize);
+    if (Date.now() - busySetAt > busyFor / 2) {
+      await endpoints.updateOne(endpointKey, { $set: { busyUntil: new Date(Date.now() + busyFor) } });
+      busySetAt = Date.now();
+    }
+    // A claim is twice the concurrency: what a dying worker can leave sent-but-unrecorded (and so
+    // send again, with the same delivery id) stays that small.
+    const claim = Math.min(settings.batchSize, 2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY));
+    const rows = await dueRows(services, ref, claim);
     if (rows.length === 0) {
       // Idle, then look once more: a row stored between the read and the flag is seen either
       // here or by its publisher (who then finds the flag cleared and wakes the actor).
       await endpoints.updateOne(endpointKey, { $set: { busyUntil: null } });
+      busySetAt = 0;
       if ((await dueRows(services, ref, 1)).length === 0) break;
       continue;
     }
-    const outcomes = await sendBatch(services, ref, endpoint, rows, control);
+    const outcomes = await sendBatch(services, ref, endpoint, rows, control, pace);
     attempted += outcomes.length;
     if (await tripBreaker(services, ref, endpoint, outcomes)) return { attempted, more: false, nextDueAt: null, paused: true };
   }
@@ -86,7 +96,14 @@ function dueRows(services: Services, ref: EndpointRef, limit: number): Promise<D
 }
 
 /** Claims the rows, sends each (bounded concurrency, optional rate), then writes every outcome. */
-async function sendBatch(services: Services, ref: EndpointRef, endpoint: EndpointDoc, rows: DeliveryDoc[], control: PassControl): Promise<Outcome[]> {
+async function sendBatch(
+  services: Services,
+  ref: EndpointRef,
+  endpoint: EndpointDoc,
+  rows: DeliveryDoc[],
+  control: PassControl,
+  pace: { nextStart: number },
+): Promise<Outcome[]> {
   const settings = webhookSettings(services);
   const { deliveries } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const ids = rows.map((row) => row._id);
@@ -113,7 +130,6 @@ async function sendBatch(services: Services, ref: EndpointRef, endpoint: Endpoin
     const secret = settings.secrets.open(endpoint.secretEnc, secretBinding(ref.siteId, endpoint._id));
     const concurrency = endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY;
     const spacingMs = endpoint.maxPerSecond ? 1000 / endpoint.maxPerSecond : 0;
-    let nextStart = Date.now();
     let index = 0;
     const vetted = target;
     await Promise.all(
@@ -122,8 +138,8 @@ async function sendBatch(services: Services, ref: EndpointRef, endpoint: Endpoin
           const row = rows[index++];
           if (spacingMs) {
             // Starts spaced evenly: at most maxPerSecond attempts begin in any second.
-            const wait = nextStart - Date.now();
-            nextStart = Math.max(Date.now(), nextStart) + spacingMs;
+            const wait = pace.nextStart - Date.now();
+            pace.nextStart = Math.max(Date.now(), pace.nextStart) + spacingMs;
             if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           }
           outcomes.push(await attempt(services, vetted, secret, row, control));

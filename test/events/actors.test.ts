@@ -42,8 +42,9 @@ describe('one delivery actor per endpoint', () => {
       const { deliveries, attempts, ctx } = await siteDb(world);
       await waitFor(async () => (await deliveries.countDocuments({ endpointId: { $in: ids }, status: 'delivered' })) === EVENTS * ids.length, 30_000, 'live deliveries');
       const elapsed = Date.now() - started;
-      // Well before the hanging endpoint's first attempt could even time out (3 s) twice over.
-      expect(elapsed).toBeLessThan(15_000);
+      // The hanging endpoint needs 60 s for one round of attempts (40 × 3 s timeout, two at a time);
+      // the live ones finish long before, on a busy shared machine included.
+      expect(elapsed).toBeLessThan(25_000);
       for (const [i, receiver] of live.entries()) {
         const got = receiver.received.map((r) => String(r.headers['x-service-delivery']));
         const stored = (await deliveries.find({ endpointId: ids[i] }).toArray()).map((row) => row._id);
@@ -55,10 +56,10 @@ describe('one delivery actor per endpoint', () => {
       expect(deadRows).toHaveLength(EVENTS);
       expect(deadRows.every((row) => row.status !== 'delivered')).toBe(true);
       expect(await attempts.countDocuments({ endpointId: deadId, status: 'failed', error: /connection failed/ })).toBeGreaterThan(0);
-      // Never three of its requests within one attempt timeout (3 s): at most two at a time.
+      // Never three of its requests within one attempt timeout (3 s, less arrival jitter): two at a time.
       const times = hanging.received.map((r) => r.at).sort((a, b) => a - b);
       expect(times.length).toBeGreaterThanOrEqual(2);
-      for (let i = 2; i < times.length; i++) expect(times[i] - times[i - 2]).toBeGreaterThanOrEqual(2_900);
+      for (let i = 2; i < times.length; i++) expect(times[i] - times[i - 2]).toBeGreaterThanOrEqual(2_000);
       expect(await deliveries.countDocuments({ endpointId: hangingId, status: 'delivered' })).toBe(0);
 
       // Temporal cost: one actor's whole history is far shorter than its delivery count.
@@ -85,9 +86,10 @@ describe('one delivery actor per endpoint', () => {
       await Promise.all(Array.from({ length: 10 }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })));
       await waitFor(async () => slow.received.length === 10 && paced.received.length === 10, 30_000, 'both receivers');
       expect(most).toBe(2);
-      // Ten starts at five per second: at least nine gaps of 200 ms between the first and the last.
+      // Ten starts at five per second: nine gaps of 200 ms between the first and the last (1.8 s,
+      // less arrival jitter); unpaced, ten local requests take a few milliseconds.
       const times = paced.received.map((r) => r.at).sort((a, b) => a - b);
-      expect(times.at(-1)! - times[0]).toBeGreaterThanOrEqual(1_700);
+      expect(times.at(-1)! - times[0]).toBeGreaterThanOrEqual(1_500);
     } finally {
       await slow.close();
       await paced.close();
@@ -120,7 +122,8 @@ describe('one delivery actor per endpoint', () => {
         return row?.pausedAt && row;
       }, 30_000, 'the breaker');
       expect(paused.pauseReason).toMatch(/every attempt failed for 3 s/);
-      expect(announced).toEqual([expect.objectContaining({ endpointId: endpoint.id, name: 'breaker' })]);
+      // (Endpoints of the other tests whose receivers are gone trip it too: only this one's entry counts.)
+      expect(announced.filter((a) => a.endpointId === endpoint.id)).toEqual([expect.objectContaining({ name: 'breaker' })]);
       // The owner sees it: in the endpoint list (its key) and in the delivery history.
       const listed = await call(world, manageEndpoints.list, {}, key);
       expect(listed.data.find((e) => e.id === endpoint.id)?.pausedAt).toBe(paused.pausedAt!.toISOString());
