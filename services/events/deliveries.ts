@@ -1,14 +1,15 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
-import type { deliveryWorkflow, DeliveryWorkflowInput } from '../../workflows/delivery.ts';
+import type { deliveryWorkflow } from '../../workflows/delivery.ts';
+import { deliveryWorkflowId, deliveryWorkflowType, type DeliveryWorkflowInput } from '../../workflows/contracts/delivery.ts';
 import { eventCollections, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { webhookSettings } from './settings.ts';
 
 /** The contract's payload ceiling (6.2.2, 8). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-export const deliveryWorkflowId = (deliveryId: string) => `delivery:${deliveryId}`;
+export { deliveryWorkflowId };
 
 export interface DeliveryTarget {
   dbName: string;
@@ -31,7 +32,7 @@ export async function startDeliveryWorkflow(services: Services, where: DeliveryT
     heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
   };
   try {
-    await services.temporal.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
+    await services.temporal.client.workflow.start<typeof deliveryWorkflow>(deliveryWorkflowType, {
       taskQueue: services.temporal.taskQueue,
       workflowId: deliveryWorkflowId(deliveryId),
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
