@@ -2,7 +2,7 @@ import type { AnyBulkWriteOperation } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { serviceVersion } from '../core/version.ts';
-import type { DeliveryPassResult, EndpointRef } from '../../workflows/endpoint-actor-contract.ts';
+import type { DeliveryPassResult, EndpointRef } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections, type AttemptDoc, type AttemptStatus, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { secretBinding } from './secrets.ts';
 import { sendDelivery } from './sender.ts';
