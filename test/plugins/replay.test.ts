@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Worker } from '@temporalio/worker';
 import { workflowsPath } from '../../services/worker-factory.ts';
-import { committedHistories } from './histories.ts';
+import { committedHistories } from '../support/histories.ts';
 
 describe('plugin-activation and static-export histories', () => {
   it('replay against the current workflow code', async () => {
