@@ -50,6 +50,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
   let busySetAt = 0;
   // Start times are spaced across the whole pass, not per claim, so the rate holds between claims.
   const pace = { nextStart: 0 };
+  let ahead: DeliveryDoc[] = [];
   for (;;) {
     const endpoint = await endpoints.findOne(endpointKey);
     if (!endpoint || !endpoint.active) {
@@ -66,10 +67,12 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       await endpoints.updateOne(endpointKey, { $set: { busyUntil: new Date(Date.now() + busyFor) } });
       busySetAt = Date.now();
     }
-    // A claim is twice the concurrency: what a dying worker can leave sent-but-unrecorded (and so
-    // send again, with the same delivery id) stays that small.
-    const claim = Math.min(settings.batchSize, 2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY));
-    const rows = await dueRows(services, ref, claim);
+    // Due rows are read `batchSize` at a time (one query: on the local engine a query scans the
+    // collection) and claimed twice the concurrency at a time: what a dying worker can leave
+    // sent-but-unrecorded (and so send again, with the same delivery id) stays that small. Only
+    // this actor changes its rows, so the read-ahead does not go stale.
+    if (ahead.length === 0) ahead = await dueRows(services, ref, settings.batchSize);
+    const rows = ahead.splice(0, 2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY));
     if (rows.length === 0) {
       // Idle, then look once more: a row stored between the read and the flag is seen either
       // here or by its publisher (who then finds the flag cleared and wakes the actor).
