@@ -13,8 +13,8 @@ import { webhookSettings } from './settings.ts';
 /** The contract's payload ceiling (6.2.2, 8). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-/** The per-delivery workflow of the design before the endpoint actors (kept for the migration). */
-export const deliveryWorkflowId = (deliveryId: string) => `delivery:${deliveryId}`;
+// The per-delivery workflow of the design before the endpoint actors (kept for the migration).
+export { deliveryWorkflowId } from '../../workflows/contracts/delivery.ts';
 
 export interface DeliveryTarget {
   workspaceId: string;
