@@ -75,6 +75,10 @@ export interface AuditDoc {
   userId: string | null;
   ip: string;
   reason: string | null;
+  /** Failures folded into this row (aggregated rows only; absent means one). */
+  count?: number;
+  /** The last of them. */
+  lastAt?: Date;
 }
 
 export interface CounterDoc {
