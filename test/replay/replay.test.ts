@@ -8,6 +8,7 @@ import proto from '@temporalio/proto';
 import * as workflows from '../../workflows/index.ts';
 import { mergeActivityGroups } from '../../activities/index.ts';
 import { deliveryWorkflowType } from '../../workflows/contracts/delivery.ts';
+import { endpointActorWorkflowName } from '../../workflows/contracts/endpoint-actor.ts';
 import { pluginActivationWorkflowType } from '../../workflows/contracts/plugin-activation.ts';
 import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
 import { scheduleEntryWorkflowType } from '../../workflows/contracts/schedule.ts';
@@ -38,6 +39,7 @@ describe('workflow contracts and committed histories', () => {
   it('each contract names a workflow the worker runs, and each workflow has a contract', () => {
     const contractTypes = [
       deliveryWorkflowType,
+      endpointActorWorkflowName,
       pluginActivationWorkflowType,
       probeWorkflowType,
       scheduleEntryWorkflowType,
