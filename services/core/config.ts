@@ -26,6 +26,11 @@ const ConfigSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   /** Behind a TLS-terminating proxy: trust X-Forwarded-* and mark cookies Secure. */
   TRUST_PROXY: booleanFlag.default(false),
+  /**
+   * Lease of a gateway's in-memory access state (docs/access.md): a write that changes access waits
+   * at most about this long for a gateway that stopped answering. Lower in tests.
+   */
+  STATE_LEASE_MS: z.coerce.number().int().min(500).max(60_000).default(5000),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -2,6 +2,7 @@ import type { Db, MongoClient } from 'mongodb';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import type { ChangeFeed } from './change-feed.ts';
 import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from '../plugins/hooks.ts';
@@ -28,8 +29,10 @@ export interface Services {
   events: EventPublisher;
   /** Every feature folder (operations, indexes, provisioning), from `services/features.ts`. */
   features: readonly Feature[];
-  /** Host → site, cached briefly per process; operations that change sites call `forget()`. */
+  /** Host → site and workspace, held per process while the change feed vouches for it. */
   sites: SiteResolver;
+  /** Invalidation feed + lease that keeps per-process state exact (`core/change-feed.ts`). */
+  changeFeed: ChangeFeed;
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
 

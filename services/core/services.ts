@@ -9,6 +9,7 @@ import { createCursorCodec } from './cursors.ts';
 import { loggerOptions } from './logger.ts';
 import { createHooks } from '../plugins/hooks.ts';
 import { createSiteResolver } from '../platform/tenancy.ts';
+import { createChangeFeed } from './change-feed.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -35,11 +36,13 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dbs = new Map<string, Db>();
+  const platformDb = mongo.db(`${config.DB_PREFIX}platform`);
 
   const services: Omit<Services, 'sites'> & Partial<Pick<Services, 'sites'>> = {
     config,
     mongo,
-    platformDb: mongo.db(`${config.DB_PREFIX}platform`),
+    platformDb,
+    changeFeed: createChangeFeed({ db: platformDb, log, leaseMs: config.STATE_LEASE_MS }),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
@@ -62,6 +65,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  await services.changeFeed.stop();
   await services.temporal.client.connection.close().catch(() => undefined);
   await services.mongo.close();
 }
