@@ -11,8 +11,8 @@ import type { Logger } from 'pino';
  *   once every gateway holding a live lease has acknowledged it (dropped what it cached for the
  *   topic) or its lease has lapsed and the writer has evicted it.
  * - A gateway serves from its caches only while `trusted()`: its change stream is open, and a lease
- *   renewed less than `leaseMs` ago. A renewal first writes a ping through the feed and waits to
- *   read it back, so every change committed before the ping has been applied when the lease grows.
+ *   renewed less than `leaseMs` ago. A renewal first reads the changes it has not acknowledged and
+ *   applies them, so every change committed before the renewal began is applied when the lease grows.
  * - Lease and eviction are compare-and-set on the gateway's row: either the renewal wins (and the
  *   writer waits for the acknowledgement) or the eviction wins (and the gateway starts a new session
  *   with empty caches). A gateway that loses its feed stops trusting at once and releases its lease.
@@ -43,8 +43,14 @@ export interface ChangeFeedOptions {
   leaseMs: number;
   /** Allowed clock difference between processes when a writer judges a lease lapsed. */
   skewMs?: number;
-  /** How long an idle stream waits between polls (servers without awaitData answer at once). */
+  /** How long an idle feed waits between polls (servers without awaitData answer at once). */
   idlePollMs?: number;
+  /**
+   * `change-stream`: a MongoDB change stream on `state_changes` (push; needs a replica set).
+   * `poll`: a small query on `state_changes` every `idlePollMs` (the local engine: its change
+   * streams re-scan the oplog on every poll). The lease protocol is the same.
+   */
+  mode?: 'change-stream' | 'poll';
 }
 
 interface ChangeDoc {
@@ -64,7 +70,6 @@ interface GatewayDoc {
 
 export const STATE_CHANGES_COLLECTION = 'state_changes';
 export const GATEWAYS_COLLECTION = 'gateways';
-const PING_PREFIX = 'ping:';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
@@ -79,13 +84,14 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
 
   let running = false;
   let stream: ChangeStream<ChangeDoc> | null = null;
+  let open = false;
+  const mode = options.mode ?? 'poll';
   let session: string | null = null;
   let sessionCount = 0;
   let trustUntil = 0;
   let epoch = 0;
   let pausedUntil = 0;
   let loop: Promise<void> | null = null;
-  const pings = new Map<string, () => void>();
 
   const notify = (topic: string | null) => {
     epoch++;
@@ -110,52 +116,59 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
     }
   }
 
-  async function apply(doc: ChangeDoc, mine: string) {
-    if (doc.topic.startsWith(PING_PREFIX)) {
-      pings.get(doc.topic)?.();
-      return;
-    }
+  async function apply(doc: Pick<ChangeDoc, '_id' | 'topic'>, mine: string) {
     notify(doc.topic);
     await changes.updateOne({ _id: doc._id }, { $addToSet: { acked: mine } });
   }
 
-  /** Ping through the feed, then grow the lease if nobody evicted this session meanwhile. */
-  async function renew(mine: string, first: boolean): Promise<boolean> {
+  /** Applies every recent change this session has not acknowledged (the poll, and the renewal's check). */
+  async function catchUp(mine: string, since: Date) {
+    const from = new Date(Math.max(since.getTime(), Date.now() - 120_000));
+    const missed = await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topic: 1 } }).toArray();
+    for (const doc of missed) await apply(doc, mine);
+  }
+
+  /**
+   * Catch up, then grow the lease if nobody evicted this session meanwhile. The catch-up reads
+   * every recent change this session has not acknowledged and applies it, so when the lease grows
+   * every change committed before the renewal started has been applied, even one the stream lost
+   * (the stream is the fast path; writers never wait longer than one renewal period for it).
+   */
+  async function renew(mine: string, since: Date, first: boolean): Promise<string | null> {
     const startedMono = performance.now();
     const leaseUntil = new Date(Date.now() + leaseMs);
-    const topic = `${PING_PREFIX}${mine}:${new ObjectId().toHexString()}`;
-    const seen = new Promise<boolean>((resolve) => {
-      pings.set(topic, () => resolve(true));
-      setTimeout(() => resolve(false), Math.max(200, leaseMs / 3)).unref();
-    });
-    try {
-      await changes.insertOne({ _id: new ObjectId(), topic, at: new Date(), acked: [] });
-      if (!(await seen)) return false;
-    } finally {
-      pings.delete(topic);
-    }
+    await catchUp(mine, since);
     if (first) {
       await gateways.insertOne({ _id: mine, leaseUntil, evicted: false, pid: process.pid, startedAt: new Date() });
     } else {
       const renewed = await gateways.updateOne({ _id: mine, evicted: false }, { $set: { leaseUntil } });
-      if (renewed.matchedCount === 0) return false;
+      if (renewed.matchedCount === 0) return 'evicted by a writer (lease lapsed)';
     }
     if (session === mine) trustUntil = startedMono + leaseMs;
-    return true;
+    return null;
   }
 
   async function runSession() {
     const mine = `${processId}-${++sessionCount}`;
-    const opened = changes.watch<ChangeDoc>([{ $match: { operationType: 'insert' } }], { maxAwaitTimeMS: 1000 });
+    // Changes from a little before the feed opened are re-applied by the first catch-up
+    // (harmless: they only drop entries), whatever the clocks of the writers say.
+    const since = new Date(Date.now() - 60_000);
+    const opened = mode === 'change-stream' ? changes.watch<ChangeDoc>([{ $match: { operationType: 'insert' } }], { maxAwaitTimeMS: 1000 }) : null;
     stream = opened;
     try {
       // The aggregate runs here: every change committed from now on will come through.
-      let pending = await opened.tryNext();
+      let pending = opened ? await opened.tryNext() : null;
       session = mine;
-      // Anything cached before the stream opened may have missed a change: start empty.
+      open = true;
+      // Anything cached before the feed opened may have missed a change: start empty.
       notify(null);
       const reader = (async () => {
         while (running && session === mine) {
+          if (!opened) {
+            await sleep(idlePollMs);
+            await catchUp(mine, since);
+            continue;
+          }
           if (pending) {
             if (pending.operationType === 'insert') await apply(pending.fullDocument, mine);
             pending = null;
@@ -165,23 +178,24 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
         }
       })();
       const ended = reader.then(
-        () => false,
-        (error: unknown) => {
-          if (running && session === mine) log.warn({ err: error }, 'state feed stream failed');
-          return false;
-        },
+        () => 'stream ended',
+        (error: unknown) => `stream failed: ${(error as Error)?.message}`,
       );
       let first = true;
-      while (running && session === mine) {
-        const ok = await Promise.race([renew(mine, first).catch(() => false), ended]);
-        if (!ok) break;
+      let failure: string | null = null;
+      while (running && session === mine && !failure) {
+        failure = await Promise.race([renew(mine, since, first).catch((error: unknown) => `renewal failed: ${(error as Error)?.message}`), ended]);
         first = false;
-        await Promise.race([sleep(leaseMs / 3), ended]);
+        if (!failure) failure = await Promise.race([sleep(leaseMs / 4).then(() => null), ended]);
       }
+      if (session === mine) await loseTrust(failure ?? 'stopped');
+      await opened?.close().catch(() => undefined);
+      await ended;
     } finally {
-      if (session === mine) await loseTrust('feed lost or lease not renewed');
+      if (session === mine) await loseTrust('feed lost');
       stream = null;
-      await opened.close().catch(() => undefined);
+      open = false;
+      await opened?.close().catch(() => undefined);
     }
   }
 
@@ -265,12 +279,13 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       pausedUntil = Date.now() + pauseMs;
       const current = session;
       if (current) void loseTrust('feed cut');
+      open = false;
       void stream?.close().catch(() => undefined);
     },
 
     status: () => ({
       session,
-      streamOpen: stream !== null && !stream.closed,
+      streamOpen: open,
       trustedForMs: Math.max(0, Math.round(trustUntil - performance.now())),
     }),
   };

@@ -31,6 +31,11 @@ const ConfigSchema = z.object({
    * at most about this long for a gateway that stopped answering. Lower in tests.
    */
   STATE_LEASE_MS: z.coerce.number().int().min(500).max(60_000).default(5000),
+  /**
+   * How gateways learn of access changes: `change-stream` (MongoDB replica sets) or `poll` (a small
+   * query every 50 ms; the default, because the local engine's change streams re-scan its oplog).
+   */
+  STATE_FEED: z.enum(['change-stream', 'poll']).default('poll'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

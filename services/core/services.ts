@@ -23,6 +23,8 @@ export interface ServiceOptions {
   log?: Logger;
   events?: (services: Services) => EventPublisher;
   features?: readonly Feature[];
+  /** Emit the driver's command events (benchmarks count database commands per request). */
+  monitorCommands?: boolean;
 }
 
 /**
@@ -31,7 +33,7 @@ export interface ServiceOptions {
  */
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
   const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL));
-  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
+  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000, monitorCommands: options.monitorCommands ?? false });
   await mongo.connect();
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
@@ -42,7 +44,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     config,
     mongo,
     platformDb,
-    changeFeed: createChangeFeed({ db: platformDb, log, leaseMs: config.STATE_LEASE_MS }),
+    changeFeed: createChangeFeed({ db: platformDb, log, leaseMs: config.STATE_LEASE_MS, mode: config.STATE_FEED, idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40 }),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
