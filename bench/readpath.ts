@@ -14,7 +14,7 @@ import type { CommandStartedEvent } from 'mongodb';
 import { startBenchWorld } from './support/world.ts';
 import { createContext } from '../services/core/context.ts';
 import { invokeOperation } from '../services/core/operation.ts';
-import { systemPrincipal } from '../services/access/principal.ts';
+import { systemPrincipal } from '../services/core/principal.ts';
 import { createEntryOp } from '../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
 import { createWorkspace } from '../services/platform/workspaces.ts';

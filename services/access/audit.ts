@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { newId } from '../core/ids.ts';
 import { accessCollections } from './model.ts';
@@ -22,4 +23,38 @@ export async function writeAudit(db: Db, siteId: string, at: Date, entry: AuditE
     ip: entry.ip,
     reason: entry.reason ?? null,
   });
+}
+
+/** Failed authentications are folded into one row per subject, reason and window of this length. */
+export const FAILURE_WINDOW_MS = 10 * 60_000;
+
+const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+/**
+ * A failed authentication (`auth.failed`, `login.failed`). A flood must not grow the log without
+ * bound, even after the caller is rate limited, yet the log must still say what happened: repeats
+ * of the same subject (the key id, else the user id, else the IP), action and reason within one
+ * window update one row (`count`, `lastAt`) instead of adding rows. The row id is the window's
+ * start time followed by a digest of the subject, so rows still sort by time and one upsert finds
+ * its row whichever gateway writes it.
+ */
+export async function writeFailureAudit(db: Db, siteId: string, at: Date, entry: AuditEntry): Promise<void> {
+  const windowStart = Math.floor(at.getTime() / FAILURE_WINDOW_MS) * FAILURE_WINDOW_MS;
+  const subject = entry.keyId ? `key:${entry.keyId}` : entry.userId ? `user:${entry.userId}` : `ip:${entry.ip}`;
+  const digest = createHash('sha256').update(`${siteId}|${entry.action}|${subject}|${entry.reason ?? ''}`).digest();
+  const suffix = [...digest.subarray(0, 16)].map((byte) => ID_ALPHABET[byte & 31]).join('');
+  const _id = newId(windowStart).slice(0, 10) + suffix;
+  const update = {
+    $setOnInsert: { siteId, at, action: entry.action, keyId: entry.keyId ?? null, userId: entry.userId ?? null, ip: entry.ip, reason: entry.reason ?? null },
+    $inc: { count: 1 },
+    $set: { lastAt: at },
+  };
+  const audit = accessCollections(db).audit;
+  try {
+    await audit.updateOne({ _id }, update, { upsert: true });
+  } catch (error) {
+    // Two first failures at once: one insert wins, the other becomes an increment.
+    if ((error as { code?: number }).code !== 11000) throw error;
+    await audit.updateOne({ _id }, update, { upsert: true });
+  }
 }

@@ -2,7 +2,7 @@ import { topics } from '../core/topics.ts';
 import type { Services } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { platformCollections } from './workspaces.ts';
-import type { Workspace } from './model.ts';
+import type { Workspace } from '../core/tenants.ts';
 
 /**
  * Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
-import { CAPABILITIES } from '../../services/access/capabilities.ts';
+import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { addUser, bearer } from './world-helpers.ts';
 import { call, startGateway, stopGateways, until, type Gateway } from './gateway-fleet.ts';
