@@ -6,7 +6,7 @@ import type { Workspace } from '../core/tenants.ts';
 
 /**
  * Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404
- * on this gateway at once and on every other within the resolver's cache time (3 s).
+ * on every gateway from the next request (the change is pushed and acknowledged: docs/access.md).
  */
 export async function setWorkspaceStatus(services: Services, workspaceId: string, status: Workspace['status']) {
   const { workspaces } = platformCollections(services);

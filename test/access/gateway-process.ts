@@ -6,7 +6,7 @@ import { closeServices } from '../../services/core/services.ts';
 import { createRuntime } from '../../services/runtime.ts';
 
 const runtime = await createRuntime(loadConfig());
-if (process.env.STATE_FEED !== 'off') await runtime.services.changeFeed.start();
+await runtime.services.changeFeed.start();
 const app = await runtime.buildApp({ logger: false });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();
