@@ -48,7 +48,7 @@ export function createDenyAllGate(_services: Services): AccessGate {
 
 /** The real gate: bearer keys on `manage`, cookie sessions on `admin` (and for previews on `public`). */
 export function createAccessGate(services: Services): AccessGate {
-  const readState = createStateReader((dbName) => services.workspaceDb({ dbName }));
+  const readState = createStateReader(services.changeFeed, (dbName) => services.workspaceDb({ dbName }));
   const authenticateKey = createKeyAuthenticator(services, readState);
   const authenticateSession = createSessionAuthenticator(services, readState);
   const pending = new WeakMap<Principal, KeyLimits>();

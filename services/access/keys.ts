@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.ts';
-import { bumpAccessVersion } from '../site/settings-store.ts';
+import { accessChanged } from './access-change.ts';
 import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';
@@ -134,7 +134,7 @@ export async function updateKey(
   if (patch.rateLimitPerMin !== undefined) $set.rateLimitPerMin = patch.rateLimitPerMin;
   const key = await accessCollections(ctx.db).apiKeys.findOneAndUpdate({ _id: id, siteId: ctx.site._id }, { $set }, { returnDocument: 'after' });
   if (!key) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.updated', keyId: id, userId: editor.userId, ip: ctx.request.ip });
   return key;
 }
@@ -149,7 +149,7 @@ export async function rotateKey(ctx: OperationContext, id: string, userId: strin
     { returnDocument: 'after' },
   );
   if (!record) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.rotated', keyId: id, userId, ip: ctx.request.ip });
   return { key: secret.key, record };
 }
@@ -162,7 +162,7 @@ export async function revokeKey(ctx: OperationContext, id: string, userId: strin
     { returnDocument: 'after' },
   );
   if (!record) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.revoked', keyId: id, userId, ip: ctx.request.ip });
   return record;
 }
@@ -171,7 +171,7 @@ export async function deleteKey(ctx: OperationContext, id: string, userId: strin
   const now = ctx.services.clock.now();
   const deleted = await accessCollections(ctx.db).apiKeys.findOneAndDelete({ _id: id, siteId: ctx.site._id });
   if (!deleted) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.deleted', keyId: id, userId, ip: ctx.request.ip });
 }
 

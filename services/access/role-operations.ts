@@ -3,7 +3,7 @@ import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { bumpAccessVersion } from '../site/settings-store.ts';
+import { accessChanged } from './access-change.ts';
 import { CapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type RoleDoc } from './model.ts';
 import { BUILT_IN_ROLES, isBuiltInRole } from './roles.ts';
@@ -104,7 +104,7 @@ export const updateRole = defineOperation({
       .roles.findOneAndUpdate({ _id: id, siteId: ctx.site._id }, { $set: { ...patch, updatedAt: ctx.services.clock.now() } }, { returnDocument: 'after' })
       .catch(duplicate);
     if (!role) throw new NotFoundError();
-    await bumpAccessVersion(ctx.db, ctx.site._id);
+    await accessChanged(ctx);
     return customView(role);
   },
 });
@@ -125,7 +125,7 @@ export const deleteRole = defineOperation({
     if (await users.countDocuments({ siteId: ctx.site._id, role: id }, { limit: 1 })) throw new ConflictError('Role is in use');
     const deleted = await roles.findOneAndDelete({ _id: id, siteId: ctx.site._id });
     if (!deleted) throw new NotFoundError();
-    await bumpAccessVersion(ctx.db, ctx.site._id);
+    await accessChanged(ctx);
     return { id, deleted: true as const };
   },
 });

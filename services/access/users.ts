@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
-import { bumpAccessVersion } from '../site/settings-store.ts';
+import { accessChanged } from './access-change.ts';
 import { CapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
@@ -106,7 +106,7 @@ export async function updateUser(ctx: OperationContext, id: string, patch: z.out
   );
   if (!user) throw new NotFoundError();
   // Narrowing a role or policy must narrow the user's keys on the next request.
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   return user;
 }
 
@@ -115,7 +115,7 @@ export async function deleteUser(ctx: OperationContext, id: string): Promise<voi
   const deleted = await users.findOneAndDelete({ _id: id, siteId: ctx.site._id });
   if (!deleted) throw new NotFoundError();
   await sessions.deleteMany({ siteId: ctx.site._id, userId: id });
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
 }
 
 export async function findUserByEmail(ctx: Pick<OperationContext, 'db' | 'site'>, email: string): Promise<UserDoc | null> {

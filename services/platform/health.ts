@@ -62,6 +62,8 @@ export const diagnostics = defineOperation({
       uptimeSeconds: z.number(),
       memory: z.object({ rssBytes: z.number(), heapUsedBytes: z.number() }),
       environment: z.string(),
+      /** This gateway's in-memory access state (docs/access.md): held only while `trusted`. */
+      stateFeed: z.object({ trusted: z.boolean(), streamOpen: z.boolean(), trustedForMs: z.number() }),
     }),
     checks: z.record(z.string(), Check),
     site: z.object({ id: z.string(), workspaceId: z.string() }),
@@ -85,6 +87,7 @@ export const diagnostics = defineOperation({
         uptimeSeconds: Math.round(process.uptime()),
         memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
         environment: services.config.NODE_ENV,
+        stateFeed: { trusted: services.changeFeed.trusted(), streamOpen: services.changeFeed.status().streamOpen, trustedForMs: services.changeFeed.status().trustedForMs },
       },
       checks: await checkDependencies(services),
       site: { id: ctx.site._id, workspaceId: ctx.workspace._id },

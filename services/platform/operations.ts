@@ -1,3 +1,4 @@
+import { topics } from '../core/topics.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
@@ -95,7 +96,7 @@ function quotaOperations(kind: 'tenants' | 'sites') {
           { $set: { quotas, updatedAt: ctx.services.clock.now() } },
         );
         if (result.matchedCount === 0) throw new NotFoundError();
-        ctx.services.sites.forget();
+        await ctx.services.changeFeed.publish(topics.hosts);
         return { quotas };
       },
     }),

@@ -1,3 +1,4 @@
+import { topics } from '../../services/core/topics.ts';
 import type { LightMyRequestResponse } from 'fastify';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
@@ -71,5 +72,5 @@ async function isolateLocalSite(world: World): Promise<void> {
   await world.services.platformDb
     .collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta)
     .updateOne({ _id: DEFAULT_SITE_META_ID }, { $set: { siteId: site._id } });
-  world.services.sites.forget();
+  await world.services.changeFeed.publish(topics.hosts);
 }
