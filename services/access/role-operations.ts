@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema } from './capabilities.ts';
+import { CapabilitySchema, WorkspaceCapabilitySchema } from './capabilities.ts';
 import { accessCollections, type RoleDoc } from './model.ts';
 import { BUILT_IN_ROLES, isBuiltInRole } from './roles.ts';
 
@@ -18,7 +18,7 @@ const IdInput = z.object({ id: z.string().min(1).max(64) });
 const RoleFields = z.object({
   name: z.string().trim().min(1).max(100),
   description: z.string().max(500).default(''),
-  capabilities: z.array(CapabilitySchema).max(50),
+  capabilities: z.array(WorkspaceCapabilitySchema).max(50),
 });
 
 const builtInViews = () =>

@@ -3,14 +3,14 @@ import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema } from './capabilities.ts';
+import { CapabilitySchema, WorkspaceCapabilitySchema } from './capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
 
 export const PolicySchema = z
-  .object({ grant: z.array(CapabilitySchema).max(50).optional(), deny: z.array(CapabilitySchema).max(50).optional() })
+  .object({ grant: z.array(WorkspaceCapabilitySchema).max(50).optional(), deny: z.array(WorkspaceCapabilitySchema).max(50).optional() })
   .strict();
 
 export const UserView = z.object({

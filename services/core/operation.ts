@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OperationContext } from './context.ts';
 import type { Requirement } from '../access/capabilities.ts';
-import { requiredCapabilities } from '../access/capabilities.ts';
+import { isPlatformCapability, requiredCapabilities } from '../access/capabilities.ts';
 import { hasCapability } from '../access/principal.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
 
@@ -47,12 +47,10 @@ export function authorize(operation: Operation, ctx: OperationContext): void {
   const { principal } = ctx;
   if (operation.requires === 'public' || principal.kind === 'system') return;
   if (principal.kind === 'anonymous') throw new UnauthorizedError();
-  if (operation.requires === 'platform') {
-    if (!principal.isPlatformOperator) throw new ForbiddenError();
-    return;
-  }
   for (const capability of requiredCapabilities(operation.requires)) {
     if (!hasCapability(principal, capability)) throw new ForbiddenError();
+    // Belt and braces: a platform capability also needs the owner to be an operator right now.
+    if (isPlatformCapability(capability) && !principal.isPlatformOperator) throw new ForbiddenError();
   }
 }
 

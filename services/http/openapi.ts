@@ -12,9 +12,7 @@ export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '
 export const pathParamNames = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
 
 function requirementAnnotation(operation: Operation): string | string[] {
-  const requirement = operation.requires;
-  if (requirement === 'platform') return 'platform-operator';
-  return requirement;
+  return operation.requires;
 }
 
 const errorResponse = (description: string) => ({

@@ -10,7 +10,7 @@ export const listTenants = defineOperation({
   method: 'GET',
   path: '/tenants',
   summary: 'List workspaces',
-  requires: 'platform',
+  requires: 'platform:read',
   input: z.object({}),
   output: z.object({ data: z.array(TenantView) }),
   async handler(ctx) {
@@ -25,7 +25,7 @@ export const createTenant = defineOperation({
   method: 'POST',
   path: '/tenants',
   summary: 'Create a workspace with its first site and administrator',
-  requires: 'platform',
+  requires: 'platform:manage',
   status: 201,
   input: z.object({
     name: z.string().min(1).max(200),
@@ -46,7 +46,7 @@ export const getTenant = defineOperation({
   method: 'GET',
   path: '/tenants/:id',
   summary: 'One workspace with its sites',
-  requires: 'platform',
+  requires: 'platform:read',
   input: z.object({ id: z.string() }),
   output: z.object({ tenant: TenantView, sites: z.array(SiteView) }),
   async handler(ctx, { id }) {
@@ -70,7 +70,7 @@ function quotaOperations(kind: 'tenants' | 'sites') {
       method: 'GET',
       path: `/${kind}/:id/quotas`,
       summary: `Limits and feature switches of a ${noun}`,
-      requires: 'platform',
+      requires: 'platform:read',
       input: z.object({ id: z.string() }),
       output: z.object({ quotas: Quotas }),
       async handler(ctx, { id }) {
@@ -85,7 +85,7 @@ function quotaOperations(kind: 'tenants' | 'sites') {
       method: 'PUT',
       path: `/${kind}/:id/quotas`,
       summary: `Replace the limits and feature switches of a ${noun}; null or empty means no limit`,
-      requires: 'platform',
+      requires: 'platform:manage',
       input: z.object({ id: z.string(), quotas: Quotas }),
       output: z.object({ quotas: Quotas }),
       async handler(ctx, { id, quotas }) {

@@ -11,7 +11,7 @@ describe('workspaces on the Management API (platform operators)', () => {
 
   beforeAll(async () => {
     world = await startWorld({ worker: true });
-    operator = (await createApiKey(world, { capabilities: ['users:manage', 'users:read'] })).key;
+    operator = (await createApiKey(world, { capabilities: ['users:manage', 'users:read', 'platform:read', 'platform:manage'] })).key;
   });
   afterAll(() => world?.close());
 
