@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
+import { withinCountQuota } from '../platform/quota-guard.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
 import { CapabilitySchema, WorkspaceCapabilitySchema } from './capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
@@ -85,8 +86,9 @@ export async function createUser(
     createdAt: now,
     updatedAt: now,
   };
+  const { users } = accessCollections(ctx.db);
   try {
-    await accessCollections(ctx.db).users.insertOne(user);
+    await withinCountQuota(ctx, 'users', (siteId) => users.countDocuments(siteId ? { siteId } : {}), () => users.insertOne(user));
   } catch (error) {
     if ((error as { code?: number }).code === 11000) throw new ConflictError('A user with this email exists');
     throw error;

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { createWorkspace, platformCollections } from './workspaces.ts';
-import { AdminInput, HostName, Quotas, SiteView, TenantView, siteView, tenantView } from './views.ts';
+import { AdminInput, HostName, SiteView, TenantView, siteView, tenantView } from './views.ts';
+import { SiteQuotas, WorkspaceQuotas } from './quota-model.ts';
 
 export const listTenants = defineOperation({
   id: 'tenants.list',
@@ -63,6 +64,7 @@ function quotaOperations(kind: 'tenants' | 'sites') {
   const collection = (ctx: Parameters<typeof listTenants.handler>[0]) =>
     kind === 'tenants' ? platformCollections(ctx.services).workspaces : platformCollections(ctx.services).sites;
   const noun = kind === 'tenants' ? 'workspace' : 'site';
+  const Quotas = kind === 'tenants' ? WorkspaceQuotas : SiteQuotas;
   return [
     defineOperation({
       id: `${kind}.getQuotas`,
@@ -76,7 +78,7 @@ function quotaOperations(kind: 'tenants' | 'sites') {
       async handler(ctx, { id }) {
         const row = await (collection(ctx) as ReturnType<typeof platformCollections>['sites']).findOne({ _id: id });
         if (!row) throw new NotFoundError();
-        return { quotas: (row.quotas ?? {}) as z.infer<typeof Quotas> };
+        return { quotas: (row.quotas ?? {}) as z.input<typeof Quotas> };
       },
     }),
     defineOperation({
@@ -85,6 +87,7 @@ function quotaOperations(kind: 'tenants' | 'sites') {
       method: 'PUT',
       path: `/${kind}/:id/quotas`,
       summary: `Replace the limits and feature switches of a ${noun}; null or empty means no limit`,
+      description: 'The typed set of docs/platform.md; an unknown name is a 400 and nothing changes.',
       requires: 'platform:manage',
       input: z.object({ id: z.string(), quotas: Quotas }),
       output: z.object({ quotas: Quotas }),

@@ -4,6 +4,7 @@ import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { deleteWorkspaceWorkflow } from '../../workflows/workspace-lifecycle.ts';
 import { getWorkspace, setWorkspaceStatus } from './lifecycle.ts';
 import { addSite, platformCollections } from './workspaces.ts';
+import { withinCountQuota } from './quota-guard.ts';
 import { AdminInput, HostName, SiteView, TenantView, tenantView } from './views.ts';
 
 const TenantId = z.object({ id: z.string().min(1) });
@@ -21,7 +22,9 @@ export const addTenantSite = defineOperation({
   async handler(ctx, { id, ...input }) {
     const workspace = await getWorkspace(ctx.services, id);
     if (workspace.status !== 'active') throw new ConflictError(`Workspace is ${workspace.status}`);
-    const site = await addSite(ctx.services, workspace, input);
+    const sites = platformCollections(ctx.services).sites;
+    const count = () => sites.countDocuments({ workspaceId: id });
+    const site = await withinCountQuota({ services: ctx.services, workspace, site: null }, 'sites', count, () => addSite(ctx.services, workspace, input));
     return { site: { id: site._id, name: site.name, domains: site.domains } };
   },
 });
