@@ -5,21 +5,6 @@ import { createWorkspace, platformCollections } from './workspaces.ts';
 import { AdminInput, HostName, SiteView, TenantView, siteView, tenantView } from './views.ts';
 import { SiteQuotas, WorkspaceQuotas } from './quota-model.ts';
 
-export const listTenants = defineOperation({
-  id: 'tenants.list',
-  surface: 'manage',
-  method: 'GET',
-  path: '/tenants',
-  summary: 'List workspaces',
-  requires: 'platform:read',
-  input: z.object({}),
-  output: z.object({ data: z.array(TenantView) }),
-  async handler(ctx) {
-    const rows = await platformCollections(ctx.services).workspaces.find({}).sort({ _id: 1 }).limit(1000).toArray();
-    return { data: rows.map(tenantView) };
-  },
-});
-
 export const createTenant = defineOperation({
   id: 'tenants.create',
   surface: 'manage',
@@ -61,7 +46,7 @@ export const getTenant = defineOperation({
 
 /** GET and PUT of quotas, for workspaces (`/tenants/:id/quotas`) and sites (`/sites/:id/quotas`). */
 function quotaOperations(kind: 'tenants' | 'sites') {
-  const collection = (ctx: Parameters<typeof listTenants.handler>[0]) =>
+  const collection = (ctx: Parameters<typeof getTenant.handler>[0]) =>
     kind === 'tenants' ? platformCollections(ctx.services).workspaces : platformCollections(ctx.services).sites;
   const noun = kind === 'tenants' ? 'workspace' : 'site';
   const Quotas = kind === 'tenants' ? WorkspaceQuotas : SiteQuotas;
