@@ -2,7 +2,7 @@ import { ActivityFailure, continueAsNew, defineQuery, defineSignal, proxyActivit
 import type { ExportActivities } from '../activities/export.ts';
 import type { ExportMode, ExportRef } from '../services/export/model.ts';
 import type { BatchResult } from '../services/export/runner.ts';
-import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from './static-export-signals.ts';
+import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from './contracts/static-export.ts';
 
 export interface ExportRequest {
   requestId: string;

@@ -2,28 +2,20 @@ import type { OperationContext, Services } from '../core/context.ts';
 import { authenticateOAuthToken, isOAuthAccessToken } from '../oauth/authenticate.ts';
 import type { Operation, Surface } from '../core/operation.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
-import { anonymous, type Principal } from './principal.ts';
+import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { countRequest } from '../platform/quota-guard.ts';
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from '../site/settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
+import type { Credentials } from './credentials.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
 import { assertSameSiteOrigin } from './origin-check.ts';
 import { exceeded, hitWindow, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
 import { clearSessionCookie, sessionCookie } from './session-cookie.ts';
 import { SESSION_COOKIE } from './sessions.ts';
 
-/** What the surfaces know about a request before it is authenticated. */
-export interface Credentials {
-  authorization?: string;
-  cookies: Record<string, string | undefined>;
-  ip: string;
-  origin?: string;
-  method: string;
-  /** The resource URLs (RFC 8707) this endpoint answers for; an OAuth token must be bound to one. */
-  resources?: readonly string[];
-}
+export type { Credentials };
 
 /**
  * The access feature's single entry point for the HTTP and MCP surfaces: who is calling, and may

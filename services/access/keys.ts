@@ -4,7 +4,7 @@ import { newId } from '../core/ids.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.ts';
 import { withinCountQuota } from '../platform/quota-guard.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema, type Capability } from './capabilities.ts';
+import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';
 import { isValidIpRule, normalizeOrigin } from './ip-rules.ts';

@@ -1,4 +1,4 @@
-import { CAPABILITIES, isPlatformCapability, PLATFORM_CAPABILITIES, type Capability, type WorkspaceCapability } from './capabilities.ts';
+import { CAPABILITIES, isPlatformCapability, PLATFORM_CAPABILITIES, type Capability, type WorkspaceCapability } from '../core/capabilities.ts';
 
 /**
  * Built-in roles (documented in docs/access.md). Ids are stable strings so a user's `role` can name

@@ -4,7 +4,7 @@ import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { withinCountQuota } from '../platform/quota-guard.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema, WorkspaceCapabilitySchema } from './capabilities.ts';
+import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { OperationContext } from './context.ts';
-import type { Requirement } from '../access/capabilities.ts';
-import { isPlatformCapability, requiredCapabilities } from '../access/capabilities.ts';
-import { hasCapability } from '../access/principal.ts';
+import type { Requirement } from './capabilities.ts';
+import { isPlatformCapability, requiredCapabilities } from './capabilities.ts';
+import { hasCapability } from './principal.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
 
 export type Surface = 'public' | 'manage' | 'admin';
@@ -37,6 +37,10 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   hiddenFromTools?: boolean;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
 }
+
+/** `/content/:id` → `/content/{id}` (OpenAPI), and the path's parameter names. */
+export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+export const pathParamNames = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
 
 export function defineOperation<I extends z.ZodType, O extends z.ZodType>(operation: Operation<I, O>): Operation<I, O> {
   return operation;

@@ -3,7 +3,7 @@ import type { OperationContext, Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import type { ExportProgress, ExportRequest, ExportWorkflowInput } from '../../workflows/static-export.ts';
 import { exportWorkflowId, type ExportMode, type ExportRef } from './model.ts';
-import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from '../../workflows/static-export-signals.ts';
+import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from '../../workflows/contracts/static-export.ts';
 
 export interface ExportTuning {
   batchSize: number;

@@ -8,8 +8,9 @@ const toJsonSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => 
   return rest;
 };
 
-export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-export const pathParamNames = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+import { openApiPath, pathParamNames } from '../core/operation.ts';
+
+export { openApiPath, pathParamNames };
 
 function requirementAnnotation(operation: Operation): string | string[] {
   return operation.requires;

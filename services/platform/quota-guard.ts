@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import { FeatureDisabledError, QuotaExceededError, ServiceUnavailableError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import type { Site, Workspace } from './model.ts';
+import type { Site, Workspace } from '../core/tenants.ts';
 import { siteOwnLimit, switchOn, workspaceLimit, type LimitName, type SwitchName } from './quota-model.ts';
 
 /**

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
-import { WorkspaceSchema, type Workspace } from './model.ts';
+import { WorkspaceSchema, type Workspace } from '../core/tenants.ts';
 import { TenantView, tenantView } from './views.ts';
 import { platformCollections } from './workspaces.ts';
 

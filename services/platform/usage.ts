@@ -4,7 +4,7 @@ import { ACCESS_COLLECTIONS } from '../access/model.ts';
 import { COLLECTIONS as CONTENT_COLLECTIONS } from '../content/model.ts';
 import { EVENT_COLLECTIONS } from '../events/model.ts';
 import { MEDIA_COLLECTIONS } from '../media/model.ts';
-import type { Site, Workspace } from './model.ts';
+import type { Site, Workspace } from '../core/tenants.ts';
 import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from './quota-guard.ts';
 import {
   allowedMediaTypes, LIMIT_NAMES, siteLimit, SWITCH_NAMES, switchOn, workspaceLimit, type LimitName, type Usage,

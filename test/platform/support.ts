@@ -1,9 +1,10 @@
+import type { LightMyRequestResponse } from 'fastify';
 import type { World } from '../support/world.ts';
 import { createApiKey, TEST_DEFAULT_RATE_LIMIT } from '../support/access.ts';
-import type { Capability } from '../../services/access/capabilities.ts';
-import { CAPABILITIES } from '../../services/access/capabilities.ts';
+import type { Capability } from '../../services/core/capabilities.ts';
+import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { createContext } from '../../services/core/context.ts';
-import { systemPrincipal } from '../../services/access/principal.ts';
+import { systemPrincipal } from '../../services/core/principal.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
@@ -13,7 +14,7 @@ import { DEFAULT_KEY_SETTINGS, writeKeySettings } from '../../services/site/sett
 export const PLATFORM_KEY_CAPABILITIES: Capability[] = ['platform:read', 'platform:manage', ...CAPABILITIES];
 export const tenantAdmin = { email: 'owner@tenant.example.test', password: 'correct horse battery staple' };
 
-export type Call = (method: string, url: string, payload?: unknown, key?: string, host?: string) => ReturnType<World['app']['inject']>;
+export type Call = (method: string, url: string, payload?: unknown, key?: string, host?: string) => Promise<LightMyRequestResponse>;
 
 /** A Management API caller; `host` picks the site (default: localhost, the platform's own). */
 export function caller(world: World, defaultKey: () => string): Call {
