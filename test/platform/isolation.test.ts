@@ -42,10 +42,12 @@ describe('adversarial isolation between workspaces', () => {
     expect((await call('PATCH', `/content/${b.entry}`, { title: 'pwned' }, a.key, a.host)).statusCode).toBe(404);
     expect((await call('DELETE', `/content/${b.entry}`, undefined, a.key, a.host)).statusCode).toBe(404);
     expect((await call('GET', `/media/${b.media}`, undefined, a.key, a.host)).statusCode).toBe(404);
-    expect((await call('GET', `/webhooks/${b.hook}`, undefined, a.key, a.host)).statusCode).toBe(404);
+    expect((await call('PUT', `/webhooks/${b.hook}`, { name: 'pwned' }, a.key, a.host)).statusCode).toBe(404);
     expect((await call('DELETE', `/webhooks/${b.hook}`, undefined, a.key, a.host)).statusCode).toBe(404);
     expect((await call('GET', `/content/${b.entry}`, undefined, b.key, b.host)).json().title).toBe(`Secret of ${b.host}`);
-    expect((await call('GET', `/webhooks/${b.hook}`, undefined, b.key, b.host)).statusCode).toBe(200);
+    const hooks = (await call('GET', '/webhooks', undefined, b.key, b.host)).json().data;
+    expect(hooks.map((h: { id: string; name: string }) => [h.id, h.name])).toEqual([[b.hook, 'h']]);
+    expect((await call('GET', '/webhooks', undefined, a.key, a.host)).json().data.map((h: { id: string }) => h.id)).toEqual([a.hook]);
   });
 
   it('media files of one workspace are not served on the other\'s hosts', async () => {
