@@ -35,7 +35,7 @@ export const HEAVY_LIMIT_PER_MIN = 10;
 export function createDenyAllGate(_services: Services): AccessGate {
   return {
     async authenticate(surface) {
-      if (surface === 'public') return anonymous;
+      if (surface === 'public' || surface === 'comments') return anonymous;
       throw new UnauthorizedError();
     },
     async admit() {
@@ -77,6 +77,13 @@ export function createAccessGate(services: Services): AccessGate {
         // Contract 4.3: when the API is not public, every endpoint answers 404.
         if (!state.publicEnabled) throw new NotFoundError();
         return authenticateSession(credentials.cookies, scope);
+      }
+      if (surface === 'comments') {
+        const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
+        // Its own switch: a site can keep its content public and close comment submission. With
+        // the Public API off no entry is public, so there is nothing to comment on either.
+        if (!state.commentsEnabled || !state.publicEnabled) throw new NotFoundError();
+        return anonymous;
       }
       if (credentials.cookies[SESSION_COOKIE]) assertSameSiteOrigin(services.config, scope, credentials.method, credentials.origin);
       return authenticateSession(credentials.cookies, scope);

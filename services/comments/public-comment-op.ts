@@ -13,8 +13,9 @@ import { classify } from './rules.ts';
 export const PUBLIC_COMMENT_LIMIT_PER_MIN = 10;
 
 export const publicCreateCommentOp = defineOperation({
-  id: 'public.comments.create',
-  surface: 'public',
+  id: 'comments.submit',
+  // Not on the read-only Public Content API: its own surface, switch (`api.commentsEnabled`) and document.
+  surface: 'comments',
   method: 'POST',
   path: '/content/:slug/comments',
   summary: 'Leave a comment on a published entry (held for moderation)',
@@ -22,6 +23,8 @@ export const publicCreateCommentOp = defineOperation({
   requires: 'public',
   status: 201,
   rateLimit: { perMinute: PUBLIC_COMMENT_LIMIT_PER_MIN, by: 'ip' },
+  /** 403: comments switched off by the platform. */
+  errors: [403],
   input: z.object({
     slug: z.string().min(1).max(200),
     locale: z.string().max(35).optional(),

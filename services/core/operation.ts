@@ -3,10 +3,18 @@ import type { OperationContext } from './context.ts';
 import type { Requirement } from './capabilities.ts';
 import { isPlatformCapability, requiredCapabilities } from './capabilities.ts';
 import { hasCapability } from './principal.ts';
+import { findUnsafeKey } from './safe-keys.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
 
-export type Surface = 'public' | 'manage' | 'admin';
+/**
+ * `public` is the read-only Public Content API (GET only, contract 4); `comments` is the anonymous
+ * comment submission API beside it, with its own switch, limit and document; `manage` the bearer
+ * API; `admin` the cookie-session API of the admin UI.
+ */
+export type Surface = 'public' | 'comments' | 'manage' | 'admin';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** 409: conflicts (a slug taken, a state that forbids the change); 502/503: a dependency failed. */
+export type DomainErrorStatus = 403 | 409 | 413 | 502 | 503;
 
 /**
  * One operation, declared once. REST routes, OpenAPI, MCP tools and tests are all derived from it.
@@ -26,6 +34,12 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   output: O;
   /** Success status; 200 unless stated. */
   status?: 200 | 201 | 202 | 204;
+  /**
+   * Error statuses the handler itself can answer beyond those every operation of its kind can
+   * (`core/statuses.ts` derives 400, 401, 403, 404, 413, 414, 415, 429 and the `expectedVersion`
+   * 409 from the rest of the definition). The OpenAPI entry declares exactly these.
+   */
+  errors?: readonly DomainErrorStatus[];
   events?: readonly string[];
   /** Expensive routes (uploads, activations, exports) pass through the extra limiter too. */
   heavy?: boolean;
@@ -65,6 +79,8 @@ export function formatZodError(error: z.ZodError): string {
 }
 
 export function parseInput<I extends z.ZodType>(operation: Operation<I>, raw: unknown): z.output<I> {
+  const unsafe = findUnsafeKey(raw);
+  if (unsafe) throw new BadRequestError(unsafe);
   const result = operation.input.safeParse(raw ?? {});
   if (!result.success) throw new BadRequestError(formatZodError(result.error));
   return result.data;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Operation, Surface } from '../core/operation.ts';
+import { errorStatuses, MAX_PATH_PARAM_LENGTH, STATUS_DESCRIPTIONS } from '../core/statuses.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -15,6 +16,11 @@ export { openApiPath, pathParamNames };
 function requirementAnnotation(operation: Operation): string | string[] {
   return operation.requires;
 }
+
+const anonymousSurface = (surface: Surface) => surface === 'public' || surface === 'comments';
+
+const withMaxLength = (schema: JsonSchema, max: number): JsonSchema =>
+  schema.type === 'string' ? { ...schema, maxLength: Math.min(max, (schema.maxLength as number | undefined) ?? max) } : schema;
 
 const errorResponse = (description: string) => ({
   description,
@@ -34,7 +40,8 @@ function describeOperation(operation: Operation, surface: Surface) {
       name,
       in: pathNames.has(name) ? 'path' : 'query',
       required: pathNames.has(name) || required.has(name),
-      schema,
+      // The router refuses longer path segments (414): the document says so as their maxLength.
+      schema: pathNames.has(name) ? withMaxLength(schema, MAX_PATH_PARAM_LENGTH) : schema,
       ...(schema.description ? { description: schema.description } : {}),
     }));
 
@@ -53,7 +60,7 @@ function describeOperation(operation: Operation, surface: Surface) {
   };
 
   const status = String(operation.status ?? 200);
-  const secured = surface !== 'public' && operation.requires !== 'public';
+  const secured = !anonymousSurface(surface) && operation.requires !== 'public';
   return {
     operationId: operation.id,
     summary: operation.summary,
@@ -74,9 +81,7 @@ function describeOperation(operation: Operation, surface: Surface) {
         description: 'Success',
         content: { 'application/json': { schema: toJsonSchema(operation.output, 'output') } },
       },
-      '400': errorResponse('Invalid input'),
-      ...(secured ? { '401': errorResponse('Unauthorized'), '403': errorResponse('Forbidden'), '429': errorResponse('Rate limited') } : {}),
-      '404': errorResponse('Not found'),
+      ...Object.fromEntries(errorStatuses(operation).map((code) => [String(code), errorResponse(STATUS_DESCRIPTIONS[code] ?? 'Error')])),
     },
   };
 }
@@ -105,7 +110,7 @@ export function buildOpenApiDocument(surface: Surface, operations: readonly Oper
       schemas: {
         Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
       },
-      ...(surface === 'public' ? {} : { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } }),
+      ...(anonymousSurface(surface) ? {} : { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } }),
     },
   };
 }

@@ -67,6 +67,7 @@ export const revokeOperator = defineOperation({
   description:
     'Without transactions the rule is kept by checking after the write: if no operator is left, the flag is put back and the call answers 409, so two racing revocations of the last two operators leave at least one.',
   requires: 'platform:manage',
+  errors: [409],
   status: 204,
   input: UserId,
   output: z.void(),

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { deleteWorkspaceWorkflow } from '../../workflows/workspace-lifecycle.ts';
+import type { deleteWorkspaceWorkflow } from '../../workflows/workspace-lifecycle.ts';
+import { deleteWorkspaceWorkflowId, deleteWorkspaceWorkflowType } from '../../workflows/contracts/workspace-lifecycle.ts';
 import { getWorkspace, setWorkspaceStatus } from './lifecycle.ts';
 import { addSite, platformCollections } from './workspaces.ts';
 import { withinCountQuota } from './quota-guard.ts';
@@ -16,6 +17,7 @@ export const addTenantSite = defineOperation({
   path: '/tenants/:id/sites',
   summary: 'Add a site to a workspace, with its administrator',
   requires: 'platform:manage',
+  errors: [409],
   status: 201,
   input: TenantId.extend({ name: z.string().min(1).max(200), domains: z.array(HostName).min(1).max(50), admin: AdminInput }),
   output: z.object({ site: SiteView }),
@@ -37,6 +39,7 @@ const statusChange = (action: 'suspend' | 'reactivate') =>
     path: `/tenants/:id/${action}`,
     summary: action === 'suspend' ? 'Suspend a workspace: its sites stop answering' : 'Reactivate a suspended workspace',
     requires: 'platform:manage',
+    errors: [409],
     input: TenantId,
     output: z.object({ tenant: TenantView }),
     async handler(ctx, { id }) {
@@ -59,15 +62,16 @@ export const deleteTenant = defineOperation({
   summary: 'Mark a workspace deleted, release its domains, optionally drop its database',
   description: 'Runs as the Temporal workflow `workspace-delete:<id>`, so it completes even if a process dies half-way.',
   requires: 'platform:manage',
+  errors: [409],
   input: TenantId.extend({ dropDatabase: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }),
   output: z.object({ id: z.string(), status: z.literal('deleted'), domainsReleased: z.number(), databaseDropped: z.boolean() }),
   async handler(ctx, { id, dropDatabase }) {
     if (id === ctx.workspace._id) throw new ConflictError('A workspace cannot delete itself');
     const workspace = await platformCollections(ctx.services).workspaces.findOne({ _id: id });
     if (!workspace || workspace.status === 'deleted') throw new NotFoundError();
-    const result = await ctx.services.temporal.client.workflow.execute(deleteWorkspaceWorkflow, {
+    const result = await ctx.services.temporal.client.workflow.execute<typeof deleteWorkspaceWorkflow>(deleteWorkspaceWorkflowType, {
       taskQueue: ctx.services.temporal.taskQueue,
-      workflowId: `workspace-delete:${id}`,
+      workflowId: deleteWorkspaceWorkflowId(id),
       args: [{ workspaceId: id, dropDatabase }],
     });
     return { id, status: 'deleted' as const, ...result };
