@@ -40,7 +40,7 @@ describe('mediaLimits', () => {
   it('treats null and empty string as "no limit", and takes the tighter file limit', () => {
     expect(mediaLimits(scope({ mediaFileSize: null, mediaBytes: '' })).maxFileBytes).toBeNull();
     expect(mediaLimits(scope({ mediaBytes: '' })).siteLibraryBytes).toBeNull();
-    expect(mediaLimits(scope({ mediaFileSize: 500 }, { mediaFileSize: '300' })).maxFileBytes).toBe(300);
+    expect(mediaLimits(scope({ mediaFileSize: 500 }, { mediaFileSize: 300 })).maxFileBytes).toBe(300);
     expect(mediaLimits(scope({ mediaFileSize: null }, { mediaFileSize: 300 })).maxFileBytes).toBe(300);
     expect(mediaLimits(scope({}, { mediaBytes: 1000 })).workspaceLibraryBytes).toBe(1000);
   });
