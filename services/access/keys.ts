@@ -3,6 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.ts';
 import { accessChanged } from './access-change.ts';
+import { withinCountQuota } from '../platform/quota-guard.ts';
 import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';
@@ -105,7 +106,10 @@ export async function createKey(
     rotatedAt: null,
     revokedAt: null,
   };
-  await accessCollections(ctx.db).apiKeys.insertOne(record);
+  const { apiKeys } = accessCollections(ctx.db);
+  // Revoked keys stay listed but no longer count against the quota.
+  const active = (siteId: string | null) => apiKeys.countDocuments(siteId ? { siteId, status: 'active' } : { status: 'active' });
+  await withinCountQuota(ctx, 'apiKeys', active, () => apiKeys.insertOne(record));
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.created', keyId: record._id, userId: owner.userId, ip: ctx.request.ip });
   return { key: secret.key, record };
 }

@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { accessChanged } from './access-change.ts';
-import { CapabilitySchema } from '../core/capabilities.ts';
+import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type RoleDoc } from './model.ts';
 import { BUILT_IN_ROLES, isBuiltInRole } from './roles.ts';
 
@@ -19,7 +19,7 @@ const IdInput = z.object({ id: z.string().min(1).max(64) });
 const RoleFields = z.object({
   name: z.string().trim().min(1).max(100),
   description: z.string().max(500).default(''),
-  capabilities: z.array(CapabilitySchema).max(50),
+  capabilities: z.array(WorkspaceCapabilitySchema).max(50),
 });
 
 const builtInViews = () =>

@@ -3,14 +3,15 @@ import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { accessChanged } from './access-change.ts';
-import { CapabilitySchema } from '../core/capabilities.ts';
+import { withinCountQuota } from '../platform/quota-guard.ts';
+import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
 
 export const PolicySchema = z
-  .object({ grant: z.array(CapabilitySchema).max(50).optional(), deny: z.array(CapabilitySchema).max(50).optional() })
+  .object({ grant: z.array(WorkspaceCapabilitySchema).max(50).optional(), deny: z.array(WorkspaceCapabilitySchema).max(50).optional() })
   .strict();
 
 export const UserView = z.object({
@@ -85,8 +86,9 @@ export async function createUser(
     createdAt: now,
     updatedAt: now,
   };
+  const { users } = accessCollections(ctx.db);
   try {
-    await accessCollections(ctx.db).users.insertOne(user);
+    await withinCountQuota(ctx, 'users', (siteId) => users.countDocuments(siteId ? { siteId } : {}), () => users.insertOne(user));
   } catch (error) {
     if ((error as { code?: number }).code === 11000) throw new ConflictError('A user with this email exists');
     throw error;

@@ -67,7 +67,7 @@ async function isolateLocalSite(world: World): Promise<void> {
     name: 'Plugin tests',
     workspaceId: `w${newId()}`,
     siteId: `s${newId()}`,
-    admin: { email: world.admin.email, password: world.admin.password, name: 'Administrator' },
+    admin: { email: world.admin.email, password: world.admin.password, name: 'Administrator', platformOperator: true },
   });
   await world.services.platformDb
     .collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta)
