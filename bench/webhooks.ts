@@ -86,13 +86,12 @@ const ownTemporalDir = temporalMode === 'file' ? fs.mkdtempSync(path.join(os.tmp
 let memoryTemporal: ChildProcess | null = null;
 if (temporalMode !== 'shared') {
   if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
-  const mongoPort = Number(new URL(process.env.MONGODB_URI).port || 27017);
   if (ownTemporalDir) {
     // engines.mjs also probes the shared MongoDB; on a loaded machine that probe can time out once.
     let own: Awaited<ReturnType<typeof ensureEngines>> | undefined;
     for (let attempt = 1; !own; attempt++) {
       try {
-        own = await ensureEngines({ dataDir: ownTemporalDir, mongoPort, temporalPort: 7590, log: () => undefined });
+        own = await ensureEngines({ dataDir: ownTemporalDir, temporalPort: 7590, mongo: false, log: () => undefined });
       } catch (error) {
         if (attempt >= 5) throw error;
         await new Promise((r) => setTimeout(r, 3_000));

@@ -7,6 +7,9 @@ export interface EngineOptions {
   temporalMetricsPort?: number;
   timeoutMs?: number;
   log?: (...args: unknown[]) => void;
+  /** Start (or check) this engine; false leaves it to somebody else (default true). */
+  mongo?: boolean;
+  temporal?: boolean;
 }
 export function ensureEngines(options?: EngineOptions): Promise<{ mongoUri: string; temporalAddress: string; temporalNamespace: string }>;
 export function stopEngines(options?: { dataDir?: string; log?: (...args: unknown[]) => void }): Promise<void>;

@@ -510,6 +510,9 @@ export async function ensureEngines({
   temporalMetricsPort = temporalPort + 1001,
   log = console.log,
   timeoutMs = 90_000,
+  // A test of its own Temporal server (restart tests) starts only that one beside the shared MongoDB.
+  mongo = true,
+  temporal = true,
 } = {}) {
   dataDir = resolveDir(dataDir);
   engineDir = resolveDir(engineDir);
@@ -517,7 +520,7 @@ export async function ensureEngines({
   ensureIgnoredDir(engineDir);
   const opts = { dataDir, engineDir, mongoPort, temporalPort, temporalHttpPort, temporalMetricsPort, log, timeoutMs };
   await withLock(dataDir, 'engines', async () => {
-    const results = await Promise.allSettled([ensureMongo(opts), ensureTemporal(opts)]);
+    const results = await Promise.allSettled([mongo ? ensureMongo(opts) : undefined, temporal ? ensureTemporal(opts) : undefined]);
     const errors = results.filter((r) => r.status === 'rejected').map((r) => r.reason);
     if (errors.length) {
       const err = new Error(errors.map((e) => e?.message ?? String(e)).join('\n\n'));

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
-import { CAPABILITIES } from '../../services/core/capabilities.ts';
+import { ALL_CAPABILITIES } from '../../services/core/capabilities.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { addUser, bearer } from './world-helpers.ts';
 import { call, startGateway, stopGateways, until, type Gateway } from './gateway-fleet.ts';
@@ -24,7 +24,7 @@ let tenant: { id: string; host: string };
 
 beforeAll(async () => {
   world = await startWorld({ env: { STATE_LEASE_MS: String(LEASE_MS) } });
-  ({ key: adminKey } = await createApiKey(world, { capabilities: [...CAPABILITIES] }));
+  ({ key: adminKey } = await createApiKey(world, { capabilities: [...ALL_CAPABILITIES] }));
   const host = `feed-${randomBytes(4).toString('hex')}.test`;
   const { workspace } = await createWorkspace(world.services, {
     name: 'Feed tenant',

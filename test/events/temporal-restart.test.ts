@@ -10,11 +10,10 @@ import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from '.
 const createEndpoint = adminEndpoints.create;
 
 // A Temporal dev server of this test's own (other ports, own data dir), so stopping it does not
-// disturb the shared one. It reuses the shared MongoDB (same port: engines.mjs leaves it alone).
+// disturb the shared one. It reuses the shared MongoDB (`mongo: false`: started by someone else).
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhooks-temporal-'));
 const temporalPort = 7600 + Math.floor(Math.random() * 300);
-const mongoPort = Number(new URL(process.env.MONGODB_URI ?? 'mongodb://127.0.0.1:27117').port || 27017);
-const engineOptions = { dataDir, mongoPort, temporalPort, log: () => undefined };
+const engineOptions = { dataDir, temporalPort, mongo: false, log: () => undefined };
 
 describe('Temporal dev server stopped and restarted with deliveries pending', () => {
   let world: World;
