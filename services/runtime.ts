@@ -10,6 +10,7 @@ import { mcpExtension } from './http/mcp.ts';
 import { oauthExtension } from './http/oauth.ts';
 import { adminUiExtension } from './http/admin-ui.ts';
 import { graphqlExtension } from './http/graphql.ts';
+import { exportPreviewExtension } from './http/export-preview.ts';
 import { installPluginHost } from './plugins/host.ts';
 
 /**
@@ -23,6 +24,6 @@ export async function createRuntime(config: Config, options: ServiceOptions = {}
   return {
     services,
     gate,
-    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension], ...appOptions }),
+    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension, exportPreviewExtension], ...appOptions }),
   };
 }

@@ -30,6 +30,8 @@ export interface Services {
   features: readonly Feature[];
   /** Host → site, cached briefly per process; operations that change sites call `forget()`. */
   sites: SiteResolver;
+  /** Static export batch size and pause between batches, sent with each run's workflow start (tests shrink them to watch progress). */
+  exportTuning: { batchSize: number; batchPauseMs: number };
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
 
@@ -39,6 +41,10 @@ export interface RequestFacts {
   ip: string;
   origin?: string;
   userAgent?: string;
+  /** Conditional and partial GET headers, for operations that answer a file (static export download). */
+  range?: string;
+  ifRange?: string;
+  ifNoneMatch?: string;
 }
 
 /**

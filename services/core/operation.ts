@@ -33,6 +33,11 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   rateLimit?: { perMinute: number; by: 'ip' };
   /** `multipart`: the REST adapter hands the handler a `file` stream (media upload). */
   body?: 'json' | 'multipart';
+  /**
+   * The operation answers a file, not JSON: its handler returns a `FileReply` (core/file-reply.ts)
+   * and OpenAPI lists these content types. Such operations are not MCP tools.
+   */
+  produces?: { contentTypes: readonly string[]; ranges?: boolean };
   /** Not exposed as an MCP tool (e.g. binary uploads). */
   hiddenFromTools?: boolean;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;

@@ -47,6 +47,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
     log,
     events: silentPublisher(log),
     features: options.features ?? [],
+    exportTuning: { batchSize: 50, batchPauseMs: 0 },
     workspaceDb(workspace) {
       let db = dbs.get(workspace.dbName);
       if (!db) {

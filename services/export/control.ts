@@ -1,23 +1,18 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { OperationContext, Services } from '../core/context.ts';
+import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
-import type { ExportProgress, ExportRequest, ExportWorkflowInput } from '../../workflows/static-export.ts';
-import { exportWorkflowId, type ExportMode, type ExportRef } from './model.ts';
-import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from '../../workflows/static-export-signals.ts';
-
-export interface ExportTuning {
-  batchSize: number;
-  batchPauseMs: number;
-}
-
-const tunings = new WeakMap<Services, ExportTuning>();
-
-/** Batch size and pause travel with each run's workflow start; tests use small batches to watch progress. */
-export function configureStaticExport(services: Services, tuning: Partial<ExportTuning>): void {
-  tunings.set(services, { ...exportTuning(services), ...tuning });
-}
-
-const exportTuning = (services: Services): ExportTuning => tunings.get(services) ?? { batchSize: 50, batchPauseMs: 0 };
+import {
+  cancelExportSignal,
+  exportProgressQuery,
+  exportWorkflowId,
+  requestExportSignal,
+  STATIC_EXPORT_WORKFLOW,
+  type ExportMode,
+  type ExportProgress,
+  type ExportRef,
+  type ExportRequest,
+  type ExportWorkflowInput,
+} from '../../workflows/static-export.contract.ts';
 
 const refOf = (ctx: OperationContext): ExportRef => ({ workspaceId: ctx.workspace._id, siteId: ctx.site._id });
 
@@ -26,15 +21,41 @@ export async function requestExportRun(ctx: OperationContext, mode: ExportMode):
   const { client, taskQueue } = ctx.services.temporal;
   const ref = refOf(ctx);
   const request: ExportRequest = { requestId: newId(), mode };
-  const input: ExportWorkflowInput = { ...ref, ...exportTuning(ctx.services) };
-  await client.workflow.signalWithStart('staticExportWorkflow', {
+  // Batch size and pause travel with each run's workflow start (Services.exportTuning).
+  const input: ExportWorkflowInput = { ...ref, ...ctx.services.exportTuning };
+  await client.workflow.signalWithStart(STATIC_EXPORT_WORKFLOW, {
     taskQueue,
     workflowId: exportWorkflowId(ref),
     args: [input],
-    signal: REQUEST_EXPORT_SIGNAL,
+    signal: requestExportSignal,
     signalArgs: [request],
   });
   return request.requestId;
+}
+
+async function openActor(ctx: OperationContext) {
+  const handle = ctx.services.temporal.client.workflow.getHandle(exportWorkflowId(refOf(ctx)));
+  try {
+    const description = await handle.describe();
+    return description.status.name === 'RUNNING' ? handle : null;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return null;
+    throw error;
+  }
+}
+
+/** Signals the actor to stop its run (and drop the waiting one with `queued`). False when no actor is open. */
+export async function cancelExportRun(ctx: OperationContext, queued: boolean): Promise<boolean> {
+  const handle = await openActor(ctx);
+  if (!handle) return false;
+  try {
+    await handle.signal(cancelExportSignal, { queued });
+    return true;
+  } catch (error) {
+    // Ended between describe and signal: nothing left to cancel.
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
 }
 
 /**
@@ -42,17 +63,10 @@ export async function requestExportRun(ctx: OperationContext, mode: ExportMode):
  * needs a worker; when none answers within a few seconds the progress is null but `running` holds.
  */
 export async function exportProgress(ctx: OperationContext): Promise<{ running: boolean; progress: ExportProgress | null }> {
-  const { client } = ctx.services.temporal;
-  const handle = client.workflow.getHandle(exportWorkflowId(refOf(ctx)));
+  const handle = await openActor(ctx);
+  if (!handle) return { running: false, progress: null };
   try {
-    const description = await handle.describe();
-    if (description.status.name !== 'RUNNING') return { running: false, progress: null };
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return { running: false, progress: null };
-    throw error;
-  }
-  try {
-    return { running: true, progress: await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<ExportProgress>(EXPORT_PROGRESS_QUERY)) };
+    return { running: true, progress: await ctx.services.temporal.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(exportProgressQuery)) };
   } catch (error) {
     ctx.services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'export progress query unanswered');
     return { running: true, progress: null };

@@ -71,10 +71,21 @@ function describeOperation(operation: Operation, surface: Surface) {
         }),
     ...(secured ? { security: [{ bearerAuth: [] }], 'x-required-capability': requirementAnnotation(operation) } : {}),
     responses: {
-      [status]: {
-        description: 'Success',
-        content: { 'application/json': { schema: toJsonSchema(operation.output, 'output') } },
-      },
+      ...(operation.produces
+        ? {
+            [status]: {
+              description: 'The file',
+              content: Object.fromEntries(operation.produces.contentTypes.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+            },
+            ...(operation.produces.ranges ? { '206': { description: 'The requested byte range (`format=tar` only)' }, '416': errorResponse('Range not satisfiable') } : {}),
+            '304': { description: 'Not modified (If-None-Match matched the ETag)' },
+          }
+        : {
+            [status]: {
+              description: 'Success',
+              content: { 'application/json': { schema: toJsonSchema(operation.output, 'output') } },
+            },
+          }),
       '400': errorResponse('Invalid input'),
       ...(secured ? { '401': errorResponse('Unauthorized'), '403': errorResponse('Forbidden'), '429': errorResponse('Rate limited') } : {}),
       '404': errorResponse('Not found'),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { configureStaticExport } from '../../services/export/control.ts';
+
 import { exportFiles, exportWorkflowId } from '../../services/export/model.ts';
 import { readExportFile } from '../../services/export/files.ts';
 import { checkHistory } from '../plugins/histories.ts';
@@ -52,7 +52,7 @@ describe('static export', { timeout: 240_000 }, () => {
   beforeAll(async () => {
     pw = await startPluginWorld({ worker: true });
     // Small batches with a pause, so a test can watch progress move.
-    configureStaticExport(pw.world.services, { batchSize: 2, batchPauseMs: 1500 });
+    Object.assign(pw.world.services.exportTuning, { batchSize: 2, batchPauseMs: 1500 });
     key = await pw.keyWith(['content:read', 'content:create', 'content:update', 'content:publish', 'content:delete', 'settings:read', 'settings:manage']);
     reader = await pw.keyWith(['settings:read']);
     for (const title of ['Alpha', 'Bravo', 'Charlie', 'Delta']) ids[title] = await entry(title);
@@ -131,7 +131,7 @@ describe('static export', { timeout: 240_000 }, () => {
 
   it('serialises runs: requests made during a run queue behind it and are merged', async () => {
     // A longer pause keeps the first run going while the next two requests arrive.
-    configureStaticExport(pw.world.services, { batchSize: 1, batchPauseMs: 3000 });
+    Object.assign(pw.world.services.exportTuning, { batchSize: 1, batchPauseMs: 3000 });
     const first = (await pw.manage('POST', '/static-export/run', key, { mode: 'full' })).json();
     await until(async () => ((await status()).status === 'running' ? true : undefined), 'first run');
     const second = (await pw.manage('POST', '/static-export/run', key, { mode: 'incremental' })).json();
@@ -163,7 +163,7 @@ describe('static export', { timeout: 240_000 }, () => {
     const handle = pw.world.services.temporal.client.workflow.getHandle(exportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
     await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
     await checkHistory(handle, 'export-full-and-queued');
-    configureStaticExport(pw.world.services, { batchSize: 2, batchPauseMs: 0 });
+    Object.assign(pw.world.services.exportTuning, { batchSize: 2, batchPauseMs: 0 });
   });
 
   it('rejects bad input and missing capabilities, starting nothing', async () => {
