@@ -108,6 +108,9 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     expect((await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/alpha/' })).body).toContain('<h1>Alpha</h1>');
     const runs = (await pw.manage('GET', '/static-export/runs', reader)).json().data;
     expect(runs.map((r: { status: string }) => r.status)).toEqual(['cancelled', 'succeeded']);
+    const handle = pw.world.services.temporal.client.workflow.getHandle(exportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
+    await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
+    await checkHistory(handle, 'export-cancelled');
   });
 
   it('serialises runs: requests made during a run queue behind it and are merged', async () => {
