@@ -1,5 +1,5 @@
 import type { Services } from '../services/core/context.ts';
-import type { BatchArgs, ExportMode, ExportRef, RunOutcome } from '../workflows/static-export.contract.ts';
+import type { BatchArgs, ExportMode, ExportRef, RunOutcome } from '../workflows/contracts/static-export.ts';
 import { abortRun, beginRun, finishRun, renderBatch } from '../services/export/runner.ts';
 
 /** The static export's side effects, one call per workflow step (services/export/runner.ts). Each is idempotent. */

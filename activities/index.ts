@@ -2,6 +2,7 @@ import type { Services } from '../services/core/context.ts';
 import { createProbeActivities } from './probe.ts';
 import { createWorkspaceLifecycleActivities } from './workspace-lifecycle.ts';
 import { createDeliveryActivities } from './delivery.ts';
+import { createEndpointActorActivities } from './endpoint-actor.ts';
 import { createScheduleActivities } from './schedule.ts';
 import { createPluginActivities } from './plugin-activation.ts';
 import { createExportActivities } from './export.ts';
@@ -12,6 +13,7 @@ export function createActivities(services: Services) {
     ...createProbeActivities(services),
     ...createWorkspaceLifecycleActivities(services),
     ...createDeliveryActivities(services),
+    ...createEndpointActorActivities(services),
     ...createScheduleActivities(services),
     ...createPluginActivities(services),
     ...createExportActivities(services),

@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import { platformCollections } from '../services/platform/workspaces.ts';
 import { findPlugin } from '../services/plugins/registry.ts';
-import { installPluginHost, forgetActivePlugins } from '../services/plugins/host.ts';
+import { installPluginHost } from '../services/plugins/host.ts';
 import { markActive, markInactive, readPluginState } from '../services/plugins/state.ts';
 import type { PluginSiteApi } from '../services/plugins/definition.ts';
 
@@ -58,7 +58,7 @@ export function createPluginActivities(services: Services) {
           throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), ROUTINE_FAILED);
         }
         const result = await markActive(db, site._id, plugin.id, plugin.version, services.clock.now());
-        forgetActivePlugins(services, site._id);
+        services.activePlugins.forget(site._id);
         return result;
       }
 
@@ -69,7 +69,7 @@ export function createPluginActivities(services: Services) {
         api.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'plugin deactivate routine failed; switched off anyway');
       }
       const { changed } = await markInactive(db, site._id, plugin.id, services.clock.now());
-      forgetActivePlugins(services, site._id);
+      services.activePlugins.forget(site._id);
       return { changed, installed: false };
     },
   };

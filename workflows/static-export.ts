@@ -10,7 +10,7 @@ import {
   type ExportWorkflowInput,
   type QueuedRun,
   type RunningExport,
-} from './static-export.contract.ts';
+} from './contracts/static-export.ts';
 
 const { beginExportRun, renderExportBatch, finishExportRun, abortExportRun } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '2 minutes',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { actorUserId } from '../access/principal.ts';
+import { actorUserId } from '../core/principal.ts';
 import { assertWithinScope } from '../access/scope.ts';
 import { accessCollections } from '../access/model.ts';
 import { bumpContentGeneration } from '../content/public-state.ts';
@@ -15,6 +15,7 @@ export const replyOp = defineOperation({
   path: '/comments/:id/reply',
   summary: 'Reply to a comment as moderator (approved at once; a pending parent is approved too)',
   requires: 'comments:moderate',
+  errors: [409],
   status: 201,
   input: z.object({ id: z.string(), body: CommentText.body, authorName: CommentText.authorName.optional() }),
   output: CommentView,

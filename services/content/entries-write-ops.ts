@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { assertWithinScope } from '../access/scope.ts';
-import { actorUserId } from '../access/principal.ts';
+import { actorUserId } from '../core/principal.ts';
 import { contentCollections, emptyBlocks, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
 import { requireContentType, validateFields } from './content-types.ts';
@@ -21,6 +21,7 @@ export const createEntryOp = defineOperation({
   path: '/content',
   summary: 'Create a content entry (draft)',
   requires: 'content:create',
+  errors: [409],
   status: 201,
   events: ['content.created'],
   input: EntryCreateInput,

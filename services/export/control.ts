@@ -12,7 +12,7 @@ import {
   type ExportRef,
   type ExportRequest,
   type ExportWorkflowInput,
-} from '../../workflows/static-export.contract.ts';
+} from '../../workflows/contracts/static-export.ts';
 
 const refOf = (ctx: OperationContext): ExportRef => ({ workspaceId: ctx.workspace._id, siteId: ctx.site._id });
 

@@ -139,6 +139,7 @@ const cancelOp = (surface: Surface) =>
     summary: 'Stop the run in progress (and, with `queued`, the waiting one); the last good export stays served',
     description: 'Accepted (202): the run stops after its current batch and drops what it wrote. 409 when no run is in progress or queued.',
     requires: 'settings:manage',
+    errors: [409],
     status: 202,
     input: z.object({ queued: z.boolean().default(true) }),
     output: z.object({ cancelling: z.literal(true) }),
@@ -157,6 +158,7 @@ const downloadOp = (surface: Surface) =>
     summary: 'Download the last good export as one archive (tar.gz by default; tar with Content-Length and byte ranges)',
     description: 'Built while it streams. Strong ETag (If-None-Match → 304); `format=tar` honours Range and If-Range. 404 before the first successful run.',
     requires: 'settings:read',
+    errors: [416],
     input: z.object({ format: z.enum(ARCHIVE_FORMATS).default('tar.gz') }),
     output: FileReplySchema,
     produces: { contentTypes: ['application/gzip', 'application/x-tar'], ranges: true },
@@ -173,6 +175,7 @@ export const clearExportOp = defineOperation({
   summary: 'Delete the static export output',
   description: '409 while a run is in progress or queued. The next incremental run renders everything.',
   requires: 'settings:manage',
+  errors: [409],
   input: z.object({}),
   output: z.object({ removed: z.number().int() }),
   async handler(ctx) {

@@ -1,7 +1,14 @@
 import { GridFSBucket, type Db } from 'mongodb';
-import type { ExportMode } from '../../workflows/static-export.contract.ts';
+import type { ExportMode } from '../../workflows/contracts/static-export.ts';
 
-export { EXPORT_MODES, exportWorkflowId, type ExportMode, type ExportRef } from '../../workflows/static-export.contract.ts';
+export { EXPORT_MODES, exportWorkflowId, type ExportMode, type ExportRef } from '../../workflows/contracts/static-export.ts';
+
+/** Entries rendered per activity call, and the pause between calls (0 = none). */
+export interface ExportTuning {
+  batchSize: number;
+  batchPauseMs: number;
+}
+export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 50, batchPauseMs: 0 };
 
 /**
  * The export output lives in the GridFS bucket `export` of the workspace database: every gateway

@@ -4,7 +4,7 @@ import { newId } from '../core/ids.ts';
 import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
 import { platformCollections } from '../platform/workspaces.ts';
-import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/static-export.contract.ts';
+import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
 import { commitRun, discardStaged, outputFigures, stageFile } from './files.ts';
 import { exportEntryChanges, exportRuns, exportStates, readExportState, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
 import { renderEntryPage, renderSitePages, type EntryRow } from './pages.ts';

@@ -5,7 +5,7 @@ import { DESIGN_COLLECTION, type DesignDoc } from '../design/store.ts';
 import { WIDGET_COLLECTIONS, type AreaDoc, type WidgetDoc } from '../design/widgets.ts';
 import { activeTheme } from '../plugins/themes.ts';
 import type { ThemeDefinition } from '../plugins/themes.ts';
-import type { Site } from '../platform/model.ts';
+import type { Site } from '../core/tenants.ts';
 import { LANGUAGES_COLLECTION, type LanguagesDoc } from '../site/languages.ts';
 import { MENUS_COLLECTION, type MenuDoc } from '../site/menus.ts';
 import { REDIRECTS_COLLECTION, type RedirectDoc } from '../site/redirects.ts';

@@ -1,7 +1,7 @@
 import type { Services } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { platformCollections } from './workspaces.ts';
-import type { Workspace } from './model.ts';
+import type { Workspace } from '../core/tenants.ts';
 
 /**
  * Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404

@@ -26,6 +26,7 @@ export const createTenant = defineOperation({
   path: '/tenants',
   summary: 'Create a workspace with its first site and administrator',
   requires: 'platform',
+  errors: [409],
   status: 201,
   input: z.object({
     name: z.string().min(1).max(200),

@@ -15,6 +15,7 @@ export const addTenantSite = defineOperation({
   path: '/tenants/:id/sites',
   summary: 'Add a site to a workspace, with its administrator',
   requires: 'platform',
+  errors: [409],
   status: 201,
   input: TenantId.extend({ name: z.string().min(1).max(200), domains: z.array(HostName).min(1).max(50), admin: AdminInput }),
   output: z.object({ site: SiteView }),
@@ -34,6 +35,7 @@ const statusChange = (action: 'suspend' | 'reactivate') =>
     path: `/tenants/:id/${action}`,
     summary: action === 'suspend' ? 'Suspend a workspace: its sites stop answering' : 'Reactivate a suspended workspace',
     requires: 'platform',
+    errors: [409],
     input: TenantId,
     output: z.object({ tenant: TenantView }),
     async handler(ctx, { id }) {
@@ -56,6 +58,7 @@ export const deleteTenant = defineOperation({
   summary: 'Mark a workspace deleted, release its domains, optionally drop its database',
   description: 'Runs as the Temporal workflow `workspace-delete:<id>`, so it completes even if a process dies half-way.',
   requires: 'platform',
+  errors: [409],
   input: TenantId.extend({ dropDatabase: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }),
   output: z.object({ id: z.string(), status: z.literal('deleted'), domainsReleased: z.number(), databaseDropped: z.boolean() }),
   async handler(ctx, { id, dropDatabase }) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Site, Workspace } from './model.ts';
+import type { Site, Workspace } from '../core/tenants.ts';
 
 export const HostName = z
   .string()

@@ -3,7 +3,6 @@ import type { OperationContext } from '../core/context.ts';
 import { AppError, BadGatewayError, ConflictError, ServiceUnavailableError } from '../core/errors.ts';
 import type { PluginRoutineInput, PluginRoutineResult } from '../../activities/plugin-activation.ts';
 import type { PluginActivationOutcome } from '../../workflows/plugin-activation.ts';
-import { forgetActivePlugins } from './host.ts';
 
 export const pluginActivationWorkflowId = (workspaceId: string, siteId: string, pluginId: string) =>
   `plugin-activation:${workspaceId}:${siteId}:${pluginId}`;
@@ -42,7 +41,7 @@ export async function runPluginActivation(ctx: OperationContext, pluginId: strin
     throw new ServiceUnavailableError(`Plugin ${action} could not be confirmed; check GET /plugins`);
   } finally {
     // The worker may be another process: this gateway's copy of the active set is stale now.
-    forgetActivePlugins(ctx.services, ctx.site._id);
+    ctx.services.activePlugins.forget(ctx.site._id);
   }
   if (!outcome.ok) throw new BadGatewayError(`Plugin activation failed: ${outcome.error}`);
   return { changed: outcome.changed, installed: outcome.installed };

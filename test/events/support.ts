@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createContext, type OperationContext } from '../../services/core/context.ts';
 import { invokeOperation, type Operation } from '../../services/core/operation.ts';
-import type { Principal } from '../../services/access/principal.ts';
-import { CAPABILITIES, type Capability } from '../../services/access/capabilities.ts';
+import type { Principal } from '../../services/core/principal.ts';
+import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { eventCollections } from '../../services/events/model.ts';
 import { createWebhookPublisher } from '../../services/events/publisher.ts';
@@ -22,7 +22,6 @@ export function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOp
         attemptTimeoutMs: 3_000,
         heartbeatTimeoutMs: 5_000,
         drainIntervalMs: 1_000,
-        drainGraceMs: 1_000,
         ...webhooks,
       }),
   });

@@ -4,7 +4,7 @@ import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { createContext, type OperationContext } from '../../services/core/context.ts';
-import { systemPrincipal } from '../../services/access/principal.ts';
+import { systemPrincipal } from '../../services/core/principal.ts';
 import { newId } from '../../services/core/ids.ts';
 import { readExportFile } from '../../services/export/files.ts';
 import { call, checkLinks, listFiles, liveFiles, runToEnd, unpack, until } from './support.ts';

@@ -14,3 +14,8 @@ export async function probeWorkflow(probeId: string): Promise<{ probeId: string;
   const stampedAt = await stampProbe(probeId);
   return { probeId, stampedAt };
 }
+
+/** Negative control for the endpoint actor: a timer before its first delivery pass. */
+export async function endpointActorWorkflow(): Promise<void> {
+  await sleep('1 second');
+}
