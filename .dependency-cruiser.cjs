@@ -54,6 +54,20 @@ module.exports = {
       },
     },
     {
+      name: 'workflow-contracts-are-pure',
+      comment: 'A contract (name, id, types, signals, queries, error types) is shared across the bundle boundary.',
+      severity: 'error',
+      from: { path: '^workflows/contracts/' },
+      to: { dependencyTypesNot: TYPE_ONLY, pathNot: ['^node_modules/@temporalio/workflow/'] },
+    },
+    {
+      name: 'callers-use-workflow-contracts',
+      comment: 'Services and activities know a workflow by its contract; the workflow itself only as a type.',
+      severity: 'error',
+      from: { path: '^(services|activities)/' },
+      to: { path: '^workflows/(?!contracts/)', dependencyTypesNot: TYPE_ONLY },
+    },
+    {
       name: 'production-never-imports-tests',
       severity: 'error',
       from: { path: '^(services|activities|workflows)/' },

@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import { runDeliveryPass } from '../services/events/dispatch.ts';
 import { webhookSettings } from '../services/events/settings.ts';
-import type { DeliveryPassResult, EndpointRef } from '../workflows/endpoint-actor-contract.ts';
+import type { DeliveryPassResult, EndpointRef } from '../workflows/contracts/endpoint-actor.ts';
 
 export function createEndpointActorActivities(services: Services) {
   return {

@@ -1,6 +1,6 @@
 import { condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { EndpointActorActivities } from '../activities/endpoint-actor.ts';
-import { wakeSignal, type EndpointActorInput } from './endpoint-actor-contract.ts';
+import { wakeSignal, type EndpointActorInput } from './contracts/endpoint-actor.ts';
 
 /**
  * One long-lived actor per webhook endpoint. The deliveries themselves live in MongoDB (the

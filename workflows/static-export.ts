@@ -36,8 +36,8 @@ const messageOf = (error: unknown) =>
   error instanceof ActivityFailure ? (error.cause?.message ?? error.message) : error instanceof Error ? error.message : String(error);
 
 /**
- * The export actor of one site (`export:<workspaceId>:<siteId>`). Run requests arrive as signals
- * (signal-with-start), runs happen one after another, progress is readable by query, a cancel
+ * The export actor of one site (id and messages: ./contracts/static-export.ts). Run requests arrive
+ * as signals (signal-with-start), runs happen one after another, progress is readable by query, a cancel
  * signal stops the current run between batches. A run writes staged files that become the served
  * output only when it finishes, so a cancelled or failed run leaves the last good export in place.
  * It ends when nothing is queued; the next request starts it again.

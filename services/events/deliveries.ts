@@ -1,20 +1,20 @@
 import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
-import type { endpointActorWorkflow } from '../../workflows/endpoint-actor.ts';
 import {
   endpointActorId,
   endpointActorWorkflowName,
   wakeSignal,
   type EndpointActorInput,
-} from '../../workflows/endpoint-actor-contract.ts';
+  type EndpointActorWorkflow,
+} from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { webhookSettings } from './settings.ts';
 
 /** The contract's payload ceiling (6.2.2, 8). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-/** The per-delivery workflow of the design before the endpoint actors (kept for the migration). */
-export const deliveryWorkflowId = (deliveryId: string) => `delivery:${deliveryId}`;
+// The per-delivery workflow of the design before the endpoint actors (kept for the migration).
+export { deliveryWorkflowId } from '../../workflows/contracts/delivery.ts';
 
 export interface DeliveryTarget {
   workspaceId: string;
@@ -56,7 +56,7 @@ export async function wakeActor(services: Services, where: DeliveryTarget, endpo
   try {
     while (state.again) {
       state.again = false;
-      await services.temporal.client.workflow.signalWithStart<typeof endpointActorWorkflow, []>(endpointActorWorkflowName, {
+      await services.temporal.client.workflow.signalWithStart<EndpointActorWorkflow, []>(endpointActorWorkflowName, {
         taskQueue: services.temporal.taskQueue,
         workflowId,
         args: [actorInput(services, where, endpointId)],

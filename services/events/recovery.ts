@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Services } from '../core/context.ts';
 import { platformCollections } from '../platform/workspaces.ts';
-import { endpointActorId } from '../../workflows/endpoint-actor-contract.ts';
+import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections } from './model.ts';
 import { deliveryWorkflowId, wakeActor } from './deliveries.ts';
 import { webhookSettings } from './settings.ts';

@@ -1,12 +1,13 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
+import type { staticExportWorkflow } from '../../workflows/static-export.ts';
 import {
   cancelExportSignal,
   exportProgressQuery,
-  exportWorkflowId,
   requestExportSignal,
-  STATIC_EXPORT_WORKFLOW,
+  staticExportWorkflowId,
+  staticExportWorkflowType,
   type ExportMode,
   type ExportProgress,
   type ExportRef,
@@ -23,9 +24,9 @@ export async function requestExportRun(ctx: OperationContext, mode: ExportMode):
   const request: ExportRequest = { requestId: newId(), mode };
   // Batch size and pause travel with each run's workflow start (Services.exportTuning).
   const input: ExportWorkflowInput = { ...ref, ...ctx.services.exportTuning };
-  await client.workflow.signalWithStart(STATIC_EXPORT_WORKFLOW, {
+  await client.workflow.signalWithStart<typeof staticExportWorkflow, [ExportRequest]>(staticExportWorkflowType, {
     taskQueue,
-    workflowId: exportWorkflowId(ref),
+    workflowId: staticExportWorkflowId(ref),
     args: [input],
     signal: requestExportSignal,
     signalArgs: [request],
@@ -34,7 +35,7 @@ export async function requestExportRun(ctx: OperationContext, mode: ExportMode):
 }
 
 async function openActor(ctx: OperationContext) {
-  const handle = ctx.services.temporal.client.workflow.getHandle(exportWorkflowId(refOf(ctx)));
+  const handle = ctx.services.temporal.client.workflow.getHandle<typeof staticExportWorkflow>(staticExportWorkflowId(refOf(ctx)));
   try {
     const description = await handle.describe();
     return description.status.name === 'RUNNING' ? handle : null;

@@ -1,7 +1,7 @@
 import { GridFSBucket, type Db } from 'mongodb';
 import type { ExportMode } from '../../workflows/contracts/static-export.ts';
 
-export { EXPORT_MODES, exportWorkflowId, type ExportMode, type ExportRef } from '../../workflows/contracts/static-export.ts';
+export { EXPORT_MODES, type ExportMode, type ExportRef } from '../../workflows/contracts/static-export.ts';
 
 /** Entries rendered per activity call, and the pause between calls (0 = none). */
 export interface ExportTuning {

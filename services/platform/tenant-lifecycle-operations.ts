@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { deleteWorkspaceWorkflow } from '../../workflows/workspace-lifecycle.ts';
+import type { deleteWorkspaceWorkflow } from '../../workflows/workspace-lifecycle.ts';
+import { deleteWorkspaceWorkflowId, deleteWorkspaceWorkflowType } from '../../workflows/contracts/workspace-lifecycle.ts';
 import { getWorkspace, setWorkspaceStatus } from './lifecycle.ts';
 import { addSite, platformCollections } from './workspaces.ts';
 import { AdminInput, HostName, SiteView, TenantView, tenantView } from './views.ts';
@@ -65,9 +66,9 @@ export const deleteTenant = defineOperation({
     if (id === ctx.workspace._id) throw new ConflictError('A workspace cannot delete itself');
     const workspace = await platformCollections(ctx.services).workspaces.findOne({ _id: id });
     if (!workspace || workspace.status === 'deleted') throw new NotFoundError();
-    const result = await ctx.services.temporal.client.workflow.execute(deleteWorkspaceWorkflow, {
+    const result = await ctx.services.temporal.client.workflow.execute<typeof deleteWorkspaceWorkflow>(deleteWorkspaceWorkflowType, {
       taskQueue: ctx.services.temporal.taskQueue,
-      workflowId: `workspace-delete:${id}`,
+      workflowId: deleteWorkspaceWorkflowId(id),
       args: [{ workspaceId: id, dropDatabase }],
     });
     return { id, status: 'deleted' as const, ...result };

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints, manageEndpoints } from '../../services/events/endpoint-ops.ts';
 import { deliveryHistory } from '../../services/events/delivery-ops.ts';
-import { endpointActorId } from '../../workflows/endpoint-actor-contract.ts';
+import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { call, emit, failure, keyPrincipal, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
 
 const createEndpoint = adminEndpoints.create;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { exportFiles, exportWorkflowId } from '../../services/export/model.ts';
-import { checkHistory } from '../plugins/histories.ts';
+import { exportFiles } from '../../services/export/model.ts';
+import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
+import { checkHistory } from '../support/histories.ts';
 import { liveFiles, runToEnd, until } from './support.ts';
 
 // Generous timeouts: a run is several activities on a shared dev server that other suites load too.
@@ -108,7 +109,7 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     expect((await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/alpha/' })).body).toContain('<h1>Alpha</h1>');
     const runs = (await pw.manage('GET', '/static-export/runs', reader)).json().data;
     expect(runs.map((r: { status: string }) => r.status)).toEqual(['cancelled', 'succeeded']);
-    const handle = pw.world.services.temporal.client.workflow.getHandle(exportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
+    const handle = pw.world.services.temporal.client.workflow.getHandle(staticExportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
     await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
     await checkHistory(handle, 'export-cancelled');
   });
@@ -142,7 +143,7 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     expect((await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/alpha/' })).body).toContain('<h1>Alpha changed</h1>');
 
     // Both runs were one execution of the site's actor, which ended once nothing was queued.
-    const handle = pw.world.services.temporal.client.workflow.getHandle(exportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
+    const handle = pw.world.services.temporal.client.workflow.getHandle(staticExportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
     await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
     await checkHistory(handle, 'export-full-and-queued');
     tuning(2, 0);

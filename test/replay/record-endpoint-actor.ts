@@ -4,7 +4,7 @@
 import { writeFileSync } from 'node:fs';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import { actorInput } from '../../services/events/deliveries.ts';
-import { endpointActorId, endpointActorWorkflowName, wakeSignal } from '../../workflows/endpoint-actor-contract.ts';
+import { endpointActorId, endpointActorWorkflowName, wakeSignal } from '../../workflows/contracts/endpoint-actor.ts';
 import { call, contextFor, adminPrincipal, emit, startReceiver, startWebhookWorld, waitFor } from '../events/support.ts';
 
 const world = await startWebhookWorld({ worker: true, webhooks: { passesPerRun: 2, idleMs: 2_000 } });

@@ -1,20 +1,65 @@
-// Records the history of one run of each workflow into test/replay/histories/, for the replay test.
-// Run after a deliberate change to a workflow's shape: `npx tsx test/replay/record.ts`.
+// Records one run of the workflows whose histories come from here into test/replay/histories/
+// (the plugin, export and schedule histories are recorded by their own tests with
+// RECORD_HISTORIES=1, see test/support/histories.ts). Run after a deliberate change to a
+// workflow's shape, engines running:
+//   MONGODB_URI=mongodb://127.0.0.1:27117 TEMPORAL_ADDRESS=127.0.0.1:7233 npx tsx test/replay/record.ts
 import { writeFileSync } from 'node:fs';
-import { startWorld } from '../support/world.ts';
-import { probeWorkflow } from '../../workflows/probe.ts';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { World } from '../support/world.ts';
+import { probeWorkflowId, probeWorkflowType } from '../../workflows/contracts/probe.ts';
+import type { probeWorkflow } from '../../workflows/probe.ts';
+import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
+import { deliveryWorkflowId } from '../../workflows/contracts/delivery.ts';
+import { invokeOperation } from '../../services/core/operation.ts';
+import { createTenant } from '../../services/platform/operations.ts';
+import { deleteTenant } from '../../services/platform/tenant-lifecycle-operations.ts';
+import { deleteWorkspaceWorkflowId } from '../../workflows/contracts/workspace-lifecycle.ts';
+import { defaultSiteContext } from '../support/access.ts';
+import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from '../events/support.ts';
 
-const world = await startWorld({ worker: true });
-try {
-  const handle = await world.services.temporal.client.workflow.start(probeWorkflow, {
-    taskQueue: world.services.temporal.taskQueue,
-    workflowId: `probe:record-${world.config.DB_PREFIX}`,
-    args: ['recorded-probe'],
-  });
+async function save(handle: WorkflowHandle, name: string) {
   await handle.result();
   const history = await handle.fetchHistory();
-  writeFileSync(new URL('./histories/probe.json', import.meta.url), JSON.stringify(history, null, 1));
-  console.log('recorded probe.json');
+  writeFileSync(new URL(`./histories/${name}.json`, import.meta.url), JSON.stringify(history, null, 1));
+  console.log(`recorded ${name}.json`);
+}
+
+async function recordProbe(world: World) {
+  const handle = await world.services.temporal.client.workflow.start<typeof probeWorkflow>(probeWorkflowType, {
+    taskQueue: world.services.temporal.taskQueue,
+    workflowId: probeWorkflowId(`record-${world.config.DB_PREFIX}`),
+    args: ['recorded-probe'],
+  });
+  await save(handle, 'probe');
+}
+
+/** A receiver that fails the first attempt: the history holds a retried activity. */
+async function recordDelivery(world: World) {
+  const receiver = await startReceiver((_req, index) => ({ status: index === 0 ? 500 : 200 }));
+  try {
+    await call(world, adminEndpoints.create, { name: 'recorded', url: receiver.url, events: ['content.published'] });
+    await emit(world, 'content.published', { id: 'e1', type: 'post', slug: 'recorded', locale: 'en', title: 'Recorded', version: 1 });
+    const { deliveries } = await siteDb(world);
+    const delivery = await waitFor(async () => (await deliveries.findOne({ status: 'delivered' })) ?? undefined, 60_000, 'delivered');
+    await save(world.services.temporal.client.workflow.getHandle(deliveryWorkflowId(delivery._id)), 'delivery-retried');
+  } finally {
+    await receiver.close();
+  }
+}
+
+async function recordWorkspaceDelete(world: World) {
+  const ctx = await defaultSiteContext(world);
+  const admin = { email: 'gone-admin@example.test', password: 'a-long-enough-password-1' };
+  const { tenant } = await invokeOperation(createTenant, ctx, { name: 'Gone', domains: ['gone.example.test'], admin });
+  await invokeOperation(deleteTenant, ctx, { id: tenant.id, dropDatabase: 'true' });
+  await save(world.services.temporal.client.workflow.getHandle(deleteWorkspaceWorkflowId(tenant.id)), 'workspace-delete');
+}
+
+const world = await startWebhookWorld({ worker: true });
+try {
+  await recordProbe(world);
+  await recordDelivery(world);
+  await recordWorkspaceDelete(world);
 } finally {
   await world.close();
 }

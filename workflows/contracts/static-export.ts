@@ -1,11 +1,14 @@
-// The static export workflow's one contract: its name, id, input, progress shape, signals and query.
-// Shared by the workflow, its activities and the gateway; pure (types and definitions only).
 import { defineQuery, defineSignal } from '@temporalio/workflow';
+
+// The contract of the static-export actor: everything the workflow, its activities and its callers
+// share. Pure: only @temporalio/workflow (signal/query definitions) and types, so the gateway can
+// import it without loading workflow code, and the bundle gets no copied constants.
 
 export const EXPORT_MODES = ['full', 'incremental'] as const;
 export type ExportMode = (typeof EXPORT_MODES)[number];
 
-export const STATIC_EXPORT_WORKFLOW = 'staticExportWorkflow';
+/** The workflow type; equals the function's name exported from workflows/index.ts. */
+export const staticExportWorkflowType = 'staticExportWorkflow';
 
 /** Identifies a site for the workflow and its activities (ids only: the workflow carries no handles). */
 export interface ExportRef {
@@ -14,7 +17,7 @@ export interface ExportRef {
 }
 
 /** One actor per site. */
-export const exportWorkflowId = (ref: ExportRef) => `export:${ref.workspaceId}:${ref.siteId}`;
+export const staticExportWorkflowId = (ref: ExportRef) => `export:${ref.workspaceId}:${ref.siteId}`;
 
 export interface ExportRequest {
   requestId: string;
@@ -98,7 +101,9 @@ export interface RunOutcome {
   removed: number;
 }
 
+/** Asks for a run (callers use signal-with-start). */
 export const requestExportSignal = defineSignal<[ExportRequest]>('requestExport');
 /** Stops the run in progress (its staged files are dropped; the last good export stays) and, with `queued`, the waiting one. */
 export const cancelExportSignal = defineSignal<[{ queued: boolean }]>('cancelExport');
+/** The run in progress and what waits behind it. */
 export const exportProgressQuery = defineQuery<ExportProgress>('exportProgress');
