@@ -153,12 +153,17 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
   }
 
   const taken = new Set(out.map((f) => f.path));
-  const rules = site.redirects.map((r) => `${r.from} ${r.to} ${r.status}`);
+  // Redirect targets are stored without a trailing slash (site/redirects.ts normalizePath); the
+  // export writes every page as <path>/index.html, so a site path without a file extension gets
+  // its folder URL and the host needs no second redirect.
+  const targetOf = (to: string) => (/^\/[^?#]*[^/?#]$/.test(to) && !/\.[A-Za-z0-9]+$/.test(to) ? `${to}/` : to);
+  const rules = site.redirects.map((r) => `${r.from} ${targetOf(r.to)} ${r.status}`);
   for (const rule of site.redirects) {
     const file = rule.from === '/' ? 'index.html' : `${rule.from.slice(1)}/index.html`;
     if (taken.has(file) || rule.from === '/') continue;
     const dir = file.slice(0, -'index.html'.length);
-    const target = rule.to.startsWith('/') ? relativeLinks(dir).to(rule.to.slice(1)) : rule.to;
+    const to = targetOf(rule.to);
+    const target = to.startsWith('/') ? relativeLinks(dir).to(to.slice(1)) : to;
     out.push({ path: file, contentType: HTML, body: redirectPage(target, site.defaultLocale) });
   }
   out.push({ path: '_redirects', contentType: 'text/plain; charset=utf-8', body: rules.length ? `${rules.join('\n')}\n` : '' });
