@@ -36,7 +36,8 @@ const inputFields = (operation: Operation): readonly string[] => {
 export function errorStatuses(operation: Operation): number[] {
   const statuses = new Set<number>([400, 404]);
   if (operation.requires !== 'public' || operation.surface === 'manage' || operation.surface === 'admin') [401, 403, 429].forEach((s) => statuses.add(s));
-  if (operation.rateLimit || operation.heavy) statuses.add(429);
+  // Public calls count against their workspace's `requestsPerMinute` quota (platform/quota-guard.ts).
+  if (operation.rateLimit || operation.heavy || operation.surface === 'public') statuses.add(429);
   if (takesBody(operation)) [413, 415].forEach((s) => statuses.add(s));
   if (hasPathParams(operation)) statuses.add(414);
   if (inputFields(operation).includes('expectedVersion')) statuses.add(409);

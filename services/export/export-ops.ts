@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertSwitch, countExportRun } from '../platform/quota-guard.ts';
 import { defineOperation, type Surface } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { FileReplySchema } from '../core/file-reply.ts';
@@ -119,13 +120,15 @@ const runOp = (surface: Surface) =>
     description:
       'Accepted (202) and run by the site\'s export workflow. Runs never overlap: a request made while a run is in progress is queued, and requests made while one waits are merged into it (a full request upgrades a waiting incremental run). `requestId` appears in `lastRun.requestIds` of `GET /static-export` once done. Incremental renders entries changed since the last successful run (every page after a design change, a full run after a theme switch); without one it runs as full. Passes the extra (heavy) limiter.',
     requires: 'settings:manage',
+    errors: [409],
     heavy: true,
     status: 202,
     input: z.object({ mode: Mode.default('full') }),
     output: z.object({ requestId: z.string(), mode: Mode }),
     async handler(ctx, { mode }) {
-      // Workspace switch (static export on/off) and runs-per-day quota: the platform's typed
-      // quota check belongs here, before the workflow is signalled (see docs/plugins.md, "Limits").
+      // Platform switch and daily quota first (services/platform/quota-guard.ts), before the workflow is signalled.
+      assertSwitch(ctx, 'staticExport');
+      await countExportRun(ctx, ctx.services.clock.now());
       return { requestId: await requestExportRun(ctx, mode), mode };
     },
   });

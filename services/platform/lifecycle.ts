@@ -1,3 +1,4 @@
+import { topics } from '../core/topics.ts';
 import type { Services } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { platformCollections } from './workspaces.ts';
@@ -5,7 +6,7 @@ import type { Workspace } from '../core/tenants.ts';
 
 /**
  * Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404
- * on this gateway at once and on every other within the resolver's cache time (3 s).
+ * on every gateway from the next request (the change is pushed and acknowledged: docs/access.md).
  */
 export async function setWorkspaceStatus(services: Services, workspaceId: string, status: Workspace['status']) {
   const { workspaces } = platformCollections(services);
@@ -19,7 +20,7 @@ export async function setWorkspaceStatus(services: Services, workspaceId: string
     { $set: { status, updatedAt: services.clock.now() } },
     { returnDocument: 'after' },
   );
-  services.sites.forget();
+  await services.changeFeed.publish(topics.hosts);
   return updated;
 }
 
@@ -32,7 +33,7 @@ export async function getWorkspace(services: Services, workspaceId: string): Pro
 /** Frees the workspace's host names so other sites may claim them. Idempotent. */
 export async function releaseDomains(services: Services, workspaceId: string): Promise<number> {
   const result = await platformCollections(services).domains.deleteMany({ workspaceId });
-  services.sites.forget();
+  await services.changeFeed.publish(topics.hosts);
   return result.deletedCount;
 }
 

@@ -5,6 +5,7 @@ import type { deleteWorkspaceWorkflow } from '../../workflows/workspace-lifecycl
 import { deleteWorkspaceWorkflowId, deleteWorkspaceWorkflowType } from '../../workflows/contracts/workspace-lifecycle.ts';
 import { getWorkspace, setWorkspaceStatus } from './lifecycle.ts';
 import { addSite, platformCollections } from './workspaces.ts';
+import { withinCountQuota } from './quota-guard.ts';
 import { AdminInput, HostName, SiteView, TenantView, tenantView } from './views.ts';
 
 const TenantId = z.object({ id: z.string().min(1) });
@@ -15,7 +16,7 @@ export const addTenantSite = defineOperation({
   method: 'POST',
   path: '/tenants/:id/sites',
   summary: 'Add a site to a workspace, with its administrator',
-  requires: 'platform',
+  requires: 'platform:manage',
   errors: [409],
   status: 201,
   input: TenantId.extend({ name: z.string().min(1).max(200), domains: z.array(HostName).min(1).max(50), admin: AdminInput }),
@@ -23,7 +24,9 @@ export const addTenantSite = defineOperation({
   async handler(ctx, { id, ...input }) {
     const workspace = await getWorkspace(ctx.services, id);
     if (workspace.status !== 'active') throw new ConflictError(`Workspace is ${workspace.status}`);
-    const site = await addSite(ctx.services, workspace, input);
+    const sites = platformCollections(ctx.services).sites;
+    const count = () => sites.countDocuments({ workspaceId: id });
+    const site = await withinCountQuota({ services: ctx.services, workspace, site: null }, 'sites', count, () => addSite(ctx.services, workspace, input));
     return { site: { id: site._id, name: site.name, domains: site.domains } };
   },
 });
@@ -35,7 +38,7 @@ const statusChange = (action: 'suspend' | 'reactivate') =>
     method: 'POST',
     path: `/tenants/:id/${action}`,
     summary: action === 'suspend' ? 'Suspend a workspace: its sites stop answering' : 'Reactivate a suspended workspace',
-    requires: 'platform',
+    requires: 'platform:manage',
     errors: [409],
     input: TenantId,
     output: z.object({ tenant: TenantView }),
@@ -58,7 +61,7 @@ export const deleteTenant = defineOperation({
   path: '/tenants/:id',
   summary: 'Mark a workspace deleted, release its domains, optionally drop its database',
   description: 'Runs as the Temporal workflow `workspace-delete:<id>`, so it completes even if a process dies half-way.',
-  requires: 'platform',
+  requires: 'platform:manage',
   errors: [409],
   input: TenantId.extend({ dropDatabase: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }),
   output: z.object({ id: z.string(), status: z.literal('deleted'), domainsReleased: z.number(), databaseDropped: z.boolean() }),
