@@ -2,6 +2,7 @@ import type { Feature } from './core/feature.ts';
 import type { SiteResolver } from './platform/tenancy.ts';
 import type { PluginRegistry } from './plugins/registry.ts';
 import type { ActivePlugins } from './plugins/active-sites.ts';
+import type { ExportTuning } from './export/model.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -21,6 +22,8 @@ declare module './core/context.ts' {
     plugins: PluginRegistry;
     /** Which plugins each site has active, cached briefly per process. */
     activePlugins: ActivePlugins;
+    /** Static export batch size and pause, sent with each run's workflow start (tests shrink them to watch progress). */
+    exportTuning: ExportTuning;
   }
 }
 

@@ -15,7 +15,9 @@ import { mcpExtension } from './http/mcp.ts';
 import { oauthExtension } from './http/oauth.ts';
 import { adminUiExtension } from './http/admin-ui.ts';
 import { graphqlExtension } from './http/graphql.ts';
+import { exportPreviewExtension } from './http/export-preview.ts';
 import { installPluginHost } from './plugins/host.ts';
+import { DEFAULT_EXPORT_TUNING } from './export/model.ts';
 
 export interface RuntimeOptions extends CoreServiceOptions {
   /** The feature list; `services/features.ts` unless a test adds probes. */
@@ -34,6 +36,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.sites = createSiteResolver(services);
   services.plugins = createPluginRegistry();
   services.activePlugins = createActivePlugins(services);
+  services.exportTuning = { ...DEFAULT_EXPORT_TUNING };
   services.events = (options.events ?? createWebhookPublisher)(services);
   return services;
 }
@@ -49,6 +52,6 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   return {
     services,
     gate,
-    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension], ...appOptions }),
+    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension, exportPreviewExtension], ...appOptions }),
   };
 }

@@ -45,6 +45,10 @@ export interface RequestFacts {
   ip: string;
   origin?: string;
   userAgent?: string;
+  /** Conditional and partial GET headers, for operations that answer a file (static export download). */
+  range?: string;
+  ifRange?: string;
+  ifNoneMatch?: string;
 }
 
 /**

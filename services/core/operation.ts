@@ -14,7 +14,7 @@ import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts'
 export type Surface = 'public' | 'comments' | 'manage' | 'admin';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** 409: conflicts (a slug taken, a state that forbids the change); 502/503: a dependency failed. */
-export type DomainErrorStatus = 403 | 409 | 413 | 502 | 503;
+export type DomainErrorStatus = 403 | 409 | 413 | 416 | 502 | 503;
 
 /**
  * One operation, declared once. REST routes, OpenAPI, MCP tools and tests are all derived from it.
@@ -47,6 +47,11 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   rateLimit?: { perMinute: number; by: 'ip' };
   /** `multipart`: the REST adapter hands the handler a `file` stream (media upload). */
   body?: 'json' | 'multipart';
+  /**
+   * The operation answers a file, not JSON: its handler returns a `FileReply` (core/file-reply.ts)
+   * and OpenAPI lists these content types. Such operations are not MCP tools.
+   */
+  produces?: { contentTypes: readonly string[]; ranges?: boolean };
   /** Not exposed as an MCP tool (e.g. binary uploads). */
   hiddenFromTools?: boolean;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;

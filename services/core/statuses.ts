@@ -10,6 +10,7 @@ export const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   413: 'Request body too large',
   414: 'A path parameter longer than its documented maxLength',
   415: 'Unsupported request content type',
+  416: 'Range not satisfiable (Content-Range names the size)',
   429: 'Rate limited (see Retry-After)',
   502: 'A dependency answered wrongly',
   503: 'A dependency is unavailable',

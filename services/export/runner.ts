@@ -1,28 +1,19 @@
 import type { Db, Filter } from 'mongodb';
 import type { Services } from '../core/context.ts';
+import { newId } from '../core/ids.ts';
 import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
-import { activeTheme } from '../plugins/themes.ts';
 import { platformCollections } from '../platform/workspaces.ts';
-import { entryPaths, renderEntryHtml, renderIndexHtml, type IndexItem } from './render.ts';
-import { outputFigures, removeEntryFiles, sweepStaleFiles, writeExportFile } from './files.ts';
-import { exportStates, readExportState, type ExportMode, type ExportRef } from './model.ts';
+import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
+import { commitRun, discardStaged, outputFigures, stageFile } from './files.ts';
+import { exportEntryChanges, exportRuns, exportStates, readExportState, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
+import { renderEntryPage, renderSitePages, type EntryRow } from './pages.ts';
+import { entryDir, entryJson, indexFile } from './paths.ts';
+import type { LinkTargets } from './layout.ts';
+import { loadSiteData, type SiteData } from './site-data.ts';
 
-export interface RunPlan {
-  /** `incremental` without an earlier successful run is done as `full`. */
-  mode: ExportMode;
-  since: string | null;
-  total: number;
-  startedAt: string;
-}
-
-export interface BatchResult {
-  processed: number;
-  rendered: number;
-  removed: number;
-  lastId: string | null;
-  done: boolean;
-}
+/** Run history kept per site. */
+export const RUN_HISTORY = 100;
 
 export async function siteOf(services: Services, ref: ExportRef) {
   const { workspaces, sites } = platformCollections(services);
@@ -32,121 +23,180 @@ export async function siteOf(services: Services, ref: ExportRef) {
   return { workspace, site, db: services.workspaceDb(workspace) };
 }
 
-const isPublished = (doc: EntryDoc) => doc.status === 'published' && doc.trashedAt === null && doc.live !== null;
+async function loadSite(services: Services, ref: ExportRef) {
+  const found = await siteOf(services, ref);
+  return { ...found, data: await loadSiteData(found.db, found.site, services.config.PUBLIC_BASE_URL) };
+}
+
+const isPublished = (doc: Pick<EntryDoc, 'status' | 'trashedAt' | 'live'>) => doc.status === 'published' && doc.trashedAt === null && doc.live !== null;
+const PUBLISHED = { status: 'published' as const, trashedAt: null };
 
 /**
- * Which entries a run looks at. Full: every published entry. Incremental: every entry changed
- * since the last successful run started, whatever its status, so withdrawn ones lose their pages.
+ * Which entries a run looks at. Full (or a design change): every published entry. Incremental:
+ * every entry changed since the last successful run started, whatever its status, so withdrawn
+ * ones lose their pages.
  */
 function candidates(siteId: string, since: Date | null): Filter<EntryDoc> {
   if (since) return { siteId, updatedAt: { $gte: since } };
-  return { siteId, status: 'published', trashedAt: null };
+  return { siteId, ...PUBLISHED };
+}
+
+/** Menu items may point at entries: their page folders, for every page's menus. */
+async function linkTargets(db: Db, siteId: string, data: SiteData): Promise<LinkTargets> {
+  const ids: string[] = [];
+  const walk = (items: { entryId?: string; children?: unknown[] }[]) => {
+    for (const item of items) {
+      if (item.entryId) ids.push(item.entryId);
+      if (item.children) walk(item.children as never);
+    }
+  };
+  for (const menu of data.menus) walk(menu.items);
+  if (ids.length === 0) return { entryDirs: {} };
+  const rows = await contentCollections(db).entries.find({ siteId, _id: { $in: ids }, ...PUBLISHED }, { projection: { _id: 1, type: 1, locale: 1, live: 1 } }).toArray();
+  return { entryDirs: Object.fromEntries(rows.filter((r) => r.live).map((r) => [r._id, entryDir({ locale: r.locale, type: r.type, slug: r.live!.slug })])) };
 }
 
 export async function beginRun(services: Services, ref: ExportRef, runId: string, requested: ExportMode): Promise<RunPlan> {
-  const { db } = await siteOf(services, ref);
+  const { db, data } = await loadSite(services, ref);
   const state = await readExportState(db, ref.siteId);
-  const since = requested === 'incremental' ? (state?.lastSuccessStartedAt ?? null) : null;
-  const mode: ExportMode = since ? 'incremental' : 'full';
+  if (state?.current?.runId === runId) {
+    // A retried begin: the plan already made.
+    const { current } = state;
+    const total = await contentCollections(db).entries.countDocuments(candidates(ref.siteId, current.since));
+    return { mode: current.mode, since: current.since?.toISOString() ?? null, total, startedAt: current.startedAt.toISOString(), generation: current.generation };
+  }
+  const basis: RenderBasis = { themeId: data.theme.id, designHash: data.designHash };
+  const previous = state?.basis ?? null;
+  // A theme switch re-renders everything (full); another design change re-renders every page but
+  // writes only the ones whose bytes changed (incremental over all published entries).
+  const incremental = requested === 'incremental' && state?.lastSuccessStartedAt && previous && previous.themeId === basis.themeId;
+  const mode: ExportMode = incremental ? 'incremental' : 'full';
+  const since = incremental && previous.designHash === basis.designHash ? state.lastSuccessStartedAt : null;
   const now = services.clock.now();
+  const generation = (state?.generation ?? 0) + 1;
+  // Left-overs of a run that never finished (a killed worker, a failed abort) are never served: drop them.
+  await discardStaged(db, ref.siteId);
+  await exportEntryChanges(db).deleteMany({ siteId: ref.siteId });
   const total = await contentCollections(db).entries.countDocuments(candidates(ref.siteId, since));
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId },
     {
-      $set: { status: 'running', current: { runId, mode, startedAt: now }, updatedAt: now },
-      $setOnInsert: { lastRun: null, lastSuccessStartedAt: null, output: { files: 0, bytes: 0 } },
+      $set: { status: 'running', current: { runId, mode, startedAt: now, generation, since, basis }, generation, updatedAt: now },
+      $setOnInsert: { lastRun: null, lastSuccessStartedAt: null, basis: null, output: { files: 0, bytes: 0 }, outputVersion: null },
     },
     { upsert: true },
   );
-  return { mode, since: since?.toISOString() ?? null, total, startedAt: now.toISOString() };
+  return { mode, since: since?.toISOString() ?? null, total, startedAt: now.toISOString(), generation };
 }
 
-/** Renders (or removes) the next `limit` candidates after `afterId`. Rewrites are idempotent. */
-export async function renderBatch(
-  services: Services,
-  ref: ExportRef,
-  args: { runId: string; since: string | null; afterId: string | null; limit: number },
-): Promise<BatchResult> {
-  const { db } = await siteOf(services, ref);
+type Sibling = Pick<EntryDoc, '_id' | 'type' | 'locale' | 'live'>;
+
+/** Renders (or withdraws) the next `limit` candidates after `afterId` into staged files. Idempotent. */
+export async function renderBatch(services: Services, ref: ExportRef, args: BatchArgs): Promise<BatchResult> {
+  const { db, data } = await loadSite(services, ref);
+  const entries = contentCollections(db).entries;
   const filter = candidates(ref.siteId, args.since ? new Date(args.since) : null);
   if (args.afterId) filter._id = { $gt: args.afterId };
-  const docs = await contentCollections(db).entries.find(filter).sort({ _id: 1 }).limit(args.limit).toArray();
-  const theme = await activeTheme(db, ref.siteId);
+  const docs = await entries.find(filter).sort({ _id: 1 }).limit(args.limit).toArray();
+  const targets = await linkTargets(db, ref.siteId, data);
+  const slugOf = (doc: EntryDoc) => doc.live?.slug ?? doc.slug;
+  // Translations (same type and slug, other locales) link to each other.
+  const siblings = docs.length
+    ? await entries.find({ siteId: ref.siteId, ...PUBLISHED, 'live.slug': { $in: [...new Set(docs.map(slugOf))] } }, { projection: { _id: 1, type: 1, locale: 1, live: 1 } }).toArray()
+    : [];
+  const alternatesOf = (type: string, slug: string) =>
+    Object.fromEntries(
+      (siblings as Sibling[])
+        .filter((s) => s.type === type && s.live?.slug === slug && data.locales.includes(s.locale))
+        .map((s) => [s.locale, entryDir({ locale: s.locale, type: s.type, slug })]),
+    );
+  const unlessSame = args.mode === 'incremental';
   let rendered = 0;
+  let written = 0;
   let removed = 0;
+  const render = async (doc: EntryDoc) => {
+    const entry = toPublicEntry(doc, false);
+    const alternates = alternatesOf(entry.type, entry.slug);
+    const html = indexFile(entryDir(entry));
+    const json = entryJson(entry);
+    const common = { siteId: ref.siteId, entryId: doc._id, runId: args.runId, generation: args.generation, unlessSame };
+    const results = [
+      await stageFile(db, { ...common, path: html, contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets) }),
+      await stageFile(db, { ...common, path: json, contentType: 'application/json', body: JSON.stringify(entry) }),
+    ];
+    written += results.filter((r) => r === 'written').length;
+    await exportEntryChanges(db).updateOne({ _id: `${args.runId}:${doc._id}` }, { $set: { siteId: ref.siteId, runId: args.runId, entryId: doc._id, keep: [html, json] } }, { upsert: true });
+  };
+  const touched = new Set<string>();
   for (const doc of docs) {
-    if (!isPublished(doc)) {
-      removed += await removeEntryFiles(db, ref.siteId, doc._id);
+    touched.add(doc._id);
+    if (!isPublished(doc) || !data.locales.includes(doc.locale)) {
+      await exportEntryChanges(db).updateOne({ _id: `${args.runId}:${doc._id}` }, { $set: { siteId: ref.siteId, runId: args.runId, entryId: doc._id, keep: [] } }, { upsert: true });
+      removed += 1;
       continue;
     }
-    const entry = toPublicEntry(doc, false);
-    const paths = entryPaths(entry);
-    const common = { siteId: ref.siteId, entryId: doc._id, runId: args.runId };
-    await writeExportFile(db, { ...common, path: paths.html, contentType: 'text/html; charset=utf-8', body: renderEntryHtml(entry, theme) });
-    await writeExportFile(db, { ...common, path: paths.json, contentType: 'application/json', body: JSON.stringify(entry) });
-    await removeEntryFiles(db, ref.siteId, doc._id, [paths.html, paths.json]);
+    await render(doc);
     rendered += 1;
   }
-  return { processed: docs.length, rendered, removed, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit };
+  if (args.since) {
+    // Incremental: a changed entry's translations show it in their language links, so they are
+    // looked at too (and rewritten only if their bytes change).
+    const keys = new Set(docs.map((d) => `${d.type}\u0000${slugOf(d)}`));
+    const others = siblings.filter((s) => !touched.has(s._id) && keys.has(`${s.type}\u0000${s.live?.slug}`)).map((s) => s._id);
+    if (others.length) for (const doc of await entries.find({ siteId: ref.siteId, _id: { $in: others } }).toArray()) if (isPublished(doc)) await render(doc);
+  }
+  return { processed: docs.length, rendered, written, removed, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit };
 }
 
-async function writeIndex(db: Db, ref: ExportRef, runId: string, siteName: string): Promise<void> {
+async function recordRun(db: Db, siteId: string, run: RunSummary): Promise<void> {
+  await exportRuns(db).updateOne({ _id: `${siteId}:${run.runId}` }, { $set: { siteId, ...run } }, { upsert: true });
+  const old = await exportRuns(db).find({ siteId }, { projection: { _id: 1 } }).sort({ finishedAt: -1 }).skip(RUN_HISTORY).toArray();
+  if (old.length) await exportRuns(db).deleteMany({ _id: { $in: old.map((r) => r._id) } });
+}
+
+/** Renders the site pages, makes the run's files the served output and records the run. Idempotent. */
+export async function finishRun(services: Services, ref: ExportRef, run: RunOutcome): Promise<void> {
+  const { db, data } = await loadSite(services, ref);
+  const state = await readExportState(db, ref.siteId);
+  if (state?.current?.runId !== run.runId) return; // finished already (a retried activity)
   const rows = await contentCollections(db)
-    .entries.find({ siteId: ref.siteId, status: 'published', trashedAt: null }, { projection: { _id: 1, type: 1, locale: 1, live: 1, publishedAt: 1 } })
-    .sort({ publishedAt: -1, _id: -1 })
+    .entries.find({ siteId: ref.siteId, ...PUBLISHED }, { projection: { _id: 1, type: 1, locale: 1, live: 1, publishedAt: 1, updatedAt: 1, terms: 1 } })
     .toArray();
-  const items: IndexItem[] = rows
-    .filter((row) => row.live)
-    .map((row) => ({ id: row._id, title: row.live!.title, type: row.type, locale: row.locale, slug: row.live!.slug, publishedAt: row.publishedAt?.toISOString() ?? null }));
-  const theme = await activeTheme(db, ref.siteId);
-  const common = { siteId: ref.siteId, entryId: null, runId };
-  await writeExportFile(db, { ...common, path: 'index.html', contentType: 'text/html; charset=utf-8', body: renderIndexHtml(siteName, items, theme) });
-  await writeExportFile(db, { ...common, path: 'index.json', contentType: 'application/json', body: JSON.stringify({ items }) });
-}
-
-export async function finishRun(
-  services: Services,
-  ref: ExportRef,
-  run: { runId: string; mode: ExportMode; requestIds: string[]; startedAt: string; rendered: number; removed: number },
-): Promise<void> {
-  const { db, site } = await siteOf(services, ref);
-  await writeIndex(db, ref, run.runId, site.name);
-  const swept = run.mode === 'full' ? await sweepStaleFiles(db, ref.siteId, run.runId) : 0;
+  const entryRows: EntryRow[] = rows
+    .filter((r) => r.live && data.locales.includes(r.locale))
+    .map((r) => ({ id: r._id, type: r.type, locale: r.locale, slug: r.live!.slug, title: r.live!.title, excerpt: r.live!.excerpt, publishedAt: r.publishedAt?.toISOString() ?? null, updatedAt: r.updatedAt.toISOString(), terms: r.terms ?? {} }));
+  const files = renderSitePages(data, entryRows, await linkTargets(db, ref.siteId, data));
+  let written = run.written;
+  for (const file of files) {
+    const result = await stageFile(db, { ...file, siteId: ref.siteId, entryId: null, runId: run.runId, generation: run.generation, unlessSame: run.mode === 'incremental' });
+    if (result === 'written') written += 1;
+  }
+  const removedFiles = await commitRun(db, ref.siteId, { runId: run.runId, generation: run.generation, mode: run.mode, sitePaths: files.map((f) => f.path) });
+  await exportEntryChanges(db).deleteMany({ siteId: ref.siteId, runId: run.runId });
   const output = await outputFigures(db, ref.siteId);
-  const startedAt = new Date(run.startedAt);
+  const now = services.clock.now();
+  const startedAt = run.startedAt ? new Date(run.startedAt) : now;
+  const summary: RunSummary = { runId: run.runId, mode: run.mode, status: 'succeeded', requestIds: run.requestIds, startedAt, finishedAt: now, rendered: run.rendered, written, removed: run.mode === 'full' ? removedFiles : run.removed, error: null };
+  await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId, 'current.runId': run.runId },
-    {
-      $set: {
-        status: 'idle',
-        current: null,
-        lastSuccessStartedAt: startedAt,
-        output,
-        updatedAt: services.clock.now(),
-        lastRun: { runId: run.runId, mode: run.mode, status: 'succeeded', requestIds: run.requestIds, startedAt, finishedAt: services.clock.now(), rendered: run.rendered, removed: run.removed + swept, error: null },
-      },
-    },
+    { $set: { status: 'idle', current: null, lastSuccessStartedAt: startedAt, basis: state.current.basis, output, outputVersion: newId(), updatedAt: now, lastRun: summary } },
   );
 }
 
-export async function failRun(
-  services: Services,
-  ref: ExportRef,
-  run: { runId: string; mode: ExportMode; requestIds: string[]; startedAt: string | null; error: string },
-): Promise<void> {
+/** A cancelled or failed run: its staged files go, the served output stays as it was. Idempotent. */
+export async function abortRun(services: Services, ref: ExportRef, run: RunOutcome, end: { status: Exclude<RunStatus, 'succeeded'>; error: string | null }): Promise<void> {
   const { db } = await siteOf(services, ref);
+  await discardStaged(db, ref.siteId);
+  await exportEntryChanges(db).deleteMany({ siteId: ref.siteId, runId: run.runId });
   const now = services.clock.now();
+  const summary: RunSummary = { runId: run.runId, mode: run.mode, status: end.status, requestIds: run.requestIds, startedAt: run.startedAt ? new Date(run.startedAt) : now, finishedAt: now, rendered: run.rendered, written: 0, removed: 0, error: end.error };
+  await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId },
     {
-      $set: {
-        status: 'idle',
-        current: null,
-        output: await outputFigures(db, ref.siteId),
-        updatedAt: now,
-        lastRun: { runId: run.runId, mode: run.mode, status: 'failed', requestIds: run.requestIds, startedAt: run.startedAt ? new Date(run.startedAt) : now, finishedAt: now, rendered: 0, removed: 0, error: run.error },
-      },
-      $setOnInsert: { lastSuccessStartedAt: null },
+      $set: { status: 'idle', current: null, updatedAt: now, lastRun: summary },
+      $setOnInsert: { lastSuccessStartedAt: null, basis: null, generation: 0, output: { files: 0, bytes: 0 }, outputVersion: null },
     },
     { upsert: true },
   );

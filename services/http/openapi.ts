@@ -77,10 +77,21 @@ function describeOperation(operation: Operation, surface: Surface) {
         }),
     ...(secured ? { security: [{ bearerAuth: [] }], 'x-required-capability': requirementAnnotation(operation) } : {}),
     responses: {
-      [status]: {
-        description: 'Success',
-        content: { 'application/json': { schema: toJsonSchema(operation.output, 'output') } },
-      },
+      ...(operation.produces
+        ? {
+            [status]: {
+              description: 'The file',
+              content: Object.fromEntries(operation.produces.contentTypes.map((type) => [type, { schema: { type: 'string', format: 'binary' } }])),
+            },
+            ...(operation.produces.ranges ? { '206': { description: 'The requested byte range' } } : {}),
+            '304': { description: 'Not modified (If-None-Match matched the ETag)' },
+          }
+        : {
+            [status]: {
+              description: 'Success',
+              content: { 'application/json': { schema: toJsonSchema(operation.output, 'output') } },
+            },
+          }),
       ...Object.fromEntries(errorStatuses(operation).map((code) => [String(code), errorResponse(STATUS_DESCRIPTIONS[code] ?? 'Error')])),
     },
   };

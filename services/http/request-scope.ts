@@ -41,6 +41,9 @@ export function requestFacts(request: FastifyRequest): RequestFacts {
     ip: request.ip,
     origin: request.headers.origin,
     userAgent: request.headers['user-agent'],
+    range: request.headers.range,
+    ifRange: typeof request.headers['if-range'] === 'string' ? request.headers['if-range'] : undefined,
+    ifNoneMatch: request.headers['if-none-match'],
   };
 }
 

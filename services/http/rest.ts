@@ -6,6 +6,7 @@ import { invokeOperation, type Operation, type Surface } from '../core/operation
 import type { AccessGate } from '../access/gate.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
 import { sendJsonWithEtag } from './etag.ts';
+import type { FileReply } from '../core/file-reply.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
 declare module 'fastify' {
@@ -89,6 +90,11 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
             reply.headers(await gate.admit(ctx, operation));
             const result = await invokeOperation(operation, ctx, await collectInput(operation, request));
             reply.headers(gate.finish(ctx));
+            if (operation.produces) {
+              const file = result as FileReply;
+              reply.code(file.status).headers(file.headers);
+              return reply.send(file.body ?? undefined);
+            }
             const status = operation.status ?? 200;
             if (status === 204) return reply.code(204).send();
             if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result);

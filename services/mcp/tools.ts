@@ -51,6 +51,6 @@ function allowed(operation: Operation, ctx: OperationContext): boolean {
 export async function toolsFor(ctx: OperationContext): Promise<AgentTool[]> {
   const operations = ctx.services.features
     .flatMap((feature) => feature.operations)
-    .filter((op) => op.surface === 'manage' && !op.hiddenFromTools && allowed(op, ctx));
+    .filter((op) => op.surface === 'manage' && !op.hiddenFromTools && !op.produces && allowed(op, ctx));
   return ctx.services.hooks.applyFilters('mcp.tools', operations.map(operationTool), { ctx });
 }

@@ -1,0 +1,157 @@
+import { escapeHtml } from '../core/text.ts';
+import type { MenuItem } from '../site/menus.ts';
+import { safeUrl, type BlockEnv } from './blocks.ts';
+import { feedPath, homeDir, relative } from './paths.ts';
+import type { SiteData } from './site-data.ts';
+
+/** Per page: where it is (relative links) or, for error pages served at any path, absolute links. */
+export interface PageLinks {
+  /** A path from the output root as an href from this page. */
+  to(target: string): string;
+}
+
+export const relativeLinks = (fromDir: string): PageLinks => ({ to: (target) => relative(fromDir, target) });
+export const absoluteLinks = (origin: string): PageLinks => ({ to: (target) => `${origin}/${target}` });
+
+export interface LinkTargets {
+  /** Entry id → its page folder, for menu items that point at entries. */
+  entryDirs: Record<string, string>;
+}
+
+export function blockEnv(site: SiteData, links: PageLinks): BlockEnv {
+  return {
+    mediaUrl: (id) => `${site.origin}/media/files/${encodeURIComponent(id)}`,
+    // Site paths become links inside the export (`/about` → `../about/`); the rest stays.
+    link: (url) => (url.startsWith('/') ? links.to(url.slice(1)) : url),
+    reusable: site.reusableBlocks,
+  };
+}
+
+function menuItems(items: MenuItem[], links: PageLinks, targets: LinkTargets): string {
+  const lis = items.map((item) => {
+    const entry = item.entryId ? targets.entryDirs[item.entryId] : undefined;
+    const url = entry !== undefined ? links.to(entry) : item.url ? safeUrl(item.url) : null;
+    const href = url === null ? null : url.startsWith('/') ? links.to(url.slice(1)) : url;
+    const label = escapeHtml(item.label || 'Link');
+    const target = item.target === '_blank' ? ' target="_blank" rel="noopener"' : '';
+    const children = item.children?.length ? `<ul>${menuItems(item.children, links, targets)}</ul>` : '';
+    return `<li>${href === null ? label : `<a href="${escapeHtml(href)}"${target}>${label}</a>`}${children}</li>`;
+  });
+  return lis.join('');
+}
+
+/** The menu filling a theme location for a locale (a locale-specific one wins over a shared one). */
+function menuAt(site: SiteData, location: string, locale: string) {
+  return site.menus.find((m) => m.location === location && m.locale === locale) ?? site.menus.find((m) => m.location === location && m.locale === null);
+}
+
+export function renderMenu(site: SiteData, location: string, locale: string, links: PageLinks, targets: LinkTargets): string {
+  const menu = menuAt(site, location, locale);
+  if (!menu) return '';
+  return `<nav class="menu menu-${escapeHtml(location)}" aria-label="${escapeHtml(menu.name)}"><ul>${menuItems(menu.items, links, targets)}</ul></nav>`;
+}
+
+/** Widgets whose content depends on the entry set: shown on list pages only, so a new post does not make every entry page stale. */
+export const LIST_ONLY_WIDGETS = new Set(['recent-posts', 'categories', 'tags', 'archives']);
+
+export interface ListingFacts {
+  recent: { title: string; dir: string }[];
+  terms: { taxonomy: string; name: string; dir: string }[];
+}
+
+function renderWidget(site: SiteData, widget: SiteData['areas'][number]['widgets'][number], locale: string, links: PageLinks, targets: LinkTargets, listing: ListingFacts | null): string {
+  const s = widget.settings ?? {};
+  const title = widget.title ? `<h2>${escapeHtml(widget.title)}</h2>` : '';
+  let body: string;
+  switch (widget.type) {
+    case 'text':
+    case 'html':
+    case 'custom':
+      body = `<p>${escapeHtml(String(s.text ?? s.html ?? s.content ?? ''))}</p>`;
+      break;
+    case 'image': {
+      const env = blockEnv(site, links);
+      const src = typeof s.mediaId === 'string' ? env.mediaUrl(s.mediaId) : typeof s.url === 'string' ? safeUrl(s.url) : null;
+      body = src ? `<img src="${escapeHtml(src)}" alt="${escapeHtml(String(s.alt ?? ''))}">` : '';
+      break;
+    }
+    case 'menu':
+      body = typeof s.location === 'string' ? renderMenu(site, s.location, locale, links, targets) : '';
+      break;
+    case 'search':
+      body = '<p class="muted">Search is not available in the static copy.</p>';
+      break;
+    case 'recent-posts':
+      body = `<ul>${(listing?.recent ?? []).map((r) => `<li><a href="${escapeHtml(links.to(r.dir))}">${escapeHtml(r.title)}</a></li>`).join('')}</ul>`;
+      break;
+    case 'categories':
+    case 'tags':
+    case 'archives': {
+      const taxonomy = widget.type === 'tags' ? 'tag' : 'category';
+      body = `<ul>${(listing?.terms ?? []).filter((t) => widget.type === 'archives' || t.taxonomy === taxonomy).map((t) => `<li><a href="${escapeHtml(links.to(t.dir))}">${escapeHtml(t.name)}</a></li>`).join('')}</ul>`;
+      break;
+    }
+    default:
+      body = '';
+  }
+  return `<section class="widget widget-${escapeHtml(widget.type)}">${title}${body}</section>`;
+}
+
+export function renderWidgets(site: SiteData, locale: string, links: PageLinks, targets: LinkTargets, listing: ListingFacts | null): string {
+  const areas = site.areas
+    .map((area) => {
+      const widgets = area.widgets.filter((w) => listing || !LIST_ONLY_WIDGETS.has(w.type)).map((w) => renderWidget(site, w, locale, links, targets, listing));
+      return widgets.length ? `<div class="widget-area" data-area="${escapeHtml(area.key)}">${widgets.join('')}</div>` : '';
+    })
+    .filter(Boolean);
+  return areas.length ? `<aside>${areas.join('')}</aside>` : '';
+}
+
+/** Customizer values as CSS custom properties (names and values reduced to safe characters). */
+function customizerCss(values: Record<string, unknown>): string {
+  const rules = Object.entries(values)
+    .filter(([, v]) => typeof v === 'string' || typeof v === 'number')
+    .map(([k, v]) => `--${k.replace(/[^a-zA-Z0-9-]/g, '-')}:${String(v).replace(/[^a-zA-Z0-9#%.,() -]/g, '')}`);
+  return rules.length ? `:root{${rules.join(';')}}` : '';
+}
+
+export interface PageInput {
+  site: SiteData;
+  locale: string;
+  title: string;
+  links: PageLinks;
+  targets: LinkTargets;
+  body: string;
+  /** Locale → page folder of the same page in other languages. */
+  alternates?: Record<string, string>;
+  canonical?: string;
+  listing?: ListingFacts | null;
+  head?: string;
+}
+
+export function renderPage(input: PageInput): string {
+  const { site, locale, links } = input;
+  const alternates = Object.entries(input.alternates ?? {})
+    .map(([code, dir]) => `<link rel="alternate" hreflang="${escapeHtml(code)}" href="${escapeHtml(links.to(dir))}">`)
+    .join('\n');
+  const switcher = Object.keys(input.alternates ?? {}).length > 1
+    ? `<nav class="languages" aria-label="Languages"><ul>${Object.entries(input.alternates!).map(([code, dir]) => `<li><a href="${escapeHtml(links.to(dir))}" hreflang="${escapeHtml(code)}" lang="${escapeHtml(code)}"${code === locale ? ' aria-current="page"' : ''}>${escapeHtml(code)}</a></li>`).join('')}</ul></nav>`
+    : '';
+  return [
+    '<!doctype html>',
+    `<html lang="${escapeHtml(locale)}">`,
+    '<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(input.title === site.title ? site.title : `${input.title} · ${site.title}`)}</title>`,
+    `<meta name="generator" content="static-export; theme=${escapeHtml(site.theme.id)}">`,
+    input.canonical ? `<link rel="canonical" href="${escapeHtml(input.canonical)}">` : '',
+    alternates,
+    `<link rel="alternate" type="application/atom+xml" title="${escapeHtml(site.title)}" href="${escapeHtml(links.to(feedPath(locale)))}">`,
+    `<style>${site.theme.stylesheet}${customizerCss(site.customizer)}</style>${input.head ?? ''}</head>`,
+    '<body>',
+    `<header><p class="site-title"><a href="${escapeHtml(links.to(homeDir(locale)))}">${escapeHtml(site.title)}</a></p>${renderMenu(site, 'primary', locale, links, input.targets)}${switcher}</header>`,
+    `<main>${input.body}</main>`,
+    renderWidgets(site, locale, links, input.targets, input.listing ?? null),
+    `<footer>${renderMenu(site, 'footer', locale, links, input.targets)}</footer>`,
+    '</body></html>',
+  ].filter(Boolean).join('\n');
+}
