@@ -1,6 +1,7 @@
 import type { Services } from '../services/core/context.ts';
 import { createProbeActivities } from './probe.ts';
 import { createWorkspaceLifecycleActivities } from './workspace-lifecycle.ts';
+import { createWorkspaceActivities } from './workspace.ts';
 import { createDeliveryActivities } from './delivery.ts';
 import { createScheduleActivities } from './schedule.ts';
 import { createPluginActivities } from './plugin-activation.ts';
@@ -11,6 +12,7 @@ export function createActivities(services: Services) {
   return {
     ...createProbeActivities(services),
     ...createWorkspaceLifecycleActivities(services),
+    ...createWorkspaceActivities(services),
     ...createDeliveryActivities(services),
     ...createScheduleActivities(services),
     ...createPluginActivities(services),

@@ -1,6 +1,8 @@
 // The one barrel the worker bundles: every workflow the platform runs.
 export { probeWorkflow } from './probe.ts';
+// Superseded by the workspace actor; kept so a deletion started before it still finishes.
 export { deleteWorkspaceWorkflow } from './workspace-lifecycle.ts';
+export { workspaceWorkflow } from './workspace.ts';
 export { deliveryWorkflow } from './delivery.ts';
 export { scheduleEntryWorkflow } from './schedule.ts';
 export { pluginActivationWorkflow } from './plugin-activation.ts';

@@ -4,7 +4,8 @@ import type { IndexSpec } from '../platform/indexes.ts';
 
 /** Details of a new workspace that features may need while provisioning it. */
 export interface ProvisionInput {
-  admin: { email: string; password: string; name?: string; platformOperator?: boolean };
+  /** `passwordHash` when the password was hashed earlier (workspace actor provisioning). */
+  admin: { email: string; password?: string; passwordHash?: string; name?: string; platformOperator?: boolean };
 }
 
 /** One row of `GET /trash`. */

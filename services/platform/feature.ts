@@ -1,6 +1,7 @@
 import type { Feature } from '../core/feature.ts';
-import { createTenant, getTenant, listTenants, quotaOperationsList } from './operations.ts';
-import { addTenantSite, deleteTenant, reactivateTenant, suspendTenant } from './tenant-lifecycle-operations.ts';
+import { getTenant, listTenants, quotaOperationsList } from './operations.ts';
+import { addTenantSite } from './site-operations.ts';
+import { createTenant, deleteTenant, reactivateTenant, suspendTenant } from './lifecycle-operations.ts';
 
 export const platformFeature: Feature = {
   name: 'platform',

@@ -4,7 +4,8 @@ import { platformCollections } from './workspaces.ts';
 import type { Workspace } from './model.ts';
 
 /**
- * Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404
+ * Suspension and reactivation (run by the workspace actor): one conditional update, so a repeated
+ * or late command does nothing. Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404
  * on this gateway at once and on every other within the resolver's cache time (3 s).
  */
 export async function setWorkspaceStatus(services: Services, workspaceId: string, status: Workspace['status']) {
@@ -12,7 +13,10 @@ export async function setWorkspaceStatus(services: Services, workspaceId: string
   const allowedFrom: Record<Workspace['status'], Workspace['status'][]> = {
     active: ['suspended'],
     suspended: ['active'],
-    deleted: ['active', 'suspended', 'deleted'],
+    // The old `workspace-delete:<id>` workflow, kept so deletions started before the actor finish.
+    deleted: ['active', 'suspended', 'deleted', 'deleting'],
+    provisioning: [],
+    deleting: [],
   };
   const updated = await workspaces.findOneAndUpdate(
     { _id: workspaceId, status: { $in: allowedFrom[status] } },

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { createWorkspace, platformCollections } from './workspaces.ts';
-import { AdminInput, HostName, Quotas, SiteView, TenantView, siteView, tenantView } from './views.ts';
+import { platformCollections } from './workspaces.ts';
+import { Quotas, SiteView, TenantView, siteView, tenantView } from './views.ts';
 
 export const listTenants = defineOperation({
   id: 'tenants.list',
@@ -16,27 +16,6 @@ export const listTenants = defineOperation({
   async handler(ctx) {
     const rows = await platformCollections(ctx.services).workspaces.find({}).sort({ _id: 1 }).limit(1000).toArray();
     return { data: rows.map(tenantView) };
-  },
-});
-
-export const createTenant = defineOperation({
-  id: 'tenants.create',
-  surface: 'manage',
-  method: 'POST',
-  path: '/tenants',
-  summary: 'Create a workspace with its first site and administrator',
-  requires: 'platform',
-  status: 201,
-  input: z.object({
-    name: z.string().min(1).max(200),
-    siteName: z.string().min(1).max(200).optional(),
-    domains: z.array(HostName).min(1).max(50),
-    admin: AdminInput,
-  }),
-  output: z.object({ tenant: TenantView, site: SiteView }),
-  async handler(ctx, input) {
-    const { workspace, site } = await createWorkspace(ctx.services, input);
-    return { tenant: tenantView(workspace), site: siteView(site) };
   },
 });
 

@@ -11,11 +11,14 @@ export interface SiteScope {
 export const DEFAULT_SITE_META_ID = 'default-site';
 
 /**
- * Resolves a request's host to its site and workspace. Hits are cached for a few seconds per
- * gateway: a new domain or a suspension reaches every gateway within `ttlMs` without a restart,
- * and the hot path costs no database round trip.
+ * Resolves a request's host to its site and workspace (active or suspended: the HTTP layer answers
+ * for a suspended one; provisioning, deleting and deleted ones do not resolve). Answers are cached
+ * for a few seconds per gateway: a new domain or a suspension reaches every gateway within `ttlMs`
+ * without a restart, and the hot path costs no database round trip. The cache holds at most
+ * `maxEntries` hosts, least recently used evicted first, so thousands of domains (and random Host
+ * headers) cost bounded memory.
  */
-export function createSiteResolver(services: Services, ttlMs = 3000) {
+export function createSiteResolver(services: Services, ttlMs = 3000, maxEntries = services.config.SITE_CACHE_ENTRIES) {
   const cache = new Map<string, { scope: SiteScope | null; expires: number }>();
   const { workspaces, sites, domains } = platformCollections(services);
   const meta = services.platformDb.collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta);
@@ -28,7 +31,7 @@ export function createSiteResolver(services: Services, ttlMs = 3000) {
     const site = await sites.findOne({ _id: siteId });
     if (!site) return null;
     const workspace = await workspaces.findOne({ _id: site.workspaceId });
-    if (!workspace || workspace.status !== 'active') return null;
+    if (!workspace || (workspace.status !== 'active' && workspace.status !== 'suspended')) return null;
     return { workspace, site };
   }
 
@@ -43,8 +46,10 @@ export function createSiteResolver(services: Services, ttlMs = 3000) {
       const hit = cache.get(host);
       if (hit && hit.expires > now) return hit.scope;
       const scope = await lookup(host);
-      if (cache.size > 10_000) cache.clear();
+      // Re-inserting moves the host to the young end of the Map's order; the oldest goes when full.
+      cache.delete(host);
       cache.set(host, { scope, expires: now + ttlMs });
+      if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
       return scope;
     },
     forget(): void {

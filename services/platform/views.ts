@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Site, Workspace } from './model.ts';
+import { WORKSPACE_STATUSES } from '../../workflows/workspace-contract.ts';
 
 export const HostName = z
   .string()
@@ -15,13 +16,21 @@ export const AdminInput = z.object({
 export const TenantView = z.object({
   id: z.string(),
   name: z.string(),
-  status: z.enum(['active', 'suspended', 'deleted']),
+  status: z.enum(WORKSPACE_STATUSES),
   createdAt: z.string(),
+  /** Present once a deletion dropped the workspace's database. */
+  databaseDropped: z.boolean().optional(),
 });
 
 export const SiteView = z.object({ id: z.string(), name: z.string(), domains: z.array(z.string()) });
 
-export const tenantView = (w: Workspace) => ({ id: w._id, name: w.name, status: w.status, createdAt: w.createdAt.toISOString() });
+export const tenantView = (w: Workspace) => ({
+  id: w._id,
+  name: w.name,
+  status: w.status,
+  createdAt: w.createdAt.toISOString(),
+  ...(w.databaseDropped ? { databaseDropped: true } : {}),
+});
 export const siteView = (s: Site) => ({ id: s._id, name: s.name, domains: s.domains });
 
 /**

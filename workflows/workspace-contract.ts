@@ -1,0 +1,41 @@
+// The contract of the workspace actor (`workspace:<id>`): its name, id, input, commands, query.
+// Pure (no imports): the workflow, its activities and the gateway all build on it without loading
+// each other's code.
+
+export const WORKSPACE_WORKFLOW = 'workspaceWorkflow';
+export const WORKSPACE_COMMAND_SIGNAL = 'workspaceCommand';
+export const WORKSPACE_STATE_QUERY = 'workspaceState';
+
+export const workspaceWorkflowId = (workspaceId: string) => `workspace:${workspaceId}`;
+
+/**
+ * What the actor is asked to do. The workspace row in the platform database is the truth; each
+ * command's activity reads it and moves it only from the states the command applies to, so a
+ * repeated or late command does nothing.
+ *  - provision: `provisioning` → `active` (database, indexes, first site, domains, administrator)
+ *  - suspend: `active` → `suspended`; reactivate: `suspended` → `active`
+ *  - delete: anything → `deleting` → `deleted` (work cancelled, domains released, database dropped when asked)
+ *  - indexes: brings the workspace database's indexes to the release's index version
+ */
+export type WorkspaceCommand =
+  | { kind: 'provision' }
+  | { kind: 'suspend' }
+  | { kind: 'reactivate' }
+  | { kind: 'delete'; dropDatabase: boolean }
+  | { kind: 'indexes' };
+
+export interface WorkspaceWorkflowInput {
+  workspaceId: string;
+  /** Commands carried over by continue-as-new. */
+  queue?: WorkspaceCommand[];
+}
+
+export interface WorkspaceActorState {
+  running: WorkspaceCommand['kind'] | null;
+  queued: WorkspaceCommand['kind'][];
+  done: number;
+}
+
+/** Statuses a workspace row can hold. `provisioning` and `deleting` are steps in progress. */
+export const WORKSPACE_STATUSES = ['provisioning', 'active', 'suspended', 'deleting', 'deleted'] as const;
+export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];
