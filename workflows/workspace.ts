@@ -15,6 +15,8 @@ export const workspaceStateQuery = defineQuery<WorkspaceActorState>(WORKSPACE_ST
 // or half-deleted because the database was away for a while.
 const acts = proxyActivities<WorkspaceActivities>({
   startToCloseTimeout: '2 minutes',
+  // The steps heartbeat every second: a killed worker's step is retried elsewhere within seconds.
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
