@@ -1,6 +1,6 @@
 import type { Services } from '../services/core/context.ts';
 import { createContext } from '../services/core/context.ts';
-import { systemPrincipal } from '../services/access/principal.ts';
+import { systemPrincipal } from '../services/core/principal.ts';
 import { platformCollections } from '../services/platform/workspaces.ts';
 import { applyScheduledDate } from '../services/content/schedule-apply.ts';
 import type { ScheduleInput } from '../services/content/schedule.ts';

@@ -11,7 +11,7 @@ import { defineOperation } from '../services/core/operation.ts';
 import { createContext } from '../services/core/context.ts';
 import { features } from '../services/features.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
-import { systemPrincipal } from '../services/access/principal.ts';
+import { systemPrincipal } from '../services/core/principal.ts';
 import { findUserByEmail } from '../services/access/users.ts';
 import { loadUserAccess } from '../services/access/user-access.ts';
 import { createKey } from '../services/access/keys.ts';

@@ -11,13 +11,13 @@ import { createRuntime } from '../services/runtime.ts';
 import { closeServices } from '../services/core/services.ts';
 import { createContext } from '../services/core/context.ts';
 import { invokeOperation } from '../services/core/operation.ts';
-import { systemPrincipal } from '../services/access/principal.ts';
+import { systemPrincipal } from '../services/core/principal.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { createEntryOp } from '../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
 import { configurePublicCache } from '../services/content/public-state.ts';
 import { buildApp } from '../services/http/app.ts';
-import { anonymous } from '../services/access/principal.ts';
+import { anonymous } from '../services/core/principal.ts';
 import type { AccessGate } from '../services/access/gate.ts';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);

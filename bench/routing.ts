@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { defineOperation } from '../services/core/operation.ts';
 import { features } from '../services/features.ts';
 import { buildApp } from '../services/http/app.ts';
-import { anonymous } from '../services/access/principal.ts';
+import { anonymous } from '../services/core/principal.ts';
 import { startBenchWorld } from './support/world.ts';
 import { compare, table } from './support/load.ts';
 

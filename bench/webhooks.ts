@@ -21,7 +21,7 @@ import { startBenchWorld } from './support/world.ts';
 import { createWorker } from '../services/worker-factory.ts';
 import { createContext } from '../services/core/context.ts';
 import { invokeOperation } from '../services/core/operation.ts';
-import { CAPABILITIES } from '../services/access/capabilities.ts';
+import { CAPABILITIES } from '../services/core/capabilities.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { adminEndpoints } from '../services/events/endpoint-ops.ts';
 import { eventCollections } from '../services/events/model.ts';

@@ -36,6 +36,3 @@ export interface WorkspaceActorState {
   done: number;
 }
 
-/** Statuses a workspace row can hold. `provisioning` and `deleting` are steps in progress. */
-export const WORKSPACE_STATUSES = ['provisioning', 'active', 'suspended', 'deleting', 'deleted'] as const;
-export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];

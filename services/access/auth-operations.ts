@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation } from '../core/operation.ts';
 import { UnauthorizedError } from '../core/errors.ts';
-import { CapabilitySchema } from './capabilities.ts';
+import { CapabilitySchema } from '../core/capabilities.ts';
 import { decoyHash, verifyPassword } from './passwords.ts';
 import { createSession, deleteSession } from './sessions.ts';
 import { assertLoginAllowed, clearAccountFailures, recordLoginFailure } from './login-throttle.ts';

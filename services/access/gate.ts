@@ -2,7 +2,7 @@ import type { OperationContext, Services } from '../core/context.ts';
 import { authenticateOAuthToken, isOAuthAccessToken } from '../oauth/authenticate.ts';
 import type { Operation, Surface } from '../core/operation.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
-import { anonymous, type Principal } from './principal.ts';
+import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from '../site/settings-store.ts';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation } from '../core/operation.ts';
 import { UnauthorizedError } from '../core/errors.ts';
-import { CapabilitySchema, type Capability } from './capabilities.ts';
+import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections } from './model.ts';
 import {
   assertKeyPatchNotEmpty, createKey, deleteKey, KeyFieldsSchema, KeyRecordView, revokeKey, rotateKey, toKeyRecord, updateKey,

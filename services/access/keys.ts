@@ -3,7 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema, type Capability } from './capabilities.ts';
+import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';
 import { isValidIpRule, normalizeOrigin } from './ip-rules.ts';

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import type { Capability } from './capabilities.ts';
-import type { KeyScope } from './principal.ts';
+import type { Capability } from '../core/capabilities.ts';
+import type { KeyScope } from '../core/principal.ts';
 import type { Policy } from './roles.ts';
 
 /** Workspace collections of the access feature. Every document carries `siteId`. */

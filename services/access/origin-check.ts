@@ -1,6 +1,6 @@
 import type { Config } from '../core/config.ts';
 import { ForbiddenError } from '../core/errors.ts';
-import { LOCAL_HOSTS } from '../platform/model.ts';
+import { LOCAL_HOSTS } from '../core/tenants.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
 import { DEFAULT_SITE_ID } from '../platform/bootstrap.ts';
 

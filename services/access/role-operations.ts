@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema } from './capabilities.ts';
+import { CapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type RoleDoc } from './model.ts';
 import { BUILT_IN_ROLES, isBuiltInRole } from './roles.ts';
 

@@ -1,4 +1,4 @@
-import { CAPABILITIES, type Capability } from './capabilities.ts';
+import { CAPABILITIES, type Capability } from '../core/capabilities.ts';
 
 /**
  * Built-in roles (documented in docs/access.md). Ids are stable strings so a user's `role` can name

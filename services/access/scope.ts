@@ -1,5 +1,5 @@
 import type { Filter, Document } from 'mongodb';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../core/principal.ts';
 import { UnauthorizedError } from '../core/errors.ts';
 
 /** Which document fields hold what a key's scope restricts. Omit a field a collection lacks. */

@@ -2,8 +2,8 @@ import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
 import type { AccessState } from '../site/settings-store.ts';
-import type { Capability } from './capabilities.ts';
-import { anonymous, type Principal } from './principal.ts';
+import type { Capability } from '../core/capabilities.ts';
+import { anonymous, type Principal } from '../core/principal.ts';
 import { readSession, SESSION_COOKIE } from './sessions.ts';
 import { loadUserAccess } from './user-access.ts';
 

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { Capability } from './capabilities.ts';
+import type { Capability } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { BUILT_IN_ROLES, effectiveCapabilities } from './roles.ts';
 

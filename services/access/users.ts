@@ -3,7 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema } from './capabilities.ts';
+import { CapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { actorUserId } from '../access/principal.ts';
+import { actorUserId } from '../core/principal.ts';
 import { assertWithinScope } from '../access/scope.ts';
 import { accessCollections } from '../access/model.ts';
 import { bumpContentGeneration } from '../content/public-state.ts';

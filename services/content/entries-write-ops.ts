@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { assertWithinScope } from '../access/scope.ts';
-import { actorUserId } from '../access/principal.ts';
+import { actorUserId } from '../core/principal.ts';
 import { contentCollections, emptyBlocks, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
 import { requireContentType, validateFields } from './content-types.ts';

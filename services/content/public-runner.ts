@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation, type Operation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { hasCapability } from '../access/principal.ts';
+import { hasCapability } from '../core/principal.ts';
 import { resolveLocale } from '../site/languages.ts';
 import { cachedResponse, publicState, type PublicState } from './public-state.ts';
 

@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
-import type { Hooks } from '../plugins/hooks.ts';
-import type { Principal } from '../access/principal.ts';
-import type { Site, Workspace } from '../platform/model.ts';
+import type { Hooks } from './hooks.ts';
+import type { Principal } from './principal.ts';
+import type { Site, Workspace } from './tenants.ts';
 import type { Feature } from './feature.ts';
 import type { SiteResolver } from '../platform/tenancy.ts';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { OperationContext } from './context.ts';
-import type { Requirement } from '../access/capabilities.ts';
-import { requiredCapabilities } from '../access/capabilities.ts';
-import { hasCapability } from '../access/principal.ts';
+import type { Requirement } from './capabilities.ts';
+import { requiredCapabilities } from './capabilities.ts';
+import { hasCapability } from './principal.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
 
 export type Surface = 'public' | 'manage' | 'admin';

@@ -7,7 +7,7 @@ import type { Feature } from './feature.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createCursorCodec } from './cursors.ts';
 import { loggerOptions } from './logger.ts';
-import { createHooks } from '../plugins/hooks.ts';
+import { createHooks } from './hooks.ts';
 import { createSiteResolver } from '../platform/tenancy.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */

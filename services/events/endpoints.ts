@@ -4,7 +4,7 @@ import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { actorKeyId, actorUserId } from '../access/principal.ts';
+import { actorKeyId, actorUserId } from '../core/principal.ts';
 import { knownEventNames } from './catalog.ts';
 import { eventCollections, type EndpointDoc } from './model.ts';
 import { generateWebhookSecret, secretBinding } from './secrets.ts';

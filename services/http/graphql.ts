@@ -5,7 +5,7 @@ import { createContext } from '../core/context.ts';
 import { invokeOperation, type Operation } from '../core/operation.ts';
 import { AppError, NotFoundError } from '../core/errors.ts';
 import type { AccessGate } from '../access/gate.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Principal } from '../core/principal.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
 import { JsonScalar, typeDefs } from '../content/graphql-schema.ts';
 import { costLimitRule } from '../content/graphql-cost.ts';

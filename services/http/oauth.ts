@@ -4,7 +4,7 @@ import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, UnauthorizedError } from '../core/errors.ts';
 import { formatZodError } from '../core/operation.ts';
-import { CAPABILITIES, type Capability } from '../access/capabilities.ts';
+import { CAPABILITIES, type Capability } from '../core/capabilities.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { oauthCollections } from '../oauth/model.ts';
 import { consentPage, signConsent, verifyConsent, type AuthorizationRequest } from '../oauth/consent.ts';

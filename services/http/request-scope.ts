@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { NotFoundError, WorkspaceSuspendedError } from '../core/errors.ts';
-import { normalizeHost } from '../platform/model.ts';
+import { normalizeHost } from '../core/tenants.ts';
 import type { SiteResolver, SiteScope } from '../platform/tenancy.ts';
 import type { RequestFacts } from '../core/context.ts';
 

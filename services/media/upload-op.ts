@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Readable } from 'node:stream';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError } from '../core/errors.ts';
-import { actorKeyId, actorUserId } from '../access/principal.ts';
+import { actorKeyId, actorUserId } from '../core/principal.ts';
 import { MediaItemSchema, mediaItems, toMediaItem, type MediaDoc } from './model.ts';
 import { mediaLimits } from './limits.ts';
 import { deleteStoredBytes, ingest, type IncomingFile } from './ingest.ts';

@@ -1,6 +1,6 @@
 import type { Services } from '../core/context.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
-import type { Principal } from '../access/principal.ts';
+import type { Principal } from '../core/principal.ts';
 import { loadUserAccess } from '../access/user-access.ts';
 import { grantOfToken } from './grants.ts';
 import { ACCESS_TOKEN_PREFIX } from './model.ts';

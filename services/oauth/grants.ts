@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { newId, randomToken } from '../core/ids.ts';
 import { secretDigest } from '../core/text.ts';
-import type { Capability } from '../access/capabilities.ts';
+import type { Capability } from '../core/capabilities.ts';
 import {
   ACCESS_TOKEN_PREFIX,
   ACCESS_TTL_MS,

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { Capability } from '../access/capabilities.ts';
+import type { Capability } from '../core/capabilities.ts';
 import type { IndexSpec } from '../platform/indexes.ts';
 
 /** A dynamically registered public client (RFC 7591); PKCE is its only proof. */

@@ -1,6 +1,6 @@
 import type { Services } from '../core/context.ts';
 import { randomToken } from '../core/ids.ts';
-import { PLATFORM_COLLECTIONS } from './model.ts';
+import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from './tenancy.ts';
 import { createWorkspace } from './workspaces.ts';
 

@@ -1,7 +1,7 @@
 import type { Services } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { platformCollections } from './workspaces.ts';
-import type { Workspace } from './model.ts';
+import type { Workspace } from '../core/tenants.ts';
 
 /**
  * Suspension and reactivation (run by the workspace actor): one conditional update, so a repeated

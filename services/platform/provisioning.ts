@@ -4,7 +4,7 @@ import { newId } from '../core/ids.ts';
 import { hashPassword } from '../access/passwords.ts';
 import { ensureIndexes } from './indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from './index-version.ts';
-import type { Workspace } from './model.ts';
+import type { Workspace } from '../core/tenants.ts';
 import { addSite, platformCollections } from './workspaces.ts';
 
 export interface WorkspaceRequest {

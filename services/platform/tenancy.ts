@@ -1,5 +1,5 @@
 import type { Services } from '../core/context.ts';
-import { LOCAL_HOSTS, PLATFORM_COLLECTIONS, type Site, type Workspace } from './model.ts';
+import { LOCAL_HOSTS, PLATFORM_COLLECTIONS, type Site, type Workspace } from '../core/tenants.ts';
 import { platformCollections } from './workspaces.ts';
 
 export interface SiteScope {

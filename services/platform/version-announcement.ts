@@ -1,8 +1,8 @@
 import type { Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
 import { serviceVersion } from '../core/version.ts';
-import { systemPrincipal } from '../access/principal.ts';
-import { PLATFORM_COLLECTIONS } from './model.ts';
+import { systemPrincipal } from '../core/principal.ts';
+import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
 import { platformCollections } from './workspaces.ts';
 
 /**

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { Site, Workspace } from './model.ts';
-import { WORKSPACE_STATUSES } from '../../workflows/workspace-contract.ts';
+import { WORKSPACE_STATUSES, type Site, type Workspace } from '../core/tenants.ts';
 
 export const HostName = z
   .string()

@@ -1,6 +1,6 @@
 import type { Services } from '../core/context.ts';
 import { WORKSPACE_COMMAND_SIGNAL, WORKSPACE_WORKFLOW, workspaceWorkflowId, type WorkspaceCommand } from '../../workflows/workspace-contract.ts';
-import type { Workspace } from './model.ts';
+import type { Workspace } from '../core/tenants.ts';
 import { platformCollections } from './workspaces.ts';
 
 const withTimeout = <T>(promise: Promise<T>, ms: number) =>

@@ -3,10 +3,10 @@ import type { ProvisionInput } from '../core/feature.ts';
 import { createContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { ConflictError } from '../core/errors.ts';
-import { systemPrincipal } from '../access/principal.ts';
+import { systemPrincipal } from '../core/principal.ts';
 import { ensureIndexes } from './indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from './index-version.ts';
-import { PLATFORM_COLLECTIONS, type DomainRow, type Site, type Workspace } from './model.ts';
+import { PLATFORM_COLLECTIONS, type DomainRow, type Site, type Workspace } from '../core/tenants.ts';
 
 export function platformCollections(services: Pick<Services, 'platformDb'>) {
   const db = services.platformDb;

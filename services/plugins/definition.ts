@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
-import type { Action, Filter } from './hooks.ts';
+import type { Action, Filter } from '../core/hooks.ts';
 import type { Operation } from '../core/operation.ts';
 
 /**

@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import { platformCollections } from '../platform/workspaces.ts';
 import type { PluginDefinition, PluginHostApi } from './definition.ts';
-import type { Action, Filter } from './hooks.ts';
+import type { Action, Filter } from '../core/hooks.ts';
 import { pluginRegistry } from './registry.ts';
 import { activePluginIds } from './state.ts';
 import { installRouteFilters } from './routes.ts';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation, type Surface } from '../core/operation.ts';
 import { BadRequestError } from '../core/errors.ts';
-import { hasCapability } from '../access/principal.ts';
+import { hasCapability } from '../core/principal.ts';
 import { DEFAULT_KEY_SETTINGS, patchSettingsValues, readSettingsDoc } from './settings-store.ts';
 import { SettingsPatchSchema, SettingsView } from './settings-schema.ts';
 

@@ -4,7 +4,7 @@ import { createApiKey, defaultSiteContext } from '../support/access.ts';
 import { accessCollections } from '../../services/access/model.ts';
 import { verifyPassword } from '../../services/access/passwords.ts';
 import { BUILT_IN_ROLES } from '../../services/access/roles.ts';
-import { CAPABILITIES } from '../../services/access/capabilities.ts';
+import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { bearer } from './world-helpers.ts';
 
 let world: World;

@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
-import { CAPABILITIES, type Capability } from '../../services/access/capabilities.ts';
-import type { KeyScope } from '../../services/access/principal.ts';
+import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
+import type { KeyScope } from '../../services/core/principal.ts';
 
 export interface ContentWorld {
   world: World;

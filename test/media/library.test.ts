@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { mediaTrash } from '../../services/media/trash.ts';
 import { uploadMedia } from '../../services/media/upload-op.ts';
 import { invokeOperation } from '../../services/core/operation.ts';
-import type { Principal } from '../../services/access/principal.ts';
+import type { Principal } from '../../services/core/principal.ts';
 
 let mw: MediaWorld;
 let key: { authorization: string };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseRange } from '../../services/media/range.ts';
 import { MEDIA_DEFAULTS, mediaLimits, typeAllowed } from '../../services/media/limits.ts';
-import type { Site, Workspace } from '../../services/platform/model.ts';
+import type { Site, Workspace } from '../../services/core/tenants.ts';
 
 describe('parseRange', () => {
   it.each([

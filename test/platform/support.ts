@@ -1,7 +1,7 @@
 import type { World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
 import { platformCollections } from '../../services/platform/workspaces.ts';
-import type { Workspace } from '../../services/platform/model.ts';
+import type { Workspace } from '../../services/core/tenants.ts';
 
 export const newAdmin = { email: 'owner@lifecycle.example.test', password: 'correct horse battery staple' };
 

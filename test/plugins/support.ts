@@ -2,10 +2,10 @@ import type { LightMyRequestResponse } from 'fastify';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
-import type { Capability } from '../../services/access/capabilities.ts';
+import type { Capability } from '../../services/core/capabilities.ts';
 import { installPluginHost } from '../../services/plugins/host.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
-import { PLATFORM_COLLECTIONS } from '../../services/platform/model.ts';
+import { PLATFORM_COLLECTIONS } from '../../services/core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from '../../services/platform/tenancy.ts';
 import { newId } from '../../services/core/ids.ts';
 

@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
-import { CAPABILITIES, type Capability } from '../../services/access/capabilities.ts';
-import type { KeyScope } from '../../services/access/principal.ts';
+import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
+import type { KeyScope } from '../../services/core/principal.ts';
 
 /** A world with an all-capabilities key and HTTP helpers for the Management and Public surfaces. */
 export interface SiteWorld {

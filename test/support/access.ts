@@ -1,13 +1,13 @@
 import type { World } from './world.ts';
-import type { Capability } from '../../services/access/capabilities.ts';
-import type { KeyScope } from '../../services/access/principal.ts';
+import type { Capability } from '../../services/core/capabilities.ts';
+import type { KeyScope } from '../../services/core/principal.ts';
 import { createContext } from '../../services/core/context.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { createKey } from '../../services/access/keys.ts';
 import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings, type KeySettings } from '../../services/site/settings-store.ts';
-import { systemPrincipal } from '../../services/access/principal.ts';
+import { systemPrincipal } from '../../services/core/principal.ts';
 
 export interface ApiKeyOptions {
   capabilities: Capability[];

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { WORKSPACE_STATUSES } from '../../workflows/workspace-contract.ts';
+
+/** Statuses a workspace can hold. `provisioning` and `deleting` are workspace actor steps in progress. */
+export const WORKSPACE_STATUSES = ['provisioning', 'active', 'suspended', 'deleting', 'deleted'] as const;
+export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];
 
 /** A workspace (tenant) owns one MongoDB database and one or more sites. */
 export const WorkspaceSchema = z.object({
