@@ -12,10 +12,11 @@ const PAGES: Readonly<Record<string, string>> = {
   '/admin': 'index.html',
   '/admin/api-keys': 'api-keys.html',
   '/admin/webhooks': 'webhooks.html',
+  '/admin/platform': 'platform.html',
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
-const ASSETS: readonly string[] = ['admin.css', 'common.js', 'index.js', 'api-keys.js', 'webhooks.js'];
+const ASSETS: readonly string[] = ['admin.css', 'common.js', 'index.js', 'api-keys.js', 'webhooks.js', 'platform.js'];
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
