@@ -9,6 +9,7 @@ import { sendDelivery } from '../services/events/sender.ts';
 import { signPayload, WEBHOOK_HEADERS } from '../services/events/signing.ts';
 import { webhookSettings } from '../services/events/settings.ts';
 import { TargetRejectedError } from '../services/events/target-guard.ts';
+import { DELIVERY_REJECTED } from '../workflows/contracts/delivery.ts';
 
 export interface DeliveryRef {
   dbName: string;
@@ -17,7 +18,7 @@ export interface DeliveryRef {
 }
 
 /** A failure no retry can fix (target refused, endpoint gone): the workflow gives up at once. */
-const rejected = (message: string) => ApplicationFailure.create({ type: 'DeliveryRejected', message, nonRetryable: true });
+const rejected = (message: string) => ApplicationFailure.create({ type: DELIVERY_REJECTED, message, nonRetryable: true });
 
 /** Attempt numbers below `attempt` without a row died with their worker; record them as such. */
 async function recordInterrupted(

@@ -2,26 +2,12 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import { platformCollections } from '../services/platform/workspaces.ts';
 import { findPlugin } from '../services/plugins/registry.ts';
-import { installPluginHost, forgetActivePlugins } from '../services/plugins/host.ts';
+import { installPluginHost } from '../services/plugins/host.ts';
 import { markActive, markInactive, readPluginState } from '../services/plugins/state.ts';
 import type { PluginSiteApi } from '../services/plugins/definition.ts';
+import { PLUGIN_ROUTINE_FAILED, type PluginRoutineInput, type PluginRoutineResult } from '../workflows/contracts/plugin-activation.ts';
 
-export interface PluginRoutineInput {
-  workspaceId: string;
-  siteId: string;
-  pluginId: string;
-  action: 'activate' | 'deactivate';
-}
-
-export interface PluginRoutineResult {
-  /** The state changed (false: it was already so). */
-  changed: boolean;
-  /** First activation on this site. */
-  installed: boolean;
-}
-
-/** Same string as PLUGIN_ROUTINE_FAILED in workflows/plugin-activation.ts (workflow code is bundled apart). */
-const ROUTINE_FAILED = 'PluginRoutineFailed';
+export type { PluginRoutineInput, PluginRoutineResult };
 
 export function createPluginActivities(services: Services) {
   installPluginHost(services);
@@ -34,11 +20,11 @@ export function createPluginActivities(services: Services) {
      */
     async runPluginRoutine(input: PluginRoutineInput): Promise<PluginRoutineResult> {
       const plugin = findPlugin(services, input.pluginId);
-      if (!plugin) throw ApplicationFailure.nonRetryable(`Plugin ${input.pluginId} is not installed on the worker`, ROUTINE_FAILED);
+      if (!plugin) throw ApplicationFailure.nonRetryable(`Plugin ${input.pluginId} is not installed on the worker`, PLUGIN_ROUTINE_FAILED);
       const { workspaces, sites } = platformCollections(services);
       const workspace = await workspaces.findOne({ _id: input.workspaceId });
       const site = await sites.findOne({ _id: input.siteId, workspaceId: input.workspaceId });
-      if (!workspace || !site) throw ApplicationFailure.nonRetryable('Site not found', ROUTINE_FAILED);
+      if (!workspace || !site) throw ApplicationFailure.nonRetryable('Site not found', PLUGIN_ROUTINE_FAILED);
       const db = services.workspaceDb(workspace);
       const api: PluginSiteApi = {
         pluginId: plugin.id,
@@ -55,10 +41,10 @@ export function createPluginActivities(services: Services) {
         try {
           await plugin.activate?.(api);
         } catch (error) {
-          throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), ROUTINE_FAILED);
+          throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), PLUGIN_ROUTINE_FAILED);
         }
         const result = await markActive(db, site._id, plugin.id, plugin.version, services.clock.now());
-        forgetActivePlugins(services, site._id);
+        services.activePlugins.forget(site._id);
         return result;
       }
 
@@ -69,7 +55,7 @@ export function createPluginActivities(services: Services) {
         api.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'plugin deactivate routine failed; switched off anyway');
       }
       const { changed } = await markInactive(db, site._id, plugin.id, services.clock.now());
-      forgetActivePlugins(services, site._id);
+      services.activePlugins.forget(site._id);
       return { changed, installed: false };
     },
   };

@@ -3,7 +3,7 @@ import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { platformCollections } from '../services/platform/workspaces.ts';
 import { applyScheduledDate } from '../services/content/schedule-apply.ts';
-import type { ScheduleInput } from '../services/content/schedule.ts';
+import type { ScheduleInput } from '../workflows/contracts/schedule.ts';
 
 export function createScheduleActivities(services: Services) {
   async function run(input: ScheduleInput, which: 'publish' | 'unpublish'): Promise<string> {

@@ -1,9 +1,10 @@
 // Webhook deliveries end to end: 1,000 events × 3 endpoints to local receivers, through the real
-// publisher, MongoDB, the Temporal server and a worker. Reports deliveries per second, p50/p95 from
-// the emit to the receipt, and lost / duplicated deliveries (by delivery id). Baseline in the same
-// run: the same 3,000 bodies POSTed straight to the same receivers (no queue, no durability).
-// The run gets a Temporal dev server of its own (other ports) so its 3,000 workflows neither slow
-// down nor are slowed down by other work on the shared one; MongoDB is shared.
+// publisher, MongoDB, the Temporal server, the endpoint actors and a worker. Reports deliveries per
+// second, p50/p95 from the emit to the receipt, and lost / duplicated deliveries (by delivery id).
+// Baseline in the same run: the same 3,000 bodies POSTed straight to the same receivers (no queue,
+// no durability). A second webhook run adds a fourth, dead endpoint (connection refused) to show
+// that it does not slow the others. The run gets a Temporal dev server of its own (other ports) so
+// it neither slows down nor is slowed down by other work on the shared one; MongoDB is shared.
 //   npx tsx bench/webhooks.ts     (MongoDB from MONGODB_URI, else the local engine)
 // Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300),
 //      BENCH_TEMPORAL = file (default: own dev server persisting to SQLite, via scripts/engines.mjs)
@@ -106,6 +107,7 @@ const baselineReceipts: Receipt[] = [];
 const webhookReceipts: Receipt[] = [];
 const baselineReceivers = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver(baselineReceipts)));
 const receivers = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver(webhookReceipts)));
+const extraReceivers: Array<Awaited<ReturnType<typeof startReceiver>>> = [];
 
 try {
   // Baseline: the same bodies, POSTed directly with keep-alive, EMIT_CONCURRENCY × 3 in flight.
@@ -127,48 +129,74 @@ try {
   });
   const baseline = summarize('direct POST (baseline)', baselineReceipts, baselineStart, EVENTS * ENDPOINTS);
 
-  // Webhooks: three endpoints subscribed, then EVENTS emits as operations would.
+  // Webhooks: three endpoints subscribed, then EVENTS emits as operations would. Run twice: alone,
+  // then with a fourth, dead endpoint (connection refused) subscribed to the same events.
   const scope = (await createSiteResolver(world.services).resolve('localhost'))!;
   const admin = { kind: 'user' as const, userId: 'bench', sessionId: 'bench', capabilities: new Set(CAPABILITIES), isPlatformOperator: false };
   const ctx = createContext(world.services, scope, admin, { id: 'bench', ip: '127.0.0.1' });
-  for (const [i, r] of receivers.entries()) {
-    await invokeOperation(adminEndpoints.create, ctx, { name: `bench ${i}`, url: r.url, events: ['content.published'] });
-  }
-  const started = Date.now();
-  await pool([...Array(EVENTS).keys()], EMIT_CONCURRENCY, async (seq) => {
-    await ctx.emit('content.published', { seq, sentAt: Date.now() });
-  });
-  const emitMs = Date.now() - started;
-  const { deliveries } = eventCollections(ctx.db);
-  const expected = EVENTS * ENDPOINTS;
-  while (Date.now() - started < TIMEOUT_MS) {
-    const final = await deliveries.countDocuments({ siteId: scope.site._id, status: { $in: ['delivered', 'failed'] } });
-    if (final >= expected && new Set(webhookReceipts.map((r) => r.deliveryId)).size >= expected) break;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  await new Promise((r) => setTimeout(r, 2_000)); // late duplicates would show up here
-  const result = summarize('webhooks (Temporal)', webhookReceipts, started, expected);
-  const failed = await deliveries.countDocuments({ siteId: scope.site._id, status: 'failed' });
-  // Where the time goes: stored → attempt started (workflow start + task dispatch), the attempt itself.
-  const { attempts } = eventCollections(ctx.db);
-  const created = new Map((await deliveries.find({ siteId: scope.site._id }, { projection: { createdAt: 1 } }).toArray()).map((d) => [d._id, d.createdAt.getTime()]));
-  const attemptRows = await attempts.find({ siteId: scope.site._id, status: 'succeeded' }).toArray();
-  const waits = attemptRows.map((a) => a.startedAt!.getTime() - created.get(a.deliveryId)!);
-  const runs = attemptRows.map((a) => a.finishedAt!.getTime() - a.startedAt!.getTime());
-  const breakdown = `stored → attempt started: p50 ${percentile(waits, 50)} ms, p95 ${percentile(waits, 95)} ms; attempt (DB reads + HTTP + history write): p50 ${percentile(runs, 50)} ms, p95 ${percentile(runs, 95)} ms`;
+  const { deliveries, attempts } = eventCollections(ctx.db);
 
-  const rows = [baseline, result].map(
+  async function webhookRun(name: string, event: string, targets: Array<{ url: string }>, receipts: Receipt[], extra: string[] = []) {
+    const ids: string[] = [];
+    for (const [i, r] of targets.entries()) {
+      ids.push((await invokeOperation(adminEndpoints.create, ctx, { name: `${name} ${i}`, url: r.url, events: [event] })).endpoint.id);
+    }
+    for (const [i, url] of extra.entries()) await invokeOperation(adminEndpoints.create, ctx, { name: `${name} dead ${i}`, url, events: [event] });
+    const started = Date.now();
+    await pool([...Array(EVENTS).keys()], EMIT_CONCURRENCY, async (seq) => {
+      await ctx.emit(event, { seq, sentAt: Date.now() });
+    });
+    const emitMs = Date.now() - started;
+    const expected = EVENTS * targets.length;
+    const live = { siteId: scope.site._id, endpointId: { $in: ids } };
+    while (Date.now() - started < TIMEOUT_MS) {
+      const final = await deliveries.countDocuments({ ...live, status: { $in: ['delivered', 'failed'] } });
+      if (final >= expected && new Set(receipts.map((r) => r.deliveryId)).size >= expected) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    await new Promise((r) => setTimeout(r, 2_000)); // late duplicates would show up here
+    const result = summarize(name, receipts, started, expected);
+    const failed = await deliveries.countDocuments({ ...live, status: 'failed' });
+    // Where the time goes: stored → attempt started (wake + claim), the attempt itself.
+    const created = new Map((await deliveries.find(live, { projection: { createdAt: 1 } }).toArray()).map((d) => [d._id, d.createdAt.getTime()]));
+    const attemptRows = await attempts.find({ ...live, status: 'succeeded' }).toArray();
+    const waits = attemptRows.map((a) => a.startedAt!.getTime() - created.get(a.deliveryId)!);
+    const runs = attemptRows.map((a) => a.finishedAt!.getTime() - a.startedAt!.getTime());
+    const breakdown = `stored → attempt started: p50 ${percentile(waits, 50)} ms, p95 ${percentile(waits, 95)} ms; HTTP attempt: p50 ${percentile(runs, 50)} ms, p95 ${percentile(runs, 95)} ms`;
+    console.log(`${name}: emitting took ${emitMs} ms; failed deliveries: ${failed}; ${breakdown}`);
+    return result;
+  }
+
+  const result = await webhookRun('webhooks (actors)', 'content.published', receivers, webhookReceipts);
+  const withDeadReceipts: Receipt[] = [];
+  const receivers2 = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver(withDeadReceipts)));
+  extraReceivers.push(...receivers2);
+  const dead = net.createServer();
+  await new Promise<void>((resolve) => dead.listen(0, '127.0.0.1', resolve));
+  const deadUrl = `http://127.0.0.1:${(dead.address() as AddressInfo).port}/hook`;
+  await new Promise<void>((resolve) => dead.close(() => resolve()));
+  const withDead = await webhookRun('webhooks, 4th endpoint dead', 'content.updated', receivers2, withDeadReceipts, [deadUrl]);
+
+  // Temporal cost: events in every actor history (all runs) per delivery.
+  let historyEvents = 0;
+  for await (const execution of world.services.temporal.client.workflow.list({ query: `TaskQueue="${world.services.temporal.taskQueue}"` })) {
+    const history = await world.services.temporal.client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    historyEvents += history.events?.length ?? 0;
+  }
+
+  const rows = [baseline, result, withDead].map(
     (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
   );
-  console.log(`\nTemporal: ${temporalMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}; emitting took ${emitMs} ms; failed deliveries: ${failed}\n`);
+  console.log(`\nTemporal: ${temporalMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
   console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
-  console.log(`\n${breakdown}`);
-  console.log(`\nratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
+  console.log(`\nTemporal history events per delivery (all actor runs, both runs' ${2 * EVENTS * ENDPOINTS + EVENTS} deliveries incl. the dead endpoint's): ${(historyEvents / (2 * EVENTS * ENDPOINTS + EVENTS)).toFixed(3)}`);
+  console.log(`ratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
+  console.log(`ratio with a dead endpoint / without: p95 ×${(withDead.p95 / Math.max(1, result.p95)).toFixed(2)}, throughput ×${(withDead.perSec / result.perSec).toFixed(2)}`);
 } finally {
   worker.shutdown();
   await running.catch(() => undefined);
   await connection.close();
-  for (const r of [...receivers, ...baselineReceivers]) {
+  for (const r of [...receivers, ...baselineReceivers, ...extraReceivers]) {
     r.server.closeAllConnections();
     r.server.close();
   }

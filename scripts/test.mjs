@@ -14,6 +14,7 @@ const bin = (name) => path.join(ROOT, 'node_modules', '.bin', name);
 const steps = [
   ['type-check', bin('tsc'), ['--noEmit']],
   ['lint', bin('eslint'), ['.']],
+  ['import rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'services', 'workflows', 'activities']],
   ['tests', bin('vitest'), ['run', ...process.argv.slice(2)]],
 ];
 let failed = false;

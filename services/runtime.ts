@@ -1,6 +1,11 @@
 import type { Config } from './core/config.ts';
-import type { Services } from './core/context.ts';
-import { createServices, type ServiceOptions } from './core/services.ts';
+import type { EventPublisher, Services } from './core/context.ts';
+import type { Feature } from './core/feature.ts';
+import { createServices, type CoreServiceOptions } from './core/services.ts';
+import { createSiteResolver } from './platform/tenancy.ts';
+import { createPluginRegistry } from './plugins/registry.ts';
+import { createActivePlugins } from './plugins/active-sites.ts';
+import './members.ts';
 import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';
 import { createAccessGate, type AccessGate } from './access/gate.ts';
@@ -12,12 +17,33 @@ import { adminUiExtension } from './http/admin-ui.ts';
 import { graphqlExtension } from './http/graphql.ts';
 import { installPluginHost } from './plugins/host.ts';
 
+export interface RuntimeOptions extends CoreServiceOptions {
+  /** The feature list; `services/features.ts` unless a test adds probes. */
+  features?: readonly Feature[];
+  events?: (services: Services) => EventPublisher;
+}
+
+/**
+ * Builds every member of `Services` once: the ground floor (core/services.ts), then the members
+ * the features declare in `services/members.ts`.
+ */
+export async function createRuntimeServices(config: Config, options: RuntimeOptions = {}): Promise<Services> {
+  const core = await createServices(config, options);
+  const services = core as Services;
+  services.features = options.features ?? features;
+  services.sites = createSiteResolver(services);
+  services.plugins = createPluginRegistry();
+  services.activePlugins = createActivePlugins(services);
+  services.events = (options.events ?? createWebhookPublisher)(services);
+  return services;
+}
+
 /**
  * Wires the features into one process: services, the access gate and the HTTP app. The gateway,
  * the worker and the tests all start from here, so they run the same wiring.
  */
-export async function createRuntime(config: Config, options: ServiceOptions = {}) {
-  const services: Services = await createServices(config, { features, events: createWebhookPublisher, ...options });
+export async function createRuntime(config: Config, options: RuntimeOptions = {}) {
+  const services = await createRuntimeServices(config, options);
   installPluginHost(services);
   const gate: AccessGate = createAccessGate(services);
   return {

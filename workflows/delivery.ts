@@ -1,20 +1,8 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { DeliveryActivities } from '../activities/delivery.ts';
+import { DELIVERY_REJECTED, type DeliveryOutcome, type DeliveryWorkflowInput } from './contracts/delivery.ts';
 
-/** Everything a delivery run needs; the settings travel with it so tests can use short backoffs. */
-export interface DeliveryWorkflowInput {
-  dbName: string;
-  siteId: string;
-  deliveryId: string;
-  retry: { initialIntervalMs: number; backoffCoefficient: number; maximumIntervalMs: number; maximumAttempts: number };
-  attemptTimeoutMs: number;
-  heartbeatTimeoutMs: number;
-}
-
-export interface DeliveryOutcome {
-  deliveryId: string;
-  status: 'delivered' | 'failed';
-}
+export type { DeliveryOutcome, DeliveryWorkflowInput };
 
 /**
  * One webhook delivery. The HTTP attempt is an activity and Temporal's retry policy is the
@@ -32,7 +20,7 @@ export async function deliveryWorkflow(input: DeliveryWorkflowInput): Promise<De
       backoffCoefficient: input.retry.backoffCoefficient,
       maximumInterval: input.retry.maximumIntervalMs,
       maximumAttempts: input.retry.maximumAttempts,
-      nonRetryableErrorTypes: ['DeliveryRejected'],
+      nonRetryableErrorTypes: [DELIVERY_REJECTED],
     },
   });
   const { markDeliveryFailed } = proxyActivities<DeliveryActivities>({

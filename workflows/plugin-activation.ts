@@ -1,11 +1,8 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
-import type { PluginActivities, PluginRoutineInput, PluginRoutineResult } from '../activities/plugin-activation.ts';
+import type { PluginActivities } from '../activities/plugin-activation.ts';
+import { PLUGIN_ROUTINE_FAILED, type PluginActivationOutcome, type PluginRoutineInput } from './contracts/plugin-activation.ts';
 
-/** `ok: false` means the plugin's own routine threw: the caller answers 502 with `error`. */
-export type PluginActivationOutcome = ({ ok: true } & PluginRoutineResult) | { ok: false; error: string };
-
-/** The error type the activity gives a throwing plugin routine; it is never retried. */
-export const PLUGIN_ROUTINE_FAILED = 'PluginRoutineFailed';
+export type { PluginActivationOutcome };
 
 const { runPluginRoutine } = proxyActivities<PluginActivities>({
   startToCloseTimeout: '1 minute',

@@ -1,5 +1,6 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type * as activities from '../activities/probe.ts';
+import type { ProbeOutcome } from './contracts/probe.ts';
 
 const { stampProbe } = proxyActivities<ReturnType<typeof activities.createProbeActivities>>({
   startToCloseTimeout: '10 seconds',
@@ -10,7 +11,7 @@ const { stampProbe } = proxyActivities<ReturnType<typeof activities.createProbeA
  * A round trip through the worker and the database: the health check and the tests use it to
  * prove that Temporal, the worker and MongoDB are wired together.
  */
-export async function probeWorkflow(probeId: string): Promise<{ probeId: string; stampedAt: string }> {
+export async function probeWorkflow(probeId: string): Promise<ProbeOutcome> {
   const stampedAt = await stampProbe(probeId);
   return { probeId, stampedAt };
 }

@@ -1,6 +1,6 @@
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type * as activities from '../activities/schedule.ts';
-import type { ScheduleInput } from '../services/content/schedule.ts';
+import type { ScheduleInput, ScheduleOutcome } from './contracts/schedule.ts';
 
 const { publishScheduledEntry, unpublishScheduledEntry } = proxyActivities<ReturnType<typeof activities.createScheduleActivities>>({
   startToCloseTimeout: '30 seconds',
@@ -18,8 +18,8 @@ async function waitUntil(date: string): Promise<void> {
  * until unpublishOn and returns the entry to draft. Replaced (terminated and restarted) when the
  * schedule changes; survives worker and server restarts because the timers are durable.
  */
-export async function scheduleEntryWorkflow(input: ScheduleInput): Promise<{ published?: string; unpublished?: string }> {
-  const result: { published?: string; unpublished?: string } = {};
+export async function scheduleEntryWorkflow(input: ScheduleInput): Promise<ScheduleOutcome> {
+  const result: ScheduleOutcome = {};
   if (input.publishOn) {
     await waitUntil(input.publishOn);
     result.published = await publishScheduledEntry(input);

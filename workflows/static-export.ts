@@ -1,46 +1,17 @@
-import { ActivityFailure, continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, continueAsNew, proxyActivities, setHandler, sleep, uuid4, workflowInfo } from '@temporalio/workflow';
 import type { ExportActivities } from '../activities/export.ts';
-import type { ExportMode, ExportRef } from '../services/export/model.ts';
+import type { ExportRef } from '../services/export/model.ts';
 import type { BatchResult } from '../services/export/runner.ts';
-import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from './static-export-signals.ts';
+import {
+  exportProgressQuery,
+  requestExportSignal,
+  type ExportProgress,
+  type ExportRequest,
+  type ExportWorkflowInput,
+  type QueuedRun,
+} from './contracts/static-export.ts';
 
-export interface ExportRequest {
-  requestId: string;
-  mode: ExportMode;
-}
-
-/** A waiting run; requests that arrive while it waits are merged into it. */
-interface QueuedRun {
-  mode: ExportMode;
-  requestIds: string[];
-}
-
-export interface ExportWorkflowInput extends ExportRef {
-  /** Entries rendered per activity call (and per progress step). */
-  batchSize: number;
-  /** Pause between batches, to spare the database on large sites (0 = none). */
-  batchPauseMs: number;
-  /** Carried over by continue-as-new. */
-  queue?: QueuedRun[];
-}
-
-export interface ExportProgress {
-  running: {
-    runId: string;
-    mode: ExportMode;
-    phase: 'planning' | 'rendering' | 'finishing';
-    total: number;
-    done: number;
-    rendered: number;
-    removed: number;
-    startedAt: string | null;
-    requestIds: string[];
-  } | null;
-  queued: ExportMode[];
-}
-
-export const requestExportSignal = defineSignal<[ExportRequest]>(REQUEST_EXPORT_SIGNAL);
-export const exportProgressQuery = defineQuery<ExportProgress>(EXPORT_PROGRESS_QUERY);
+export type { ExportProgress, ExportRequest, ExportWorkflowInput };
 
 const { beginExportRun, renderExportBatch, finishExportRun, failExportRun } = proxyActivities<ExportActivities>({
   startToCloseTimeout: '2 minutes',
@@ -62,7 +33,7 @@ function enqueue(queue: QueuedRun[], request: ExportRequest): void {
 }
 
 /**
- * The export actor of one site (`export:<workspaceId>:<siteId>`). Run requests arrive as signals
+ * The export actor of one site (id and messages: ./contracts/static-export.ts). Run requests arrive as signals
  * (signal-with-start), runs happen one after another, progress is readable by query. It ends when
  * nothing is queued; the next request starts it again.
  */

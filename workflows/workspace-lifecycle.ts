@@ -14,7 +14,12 @@ export interface DeleteWorkspaceInput {
  * Deleting a workspace is several steps against two databases with no transaction between them;
  * as a workflow it finishes even if the gateway or worker dies half-way. Id: `workspace-delete:<id>`.
  */
-export async function deleteWorkspaceWorkflow(input: DeleteWorkspaceInput): Promise<{ domainsReleased: number; databaseDropped: boolean }> {
+export interface DeleteWorkspaceOutcome {
+  domainsReleased: number;
+  databaseDropped: boolean;
+}
+
+export async function deleteWorkspaceWorkflow(input: DeleteWorkspaceInput): Promise<DeleteWorkspaceOutcome> {
   await markWorkspaceDeleted(input.workspaceId);
   const domainsReleased = await releaseWorkspaceDomains(input.workspaceId);
   if (input.dropDatabase) await dropWorkspaceDatabase(input.workspaceId);

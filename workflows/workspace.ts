@@ -1,15 +1,6 @@
-import { continueAsNew, defineQuery, defineSignal, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WorkspaceActivities } from '../activities/workspace.ts';
-import {
-  WORKSPACE_COMMAND_SIGNAL,
-  WORKSPACE_STATE_QUERY,
-  type WorkspaceActorState,
-  type WorkspaceCommand,
-  type WorkspaceWorkflowInput,
-} from './workspace-contract.ts';
-
-export const workspaceCommandSignal = defineSignal<[WorkspaceCommand]>(WORKSPACE_COMMAND_SIGNAL);
-export const workspaceStateQuery = defineQuery<WorkspaceActorState>(WORKSPACE_STATE_QUERY);
+import { workspaceCommandSignal, workspaceStateQuery, type WorkspaceCommand, type WorkspaceWorkflowInput } from './contracts/workspace.ts';
 
 // Retried without a cap: every step is idempotent, and a workspace must not stay half-provisioned
 // or half-deleted because the database was away for a while.

@@ -2,15 +2,15 @@ import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { ensureEngines } from '../../scripts/engines.mjs';
 import { loadConfig } from '../../services/core/config.ts';
-import { closeServices, type ServiceOptions } from '../../services/core/services.ts';
+import { closeServices } from '../../services/core/services.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
-import { createRuntime } from '../../services/runtime.ts';
+import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 
 /**
  * The full service for a benchmark: real engines (local ones unless MONGODB_URI and
  * TEMPORAL_ADDRESS are set), its own database prefix, logging off, dropped at the end.
  */
-export async function startBenchWorld(options: ServiceOptions & { env?: Record<string, string> } = {}) {
+export async function startBenchWorld(options: RuntimeOptions & { env?: Record<string, string> } = {}) {
   if (!process.env.MONGODB_URI || !process.env.TEMPORAL_ADDRESS) {
     const engines = await ensureEngines({ dataDir: resolve(process.env.DATA_DIR ?? '.data'), log: () => undefined });
     process.env.MONGODB_URI ??= engines.mongoUri;

@@ -7,22 +7,14 @@ import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError 
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from '../site/settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
+import type { Credentials } from './credentials.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
 import { assertSameSiteOrigin } from './origin-check.ts';
 import { exceeded, hitWindow, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
 import { clearSessionCookie, sessionCookie } from './session-cookie.ts';
 import { SESSION_COOKIE } from './sessions.ts';
 
-/** What the surfaces know about a request before it is authenticated. */
-export interface Credentials {
-  authorization?: string;
-  cookies: Record<string, string | undefined>;
-  ip: string;
-  origin?: string;
-  method: string;
-  /** The resource URLs (RFC 8707) this endpoint answers for; an OAuth token must be bound to one. */
-  resources?: readonly string[];
-}
+export type { Credentials };
 
 /**
  * The access feature's single entry point for the HTTP and MCP surfaces: who is calling, and may
@@ -42,7 +34,7 @@ export const HEAVY_LIMIT_PER_MIN = 10;
 export function createDenyAllGate(_services: Services): AccessGate {
   return {
     async authenticate(surface) {
-      if (surface === 'public') return anonymous;
+      if (surface === 'public' || surface === 'comments') return anonymous;
       throw new UnauthorizedError();
     },
     async admit() {
@@ -84,6 +76,13 @@ export function createAccessGate(services: Services): AccessGate {
         // Contract 4.3: when the API is not public, every endpoint answers 404.
         if (!state.publicEnabled) throw new NotFoundError();
         return authenticateSession(credentials.cookies, scope);
+      }
+      if (surface === 'comments') {
+        const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
+        // Its own switch: a site can keep its content public and close comment submission. With
+        // the Public API off no entry is public, so there is nothing to comment on either.
+        if (!state.commentsEnabled || !state.publicEnabled) throw new NotFoundError();
+        return anonymous;
       }
       if (credentials.cookies[SESSION_COOKIE]) assertSameSiteOrigin(services.config, scope, credentials.method, credentials.origin);
       return authenticateSession(credentials.cookies, scope);

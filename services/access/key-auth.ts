@@ -3,7 +3,7 @@ import type { Services } from '../core/context.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
 import type { AccessState } from '../site/settings-store.ts';
 import type { Capability } from '../core/capabilities.ts';
-import type { Credentials } from './gate.ts';
+import type { Credentials } from './credentials.ts';
 import type { Principal } from '../core/principal.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { parseSecret, secretMatches } from './key-secrets.ts';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -41,11 +42,12 @@ export const listRoles = defineOperation({
   path: '/roles',
   summary: 'Built-in and custom roles',
   requires: 'users:read',
-  input: z.object({}),
-  output: z.object({ data: z.array(RoleView) }),
-  async handler(ctx) {
-    const custom = await accessCollections(ctx.db).roles.find({ siteId: ctx.site._id }).sort({ _id: 1 }).limit(500).toArray();
-    return { data: [...builtInViews(), ...custom.map(customView)] };
+  input: ListQuery,
+  output: pageEnvelope(RoleView),
+  async handler(ctx, query) {
+    const custom = await accessCollections(ctx.db).roles.find({ siteId: ctx.site._id }).sort({ _id: 1 }).toArray();
+    const { items, page } = pageInOrder(ctx, 'roles', [...builtInViews(), ...custom.map(customView)], (role) => role.id, query);
+    return { data: items, page };
   },
 });
 
@@ -74,6 +76,7 @@ export const createRole = defineOperation({
   path: '/roles',
   summary: 'Create a custom role',
   requires: 'users:manage',
+  errors: [409],
   status: 201,
   input: RoleFields.strict(),
   output: RoleView,
@@ -92,6 +95,7 @@ export const updateRole = defineOperation({
   path: '/roles/:id',
   summary: 'Change a custom role; its users (and their keys) change on the next request',
   requires: 'users:manage',
+  errors: [409],
   input: RoleFields.partial().extend(IdInput.shape).strict(),
   output: RoleView,
   async handler(ctx, { id, ...patch }) {
@@ -112,6 +116,7 @@ export const deleteRole = defineOperation({
   path: '/roles/:id',
   summary: 'Delete a custom role that no user holds',
   requires: 'users:manage',
+  errors: [409],
   input: IdInput,
   output: z.object({ id: z.string(), deleted: z.literal(true) }),
   async handler(ctx, { id }) {

@@ -45,6 +45,7 @@ export const createUserOp = defineOperation({
   path: '/users',
   summary: 'Create a user (password hashed with scrypt)',
   requires: 'users:manage',
+  errors: [409],
   status: 201,
   events: ['user.created'],
   input: NewUserSchema,

@@ -1,5 +1,5 @@
-// `/admin/webhooks`: endpoints (signing secret shown once), rotate / delete, and the delivery
-// history with redelivery. The subscribable events come from the list answer's `eventTypes`.
+// `/admin/webhooks`: endpoints (signing secret shown once), rotate / delete, a paused endpoint's
+// reason and its Resume button, and the delivery history with redelivery. The subscribable events come from the list answer's `eventTypes`.
 import { api, byId, checkedValues, el, formatDate, markReady, renderChecks, requireUser, say, showSecret, withButton } from './common.js';
 
 let nextCursor = null;
@@ -21,9 +21,25 @@ function endpointRow(endpoint) {
     el('td', {}, endpoint.url),
     el('td', { className: 'tags' }, endpoint.events.join(', ')),
     el('td', {}, endpoint.active ? 'yes' : 'no'),
+    // The circuit breaker's pause: when and why, so the owner knows why nothing arrives.
+    el(
+      'td',
+      {},
+      endpoint.pausedAt
+        ? el('span', { className: 'status-paused', title: endpoint.pauseReason ?? '' }, `paused since ${formatDate(endpoint.pausedAt)}: ${endpoint.pauseReason ?? ''}`)
+        : 'delivering',
+    ),
     el(
       'td',
       { className: 'actions' },
+      ...(endpoint.pausedAt
+        ? [
+            action('Resume', endpoint.name, 'secondary', 'endpoints-error', async () => {
+              await api('POST', `/api/webhooks/${encodeURIComponent(endpoint.id)}/resume`);
+              await loadEndpoints();
+            }),
+          ]
+        : []),
       action('Rotate secret', endpoint.name, 'secondary', 'endpoints-error', async () => {
         if (!confirm(`Rotate the signing secret of "${endpoint.name}"? The old secret stops signing at once.`)) return;
         const { secret } = await api('POST', `/api/webhooks/${encodeURIComponent(endpoint.id)}/rotate-secret`);
@@ -80,7 +96,7 @@ function historyRow(attempt) {
     el('td', {}, formatDate(attempt.startedAt)),
     el('td', {}, attempt.event),
     el('td', {}, endpointNames.get(attempt.endpointId) ?? attempt.endpointId),
-    el('td', {}, String(attempt.attempt)),
+    el('td', {}, attempt.status === 'paused' ? '—' : String(attempt.attempt)),
     el('td', {}, el('span', { className: `status-${attempt.status}` }, attempt.status)),
     el('td', {}, attempt.responseCode === null ? (attempt.error ?? '—') : String(attempt.responseCode)),
     el(

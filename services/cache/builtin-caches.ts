@@ -1,6 +1,5 @@
 import { COLLECTIONS } from '../content/model.ts';
 import { bumpContentGeneration } from '../content/public-state.ts';
-import { activeCacheSize, forgetActivePlugins } from '../plugins/host.ts';
 import { registerDefaultCache, siteResolverCache } from './caches.ts';
 
 /**
@@ -25,8 +24,8 @@ registerDefaultCache((services) => ({
   name: 'plugins-active',
   description: 'Active plugins per site, as seen by this process.',
   reach: 'process',
-  stats: () => ({ entries: activeCacheSize(services) }),
-  clear: () => forgetActivePlugins(services),
+  stats: () => ({ entries: services.activePlugins.size() }),
+  clear: () => services.activePlugins.forget(),
 }));
 
 /**

@@ -12,8 +12,9 @@ import { classify } from './rules.ts';
 export const PUBLIC_COMMENT_LIMIT_PER_MIN = 10;
 
 export const publicCreateCommentOp = defineOperation({
-  id: 'public.comments.create',
-  surface: 'public',
+  id: 'comments.submit',
+  // Not on the read-only Public Content API: its own surface, switch (`api.commentsEnabled`) and document.
+  surface: 'comments',
   method: 'POST',
   path: '/content/:slug/comments',
   summary: 'Leave a comment on a published entry (held for moderation)',

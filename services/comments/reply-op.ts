@@ -15,6 +15,7 @@ export const replyOp = defineOperation({
   path: '/comments/:id/reply',
   summary: 'Reply to a comment as moderator (approved at once; a pending parent is approved too)',
   requires: 'comments:moderate',
+  errors: [409],
   status: 201,
   input: z.object({ id: z.string(), body: CommentText.body, authorName: CommentText.authorName.optional() }),
   output: CommentView,

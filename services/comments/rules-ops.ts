@@ -93,6 +93,7 @@ export const createSpamTermOp = defineOperation({
   path: '/comment-spam-terms',
   summary: 'Add a spam term (case-insensitive; a duplicate is 409)',
   requires: 'settings:manage',
+  errors: [409],
   status: 201,
   input: z.object({ term: z.string().trim().toLowerCase().min(2).max(100) }),
   output: SpamTermView,

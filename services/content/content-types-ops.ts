@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { isDuplicateKey } from './mongo-errors.ts';
@@ -22,10 +23,11 @@ export const listContentTypesOp = defineOperation({
   path: '/content-types',
   summary: 'Content type definitions and field schemas',
   requires: 'content:read',
-  input: z.object({}),
-  output: z.object({ data: z.array(ContentTypeView) }),
-  async handler(ctx) {
-    return { data: await listContentTypes(ctx) };
+  input: ListQuery,
+  output: pageEnvelope(ContentTypeView),
+  async handler(ctx, query) {
+    const { items, page } = pageInOrder(ctx, 'content-types', await listContentTypes(ctx), (type) => type.slug, query);
+    return { data: items, page };
   },
 });
 
@@ -52,6 +54,7 @@ export const createContentTypeOp = defineOperation({
   path: '/content-types',
   summary: 'Create a custom content type',
   requires: 'settings:manage',
+  errors: [409],
   status: 201,
   input: z.object({
     slug: typeSlug,
@@ -110,6 +113,7 @@ export const deleteContentTypeOp = defineOperation({
   path: '/content-types/:slug',
   summary: 'Delete a custom content type that no entry uses',
   requires: 'settings:manage',
+  errors: [409],
   input: z.object({ slug: z.string() }),
   output: z.object({ deleted: z.boolean() }),
   async handler(ctx, { slug }) {

@@ -21,6 +21,7 @@ export const createEntryOp = defineOperation({
   path: '/content',
   summary: 'Create a content entry (draft)',
   requires: 'content:create',
+  errors: [409],
   status: 201,
   events: ['content.created'],
   input: EntryCreateInput,

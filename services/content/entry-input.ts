@@ -3,6 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
 import { loadLanguages } from '../site/languages.ts';
 import { BlockDocumentSchema } from './model.ts';
+import { FreeFormObject } from '../core/safe-keys.ts';
 
 export const SlugSchema = z
   .string()
@@ -11,7 +12,7 @@ export const SlugSchema = z
   .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single dashes only')
   .max(200);
 
-export const FieldsInput = z.record(z.string(), z.unknown());
+export const FieldsInput = FreeFormObject;
 
 /** Content input (contract 2.2). */
 export const EntryCreateInput = z.object({

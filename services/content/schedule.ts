@@ -1,19 +1,10 @@
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { OperationContext } from '../core/context.ts';
 import type { EntryDoc } from './model.ts';
+import type { scheduleEntryWorkflow } from '../../workflows/schedule.ts';
+import { scheduleEntryWorkflowType, scheduleWorkflowId, type ScheduleInput } from '../../workflows/contracts/schedule.ts';
 
-/** What the schedule workflow carries: ids, the dates, and the token of the schedule it serves. */
-export interface ScheduleInput {
-  workspaceId: string;
-  siteId: string;
-  entryId: string;
-  /** Identifies this schedule; an activity of a replaced schedule finds another token and does nothing. */
-  token: string;
-  publishOn: string | null;
-  unpublishOn: string | null;
-}
-
-export const scheduleWorkflowId = (workspaceId: string, entryId: string) => `schedule:${workspaceId}:${entryId}`;
+export { scheduleWorkflowId, type ScheduleInput };
 
 /**
  * One workflow per entry, keyed by business id. A new schedule replaces the running one
@@ -21,7 +12,7 @@ export const scheduleWorkflowId = (workspaceId: string, entryId: string) => `sch
  */
 export async function startSchedule(ctx: OperationContext, input: Omit<ScheduleInput, 'workspaceId' | 'siteId'>): Promise<void> {
   const { client, taskQueue } = ctx.services.temporal;
-  await client.workflow.start('scheduleEntryWorkflow', {
+  await client.workflow.start<typeof scheduleEntryWorkflow>(scheduleEntryWorkflowType, {
     taskQueue,
     workflowId: scheduleWorkflowId(ctx.workspace._id, input.entryId),
     workflowIdConflictPolicy: 'TERMINATE_EXISTING',

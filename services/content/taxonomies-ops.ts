@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -16,10 +17,11 @@ export const listTaxonomiesOp = defineOperation({
   path: '/taxonomies',
   summary: 'Categories, tags and custom taxonomies with the content types using each',
   requires: 'content:read',
-  input: z.object({}),
-  output: z.object({ data: z.array(TaxonomyView) }),
-  async handler(ctx) {
-    return { data: (await listTaxonomies(ctx)).map(toTaxonomyView) };
+  input: ListQuery,
+  output: pageEnvelope(TaxonomyView),
+  async handler(ctx, query) {
+    const { items, page } = pageInOrder(ctx, 'taxonomies', (await listTaxonomies(ctx)).map(toTaxonomyView), (taxonomy) => taxonomy.slug, query);
+    return { data: items, page };
   },
 });
 
@@ -44,6 +46,7 @@ export const createTaxonomyOp = defineOperation({
   path: '/taxonomies',
   summary: 'Create a custom taxonomy',
   requires: 'settings:manage',
+  errors: [409],
   status: 201,
   input: z.object({
     slug: taxonomySlug,

@@ -81,6 +81,7 @@ export const createTermOp = defineOperation({
   path: '/taxonomies/:slug/terms',
   summary: 'Add a term (optionally under a parent)',
   requires: 'content:publish',
+  errors: [409],
   status: 201,
   input: z.object({ slug: z.string(), name: z.string().trim().min(1).max(200), termSlug: SlugSchema.optional(), parentId: z.string().nullable().default(null) }),
   output: TermView,
@@ -102,6 +103,7 @@ export const updateTermOp = defineOperation({
   path: '/taxonomies/:slug/terms/:id',
   summary: 'Rename, re-slug or move a term',
   requires: 'content:publish',
+  errors: [409],
   input: z.object({ slug: z.string(), id: z.string(), name: z.string().trim().min(1).max(200).optional(), termSlug: SlugSchema.optional(), parentId: z.string().nullable().optional() }),
   output: TermView,
   async handler(ctx, { slug, id, name, termSlug, parentId }) {

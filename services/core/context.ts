@@ -7,16 +7,19 @@ import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from './hooks.ts';
 import type { Principal } from './principal.ts';
 import type { Site, Workspace } from './tenants.ts';
-import type { Feature } from './feature.ts';
-import type { SiteResolver } from '../platform/tenancy.ts';
 
 /** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
 export interface EventPublisher {
   publish(ctx: OperationContext, event: string, data: Record<string, unknown>): Promise<void>;
 }
 
-/** Process-wide dependencies, built once by the gateway or the worker. */
-export interface Services {
+/**
+ * Process-wide dependencies, built once by the gateway or the worker (`services/runtime.ts`).
+ * The members below are the ground floor, built by `createServices`. Members whose types belong to
+ * a feature (the site resolver, the feature list, webhook settings, caches, ...) are declared in
+ * `services/members.ts`, which adds them to this interface, so core/ never imports upwards.
+ */
+export interface CoreServices {
   config: Config;
   mongo: MongoClient;
   platformDb: Db;
@@ -26,12 +29,12 @@ export interface Services {
   clock: Clock;
   log: Logger;
   events: EventPublisher;
-  /** Every feature folder (operations, indexes, provisioning), from `services/features.ts`. */
-  features: readonly Feature[];
-  /** Host → site, cached briefly per process; operations that change sites call `forget()`. */
-  sites: SiteResolver;
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
+
+/** Every process-wide member: `CoreServices` plus what `services/members.ts` declares. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- extended by declaration merging
+export interface Services extends CoreServices {}
 
 /** Facts about the caller's request that operations may need (audit, IP rules), never the HTTP objects. */
 export interface RequestFacts {

@@ -1,6 +1,13 @@
 import type { Operation } from './operation.ts';
 import type { OperationContext } from './context.ts';
-import type { IndexSpec } from '../platform/indexes.ts';
+import type { CreateIndexesOptions, IndexSpecification } from 'mongodb';
+
+/** An index a feature needs in every workspace database. Every key list should lead with `siteId`. */
+export interface IndexSpec {
+  collection: string;
+  keys: IndexSpecification;
+  options?: CreateIndexesOptions;
+}
 
 /** Details of a new workspace that features may need while provisioning it. */
 export interface ProvisionInput {

@@ -3,10 +3,18 @@ import type { OperationContext } from './context.ts';
 import type { Requirement } from './capabilities.ts';
 import { requiredCapabilities } from './capabilities.ts';
 import { hasCapability } from './principal.ts';
+import { findUnsafeKey } from './safe-keys.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
 
-export type Surface = 'public' | 'manage' | 'admin';
+/**
+ * `public` is the read-only Public Content API (GET only, contract 4); `comments` is the anonymous
+ * comment submission API beside it, with its own switch, limit and document; `manage` the bearer
+ * API; `admin` the cookie-session API of the admin UI.
+ */
+export type Surface = 'public' | 'comments' | 'manage' | 'admin';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** 409: conflicts (a slug taken, a state that forbids the change); 502/503: a dependency failed. */
+export type DomainErrorStatus = 409 | 413 | 502 | 503;
 
 /**
  * One operation, declared once. REST routes, OpenAPI, MCP tools and tests are all derived from it.
@@ -26,6 +34,12 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   output: O;
   /** Success status; 200 unless stated. */
   status?: 200 | 201 | 202 | 204;
+  /**
+   * Error statuses the handler itself can answer beyond those every operation of its kind can
+   * (`core/statuses.ts` derives 400, 401, 403, 404, 413, 414, 415, 429 and the `expectedVersion`
+   * 409 from the rest of the definition). The OpenAPI entry declares exactly these.
+   */
+  errors?: readonly DomainErrorStatus[];
   events?: readonly string[];
   /** Expensive routes (uploads, activations, exports) pass through the extra limiter too. */
   heavy?: boolean;
@@ -37,6 +51,10 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   hiddenFromTools?: boolean;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
 }
+
+/** `/content/:id` → `/content/{id}` (OpenAPI), and the path's parameter names. */
+export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+export const pathParamNames = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
 
 export function defineOperation<I extends z.ZodType, O extends z.ZodType>(operation: Operation<I, O>): Operation<I, O> {
   return operation;
@@ -63,6 +81,8 @@ export function formatZodError(error: z.ZodError): string {
 }
 
 export function parseInput<I extends z.ZodType>(operation: Operation<I>, raw: unknown): z.output<I> {
+  const unsafe = findUnsafeKey(raw);
+  if (unsafe) throw new BadRequestError(unsafe);
   const result = operation.input.safeParse(raw ?? {});
   if (!result.success) throw new BadRequestError(formatZodError(result.error));
   return result.data;

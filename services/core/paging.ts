@@ -66,3 +66,22 @@ export function pageByKey<T>(ctx: OperationContext, list: string, sorted: readon
   const nextCursor = rest.length > input.limit ? ctx.services.cursors.encode(listName(ctx, list), { after: key(items[items.length - 1]) }) : null;
   return { items, page: { limit: input.limit, cursor: input.cursor ?? null, nextCursor, total: items.length } };
 }
+
+/**
+ * Paging of a short list computed in memory in an order that means something (languages in their
+ * order, built-in roles before custom ones). The cursor names the last item shown and its
+ * position: the next page starts after that item, or at that position if it has gone since.
+ */
+export function pageInOrder<T>(ctx: OperationContext, list: string, ordered: readonly T[], key: (item: T) => string, input: z.infer<typeof ListQuery>) {
+  let start = 0;
+  if (input.cursor) {
+    const position = ctx.services.cursors.decode(listName(ctx, list), input.cursor);
+    if (typeof position.after !== 'string' || typeof position.at !== 'number') throw new BadRequestError('Invalid cursor');
+    const found = ordered.findIndex((item) => key(item) === position.after);
+    start = found >= 0 ? found + 1 : Math.min(position.at + 1, ordered.length);
+  }
+  const items = ordered.slice(start, start + input.limit);
+  const last = start + items.length - 1;
+  const nextCursor = last + 1 < ordered.length ? ctx.services.cursors.encode(listName(ctx, list), { after: key(ordered[last]), at: last }) : null;
+  return { items, page: { limit: input.limit, cursor: input.cursor ?? null, nextCursor, total: items.length } };
+}

@@ -2,13 +2,11 @@ import { MongoClient, type Db } from 'mongodb';
 import { Client, Connection } from '@temporalio/client';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
-import type { EventPublisher, Services } from './context.ts';
-import type { Feature } from './feature.ts';
+import type { CoreServices, EventPublisher } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createCursorCodec } from './cursors.ts';
 import { loggerOptions } from './logger.ts';
 import { createHooks } from './hooks.ts';
-import { createSiteResolver } from '../platform/tenancy.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -17,18 +15,16 @@ const silentPublisher = (log: Logger): EventPublisher => ({
   },
 });
 
-export interface ServiceOptions {
+export interface CoreServiceOptions {
   clock?: Clock;
   log?: Logger;
-  events?: (services: Services) => EventPublisher;
-  features?: readonly Feature[];
 }
 
 /**
  * Builds the process-wide dependencies: one MongoClient and one Temporal connection per process
  * (never one per request). Temporal connects lazily so a gateway can answer while Temporal is down.
  */
-export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Services> {
+export async function createServices(config: Config, options: CoreServiceOptions = {}): Promise<CoreServices> {
   const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL));
   const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
   await mongo.connect();
@@ -36,7 +32,7 @@ export async function createServices(config: Config, options: ServiceOptions = {
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dbs = new Map<string, Db>();
 
-  const services: Omit<Services, 'sites'> & Partial<Pick<Services, 'sites'>> = {
+  return {
     config,
     mongo,
     platformDb: mongo.db(`${config.DB_PREFIX}platform`),
@@ -46,7 +42,6 @@ export async function createServices(config: Config, options: ServiceOptions = {
     clock: options.clock ?? systemClock,
     log,
     events: silentPublisher(log),
-    features: options.features ?? [],
     workspaceDb(workspace) {
       let db = dbs.get(workspace.dbName);
       if (!db) {
@@ -56,12 +51,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
       return db;
     },
   };
-  services.sites = createSiteResolver(services as Services);
-  if (options.events) services.events = options.events(services as Services);
-  return services as Services;
 }
 
-export async function closeServices(services: Services): Promise<void> {
+export async function closeServices(services: CoreServices): Promise<void> {
   await services.temporal.client.connection.close().catch(() => undefined);
   await services.mongo.close();
 }

@@ -6,7 +6,7 @@ import { DESIGN_COLLECTION } from './store.ts';
 import { templatePartOperations } from './template-parts-ops.ts';
 import { templateOperations } from './templates-ops.ts';
 import { widgetAreaOperations } from './widget-area-ops.ts';
-import { getLayoutOp, putLayoutOp } from './widget-layout-ops.ts';
+import { deleteLayoutOp, getLayoutOp, putLayoutOp } from './widget-layout-ops.ts';
 import { widgetOperations } from './widget-ops.ts';
 import { WIDGET_COLLECTIONS } from './widgets.ts';
 
@@ -20,6 +20,7 @@ export const designFeature: Feature = {
     ...widgetAreaOperations,
     getLayoutOp,
     putLayoutOp,
+    deleteLayoutOp,
     ...widgetOperations,
     ...patternOperations,
     ...reusableBlockOperations,

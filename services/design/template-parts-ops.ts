@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
@@ -75,11 +76,12 @@ export const listHeadersOp = defineOperation({
   path: '/headers',
   summary: 'The header library (template parts in the header area) and the site default header',
   requires: 'content:read',
-  input: z.object({}),
-  output: z.object({ default: z.string(), data: z.array(PartView) }),
-  async handler(ctx) {
+  input: ListQuery,
+  output: pageEnvelope(PartView).extend({ default: z.string() }),
+  async handler(ctx, query) {
     const settings = await readDesign<HeaderSettings>(ctx, 'header-settings', 'default');
-    return { default: settings?.value.default ?? 'header', data: (await allParts(ctx)).filter((p) => p.area === 'header') };
+    const { items, page } = pageInOrder(ctx, 'headers', (await allParts(ctx)).filter((p) => p.area === 'header'), (part) => part.part, query);
+    return { default: settings?.value.default ?? 'header', data: items, page };
   },
 });
 

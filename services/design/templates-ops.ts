@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
@@ -53,12 +54,13 @@ export const listTemplatesOp = defineOperation({
   path: '/templates',
   summary: 'Template hierarchy slots: built-in ones and saved variants, with source and draft state',
   requires: 'content:read',
-  input: z.object({}),
-  output: z.object({ data: z.array(TemplateView.omit({ blocks: true, draft: true }).extend({ hasDraft: z.boolean() })) }),
-  async handler(ctx) {
+  input: ListQuery,
+  output: pageEnvelope(TemplateView.omit({ blocks: true, draft: true }).extend({ hasDraft: z.boolean() })),
+  async handler(ctx, query) {
     const saved = new Map((await listDesign<TemplateValue>(ctx, 'template')).map((d) => [d.key, d]));
-    const slugs = [...new Set([...BUILTIN_TEMPLATES, ...saved.keys()])];
+    const { items: slugs, page } = pageInOrder(ctx, 'templates', [...new Set([...BUILTIN_TEMPLATES, ...saved.keys()])], (slug) => slug, query);
     return {
+      page,
       data: slugs.map((slug) => {
         const { blocks: _blocks, draft, ...rest } = toView(slug, saved.get(slug) ?? null);
         return { ...rest, hasDraft: draft !== null };

@@ -31,6 +31,7 @@ export const createAreaOp = defineOperation({
   path: '/widgets/areas',
   summary: 'Add a widget area (409 when the key exists)',
   requires: 'settings:manage',
+  errors: [409],
   status: 201,
   input: z.object({ key: AreaKey, ...AreaBody }),
   output: AreaView,

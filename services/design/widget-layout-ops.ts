@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
 import { listContentTypes } from '../content/content-types.ts';
-import { readDesign, writeDesign } from './store.ts';
+import { deleteDesign, readDesign, writeDesign } from './store.ts';
 import { areasCollection } from './widgets.ts';
 
 /** Content type slug → the widget areas its pages show, in order. */
@@ -52,5 +52,20 @@ export const putLayoutOp = defineOperation({
     if (missing) throw new BadRequestError(`layout: unknown widget area ${missing}`);
     await writeLayout(ctx, layout);
     return { layout };
+  },
+});
+
+export const deleteLayoutOp = defineOperation({
+  id: 'widgetLayout.delete',
+  surface: 'manage',
+  method: 'DELETE',
+  path: '/widgets/layout',
+  summary: 'Clear the layout: no content type shows widget areas until a new one is put',
+  requires: 'settings:manage',
+  input: z.object({}),
+  output: LayoutView,
+  async handler(ctx) {
+    await deleteDesign(ctx, 'widget-layout', 'default');
+    return { layout: {} };
   },
 });

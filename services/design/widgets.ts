@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { FreeFormObject } from '../core/safe-keys.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 
@@ -38,7 +39,7 @@ export const AreaKey = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-cas
 export const WidgetBody = z.object({
   type: z.enum(WIDGET_TYPES),
   title: z.string().trim().max(200).default(''),
-  settings: z.record(z.string(), z.unknown()).default({}),
+  settings: FreeFormObject.default({}),
   area: AreaKey.nullable().default(null),
 });
 

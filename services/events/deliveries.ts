@@ -1,50 +1,100 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
-import type { deliveryWorkflow, DeliveryWorkflowInput } from '../../workflows/delivery.ts';
+import type { endpointActorWorkflow } from '../../workflows/endpoint-actor.ts';
+import {
+  endpointActorId,
+  endpointActorWorkflowName,
+  wakeSignal,
+  type EndpointActorInput,
+} from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { webhookSettings } from './settings.ts';
 
 /** The contract's payload ceiling (6.2.2, 8). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-export const deliveryWorkflowId = (deliveryId: string) => `delivery:${deliveryId}`;
+// The per-delivery workflow of the design before the endpoint actors (kept for the migration).
+export { deliveryWorkflowId } from '../../workflows/contracts/delivery.ts';
 
 export interface DeliveryTarget {
+  workspaceId: string;
   dbName: string;
   siteId: string;
 }
 
-/**
- * Starts the delivery's workflow. Idempotent: the workflow id is the delivery id, so a second
- * start (drain, boot, a racing gateway) finds it running or finished and changes nothing; only a
- * run that failed or was terminated may be started again.
- */
-export async function startDeliveryWorkflow(services: Services, where: DeliveryTarget, deliveryId: string): Promise<void> {
+/** The actor's input: where the endpoint lives, and the workflow-side knobs of this process. */
+export function actorInput(services: Services, where: DeliveryTarget, endpointId: string): EndpointActorInput {
   const settings = webhookSettings(services);
-  const input: DeliveryWorkflowInput = {
+  return {
+    workspaceId: where.workspaceId,
     dbName: where.dbName,
     siteId: where.siteId,
-    deliveryId,
-    retry: settings.retry,
+    endpointId,
+    passBudgetMs: settings.passBudgetMs,
     attemptTimeoutMs: settings.attemptTimeoutMs,
     heartbeatTimeoutMs: settings.heartbeatTimeoutMs,
+    idleMs: settings.idleMs,
+    passesPerRun: settings.passesPerRun,
   };
+}
+
+/**
+ * Wakes (or starts) one endpoint's actor with signal-with-start: one workflow per endpoint, so
+ * a second call finds it running and only signals it. Calls for the same endpoint coalesce in
+ * this process: while one is in flight, any number of further calls send exactly one more.
+ */
+export async function wakeActor(services: Services, where: DeliveryTarget, endpointId: string): Promise<void> {
+  const { wakes } = webhookSettings(services);
+  const workflowId = endpointActorId(where.workspaceId, endpointId);
+  const inFlight = wakes.get(workflowId);
+  if (inFlight) {
+    inFlight.again = true;
+    return;
+  }
+  const state = { again: true };
+  wakes.set(workflowId, state);
   try {
-    await services.temporal.client.workflow.start<typeof deliveryWorkflow>('deliveryWorkflow', {
-      taskQueue: services.temporal.taskQueue,
-      workflowId: deliveryWorkflowId(deliveryId),
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-      args: [input],
-    });
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    while (state.again) {
+      state.again = false;
+      await services.temporal.client.workflow.signalWithStart<typeof endpointActorWorkflow, []>(endpointActorWorkflowName, {
+        taskQueue: services.temporal.taskQueue,
+        workflowId,
+        args: [actorInput(services, where, endpointId)],
+        signal: wakeSignal,
+        signalArgs: [],
+      });
+    }
+  } finally {
+    wakes.delete(workflowId);
   }
 }
 
 /**
+ * After new rows are stored: wakes the actors that are not in a pass (a pass picks new rows up by
+ * itself) and not paused (they wait for a resume). The busy flag is read after the rows were
+ * written, which with the pass's own final check leaves no row unseen. A failure is logged; the
+ * drain starts what was missed.
+ */
+export async function wakeActorsFor(services: Services, where: DeliveryTarget, docs: readonly DeliveryDoc[]): Promise<void> {
+  const ids = [...new Set(docs.filter((doc) => doc.status === 'pending').map((doc) => doc.endpointId))];
+  if (ids.length === 0) return;
+  const now = services.clock.now();
+  const states = await eventCollections(services.workspaceDb({ dbName: where.dbName }))
+    .endpoints.find({ _id: { $in: ids }, siteId: where.siteId }, { projection: { busyUntil: 1, pausedAt: 1 } })
+    .toArray();
+  const idle = states.filter((state) => !state.pausedAt && !(state.busyUntil && state.busyUntil > now));
+  await Promise.all(
+    idle.map((state) =>
+      wakeActor(services, where, state._id).catch((error: unknown) => {
+        services.log.warn({ endpointId: state._id, err: error instanceof Error ? error.message : String(error) }, 'webhook actor left for the drain');
+      }),
+    ),
+  );
+}
+
+/**
  * Stores one delivery per endpoint before anything is sent, so an event survives a crash or a
- * Temporal outage between here and the start: the drain finds the row `pending` and starts it.
+ * Temporal outage between here and the wake: the drain finds the row `pending` and wakes its actor.
  * A body over the limit is recorded as failed without being sent.
  */
 export async function storeDeliveries(
@@ -71,40 +121,11 @@ export async function storeDeliveries(
     createdAt: now,
     updatedAt: now,
     finishedAt: tooLarge ? now : null,
+    via: 'endpoint',
+    nextAttemptAt: now,
+    claimed: false,
   }));
   if (docs.length) await eventCollections(services.workspaceDb({ dbName: where.dbName })).deliveries.insertMany(docs);
   return docs;
 }
 
-/** Workflow starts in flight per process. A burst waits here instead of timing out at the server. */
-const MAX_CONCURRENT_STARTS = 32;
-const startLimiters = new WeakMap<Services, { active: number; waiting: Array<() => void> }>();
-
-async function withStartSlot<T>(services: Services, run: () => Promise<T>): Promise<T> {
-  let limiter = startLimiters.get(services);
-  if (!limiter) startLimiters.set(services, (limiter = { active: 0, waiting: [] }));
-  const slots = limiter;
-  if (slots.active >= MAX_CONCURRENT_STARTS) await new Promise<void>((resolve) => slots.waiting.push(resolve));
-  else slots.active++;
-  try {
-    return await run();
-  } finally {
-    // Hand the slot straight to the next waiter, or give it back.
-    const next = slots.waiting.shift();
-    if (next) next();
-    else slots.active--;
-  }
-}
-
-/** Starts each stored delivery on its own; a failure leaves that row for the drain and is logged. */
-export async function startStoredDeliveries(services: Services, where: DeliveryTarget, docs: readonly DeliveryDoc[]): Promise<void> {
-  await Promise.all(
-    docs
-      .filter((doc) => doc.status === 'pending')
-      .map((doc) =>
-        withStartSlot(services, () => startDeliveryWorkflow(services, where, doc._id)).catch((error: unknown) => {
-          services.log.warn({ deliveryId: doc._id, err: error instanceof Error ? error.message : String(error) }, 'webhook delivery left for the drain');
-        }),
-      ),
-  );
-}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { eventCollections } from './model.ts';
-import { startStoredDeliveries, storeDeliveries } from './deliveries.ts';
+import { storeDeliveries, wakeActor } from './deliveries.ts';
 
 const HISTORY_SIZE = 100;
 
@@ -71,9 +71,12 @@ export const redeliver = defineOperation({
     if (!original.body) throw new BadRequestError('This delivery was never sent: its payload was over the size limit');
     const endpoint = await endpoints.findOne({ _id: original.endpointId, siteId: ctx.site._id }, { projection: { _id: 1 } });
     if (!endpoint) throw new NotFoundError('The endpoint of this delivery was deleted');
-    const where = { dbName: ctx.workspace.dbName, siteId: ctx.site._id };
+    const where = { workspaceId: ctx.workspace._id, dbName: ctx.workspace.dbName, siteId: ctx.site._id };
     const [copy] = await storeDeliveries(ctx.services, where, [endpoint], original.event, original.body, original._id);
-    await startStoredDeliveries(ctx.services, where, [copy]);
+    // Stored first: if Temporal is down now, the drain wakes the actor later.
+    await wakeActor(ctx.services, where, endpoint._id).catch((error: unknown) => {
+      ctx.services.log.warn({ deliveryId: copy._id, err: error instanceof Error ? error.message : String(error) }, 'webhook actor left for the drain');
+    });
     return { delivery: { id: copy._id, redeliveryOf: original._id } };
   },
 });

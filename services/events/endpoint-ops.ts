@@ -9,6 +9,7 @@ import {
   EndpointView,
   listEndpoints,
   ownerFilter,
+  resumeEndpoint,
   rotateSecret,
   updateEndpoint,
 } from './endpoints.ts';
@@ -55,7 +56,7 @@ function endpointOperations(surface: 'manage' | 'admin') {
       surface,
       method: 'PUT',
       path: '/webhooks/:id',
-      summary: 'Change a webhook endpoint (name, URL, events, active)',
+      summary: 'Change a webhook endpoint (name, URL, events, active, concurrency, maxPerSecond)',
       requires: 'settings:manage',
       input: UpdateInput,
       output: z.object({ endpoint: EndpointView }),
@@ -82,6 +83,17 @@ function endpointOperations(surface: 'manage' | 'admin') {
       input: z.object({ id: z.string() }),
       output: Created,
       handler: (ctx, { id }) => rotateSecret(ctx, ownerFilter(ctx, surface), id),
+    }),
+    resume: defineOperation({
+      id: `${prefix}.resume`,
+      surface,
+      method: 'POST',
+      path: '/webhooks/:id/resume',
+      summary: 'Resume an endpoint the circuit breaker paused; what waited is sent again',
+      requires: 'settings:manage',
+      input: z.object({ id: z.string() }),
+      output: z.object({ endpoint: EndpointView }),
+      handler: (ctx, { id }) => resumeEndpoint(ctx, ownerFilter(ctx, surface), id),
     }),
   };
 }

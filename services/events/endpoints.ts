@@ -8,7 +8,8 @@ import { actorKeyId, actorUserId } from '../core/principal.ts';
 import { knownEventNames } from './catalog.ts';
 import { eventCollections, type EndpointDoc } from './model.ts';
 import { generateWebhookSecret, secretBinding } from './secrets.ts';
-import { webhookSettings } from './settings.ts';
+import { DEFAULT_ENDPOINT_CONCURRENCY, webhookSettings } from './settings.ts';
+import { wakeActor } from './deliveries.ts';
 import { TargetRejectedError } from './target-guard.ts';
 
 export const EndpointInput = z.object({
@@ -16,6 +17,10 @@ export const EndpointInput = z.object({
   url: z.string().max(2048),
   events: z.array(z.string().min(1).max(200)).min(1).max(100),
   active: z.boolean().optional(),
+  /** Attempts in flight at once to this endpoint. */
+  concurrency: z.number().int().min(1).max(32).optional(),
+  /** Attempts started per second at most; null removes the limit. */
+  maxPerSecond: z.number().int().min(1).max(1000).nullable().optional(),
 });
 export type EndpointInput = z.infer<typeof EndpointInput>;
 
@@ -26,6 +31,11 @@ export const EndpointView = z.object({
   events: z.array(z.string()),
   active: z.boolean(),
   ownerKeyId: z.string().nullable(),
+  concurrency: z.number(),
+  maxPerSecond: z.number().nullable(),
+  /** Set when the circuit breaker paused the endpoint (nothing is sent until it is resumed). */
+  pausedAt: z.string().nullable(),
+  pauseReason: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -37,6 +47,10 @@ export const toView = (doc: EndpointDoc): z.infer<typeof EndpointView> => ({
   events: doc.events,
   active: doc.active,
   ownerKeyId: doc.ownerKeyId,
+  concurrency: doc.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY,
+  maxPerSecond: doc.maxPerSecond ?? null,
+  pausedAt: doc.pausedAt?.toISOString() ?? null,
+  pauseReason: doc.pauseReason ?? null,
   createdAt: doc.createdAt.toISOString(),
   updatedAt: doc.updatedAt.toISOString(),
 });
@@ -85,6 +99,12 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
     createdBy: actorUserId(ctx.principal),
     createdAt: now,
     updatedAt: now,
+    concurrency: input.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY,
+    maxPerSecond: input.maxPerSecond ?? null,
+    failingSince: null,
+    pausedAt: null,
+    pauseReason: null,
+    busyUntil: null,
   });
   return { endpoint: { id }, secret };
 }
@@ -96,6 +116,8 @@ export async function updateEndpoint(ctx: OperationContext, filter: Filter<Endpo
   if (input.url !== undefined) set.url = input.url;
   if (input.events !== undefined) set.events = [...new Set(input.events)];
   if (input.active !== undefined) set.active = input.active;
+  if (input.concurrency !== undefined) set.concurrency = input.concurrency;
+  if (input.maxPerSecond !== undefined) set.maxPerSecond = input.maxPerSecond;
   const updated = await eventCollections(ctx.db).endpoints.findOneAndUpdate({ ...filter, _id: id }, { $set: set }, { returnDocument: 'after' });
   if (!updated) throw new NotFoundError();
   return { endpoint: toView(updated) };
@@ -105,6 +127,28 @@ export async function deleteEndpoint(ctx: OperationContext, filter: Filter<Endpo
   const result = await eventCollections(ctx.db).endpoints.deleteOne({ ...filter, _id: id });
   if (result.deletedCount === 0) throw new NotFoundError();
   return { id, deleted: true };
+}
+
+/**
+ * Lifts a circuit-breaker pause: the breaker starts afresh, every delivery that waited is due at
+ * once, and the actor is woken to re-drive them. Resuming an endpoint that is not paused changes
+ * nothing but still wakes its actor (harmless).
+ */
+export async function resumeEndpoint(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string) {
+  const now = ctx.services.clock.now();
+  const { endpoints, deliveries } = eventCollections(ctx.db);
+  const updated = await endpoints.findOneAndUpdate(
+    { ...filter, _id: id },
+    { $set: { pausedAt: null, pauseReason: null, failingSince: null, updatedAt: now } },
+    { returnDocument: 'after' },
+  );
+  if (!updated) throw new NotFoundError();
+  await deliveries.updateMany({ siteId: ctx.site._id, endpointId: id, status: 'pending', via: 'endpoint' }, { $set: { nextAttemptAt: now } });
+  const where = { workspaceId: ctx.workspace._id, dbName: ctx.workspace.dbName, siteId: ctx.site._id };
+  await wakeActor(ctx.services, where, id).catch((error: unknown) => {
+    ctx.services.log.warn({ endpointId: id, err: error instanceof Error ? error.message : String(error) }, 'webhook actor left for the drain');
+  });
+  return { endpoint: toView(updated) };
 }
 
 /** The old secret stops signing at once; the new one is returned this one time. */

@@ -22,6 +22,17 @@ export interface EndpointDoc {
   createdBy: string | null;
   createdAt: Date;
   updatedAt: Date;
+  /** Attempts in flight at once to this endpoint (1–32); absent: the default. */
+  concurrency?: number;
+  /** Attempts started per second at most; absent or null: no limit. */
+  maxPerSecond?: number | null;
+  /** Circuit breaker: since when every attempt has failed (null after any success). */
+  failingSince?: Date | null;
+  /** Set when the breaker paused the endpoint; nothing is sent until it is resumed. */
+  pausedAt?: Date | null;
+  pauseReason?: string | null;
+  /** Its actor is in a delivery pass until then: publishers need not wake it. */
+  busyUntil?: Date | null;
 }
 
 /** pending: not final yet (its workflow runs, or the drain will start it); delivered / failed: final. */
@@ -42,9 +53,19 @@ export interface DeliveryDoc {
   createdAt: Date;
   updatedAt: Date;
   finishedAt: Date | null;
+  /**
+   * `endpoint`: delivered by the endpoint's actor. Absent: stored by the per-delivery design
+   * before the upgrade; the drain hands it to the actor once its old workflow is not running.
+   */
+  via?: 'endpoint';
+  /** When the actor may attempt it next (stored: at once; failed: after the backoff). */
+  nextAttemptAt?: Date;
+  /** An actor pass took it and has not written the outcome yet (a dead pass leaves it set). */
+  claimed?: boolean;
 }
 
-export type AttemptStatus = 'succeeded' | 'failed' | 'timeout' | 'blocked' | 'interrupted';
+/** `paused` is not an attempt: the breaker's entry (attempt 0 of the delivery that tripped it). */
+export type AttemptStatus = 'succeeded' | 'failed' | 'timeout' | 'blocked' | 'interrupted' | 'paused';
 
 /** One row per HTTP attempt: the delivery history (contract 6.2.6). */
 export interface AttemptDoc {
@@ -75,6 +96,7 @@ export const eventIndexes: IndexSpec[] = [
   { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, events: 1, active: 1 } },
   { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, ownerKeyId: 1, _id: 1 } },
   { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, createdAt: 1 } },
+  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, endpointId: 1, status: 1, nextAttemptAt: 1 } },
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, deliveryId: 1, attempt: 1 }, options: { unique: true } },
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, _id: -1 } },
 ];

@@ -1,13 +1,13 @@
 import type { EventPublisher, OperationContext, Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { eventCollections } from './model.ts';
-import { startStoredDeliveries, storeDeliveries } from './deliveries.ts';
+import { storeDeliveries, wakeActorsFor } from './deliveries.ts';
 import { configureWebhooks, type WebhookOptions } from './settings.ts';
 
 /**
  * `ctx.emit` → the webhook deliveries: the site's active endpoints subscribed to the event each get
- * one stored delivery and one workflow. Never throws into the emitting operation: the rows are
- * written before the emit returns (so the event is not lost), starting the workflows happens in
+ * one stored delivery, and their actors are woken. Never throws into the emitting operation: the
+ * rows are written before the emit returns (so the event is not lost), waking the actors happens in
  * the background and anything that goes wrong is logged and left to the drain.
  */
 export function createWebhookPublisher(services: Services, options: WebhookOptions = {}): EventPublisher {
@@ -22,9 +22,11 @@ export function createWebhookPublisher(services: Services, options: WebhookOptio
         const envelope = { id: newId(), event, occurredAt: services.clock.now().toISOString(), siteId: ctx.site._id, data };
         const payload = await services.hooks.applyFilters('webhook.payload', envelope, { siteId: ctx.site._id, event });
         const body = JSON.stringify(payload);
-        const where = { dbName: ctx.workspace.dbName, siteId: ctx.site._id };
+        const where = { workspaceId: ctx.workspace._id, dbName: ctx.workspace.dbName, siteId: ctx.site._id };
         const docs = await storeDeliveries(services, where, endpoints, event, body);
-        void startStoredDeliveries(services, where, docs);
+        void wakeActorsFor(services, where, docs).catch((error: unknown) => {
+          services.log.warn({ event, err: error instanceof Error ? error.message : String(error) }, 'webhook wake failed; left for the drain');
+        });
       } catch (error) {
         services.log.error({ event, err: error instanceof Error ? error.message : String(error) }, 'webhook publish failed');
       }

@@ -1,44 +1,71 @@
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Services } from '../core/context.ts';
 import { platformCollections } from '../platform/workspaces.ts';
+import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections } from './model.ts';
-import { startDeliveryWorkflow } from './deliveries.ts';
+import { deliveryWorkflowId, wakeActor } from './deliveries.ts';
 import { webhookSettings } from './settings.ts';
 
 /** Per site and pass: enough to catch up after an outage without one pass running for ages. */
 const BATCH = 500;
 
-/**
- * Re-starts every delivery that is not final and has not moved for `drainGraceMs`: rows whose start
- * failed (Temporal down), whose process died between the insert and the start, or whose run was
- * terminated. Starting is idempotent (workflow id = delivery id): a running delivery is left alone.
- * Returns how many rows it looked at.
- */
-export async function drainDeliveries(services: Services): Promise<number> {
-  const { graceMs, now } = { graceMs: webhookSettings(services).drainGraceMs, now: services.clock.now().getTime() };
-  const { workspaces, sites } = platformCollections(services);
-  let seen = 0;
-  for (const workspace of await workspaces.find({ status: 'active' }).toArray()) {
-    const db = services.workspaceDb(workspace);
-    for (const site of await sites.find({ workspaceId: workspace._id }).toArray()) {
-      const stale = await eventCollections(db)
-        .deliveries.find(
-          { siteId: site._id, status: 'pending', updatedAt: { $lt: new Date(now - graceMs) } },
-          { projection: { _id: 1 } },
-        )
-        .limit(BATCH)
-        .toArray();
-      for (const row of stale) {
-        seen++;
-        await startDeliveryWorkflow(services, { dbName: workspace.dbName, siteId: site._id }, row._id);
-      }
-    }
+/** Whether Temporal has a running execution with this id (a read: no commit on the server). */
+async function isRunning(services: Services, workflowId: string): Promise<boolean> {
+  try {
+    const description = await services.temporal.client.workflow.getHandle(workflowId).describe();
+    return description.status.name === 'RUNNING';
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
   }
-  return seen;
 }
 
 /**
- * The worker's delivery queue drain (contract 6.2.5): once at boot (re-queue what a deploy or
- * crash interrupted) and then every `drainIntervalMs`. It stops when the process's MongoDB client
+ * The queue drain (contract 6.2.5). For every site:
+ * 1. rows stored by the per-delivery design (no `via`) whose old workflow is not running are
+ *    handed to their endpoint's actor (a running one is left to finish: no double send);
+ * 2. every endpoint that owes deliveries and is not paused gets its actor started when none is
+ *    running (signal-with-start); a running actor is not touched, so nothing is sent twice by
+ *    the drain. This covers rows whose wake failed (Temporal down), whose process died between
+ *    the insert and the wake, and actors that were terminated.
+ * Returns how many actors it started.
+ */
+export async function drainDeliveries(services: Services): Promise<number> {
+  const { workspaces, sites } = platformCollections(services);
+  let started = 0;
+  for (const workspace of await workspaces.find({ status: 'active' }).toArray()) {
+    const { deliveries, endpoints } = eventCollections(services.workspaceDb(workspace));
+    for (const site of await sites.find({ workspaceId: workspace._id }).toArray()) {
+      const where = { workspaceId: workspace._id, dbName: workspace.dbName, siteId: site._id };
+      const legacy = await deliveries
+        .find({ siteId: site._id, status: 'pending', via: { $exists: false } }, { projection: { _id: 1 } })
+        .limit(BATCH)
+        .toArray();
+      for (const row of legacy) {
+        if (await isRunning(services, deliveryWorkflowId(row._id))) continue;
+        await deliveries.updateOne(
+          { _id: row._id, siteId: site._id, status: 'pending', via: { $exists: false } },
+          { $set: { via: 'endpoint', nextAttemptAt: services.clock.now(), claimed: false } },
+        );
+      }
+      const owing = await deliveries.distinct('endpointId', { siteId: site._id, status: 'pending', via: 'endpoint' });
+      if (owing.length === 0) continue;
+      const paused = new Set(
+        (await endpoints.find({ siteId: site._id, _id: { $in: owing }, pausedAt: { $ne: null } }, { projection: { _id: 1 } }).toArray()).map((e) => e._id),
+      );
+      for (const endpointId of owing) {
+        if (paused.has(endpointId) || (await isRunning(services, endpointActorId(workspace._id, endpointId)))) continue;
+        await wakeActor(services, where, endpointId);
+        started++;
+      }
+    }
+  }
+  return started;
+}
+
+/**
+ * The worker's delivery queue drain: at once at boot (re-queue what a deploy or crash interrupted,
+ * no grace period) and then every `drainIntervalMs`. It stops when the process's MongoDB client
  * closes, and never keeps the process alive on its own.
  */
 export function startDeliveryRecovery(services: Services): { stop(): void; drainNow(): Promise<number> } {

@@ -19,10 +19,18 @@ export interface WebhookOptions {
   attemptTimeoutMs?: number;
   /** A worker killed mid-attempt is noticed after this long and the attempt is retried. */
   heartbeatTimeoutMs?: number;
-  /** How often the worker re-starts deliveries that have no running workflow. */
+  /** How often the worker starts the actors of endpoints that owe deliveries and have none running. */
   drainIntervalMs?: number;
-  /** A pending delivery younger than this is left to the publisher that is starting it. */
-  drainGraceMs?: number;
+  /** An endpoint whose every attempt failed for this long is paused (circuit breaker). */
+  breakerMs?: number;
+  /** Rows one actor claims at a time. */
+  batchSize?: number;
+  /** One delivery pass (activity) of an actor stops claiming after this long. */
+  passBudgetMs?: number;
+  /** An actor with nothing pending ends after this long without a wake. */
+  idleMs?: number;
+  /** Passes per actor run before it continues-as-new (keeps its history small). */
+  passesPerRun?: number;
 }
 
 export interface WebhookSettings {
@@ -30,9 +38,15 @@ export interface WebhookSettings {
   attemptTimeoutMs: number;
   heartbeatTimeoutMs: number;
   drainIntervalMs: number;
-  drainGraceMs: number;
+  breakerMs: number;
+  batchSize: number;
+  passBudgetMs: number;
+  idleMs: number;
+  passesPerRun: number;
   guard: TargetGuard;
   secrets: SecretBox;
+  /** Actor wakes in flight in this process, by workflow id: a burst sends one, then one more. */
+  wakes: Map<string, { again: boolean }>;
 }
 
 /** Production defaults: 10 s, 20 s, 40 s, 80 s, 160 s between the six attempts (cap 30 min). */
@@ -43,6 +57,17 @@ export const DEFAULT_RETRY: RetrySettings = {
   maximumAttempts: 6,
 };
 
+/** Every attempt of an endpoint failed for 30 minutes: it is paused until someone resumes it. */
+export const DEFAULT_BREAKER_MS = 30 * 60_000;
+
+/** Default per-endpoint sending concurrency (an endpoint may set 1–32). */
+export const DEFAULT_ENDPOINT_CONCURRENCY = 8;
+
+/** Delay after attempt `attempt` failed (1-based): the contract's backoff, capped. */
+export function retryDelayMs(retry: RetrySettings, attempt: number): number {
+  return Math.min(retry.maximumIntervalMs, retry.initialIntervalMs * retry.backoffCoefficient ** (attempt - 1));
+}
+
 const registry = new WeakMap<Services, WebhookSettings>();
 
 /** Settings of this process's services, fixed once when the publisher is built. */
@@ -52,9 +77,14 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     attemptTimeoutMs: options.attemptTimeoutMs ?? 10_000,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? 30_000,
     drainIntervalMs: options.drainIntervalMs ?? 60_000,
-    drainGraceMs: options.drainGraceMs ?? 30_000,
+    breakerMs: options.breakerMs ?? DEFAULT_BREAKER_MS,
+    batchSize: options.batchSize ?? 100,
+    passBudgetMs: options.passBudgetMs ?? 20_000,
+    idleMs: options.idleMs ?? 5 * 60_000,
+    passesPerRun: options.passesPerRun ?? 200,
     guard: createTargetGuard({ allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
     secrets: createSecretBox(services.config.SECRET_KEY),
+    wakes: new Map(),
   };
   registry.set(services, settings);
   return settings;

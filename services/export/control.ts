@@ -1,9 +1,17 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { OperationContext, Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
-import type { ExportProgress, ExportRequest, ExportWorkflowInput } from '../../workflows/static-export.ts';
-import { exportWorkflowId, type ExportMode, type ExportRef } from './model.ts';
-import { EXPORT_PROGRESS_QUERY, REQUEST_EXPORT_SIGNAL } from '../../workflows/static-export-signals.ts';
+import type { staticExportWorkflow } from '../../workflows/static-export.ts';
+import type { ExportMode, ExportRef } from './model.ts';
+import {
+  exportProgressQuery,
+  requestExportSignal,
+  staticExportWorkflowId,
+  staticExportWorkflowType,
+  type ExportProgress,
+  type ExportRequest,
+  type ExportWorkflowInput,
+} from '../../workflows/contracts/static-export.ts';
 
 export interface ExportTuning {
   batchSize: number;
@@ -27,11 +35,11 @@ export async function requestExportRun(ctx: OperationContext, mode: ExportMode):
   const ref = refOf(ctx);
   const request: ExportRequest = { requestId: newId(), mode };
   const input: ExportWorkflowInput = { ...ref, ...exportTuning(ctx.services) };
-  await client.workflow.signalWithStart('staticExportWorkflow', {
+  await client.workflow.signalWithStart<typeof staticExportWorkflow, [ExportRequest]>(staticExportWorkflowType, {
     taskQueue,
-    workflowId: exportWorkflowId(ref),
+    workflowId: staticExportWorkflowId(ref),
     args: [input],
-    signal: REQUEST_EXPORT_SIGNAL,
+    signal: requestExportSignal,
     signalArgs: [request],
   });
   return request.requestId;
@@ -43,7 +51,7 @@ export async function requestExportRun(ctx: OperationContext, mode: ExportMode):
  */
 export async function exportProgress(ctx: OperationContext): Promise<{ running: boolean; progress: ExportProgress | null }> {
   const { client } = ctx.services.temporal;
-  const handle = client.workflow.getHandle(exportWorkflowId(refOf(ctx)));
+  const handle = client.workflow.getHandle<typeof staticExportWorkflow>(staticExportWorkflowId(refOf(ctx)));
   try {
     const description = await handle.describe();
     if (description.status.name !== 'RUNNING') return { running: false, progress: null };
@@ -52,7 +60,7 @@ export async function exportProgress(ctx: OperationContext): Promise<{ running: 
     throw error;
   }
   try {
-    return { running: true, progress: await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query<ExportProgress>(EXPORT_PROGRESS_QUERY)) };
+    return { running: true, progress: await client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(exportProgressQuery)) };
   } catch (error) {
     ctx.services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'export progress query unanswered');
     return { running: true, progress: null };

@@ -79,6 +79,7 @@ export const runExportOp = defineOperation({
   description:
     'Accepted (202) and run by the site\'s export workflow. Runs never overlap: a request made while a run is in progress is queued, and requests made while one waits are merged into it (a full request upgrades a waiting incremental run). `requestId` appears in `lastRun.requestIds` of `GET /static-export` once done. Incremental renders entries changed since the last successful run; without one it runs as full.',
   requires: 'settings:manage',
+  errors: [409],
   heavy: true,
   status: 202,
   input: z.object({ mode: Mode.default('full') }),

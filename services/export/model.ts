@@ -59,4 +59,3 @@ export interface ExportRef {
   siteId: string;
 }
 
-export const exportWorkflowId = (ref: ExportRef) => `export:${ref.workspaceId}:${ref.siteId}`;

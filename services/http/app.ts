@@ -5,7 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { Services } from '../core/context.ts';
 import { loggerOptions } from '../core/logger.ts';
 import type { AccessGate } from '../access/gate.ts';
-import { installErrorHandling } from './errors.ts';
+import { installErrorHandling, sendError } from './errors.ts';
+import { MAX_PATH_PARAM_LENGTH } from '../core/statuses.ts';
 import { requestScopePlugin } from './request-scope.ts';
 import { mountSurface } from './rest.ts';
 import { serviceVersion } from '../core/version.ts';
@@ -25,6 +26,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: options.logger === false ? false : loggerOptions(config.LOG_LEVEL),
     bodyLimit: config.BODY_LIMIT_BYTES,
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: sendError,
     trustProxy: config.TRUST_PROXY,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];
@@ -49,6 +52,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const operations = services.features.flatMap((feature) => feature.operations);
   const common = { services, gate, operations, version: serviceVersion };
   await mountSurface(app, { ...common, surface: 'public', basePath: '/api/v1', title: 'Public Content API', openapi: true });
+  await mountSurface(app, { ...common, surface: 'comments', basePath: '/api/comments/v1', title: 'Public Comments API', openapi: true });
   await mountSurface(app, { ...common, surface: 'manage', basePath: '/api/manage/v1', title: 'Management API', openapi: true });
   await mountSurface(app, { ...common, surface: 'admin', basePath: '/api', title: 'Administration' });
 

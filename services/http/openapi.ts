@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Operation, Surface } from '../core/operation.ts';
+import { errorStatuses, MAX_PATH_PARAM_LENGTH, STATUS_DESCRIPTIONS } from '../core/statuses.ts';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -8,14 +9,20 @@ const toJsonSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => 
   return rest;
 };
 
-export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
-export const pathParamNames = (path: string) => [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]);
+import { openApiPath, pathParamNames } from '../core/operation.ts';
+
+export { openApiPath, pathParamNames };
 
 function requirementAnnotation(operation: Operation): string | string[] {
   const requirement = operation.requires;
   if (requirement === 'platform') return 'platform-operator';
   return requirement;
 }
+
+const anonymousSurface = (surface: Surface) => surface === 'public' || surface === 'comments';
+
+const withMaxLength = (schema: JsonSchema, max: number): JsonSchema =>
+  schema.type === 'string' ? { ...schema, maxLength: Math.min(max, (schema.maxLength as number | undefined) ?? max) } : schema;
 
 const errorResponse = (description: string) => ({
   description,
@@ -35,7 +42,8 @@ function describeOperation(operation: Operation, surface: Surface) {
       name,
       in: pathNames.has(name) ? 'path' : 'query',
       required: pathNames.has(name) || required.has(name),
-      schema,
+      // The router refuses longer path segments (414): the document says so as their maxLength.
+      schema: pathNames.has(name) ? withMaxLength(schema, MAX_PATH_PARAM_LENGTH) : schema,
       ...(schema.description ? { description: schema.description } : {}),
     }));
 
@@ -54,7 +62,7 @@ function describeOperation(operation: Operation, surface: Surface) {
   };
 
   const status = String(operation.status ?? 200);
-  const secured = surface !== 'public' && operation.requires !== 'public';
+  const secured = !anonymousSurface(surface) && operation.requires !== 'public';
   return {
     operationId: operation.id,
     summary: operation.summary,
@@ -75,9 +83,7 @@ function describeOperation(operation: Operation, surface: Surface) {
         description: 'Success',
         content: { 'application/json': { schema: toJsonSchema(operation.output, 'output') } },
       },
-      '400': errorResponse('Invalid input'),
-      ...(secured ? { '401': errorResponse('Unauthorized'), '403': errorResponse('Forbidden'), '429': errorResponse('Rate limited') } : {}),
-      '404': errorResponse('Not found'),
+      ...Object.fromEntries(errorStatuses(operation).map((code) => [String(code), errorResponse(STATUS_DESCRIPTIONS[code] ?? 'Error')])),
     },
   };
 }
@@ -106,7 +112,7 @@ export function buildOpenApiDocument(surface: Surface, operations: readonly Oper
       schemas: {
         Error: { type: 'object', properties: { error: { type: 'string' } }, required: ['error'] },
       },
-      ...(surface === 'public' ? {} : { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } }),
+      ...(anonymousSurface(surface) ? {} : { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } }),
     },
   };
 }

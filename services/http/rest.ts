@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
+import { BadRequestError } from '../core/errors.ts';
 import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
@@ -25,11 +26,21 @@ export interface SurfaceOptions {
   openapi?: boolean;
 }
 
+/** The uploaded file part; a body the multipart parser cannot read (no boundary, cut short) is a 400. */
+async function readUpload(request: FastifyRequest) {
+  try {
+    return await request.file();
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 413) throw error;
+    throw new BadRequestError(`file: unreadable multipart body (${(error as Error).message})`);
+  }
+}
+
 async function collectInput(operation: Operation, request: FastifyRequest): Promise<Record<string, unknown>> {
   const query = (request.query ?? {}) as Record<string, unknown>;
   const params = (request.params ?? {}) as Record<string, unknown>;
   if (operation.body === 'multipart') {
-    const file = request.isMultipart() ? await request.file() : undefined;
+    const file = request.isMultipart() ? await readUpload(request) : undefined;
     const fields: Record<string, unknown> = {};
     for (const [name, field] of Object.entries(file?.fields ?? {})) {
       if (field && !Array.isArray(field) && field.type === 'field') fields[name] = field.value;

@@ -3,7 +3,8 @@ import { contentCollections } from '../content/model.ts';
 import { scheduleWorkflowId } from '../content/schedule.ts';
 import { eventCollections } from '../events/model.ts';
 import { deliveryWorkflowId } from '../events/deliveries.ts';
-import { exportWorkflowId } from '../export/model.ts';
+import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
+import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { platformCollections } from './workspaces.ts';
 
 /**
@@ -40,7 +41,7 @@ async function stopWorkflow(services: Services, workflowId: string, reason: stri
 
 /**
  * Step 2: nothing of the workspace keeps running: each site's export actor, every entry schedule,
- * every pending webhook delivery (marked failed, so the worker's drain does not restart it).
+ * each webhook endpoint's actor and every pending delivery (marked failed, so no drain restarts it).
  */
 export async function cancelWorkspaceWork(services: Services, workspaceId: string): Promise<{ exports: number; schedules: number; deliveries: number }> {
   const row = await platformCollections(services).workspaces.findOne({ _id: workspaceId });
@@ -48,7 +49,7 @@ export async function cancelWorkspaceWork(services: Services, workspaceId: strin
   const reason = `workspace ${workspaceId} deleted`;
   const db = services.workspaceDb(row);
   const sites = await platformCollections(services).sites.find({ workspaceId }, { projection: { _id: 1 } }).toArray();
-  for (const site of sites) await stopWorkflow(services, exportWorkflowId({ workspaceId, siteId: site._id }), reason);
+  for (const site of sites) await stopWorkflow(services, staticExportWorkflowId({ workspaceId, siteId: site._id }), reason);
 
   let schedules = 0;
   for await (const entry of contentCollections(db).entries.find({ schedule: { $ne: null } }, { projection: { _id: 1 } })) {
@@ -56,7 +57,11 @@ export async function cancelWorkspaceWork(services: Services, workspaceId: strin
     schedules += 1;
   }
   let deliveries = 0;
-  const { deliveries: deliveryRows } = eventCollections(db);
+  const { deliveries: deliveryRows, endpoints } = eventCollections(db);
+  // Each endpoint's delivery actor (and, below, the per-delivery workflows of the older design).
+  for await (const endpoint of endpoints.find({}, { projection: { _id: 1 } })) {
+    await stopWorkflow(services, endpointActorId(workspaceId, endpoint._id), reason);
+  }
   for await (const delivery of deliveryRows.find({ status: 'pending' }, { projection: { _id: 1 } })) {
     await stopWorkflow(services, deliveryWorkflowId(delivery._id), reason);
     await deliveryRows.updateOne(

@@ -1,11 +1,7 @@
-import type { CreateIndexesOptions, Db, IndexSpecification } from 'mongodb';
+import type { Db } from 'mongodb';
+import type { IndexSpec } from '../core/feature.ts';
 
-/** An index a feature needs in every workspace database. Every key list should lead with `siteId`. */
-export interface IndexSpec {
-  collection: string;
-  keys: IndexSpecification;
-  options?: CreateIndexesOptions;
-}
+export type { IndexSpec };
 
 export async function ensureIndexes(db: Db, specs: readonly IndexSpec[]): Promise<void> {
   for (const spec of specs) {

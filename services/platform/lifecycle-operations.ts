@@ -26,6 +26,7 @@ export const createTenant = defineOperation({
   summary: 'Create a workspace with its first site and administrator',
   description: `Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. ${pending}`,
   requires: 'platform',
+  errors: [409],
   status: 202,
   input: z.object({
     name: z.string().min(1).max(200),
@@ -57,6 +58,7 @@ const statusChange = (action: 'suspend' | 'reactivate') =>
         : 'Reactivate a suspended workspace: everything answers as before',
     description: `${pending} Suspending a suspended (or reactivating an active) workspace changes nothing; a workspace being provisioned or deleted is a 409.`,
     requires: 'platform',
+    errors: [409],
     status: 202,
     input: TenantId,
     output: z.object({ tenant: TenantView }),
@@ -85,6 +87,7 @@ export const deleteTenant = defineOperation({
     `The workspace stops answering at once (\`deleting\`); the actor cancels its schedules, export runs and pending deliveries, releases its domains and drops its database if \`dropDatabase=true\`. ${pending} ` +
     'Deleting a deleted workspace again is harmless; with `dropDatabase=true` it drops a database an earlier deletion kept.',
   requires: 'platform',
+  errors: [409],
   status: 202,
   input: TenantId.extend({ dropDatabase: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }),
   output: z.object({ tenant: TenantView }),

@@ -14,6 +14,7 @@ export const addTenantSite = defineOperation({
   path: '/tenants/:id/sites',
   summary: 'Add a site to a workspace, with its administrator',
   requires: 'platform',
+  errors: [409],
   status: 201,
   input: TenantId.extend({ name: z.string().min(1).max(200), domains: z.array(HostName).min(1).max(50), admin: AdminInput }),
   output: z.object({ site: SiteView }),

@@ -1,5 +1,5 @@
 import type { Services } from '../core/context.ts';
-import { WORKSPACE_COMMAND_SIGNAL, WORKSPACE_WORKFLOW, workspaceWorkflowId, type WorkspaceCommand } from '../../workflows/workspace-contract.ts';
+import { workspaceCommandSignal, workspaceWorkflowId, workspaceWorkflowType, type WorkspaceCommand } from '../../workflows/contracts/workspace.ts';
 import type { Workspace } from '../core/tenants.ts';
 import { platformCollections } from './workspaces.ts';
 
@@ -15,11 +15,11 @@ const withTimeout = <T>(promise: Promise<T>, ms: number) =>
 export async function sendWorkspaceCommand(services: Services, workspaceId: string, command: WorkspaceCommand): Promise<boolean> {
   try {
     await withTimeout(
-      services.temporal.client.workflow.signalWithStart(WORKSPACE_WORKFLOW, {
+      services.temporal.client.workflow.signalWithStart(workspaceWorkflowType, {
         taskQueue: services.temporal.taskQueue,
         workflowId: workspaceWorkflowId(workspaceId),
         args: [{ workspaceId }],
-        signal: WORKSPACE_COMMAND_SIGNAL,
+        signal: workspaceCommandSignal,
         signalArgs: [command],
       }),
       5000,

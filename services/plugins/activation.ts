@@ -1,12 +1,16 @@
 import { TimeoutFailure, WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temporalio/client';
 import type { OperationContext } from '../core/context.ts';
 import { AppError, BadGatewayError, ConflictError, ServiceUnavailableError } from '../core/errors.ts';
-import type { PluginRoutineInput, PluginRoutineResult } from '../../activities/plugin-activation.ts';
-import type { PluginActivationOutcome } from '../../workflows/plugin-activation.ts';
-import { forgetActivePlugins } from './host.ts';
+import type { pluginActivationWorkflow } from '../../workflows/plugin-activation.ts';
+import {
+  pluginActivationWorkflowId,
+  pluginActivationWorkflowType,
+  type PluginActivationOutcome,
+  type PluginRoutineInput,
+  type PluginRoutineResult,
+} from '../../workflows/contracts/plugin-activation.ts';
 
-export const pluginActivationWorkflowId = (workspaceId: string, siteId: string, pluginId: string) =>
-  `plugin-activation:${workspaceId}:${siteId}:${pluginId}`;
+export { pluginActivationWorkflowId };
 
 /**
  * Starts the activation workflow and waits for its outcome. Only one activation or deactivation of
@@ -18,7 +22,7 @@ export async function runPluginActivation(ctx: OperationContext, pluginId: strin
   const input: PluginRoutineInput = { workspaceId: ctx.workspace._id, siteId: ctx.site._id, pluginId, action };
   let outcome: PluginActivationOutcome;
   try {
-    const handle = await client.workflow.start('pluginActivationWorkflow', {
+    const handle = await client.workflow.start<typeof pluginActivationWorkflow>(pluginActivationWorkflowType, {
       taskQueue,
       workflowId: pluginActivationWorkflowId(ctx.workspace._id, ctx.site._id, pluginId),
       workflowIdConflictPolicy: 'FAIL',
@@ -26,7 +30,7 @@ export async function runPluginActivation(ctx: OperationContext, pluginId: strin
       workflowExecutionTimeout: '5 minutes',
       args: [input],
     });
-    outcome = (await handle.result()) as PluginActivationOutcome;
+    outcome = await handle.result();
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) throw new ConflictError(`Plugin ${pluginId} is already being activated or deactivated`);
     if (error instanceof WorkflowFailedError && error.cause instanceof TimeoutFailure) {
@@ -42,7 +46,7 @@ export async function runPluginActivation(ctx: OperationContext, pluginId: strin
     throw new ServiceUnavailableError(`Plugin ${action} could not be confirmed; check GET /plugins`);
   } finally {
     // The worker may be another process: this gateway's copy of the active set is stale now.
-    forgetActivePlugins(ctx.services, ctx.site._id);
+    ctx.services.activePlugins.forget(ctx.site._id);
   }
   if (!outcome.ok) throw new BadGatewayError(`Plugin activation failed: ${outcome.error}`);
   return { changed: outcome.changed, installed: outcome.installed };

@@ -1,9 +1,8 @@
 import type { Services } from '../core/context.ts';
-import type { Operation } from '../core/operation.ts';
+import { openApiPath, type Operation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { openApiPath } from '../http/openapi.ts';
 import type { PluginDefinition } from './definition.ts';
-import { activePluginsOf, siteOfArgs } from './host.ts';
+import { siteOfArgs } from './active-sites.ts';
 
 /** Which plugin each mounted plugin operation belongs to. */
 const owners = new Map<Operation, string>();
@@ -15,7 +14,7 @@ export function gatedPluginOperations(plugins: readonly PluginDefinition[]): Ope
       const gated: Operation = {
         ...operation,
         async handler(ctx, input) {
-          if (!(await activePluginsOf(ctx.services, ctx.site._id, ctx.db)).has(plugin.id)) throw new NotFoundError();
+          if (!(await ctx.services.activePlugins.of(ctx.site._id, ctx.db)).has(plugin.id)) throw new NotFoundError();
           return operation.handler(ctx, input);
         },
       };
@@ -37,7 +36,7 @@ interface OpenApiLike {
 export function installRouteFilters(services: Services): void {
   const inactiveOwners = async (args: Record<string, unknown>) => {
     const site = siteOfArgs(args);
-    const active = site ? await activePluginsOf(services, site.siteId, site.db) : new Set<string>();
+    const active = site ? await services.activePlugins.of(site.siteId, site.db) : new Set<string>();
     return (operation: Operation | undefined) => {
       const owner = operation && owners.get(operation);
       return owner !== undefined && !active.has(owner);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation, formatZodError } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
@@ -64,10 +65,11 @@ export const listEmailTemplatesOp = defineOperation({
   path: '/email-templates',
   summary: 'System e-mail templates (built-in keys; customized or default)',
   requires: 'email-templates:manage',
-  input: z.object({}),
-  output: z.object({ data: z.array(TemplateView) }),
-  async handler(ctx) {
-    return { data: await Promise.all(BUILTIN_TEMPLATES.map((t) => current(ctx, t))) };
+  input: ListQuery,
+  output: pageEnvelope(TemplateView),
+  async handler(ctx, query) {
+    const { items, page } = pageInOrder(ctx, 'email-templates', BUILTIN_TEMPLATES, (template) => template.key, query);
+    return { data: await Promise.all(items.map((t) => current(ctx, t))), page };
   },
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError } from '../core/errors.ts';
 import { bumpContentGeneration } from '../content/public-state.ts';
@@ -23,10 +24,11 @@ export const listLanguagesOp = defineOperation({
   path: '/languages',
   summary: 'Site languages in order, with the default',
   requires: 'settings:read',
-  input: z.object({}),
-  output: z.object({ data: z.array(LanguageView) }),
-  async handler(ctx) {
-    return { data: view(await loadLanguages(ctx)) };
+  input: ListQuery,
+  output: pageEnvelope(LanguageView),
+  async handler(ctx, query) {
+    const { items, page } = pageInOrder(ctx, 'languages', view(await loadLanguages(ctx)), (language) => language.code, query);
+    return { data: items, page };
   },
 });
 
@@ -53,6 +55,7 @@ export const addLanguageOp = defineOperation({
   path: '/languages',
   summary: 'Add a language (appended at the end)',
   requires: 'settings:manage',
+  errors: [409],
   status: 201,
   input: z.object({ code: LocaleCodeSchema, name: z.string().min(1).max(100), active: z.boolean().default(true) }),
   output: LanguageView,
@@ -75,6 +78,7 @@ export const updateLanguageOp = defineOperation({
   path: '/languages/:id',
   summary: 'Rename, activate or deactivate, move (position) or make default',
   requires: 'settings:manage',
+  errors: [409],
   input: z.object({
     id: z.string(),
     name: z.string().min(1).max(100).optional(),
@@ -107,6 +111,7 @@ export const deleteLanguageOp = defineOperation({
   path: '/languages/:id',
   summary: 'Remove a language (not the default); its entries stay',
   requires: 'settings:manage',
+  errors: [409],
   input: z.object({ id: z.string() }),
   output: z.object({ deleted: z.boolean() }),
   async handler(ctx, { id }) {

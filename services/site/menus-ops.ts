@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
+import { FreeFormObject } from '../core/safe-keys.ts';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
@@ -12,8 +14,8 @@ const MenuBody = {
   name: z.string().trim().min(1).max(200),
   locale: z.string().nullable().default(null),
   location: z.string().max(100).nullable().default(null),
-  layout: z.record(z.string(), z.unknown()).default({}),
-  design: z.record(z.string(), z.unknown()).default({}),
+  layout: FreeFormObject.default({}),
+  design: FreeFormObject.default({}),
   items: z.array(MenuItemInput).max(200).default([]),
 };
 
@@ -28,11 +30,12 @@ export const listMenusOp = defineOperation({
   path: '/menus',
   summary: 'Menus with resolved items, layout and design',
   requires: 'content:read',
-  input: z.object({}),
-  output: z.object({ data: z.array(MenuView) }),
-  async handler(ctx) {
-    const menus = await menusCollection(ctx).find({ siteId: ctx.site._id, trashedAt: null }).sort({ slug: 1 }).limit(500).toArray();
-    return { data: await resolveMenus(ctx, menus, false) };
+  input: ListQuery,
+  output: pageEnvelope(MenuView),
+  async handler(ctx, query) {
+    const menus = await menusCollection(ctx).find({ siteId: ctx.site._id, trashedAt: null }).sort({ slug: 1 }).toArray();
+    const { items, page } = pageInOrder(ctx, 'menus', menus, (menu) => menu.slug, query);
+    return { data: await resolveMenus(ctx, items, false), page };
   },
 });
 
@@ -57,6 +60,7 @@ export const createMenuOp = defineOperation({
   path: '/menus',
   summary: 'Create a menu',
   requires: 'settings:manage',
+  errors: [409],
   status: 201,
   input: z.object({ slug: SlugSchema, ...MenuBody }),
   output: MenuView,

@@ -52,6 +52,7 @@ export const createRedirectOp = defineOperation({
   path: '/redirects',
   summary: 'Add a redirect rule (400 on a loop, 409 on a duplicate `from`)',
   requires: 'settings:manage',
+  errors: [409],
   status: 201,
   input: RedirectBody,
   output: RedirectView,
@@ -80,6 +81,7 @@ export const replaceRedirectOp = defineOperation({
   path: '/redirects/:id',
   summary: 'Replace a redirect rule',
   requires: 'settings:manage',
+  errors: [409],
   input: RedirectBody.extend({ id: z.string() }),
   output: RedirectView,
   async handler(ctx, { id, ...body }) {

@@ -14,7 +14,8 @@ import { SettingsPatchSchema, SettingsView } from './settings-schema.ts';
 async function settingsView(ctx: OperationContext): Promise<Record<string, unknown>> {
   const doc = await readSettingsDoc(ctx.db, ctx.site._id);
   const { private: privateSection, ...values } = (doc?.values ?? {}) as Record<string, unknown>;
-  const api = { publicEnabled: (values.api as { publicEnabled?: boolean } | undefined)?.publicEnabled !== false };
+  const given = values.api as { publicEnabled?: boolean; commentsEnabled?: boolean } | undefined;
+  const api = { publicEnabled: given?.publicEnabled !== false, commentsEnabled: given?.commentsEnabled !== false };
   if (!hasCapability(ctx.principal, 'settings:manage')) return { ...values, api };
   const apiKeys = { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys };
   return { ...values, api: { ...api, managementEnabled: apiKeys.enabled }, private: privateSection ?? {}, apiKeys };

@@ -40,7 +40,7 @@ export const SettingsPatchSchema = z
   })
   .pipe(
     z.looseObject({
-      api: z.object({ publicEnabled: z.boolean().optional() }).strict().nullable().optional(),
+      api: z.object({ publicEnabled: z.boolean().optional(), commentsEnabled: z.boolean().optional() }).strict().nullable().optional(),
       title: z.string().max(200).nullable().optional(),
       private: z.record(z.string(), z.unknown()).nullable().optional(),
     }),

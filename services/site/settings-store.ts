@@ -34,6 +34,8 @@ export interface AccessState {
   version: number;
   keys: KeySettings;
   publicEnabled: boolean;
+  /** The comment submission API (`/api/comments/v1`); on unless `api.commentsEnabled` is false. */
+  commentsEnabled: boolean;
 }
 
 export const settingsCollection = (db: Db) => db.collection<SiteSettingsDoc>(SITE_SETTINGS_COLLECTION);
@@ -70,11 +72,12 @@ export async function readSettingsDoc(db: Db, siteId: string): Promise<SiteSetti
 const STATE_PROJECTION = { accessVersion: 1, apiKeys: 1, 'values.api': 1 } as const;
 
 function toAccessState(doc: Partial<SiteSettingsDoc> | null): AccessState {
-  const api = (doc?.values?.api ?? {}) as { publicEnabled?: unknown };
+  const api = (doc?.values?.api ?? {}) as { publicEnabled?: unknown; commentsEnabled?: unknown };
   return {
     version: doc?.accessVersion ?? 0,
     keys: { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys },
     publicEnabled: api.publicEnabled !== false,
+    commentsEnabled: api.commentsEnabled !== false,
   };
 }
 

@@ -31,7 +31,7 @@ describe('settings', () => {
     expect(readerView.seo).toEqual({ robots: 'index', twitter: '@x' });
     expect(readerView.private).toBeUndefined();
     expect(readerView.apiKeys).toBeUndefined();
-    expect(readerView.api).toEqual({ publicEnabled: true });
+    expect(readerView.api).toEqual({ publicEnabled: true, commentsEnabled: true });
     expect((await call(reader, 'PATCH', '/settings', { title: 'nope' })).statusCode).toBe(403);
   });
 

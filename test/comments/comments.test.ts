@@ -9,7 +9,7 @@ const nextIp = () => `10.1.${Math.floor(++ipCounter / 250)}.${ipCounter % 250}`;
 
 const visitor = (over: Record<string, unknown> = {}) => ({ authorName: 'Ann', authorEmail: 'ann@example.org', body: 'Nice post', ...over });
 const postComment = (slug: string, body: unknown, ip = nextIp()) =>
-  sw.world.app.inject({ method: 'POST', url: `/api/v1/content/${slug}/comments`, payload: body as object, remoteAddress: ip });
+  sw.world.app.inject({ method: 'POST', url: `/api/comments/v1/content/${slug}/comments`, payload: body as object, remoteAddress: ip });
 const list = async (query = '') => {
   const res = await sw.manage('GET', `/comments${query}`);
   expect(res.statusCode).toBe(200);
@@ -224,6 +224,32 @@ describe('moderation', () => {
     expect((await sw.manage('PATCH', '/comments', { ids: [other.id], status: 'spam' }, pagesOnly)).statusCode).toBe(401);
     expect((await sw.manage('POST', `/comments/${other.id}/reply`, { body: 'x' }, pagesOnly)).statusCode).toBe(401);
     expect((await all()).find((c) => c.id === other.id)).toMatchObject({ status: 'approved' });
+  });
+
+  it('closes comment submission with its own switch while the Public Content API stays open', async () => {
+    const before = (await all()).length;
+    expect((await sw.manage('PATCH', '/settings', { api: { commentsEnabled: false } })).statusCode).toBe(200);
+    try {
+      const res = await postComment('hello', visitor({ body: 'while closed' }));
+      expect(res.statusCode).toBe(404);
+      expect(typeof res.json().error).toBe('string');
+      expect((await sw.pub('GET', '/content/hello/comments')).statusCode).toBe(200);
+      expect((await all()).length).toBe(before);
+    } finally {
+      await sw.manage('PATCH', '/settings', { api: { commentsEnabled: true } });
+    }
+    expect((await postComment('hello', visitor({ body: 'open again' }))).statusCode).toBe(201);
+  });
+
+  it('no longer takes comments on the read-only Public Content API, which declares GET only', async () => {
+    const res = await sw.world.app.inject({ method: 'POST', url: '/api/v1/content/hello/comments', payload: visitor({ body: 'old way' }) as object });
+    expect(res.statusCode).toBe(404);
+    const doc = (await sw.world.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
+    const methods = new Set(Object.values(doc.paths).flatMap((ops) => Object.keys(ops)));
+    expect([...methods]).toEqual(['get']);
+    const comments = (await sw.world.app.inject({ method: 'GET', url: '/api/comments/v1/openapi.json' })).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    expect(Object.keys(comments.paths['/content/{slug}/comments'])).toEqual(['post']);
+    expect(Object.keys(comments.paths['/content/{slug}/comments'].post.responses)).toContain('429');
   });
 
   it('is closed with the rest of the Public API when its switch is off', async () => {

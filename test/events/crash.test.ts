@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import type { WebhookOptions } from '../../services/events/settings.ts';
-import { storeDeliveries } from '../../services/events/deliveries.ts';
+import { storeDeliveries, wakeActor } from '../../services/events/deliveries.ts';
+import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
 
 const createEndpoint = adminEndpoints.create;
@@ -14,7 +15,6 @@ const webhooks: WebhookOptions = {
   attemptTimeoutMs: 20_000,
   heartbeatTimeoutMs: 2_000,
   drainIntervalMs: 1_000,
-  drainGraceMs: 1_000,
 };
 
 /** Starts services/worker-factory.ts in its own OS process, on the world's queue and databases. */
@@ -108,27 +108,69 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
     }
   }, 120_000);
 
-  it('re-queues on boot a delivery that was stored but never started (the process died in between)', async () => {
-    for (const child of children) await kill9(child); // no worker running: only the next boot can pick it up
-    const receiver = await startReceiver();
+  it('loses nothing when the worker is SIGKILLed mid-burst: an independent receiver counts every id', async () => {
+    for (const child of children) await kill9(child);
+    const receiver = await startReceiver(() => ({ delayMs: 100 }));
     try {
-      const { endpoint } = await call(world, createEndpoint, { name: 'orphan', url: receiver.url, events: ['user.updated'] });
+      children.push(await spawnWorker(world));
+      const { endpoint } = await call(world, createEndpoint, { name: 'burst', url: receiver.url, events: ['media.uploaded'], concurrency: 4 });
+      const EVENTS = 60;
+      await Promise.all(Array.from({ length: EVENTS }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })));
+      await waitFor(async () => receiver.received.length >= 10, 30_000, 'the burst under way');
+      await kill9(children.at(-1)!);
+      const { deliveries } = await siteDb(world);
+      expect(await deliveries.countDocuments({ endpointId: endpoint.id, status: 'pending' })).toBeGreaterThan(0);
+      children.push(await spawnWorker(world));
+
+      await waitFor(async () => (await deliveries.countDocuments({ endpointId: endpoint.id, status: 'delivered' })) === EVENTS, 60_000, 'the burst after the crash');
+      const stored = new Set((await deliveries.find({ endpointId: endpoint.id }).toArray()).map((row) => row._id));
+      const got = receiver.received.map((r) => String(r.headers['x-service-delivery']));
+      expect(new Set(got)).toEqual(stored); // zero lost
+      // A repeat is only what the dead worker had claimed (twice the concurrency at most), with the same id.
+      expect(got.length - stored.size).toBeLessThanOrEqual(8);
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
+
+  it('re-queues at worker start, at once, every stored delivery whose actor is not running, and starts no second actor for one that is', async () => {
+    for (const child of children) await kill9(child); // no worker running: only the next boot can pick them up
+    const orphanReceiver = await startReceiver();
+    const runningReceiver = await startReceiver();
+    try {
       const { ctx, deliveries } = await siteDb(world);
+      const where = { workspaceId: ctx.workspace._id, dbName: ctx.workspace.dbName, siteId: ctx.site._id };
+      // A delivery whose process died between the insert and the wake: stored, no actor.
+      const { endpoint: orphanEndpoint } = await call(world, createEndpoint, { name: 'orphan', url: orphanReceiver.url, events: ['user.updated'] });
       const body = JSON.stringify({ id: 'evt', event: 'user.updated', data: { id: 'u1', email: 'a@b.test', role: 'editor' } });
-      const [orphan] = await storeDeliveries(world.services, { dbName: ctx.workspace.dbName, siteId: ctx.site._id }, [{ _id: endpoint.id }], 'user.updated', body);
-      await new Promise((r) => setTimeout(r, 1_500)); // older than the drain's grace period
+      const [orphan] = await storeDeliveries(world.services, where, [{ _id: orphanEndpoint.id }], 'user.updated', body);
+      // A delivery whose actor was started (it waits for a worker): the boot must not start another.
+      const { endpoint: runningEndpoint } = await call(world, createEndpoint, { name: 'running', url: runningReceiver.url, events: ['user.updated'] });
+      const [queued] = await storeDeliveries(world.services, where, [{ _id: runningEndpoint.id }], 'user.updated', body);
+      await wakeActor(world.services, where, runningEndpoint.id);
+      const actor = world.services.temporal.client.workflow.getHandle(endpointActorId(ctx.workspace._id, runningEndpoint.id));
+      const before = await actor.describe();
+      expect(before.status.name).toBe('RUNNING');
       expect((await deliveries.findOne({ _id: orphan._id }))?.status).toBe('pending');
 
       children.push(await spawnWorker(world));
+      const booted = Date.now();
       const done = await waitFor(async () => {
         const row = await deliveries.findOne({ _id: orphan._id });
         return row?.status === 'delivered' && row;
       }, 30_000, 'the orphan delivered after boot');
+      // At once: no grace period for young rows (the old drain waited 30 s, then up to a minute).
+      expect(Date.now() - booted).toBeLessThan(10_000);
       expect(done.attempts).toBe(1);
-      expect(receiver.received.map((r) => r.headers['x-service-delivery'])).toEqual([orphan._id]);
-      expect(receiver.received[0].body).toBe(body);
+      expect(orphanReceiver.received.map((r) => r.headers['x-service-delivery'])).toEqual([orphan._id]);
+      expect(orphanReceiver.received[0].body).toBe(body);
+
+      await waitFor(async () => (await deliveries.findOne({ _id: queued._id }))?.status === 'delivered', 30_000, 'the queued delivery');
+      expect((await actor.describe()).runId).toBe(before.runId); // the same actor run, not a second one
+      expect(runningReceiver.received.map((r) => r.headers['x-service-delivery'])).toEqual([queued._id]);
     } finally {
-      await receiver.close();
+      await orphanReceiver.close();
+      await runningReceiver.close();
     }
-  }, 90_000);
+  }, 120_000);
 });

@@ -123,10 +123,41 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
     expect(missing.json()).toEqual({ error: expect.any(String) });
   });
 
+  it('shows a paused endpoint on the admin list and resumes it; an unknown or another key\'s endpoint is 404 and unchanged', async () => {
+    const created = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(keyA), payload: { name: 'paused', url, events: ['user.created'], concurrency: 3, maxPerSecond: 10 } });
+    const id = created.json().endpoint.id;
+    const { endpoints } = await siteDb(world);
+    const pausedAt = new Date();
+    // As the circuit breaker leaves it (its own behaviour is covered in actors.test.ts).
+    await endpoints.updateOne({ _id: id }, { $set: { pausedAt, pauseReason: 'every attempt failed for 30 min (last: HTTP 503)', failingSince: new Date(0) } });
+    const listed = (await world.app.inject({ method: 'GET', url: '/api/webhooks', headers: asAdmin() })).json();
+    expect(listed.data.find((e: { id: string }) => e.id === id)).toMatchObject({ concurrency: 3, maxPerSecond: 10, pausedAt: pausedAt.toISOString(), pauseReason: expect.stringMatching(/HTTP 503/) });
+
+    const refusals = [
+      await world.app.inject({ method: 'POST', url: `/api/manage/v1/webhooks/${id}/resume`, headers: asKey(keyB) }), // another key's
+      await world.app.inject({ method: 'POST', url: '/api/webhooks/nope/resume', headers: asAdmin() }), // unknown
+    ];
+    for (const refused of refusals) {
+      expect(refused.statusCode).toBe(404);
+      expect(refused.json()).toEqual({ error: expect.any(String) });
+    }
+    expect((await endpoints.findOne({ _id: id }))?.pausedAt).toEqual(pausedAt);
+    const resumed = await world.app.inject({ method: 'POST', url: `/api/webhooks/${id}/resume`, headers: asAdmin() });
+    expect(resumed.statusCode).toBe(200);
+    expect(resumed.json().endpoint).toMatchObject({ id, pausedAt: null, pauseReason: null });
+    expect((await endpoints.findOne({ _id: id }))?.failingSince).toBeNull();
+
+    const bad = await world.app.inject({ method: 'PUT', url: `/api/webhooks/${id}`, headers: asAdmin(), payload: { concurrency: 100 } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toMatch(/concurrency/);
+    expect((await endpoints.findOne({ _id: id }))?.concurrency).toBe(3);
+  });
+
   it('lists the webhook routes in the Management OpenAPI document with their capability', async () => {
     const doc = (await world.app.inject({ method: 'GET', url: '/api/manage/v1/openapi.json' })).json();
     const paths = Object.keys(doc.paths);
-    expect(paths).toEqual(expect.arrayContaining(['/events', '/webhooks', '/webhooks/{id}', '/webhooks/{id}/rotate-secret']));
+    expect(paths).toEqual(expect.arrayContaining(['/events', '/webhooks', '/webhooks/{id}', '/webhooks/{id}/rotate-secret', '/webhooks/{id}/resume']));
+    expect(doc.paths['/webhooks/{id}/resume'].post.responses['404']).toBeDefined();
     expect(doc.paths['/webhooks'].post['x-required-capability']).toBeDefined();
   });
 });

@@ -22,7 +22,6 @@ export function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOp
         attemptTimeoutMs: 3_000,
         heartbeatTimeoutMs: 5_000,
         drainIntervalMs: 1_000,
-        drainGraceMs: 1_000,
         ...webhooks,
       }),
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
 import { configureStaticExport } from '../../services/export/control.ts';
-import { exportFiles, exportWorkflowId } from '../../services/export/model.ts';
+import { exportFiles } from '../../services/export/model.ts';
+import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { readExportFile } from '../../services/export/files.ts';
 import { checkHistory } from '../plugins/histories.ts';
 
@@ -77,7 +78,7 @@ describe('static export', { timeout: 240_000 }, () => {
     expect(live.progress.done).toBeLessThan(4);
 
     const ctx = await pw.site();
-    const handle = pw.world.services.temporal.client.workflow.getHandle(exportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
+    const handle = pw.world.services.temporal.client.workflow.getHandle(staticExportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
     expect((await handle.describe()).status.name).toBe('RUNNING');
 
     const done = await until(async () => {
@@ -160,7 +161,7 @@ describe('static export', { timeout: 240_000 }, () => {
 
     // Both runs were one execution of the site's actor, which ended once nothing was queued.
     const ctx = await pw.site();
-    const handle = pw.world.services.temporal.client.workflow.getHandle(exportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
+    const handle = pw.world.services.temporal.client.workflow.getHandle(staticExportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
     await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
     await checkHistory(handle, 'export-full-and-queued');
     configureStaticExport(pw.world.services, { batchSize: 2, batchPauseMs: 0 });

@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { startWorld } from '../support/world.ts';
 import { probeWorkflow } from '../../workflows/probe.ts';
-import { workspaceWorkflowId } from '../../workflows/workspace-contract.ts';
+import { workspaceWorkflowId } from '../../workflows/contracts/workspace.ts';
 import { requestWorkspace } from '../../services/platform/provisioning.ts';
 import { sendWorkspaceCommand } from '../../services/platform/workspace-actor.ts';
 

@@ -4,9 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import type { Worker } from '@temporalio/worker';
 import { loadConfig, type Config } from '../../services/core/config.ts';
 import type { Services } from '../../services/core/context.ts';
-import { closeServices, type ServiceOptions } from '../../services/core/services.ts';
+import { closeServices } from '../../services/core/services.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
-import { createRuntime } from '../../services/runtime.ts';
+import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 import { createWorker } from '../../services/worker-factory.ts';
 
 export interface World {
@@ -21,7 +21,7 @@ export interface World {
   close(): Promise<void>;
 }
 
-export interface WorldOptions extends ServiceOptions {
+export interface WorldOptions extends RuntimeOptions {
   /** Run a Temporal worker in-process on this world's own task queue. */
   worker?: boolean;
   env?: Record<string, string>;

@@ -31,3 +31,8 @@ export async function workspaceWorkflow(input: { workspaceId: string }): Promise
     else await acts.reactivateWorkspace(input.workspaceId);
   }
 }
+
+/** Negative control for the endpoint actor: a timer before its first delivery pass. */
+export async function endpointActorWorkflow(): Promise<void> {
+  await sleep('1 second');
+}

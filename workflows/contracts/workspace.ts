@@ -1,11 +1,12 @@
-// The contract of the workspace actor (`workspace:<id>`): its name, id, input, commands, query.
-// Pure (no imports): the workflow, its activities and the gateway all build on it without loading
-// each other's code.
+import { defineQuery, defineSignal } from '@temporalio/workflow';
 
-export const WORKSPACE_WORKFLOW = 'workspaceWorkflow';
-export const WORKSPACE_COMMAND_SIGNAL = 'workspaceCommand';
-export const WORKSPACE_STATE_QUERY = 'workspaceState';
+// The contract of the workspace actor (`workspace:<id>`): everything the workflow, its activities
+// and its callers share. Pure: only @temporalio/workflow (signal/query definitions) and types.
 
+/** The workflow type; equals the function's name exported from workflows/index.ts. */
+export const workspaceWorkflowType = 'workspaceWorkflow';
+
+/** One actor per workspace. */
 export const workspaceWorkflowId = (workspaceId: string) => `workspace:${workspaceId}`;
 
 /**
@@ -36,3 +37,6 @@ export interface WorkspaceActorState {
   done: number;
 }
 
+
+export const workspaceCommandSignal = defineSignal<[WorkspaceCommand]>('workspaceCommand');
+export const workspaceStateQuery = defineQuery<WorkspaceActorState>('workspaceState');

@@ -1,0 +1,27 @@
+import type { Feature } from './core/feature.ts';
+import type { SiteResolver } from './platform/tenancy.ts';
+import type { PluginRegistry } from './plugins/registry.ts';
+import type { ActivePlugins } from './plugins/active-sites.ts';
+
+/**
+ * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
+ * (`CoreServices` in core/context.ts) and imports nothing above it; this file adds the rest to the
+ * same interface, so `ctx.services.<member>` is typed everywhere and every member is listed in one
+ * of two places. Each member is built once, in `services/runtime.ts`: no module-level registries.
+ *
+ * To add process state: declare it here, build it in `createRuntime`, read it as `services.<name>`.
+ */
+declare module './core/context.ts' {
+  interface Services {
+    /** Every feature folder (operations, indexes, provisioning), from `services/features.ts`. */
+    features: readonly Feature[];
+    /** Host → site, cached briefly per process; operations that change sites call `forget()`. */
+    sites: SiteResolver;
+    /** Installed plugin definitions (built-ins, plus test-only ones a test world registers). */
+    plugins: PluginRegistry;
+    /** Which plugins each site has active, cached briefly per process. */
+    activePlugins: ActivePlugins;
+  }
+}
+
+export {};

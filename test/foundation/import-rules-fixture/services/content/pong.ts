@@ -1,0 +1,3 @@
+import { ping } from './ping.ts';
+
+export const pong = () => ping;

@@ -1,0 +1,1 @@
+export const pure = 1;
