@@ -10,7 +10,8 @@ describe('workspaces on the Management API (platform operators)', () => {
   const admin = { email: 'owner@acme.example.test', password: 'correct horse battery staple' };
 
   beforeAll(async () => {
-    world = await startWorld({ worker: true });
+    // The routes wait for the end state (a busy machine's worker may need more than the default 5 s).
+    world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000' } });
     operator = (await createApiKey(world, { capabilities: ['users:manage', 'users:read'] })).key;
   });
   afterAll(() => world?.close());

@@ -17,7 +17,8 @@ describe('workspace lifecycle through the workspace actor', () => {
     world.app.inject({ method: method as never, url, headers: { host, ...extra }, payload: payload as never });
 
   beforeAll(async () => {
-    world = await startWorld({ worker: true });
+    // The routes wait for the end state (a busy machine's worker may need more than the default 5 s).
+    world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000' } });
     call = await operatorCaller(world);
   });
   afterAll(() => world?.close());
