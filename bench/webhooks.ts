@@ -88,7 +88,16 @@ if (temporalMode !== 'shared') {
   if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
   const mongoPort = Number(new URL(process.env.MONGODB_URI).port || 27017);
   if (ownTemporalDir) {
-    const own = await ensureEngines({ dataDir: ownTemporalDir, mongoPort, temporalPort: 7590, log: () => undefined });
+    // engines.mjs also probes the shared MongoDB; on a loaded machine that probe can time out once.
+    let own: Awaited<ReturnType<typeof ensureEngines>> | undefined;
+    for (let attempt = 1; !own; attempt++) {
+      try {
+        own = await ensureEngines({ dataDir: ownTemporalDir, mongoPort, temporalPort: 7590, log: () => undefined });
+      } catch (error) {
+        if (attempt >= 5) throw error;
+        await new Promise((r) => setTimeout(r, 3_000));
+      }
+    }
     process.env.TEMPORAL_ADDRESS = own.temporalAddress;
   } else {
     await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined }); // installs the CLI if needed
@@ -152,7 +161,7 @@ try {
     while (Date.now() - started < TIMEOUT_MS) {
       const final = await deliveries.countDocuments({ ...live, status: { $in: ['delivered', 'failed'] } });
       if (final >= expected && new Set(receipts.map((r) => r.deliveryId)).size >= expected) break;
-      await new Promise((r) => setTimeout(r, 250));
+      await new Promise((r) => setTimeout(r, 1_000)); // each count scans the collection on the local engine
     }
     await new Promise((r) => setTimeout(r, 2_000)); // late duplicates would show up here
     const result = summarize(name, receipts, started, expected);

@@ -291,6 +291,9 @@ async function installMongo(engineDir, log) {
     const quiet = ['wire.MongoWireProtocolHandler', 'wire.MongoExceptionHandler'].map(
       (c) => `-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.${c}=warn`, // no per-connection log lines
     );
+    // One INFO or WARN line per index of every new collection ("not yet implemented. ignoring"):
+    // hundreds per test run and the bulk of the log. Errors of that class still show.
+    quiet.push('-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase=error');
     return { java, args: ['-Xmx512m', '-XX:+UseSerialGC', ...quiet, '-cp', cp, source ?? 'Launcher'] };
   };
   if (readText(stamp)?.trim() === hash) return launch();
@@ -325,7 +328,17 @@ function files(dataDir, name) {
   return { pid: path.join(dataDir, `${name}.pid`), log: path.join(dataDir, `${name}.log`) };
 }
 
+/** An engine log past this size is moved to `<name>.log.1` (replacing the older one) at the next start. */
+export const MAX_LOG_BYTES = 10 * 1024 * 1024;
+
+function rotateLog(logFile) {
+  try {
+    if (fs.statSync(logFile).size > MAX_LOG_BYTES) fs.renameSync(logFile, `${logFile}.1`);
+  } catch {}
+}
+
 function spawnDetached(cmd, args, { logFile, pidFile, cwd }) {
+  rotateLog(logFile);
   const fd = fs.openSync(logFile, 'a');
   fs.writeSync(fd, `\n==== ${new Date().toISOString()} starting: ${cmd} ${args.join(' ')}\n`);
   const child = spawn(cmd, args, { cwd, detached: true, stdio: ['ignore', fd, fd], windowsHide: true });
@@ -363,6 +376,35 @@ async function temporalReady(httpPort) {
   }
 }
 
+/** The data folder an engines.mjs engine listening on `port` serves, read from its command line (Linux). */
+function dataDirOfEngineOn(port) {
+  try {
+    for (const pid of fs.readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+      const argv = readText(`/proc/${pid}/cmdline`)?.split('\0') ?? [];
+      const mongo = argv.some((a) => a === 'Launcher' || a.endsWith('Launcher.java')) && argv.includes(String(port));
+      const temporal = argv.includes('start-dev') && argv[argv.indexOf('--port') + 1] === String(port);
+      if (!mongo && !temporal) continue;
+      const file = mongo ? argv.find((a) => a.endsWith('.mv.db')) : argv[argv.indexOf('--db-filename') + 1];
+      if (file) return path.dirname(file);
+    }
+  } catch {}
+  return null;
+}
+
+/**
+ * Engines on the default ports that this data folder did not start belong to another folder (or
+ * to something else): attaching to them would show that folder's data and administrator. Refuse.
+ */
+function foreignEngine(name, port, dataDir) {
+  const owner = dataDirOfEngineOn(port);
+  return [
+    `${name}: ${HOST}:${port} is served by an engine that the data folder ${dataDir} did not start` +
+      (owner ? ` (it serves the data folder ${owner})` : '') + '; refusing to attach to another folder\'s data.',
+    `Give this folder its own ports (MONGO_PORT=<free port> TEMPORAL_PORT=<free port>), or use running engines on purpose`,
+    `(MONGODB_URI=mongodb://${HOST}:<port> TEMPORAL_ADDRESS=${HOST}:<port>), or run with that folder (DATA_DIR=${owner ?? '<its folder>'}).`,
+  ].join('\n');
+}
+
 async function ensureMongo({ dataDir, engineDir, mongoPort, log, timeoutMs }) {
   const f = files(dataDir, 'mongo');
   const pid = readPid(f.pid);
@@ -373,10 +415,7 @@ async function ensureMongo({ dataDir, engineDir, mongoPort, log, timeoutMs }) {
       log(`[engines] mongo: reusing running engine (pid ${pid}) on ${HOST}:${mongoPort}`);
       return;
     }
-    if (await mongoHandshake(mongoPort)) {
-      log(`[engines] mongo: something else answers the MongoDB protocol on ${HOST}:${mongoPort}; reusing it (not managed by engines.mjs)`);
-      return;
-    }
+    if (dataDirOfEngineOn(mongoPort) || (await mongoHandshake(mongoPort))) throw new Error(foreignEngine('mongo', mongoPort, dataDir));
     throw new Error(`port ${mongoPort} is in use by something that is not a MongoDB server (set MONGO_PORT)`);
   }
   if (ours) {
@@ -406,10 +445,9 @@ async function ensureTemporal({ dataDir, engineDir, temporalPort, temporalHttpPo
     if (ours) {
       await waitFor('temporal', ready, { logFile: f.log, timeoutMs });
       log(`[engines] temporal: reusing running engine (pid ${pid}) on ${HOST}:${temporalPort}`);
-    } else {
-      log(`[engines] temporal: port ${temporalPort} already open and not managed by engines.mjs; reusing it`);
+      return;
     }
-    return;
+    throw new Error(foreignEngine('temporal', temporalPort, dataDir));
   }
   if (ours) {
     try {

@@ -11,6 +11,9 @@ const AuditView = z.object({
   userId: z.string().nullable(),
   ip: z.string(),
   reason: z.string().nullable(),
+  /** How many failures this row stands for (failed authentications are aggregated per window). */
+  count: z.number().int(),
+  lastAt: z.string(),
 });
 
 const defineList = (surface: Surface) =>
@@ -27,7 +30,7 @@ const defineList = (surface: Surface) =>
       const filter = { siteId: ctx.site._id, ...(action ? { action } : {}), ...(keyId ? { keyId } : {}) };
       const { rows, page } = await pageById(ctx, 'audit', accessCollections(ctx.db).audit, filter, query);
       return {
-        data: rows.map((row) => ({ id: row._id, at: row.at.toISOString(), action: row.action, keyId: row.keyId, userId: row.userId, ip: row.ip, reason: row.reason })),
+        data: rows.map((row) => ({ id: row._id, at: row.at.toISOString(), action: row.action, keyId: row.keyId, userId: row.userId, ip: row.ip, reason: row.reason, count: row.count ?? 1, lastAt: (row.lastAt ?? row.at).toISOString() })),
         page,
       };
     },

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { ForbiddenError, UnauthorizedError } from '../core/errors.ts';
-import { writeAudit } from './audit.ts';
+import { writeFailureAudit } from './audit.ts';
 
 /**
  * Why a bearer key was refused, for the audit log only. The caller always gets the same generic
@@ -24,6 +24,6 @@ export async function refuse(
   at: Date,
   facts: { ip: string; keyId?: string | null; reason: FailureReason },
 ): Promise<never> {
-  await writeAudit(db, siteId, at, { action: 'auth.failed', keyId: facts.keyId ?? null, ip: facts.ip, reason: facts.reason });
+  await writeFailureAudit(db, siteId, at, { action: 'auth.failed', keyId: facts.keyId ?? null, ip: facts.ip, reason: facts.reason });
   throw facts.reason === 'management-api-disabled' ? new ForbiddenError() : new UnauthorizedError();
 }

@@ -8,7 +8,7 @@ import { createSession, deleteSession } from './sessions.ts';
 import { assertLoginAllowed, clearAccountFailures, recordLoginFailure } from './login-throttle.ts';
 import { findUserByEmail, normalizeEmail } from './users.ts';
 import { loadUserAccess } from './user-access.ts';
-import { writeAudit } from './audit.ts';
+import { writeFailureAudit } from './audit.ts';
 
 const Me = z.object({
   user: z.object({
@@ -55,7 +55,7 @@ export const login = defineOperation({
     const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
     if (!user || !ok) {
       await recordLoginFailure(ctx, normalized);
-      await writeAudit(ctx.db, ctx.site._id, ctx.services.clock.now(), {
+      await writeFailureAudit(ctx.db, ctx.site._id, ctx.services.clock.now(), {
         action: 'login.failed',
         userId: user?._id ?? null,
         ip: ctx.request.ip,

@@ -27,6 +27,7 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.apiKeys, keys: { siteId: 1, lookup: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.sessions, keys: { siteId: 1, userId: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, action: 1, _id: 1 } },
+    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, agg: 1 } },
     { collection: ACCESS_COLLECTIONS.counters, keys: { siteId: 1, expiresAt: 1 } },
   ],
   provisionWorkspace: provisionAdministrator,

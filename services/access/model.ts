@@ -75,6 +75,12 @@ export interface AuditDoc {
   userId: string | null;
   ip: string;
   reason: string | null;
+  /** Aggregated failure rows only: window start and subject digest (see `writeFailureAudit`). */
+  agg?: string;
+  /** Failures folded into this row (aggregated rows only; absent means one). */
+  count?: number;
+  /** The last of them. */
+  lastAt?: Date;
 }
 
 export interface CounterDoc {

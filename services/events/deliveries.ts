@@ -1,11 +1,11 @@
 import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
-import type { endpointActorWorkflow } from '../../workflows/endpoint-actor.ts';
 import {
   endpointActorId,
   endpointActorWorkflowName,
   wakeSignal,
   type EndpointActorInput,
+  type EndpointActorWorkflow,
 } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { webhookSettings } from './settings.ts';
@@ -56,7 +56,7 @@ export async function wakeActor(services: Services, where: DeliveryTarget, endpo
   try {
     while (state.again) {
       state.again = false;
-      await services.temporal.client.workflow.signalWithStart<typeof endpointActorWorkflow, []>(endpointActorWorkflowName, {
+      await services.temporal.client.workflow.signalWithStart<EndpointActorWorkflow, []>(endpointActorWorkflowName, {
         taskQueue: services.temporal.taskQueue,
         workflowId,
         args: [actorInput(services, where, endpointId)],

@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation } from 'mongodb';
+import { MongoBulkWriteError, type AnyBulkWriteOperation } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { serviceVersion } from '../core/version.ts';
@@ -50,6 +50,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
   let busySetAt = 0;
   // Start times are spaced across the whole pass, not per claim, so the rate holds between claims.
   const pace = { nextStart: 0 };
+  let ahead: DeliveryDoc[] = [];
   for (;;) {
     const endpoint = await endpoints.findOne(endpointKey);
     if (!endpoint || !endpoint.active) {
@@ -66,10 +67,12 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       await endpoints.updateOne(endpointKey, { $set: { busyUntil: new Date(Date.now() + busyFor) } });
       busySetAt = Date.now();
     }
-    // A claim is twice the concurrency: what a dying worker can leave sent-but-unrecorded (and so
-    // send again, with the same delivery id) stays that small.
-    const claim = Math.min(settings.batchSize, 2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY));
-    const rows = await dueRows(services, ref, claim);
+    // Due rows are read `batchSize` at a time (one query: on the local engine a query scans the
+    // collection) and claimed twice the concurrency at a time: what a dying worker can leave
+    // sent-but-unrecorded (and so send again, with the same delivery id) stays that small. Only
+    // this actor changes its rows, so the read-ahead does not go stale.
+    if (ahead.length === 0) ahead = await dueRows(services, ref, settings.batchSize);
+    const rows = ahead.splice(0, 2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY));
     if (rows.length === 0) {
       // Idle, then look once more: a row stored between the read and the flag is seen either
       // here or by its publisher (who then finds the flag cleared and wakes the actor).
@@ -181,44 +184,63 @@ async function attempt(services: Services, target: VettedTarget, secret: string,
   };
 }
 
-/** One history row per attempt and the rows' new state, in two bulk writes per batch. */
+/**
+ * One history row per attempt and the rows' new state. Written in as few statements as possible
+ * (the local engine pays per statement): one insert of all history rows, one update per response
+ * code for the delivered rows (their attempt count was set by the claim), one update per failed row.
+ */
 async function writeOutcomes(services: Services, ref: EndpointRef, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
   const { retry } = webhookSettings(services);
   const { deliveries, attempts } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
-  const history: AnyBulkWriteOperation<AttemptDoc>[] = outcomes.map((o) => ({
-    updateOne: {
-      filter: { siteId: ref.siteId, deliveryId: o.row._id, attempt: o.attempt },
-      update: {
-        $set: {
-          endpointId: ref.endpointId,
-          event: o.row.event,
-          status: o.status,
-          responseCode: o.responseCode,
-          error: o.error,
-          startedAt: o.startedAt,
-          finishedAt: o.finishedAt,
-          durationMs: o.finishedAt.getTime() - o.startedAt.getTime(),
-        },
-        $setOnInsert: { _id: newId() },
-      },
-      upsert: true,
-    },
+  const history: AttemptDoc[] = outcomes.map((o) => ({
+    _id: newId(),
+    siteId: ref.siteId,
+    deliveryId: o.row._id,
+    endpointId: ref.endpointId,
+    event: o.row.event,
+    attempt: o.attempt,
+    status: o.status,
+    responseCode: o.responseCode,
+    error: o.error,
+    startedAt: o.startedAt,
+    finishedAt: o.finishedAt,
+    durationMs: o.finishedAt.getTime() - o.startedAt.getTime(),
   }));
-  await attempts.bulkWrite(history, { ordered: false });
-  const rows: AnyBulkWriteOperation<DeliveryDoc>[] = outcomes.map((o) => {
-    const delivered = o.status === 'succeeded';
+  try {
+    await attempts.insertMany(history, { ordered: false });
+  } catch (error) {
+    // A retried pass recording an attempt again: the unique (delivery, attempt) key keeps the first.
+    if (!(error instanceof MongoBulkWriteError) || !duplicatesOnly(error)) throw error;
+  }
+  const delivered = new Map<number | null, Outcome[]>();
+  const others: AnyBulkWriteOperation<DeliveryDoc>[] = [];
+  for (const o of outcomes) {
+    if (o.status === 'succeeded' && !o.final) {
+      delivered.set(o.responseCode, [...(delivered.get(o.responseCode) ?? []), o]);
+      continue;
+    }
     const last = o.final || o.attempt >= retry.maximumAttempts;
     const common = { attempts: o.attempt, responseCode: o.responseCode, error: o.error, updatedAt: o.finishedAt, claimed: false };
-    const set = delivered
-      ? { ...common, status: 'delivered' as const, finishedAt: o.finishedAt }
-      : last
-        ? { ...common, status: 'failed' as const, finishedAt: o.finishedAt }
-        : { ...common, nextAttemptAt: new Date(o.finishedAt.getTime() + retryDelayMs(retry, o.attempt)) };
-    return { updateOne: { filter: { _id: o.row._id, siteId: ref.siteId, status: 'pending' }, update: { $set: set } } };
-  });
-  await deliveries.bulkWrite(rows, { ordered: false });
+    const set = last
+      ? { ...common, status: 'failed' as const, finishedAt: o.finishedAt }
+      : { ...common, nextAttemptAt: new Date(o.finishedAt.getTime() + retryDelayMs(retry, o.attempt)) };
+    others.push({ updateOne: { filter: { _id: o.row._id, siteId: ref.siteId, status: 'pending' }, update: { $set: set } } });
+  }
+  for (const [responseCode, group] of delivered) {
+    const at = new Date(Math.max(...group.map((o) => o.finishedAt.getTime())));
+    await deliveries.updateMany(
+      { _id: { $in: group.map((o) => o.row._id) }, siteId: ref.siteId, status: 'pending' },
+      { $set: { status: 'delivered', responseCode, error: null, claimed: false, updatedAt: at, finishedAt: at } },
+    );
+  }
+  if (others.length) await deliveries.bulkWrite(others, { ordered: false });
 }
+
+const duplicatesOnly = (error: MongoBulkWriteError) => {
+  const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  return errors.length > 0 && errors.every((e) => e.code === 11000);
+};
 
 /** Attempts whose pass died before writing anything: recorded as `interrupted`, never overwritten. */
 async function recordInterrupted(services: Services, ref: EndpointRef, rows: DeliveryDoc[]): Promise<void> {

@@ -23,7 +23,7 @@ export interface WebhookOptions {
   drainIntervalMs?: number;
   /** An endpoint whose every attempt failed for this long is paused (circuit breaker). */
   breakerMs?: number;
-  /** Rows one actor claims at a time. */
+  /** Due rows one actor reads at a time (it claims twice its concurrency of them at a time). */
   batchSize?: number;
   /** One delivery pass (activity) of an actor stops claiming after this long. */
   passBudgetMs?: number;
@@ -78,7 +78,7 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? 30_000,
     drainIntervalMs: options.drainIntervalMs ?? 60_000,
     breakerMs: options.breakerMs ?? DEFAULT_BREAKER_MS,
-    batchSize: options.batchSize ?? 100,
+    batchSize: options.batchSize ?? 200,
     passBudgetMs: options.passBudgetMs ?? 20_000,
     idleMs: options.idleMs ?? 5 * 60_000,
     passesPerRun: options.passesPerRun ?? 200,

@@ -4,7 +4,7 @@ import { configureStaticExport } from '../../services/export/control.ts';
 import { exportFiles } from '../../services/export/model.ts';
 import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { readExportFile } from '../../services/export/files.ts';
-import { checkHistory } from '../plugins/histories.ts';
+import { checkHistory } from '../support/histories.ts';
 
 async function until<T>(check: () => Promise<T | undefined | null | false>, label: string, timeoutMs = 150_000): Promise<T> {
   const started = Date.now();

@@ -1,19 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readdirSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { DeterminismViolationError } from '@temporalio/workflow';
-import proto from '@temporalio/proto';
 import { startWorld, type World } from '../support/world.ts';
 import { workflowsPath } from '../../services/worker-factory.ts';
 import { probeWorkflow } from '../../workflows/probe.ts';
 
-const historiesDir = fileURLToPath(new URL('../replay/histories/', import.meta.url));
-/** Histories are committed as the JSON of the protobuf message (what `fetchHistory` returns). */
-const loadHistory = (name: string) =>
-  proto.temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(`${historiesDir}${name}`, 'utf8')));
-const nondeterministicPath = fileURLToPath(new URL('../replay/nondeterministic/index.ts', import.meta.url));
-
+// Committed histories and the negative control: test/replay/replay.test.ts.
 describe('Temporal round trip and replay', () => {
   let world: World;
   beforeAll(async () => {
@@ -41,25 +32,5 @@ describe('Temporal round trip and replay', () => {
     // The fresh history replays cleanly against the current code.
     const history = await handle.fetchHistory();
     await Worker.runReplayHistory({ workflowsPath }, history);
-  });
-
-  it('replays every committed history against the current workflow code', async () => {
-    const files = readdirSync(historiesDir).filter((name) => name.endsWith('.json'));
-    expect(files.length).toBeGreaterThan(0);
-    const histories = files.map((name) => ({
-      workflowId: name,
-      history: loadHistory(name),
-    }));
-    for await (const result of Worker.runReplayHistories({ workflowsPath }, histories)) {
-      expect(result.error, `${result.workflowId} no longer replays`).toBeUndefined();
-    }
-  });
-
-  it('fails the replay when workflow code changes non-deterministically (negative control)', async () => {
-    const [name] = readdirSync(historiesDir).filter((file) => file.startsWith('probe'));
-    const history = loadHistory(name);
-    await expect(Worker.runReplayHistory({ workflowsPath: nondeterministicPath }, history)).rejects.toBeInstanceOf(
-      DeterminismViolationError,
-    );
   });
 });

@@ -5,7 +5,7 @@ import { markActive, markInactive, pluginStates } from '../../services/plugins/s
 import { pluginActivationWorkflowId } from '../../services/plugins/activation.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { listEventDescriptors } from '../../services/events/catalog.ts';
-import { checkHistory } from './histories.ts';
+import { checkHistory } from '../support/histories.ts';
 
 /** Test-only plugins: one whose activation throws, one that takes a while (to overlap two requests). */
 function registerTestPlugins(pw: PluginWorld) {

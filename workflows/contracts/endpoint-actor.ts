@@ -38,5 +38,8 @@ export interface DeliveryPassResult {
   paused: boolean;
 }
 
+/** The workflow's signature, for callers that start it by name without loading workflow code. */
+export type EndpointActorWorkflow = (input: EndpointActorInput) => Promise<void>;
+
 /** New deliveries are stored, the endpoint was resumed, or the drain found work: look again. */
 export const wakeSignal = defineSignal('wake');

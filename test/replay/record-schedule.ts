@@ -1,7 +1,7 @@
 // Records one full run of the schedule workflow (publish, then unpublish) into
-// test/content/histories/schedule.json for the replay test. Run after a deliberate change to the
+// test/replay/histories/schedule.json for the replay test. Run after a deliberate change to the
 // workflow's shape (engines running):
-//   MONGODB_URI=mongodb://127.0.0.1:27117 TEMPORAL_ADDRESS=127.0.0.1:7233 npx tsx test/content/record-schedule.ts
+//   MONGODB_URI=mongodb://127.0.0.1:27117 TEMPORAL_ADDRESS=127.0.0.1:7233 npx tsx test/replay/record-schedule.ts
 import { writeFileSync } from 'node:fs';
 import { startWorld } from '../support/world.ts';
 import { defaultSiteContext } from '../support/access.ts';

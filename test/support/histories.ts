@@ -1,12 +1,11 @@
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
-import proto from '@temporalio/proto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { workflowsPath } from '../../services/worker-factory.ts';
 
-/** Committed histories of the plugin-activation and static-export workflows (replayed by replay.test.ts). */
-export const historiesDir = fileURLToPath(new URL('./histories/', import.meta.url));
+/** The one folder of committed histories, replayed by test/replay/replay.test.ts. */
+export const historiesDir = fileURLToPath(new URL('../replay/histories/', import.meta.url));
 
 /**
  * Replays a fresh history against the current workflow code (catches non-determinism at once) and,
@@ -20,17 +19,4 @@ export async function checkHistory(handle: WorkflowHandle, name: string): Promis
     mkdirSync(historiesDir, { recursive: true });
     writeFileSync(`${historiesDir}${name}.json`, JSON.stringify(history, null, 1));
   }
-}
-
-export function committedHistories() {
-  let files: string[] = [];
-  try {
-    files = readdirSync(historiesDir).filter((name) => name.endsWith('.json'));
-  } catch {
-    return [];
-  }
-  return files.map((name) => ({
-    workflowId: name.replace(/\.json$/, ''),
-    history: proto.temporal.api.history.v1.History.fromObject(JSON.parse(readFileSync(`${historiesDir}${name}`, 'utf8'))),
-  }));
 }
