@@ -11,6 +11,8 @@ async function main() {
   const { services } = runtime;
   const boot = await bootstrapPlatform(services);
   await announceVersion(services);
+  // Access and workspace state are held in memory while this feed vouches for them (docs/access.md).
+  await services.changeFeed.start();
   const app = await runtime.buildApp();
   const address = await app.listen({ port: config.PORT, host: config.HOST });
 

@@ -15,7 +15,7 @@ declare module './core/context.ts' {
   interface Services {
     /** Every feature folder (operations, indexes, provisioning), from `services/features.ts`. */
     features: readonly Feature[];
-    /** Host → site, cached briefly per process; operations that change sites call `forget()`. */
+    /** Host → site and workspace, held per process while the change feed vouches for it (docs/access.md). */
     sites: SiteResolver;
     /** Installed plugin definitions (built-ins, plus test-only ones a test world registers). */
     plugins: PluginRegistry;

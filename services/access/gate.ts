@@ -4,6 +4,7 @@ import type { Operation, Surface } from '../core/operation.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
 import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
+import { countRequest } from '../platform/quota-guard.ts';
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from '../site/settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
@@ -48,7 +49,7 @@ export function createDenyAllGate(_services: Services): AccessGate {
 
 /** The real gate: bearer keys on `manage`, cookie sessions on `admin` (and for previews on `public`). */
 export function createAccessGate(services: Services): AccessGate {
-  const readState = createStateReader((dbName) => services.workspaceDb({ dbName }));
+  const readState = createStateReader(services.changeFeed, (dbName) => services.workspaceDb({ dbName }));
   const authenticateKey = createKeyAuthenticator(services, readState);
   const authenticateSession = createSessionAuthenticator(services, readState);
   const pending = new WeakMap<Principal, KeyLimits>();
@@ -93,6 +94,9 @@ export function createAccessGate(services: Services): AccessGate {
 
       const now = services.clock.now();
       const siteId = ctx.site._id;
+      // The workspace's `requestsPerMinute` quota: every key, token and public call together
+      // (the admin UI's own session calls are not metered). One write per request while set.
+      if (operation.surface !== 'admin') await countRequest(ctx, now);
       const results: WindowResult[] = [];
       const limits = pending.get(ctx.principal);
       if (limits) {

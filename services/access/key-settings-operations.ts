@@ -1,3 +1,4 @@
+import { topics } from '../core/topics.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings } from '../site/settings-store.ts';
@@ -47,6 +48,7 @@ export const putKeySettings = defineOperation({
   output: KeySettingsView,
   async handler(ctx, input) {
     await writeKeySettings(ctx.db, ctx.site._id, input, ctx.services.clock.now());
+    await ctx.services.changeFeed.publish(topics.siteAccess(ctx.site._id));
     return input;
   },
 });

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.ts';
-import { bumpAccessVersion } from '../site/settings-store.ts';
+import { accessChanged } from './access-change.ts';
+import { withinCountQuota } from '../platform/quota-guard.ts';
 import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';
@@ -105,7 +106,10 @@ export async function createKey(
     rotatedAt: null,
     revokedAt: null,
   };
-  await accessCollections(ctx.db).apiKeys.insertOne(record);
+  const { apiKeys } = accessCollections(ctx.db);
+  // Revoked keys stay listed but no longer count against the quota.
+  const active = (siteId: string | null) => apiKeys.countDocuments(siteId ? { siteId, status: 'active' } : { status: 'active' });
+  await withinCountQuota(ctx, 'apiKeys', active, () => apiKeys.insertOne(record));
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.created', keyId: record._id, userId: owner.userId, ip: ctx.request.ip });
   return { key: secret.key, record };
 }
@@ -134,7 +138,7 @@ export async function updateKey(
   if (patch.rateLimitPerMin !== undefined) $set.rateLimitPerMin = patch.rateLimitPerMin;
   const key = await accessCollections(ctx.db).apiKeys.findOneAndUpdate({ _id: id, siteId: ctx.site._id }, { $set }, { returnDocument: 'after' });
   if (!key) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.updated', keyId: id, userId: editor.userId, ip: ctx.request.ip });
   return key;
 }
@@ -149,7 +153,7 @@ export async function rotateKey(ctx: OperationContext, id: string, userId: strin
     { returnDocument: 'after' },
   );
   if (!record) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.rotated', keyId: id, userId, ip: ctx.request.ip });
   return { key: secret.key, record };
 }
@@ -162,7 +166,7 @@ export async function revokeKey(ctx: OperationContext, id: string, userId: strin
     { returnDocument: 'after' },
   );
   if (!record) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.revoked', keyId: id, userId, ip: ctx.request.ip });
   return record;
 }
@@ -171,7 +175,7 @@ export async function deleteKey(ctx: OperationContext, id: string, userId: strin
   const now = ctx.services.clock.now();
   const deleted = await accessCollections(ctx.db).apiKeys.findOneAndDelete({ _id: id, siteId: ctx.site._id });
   if (!deleted) throw new NotFoundError();
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.deleted', keyId: id, userId, ip: ctx.request.ip });
 }
 

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { accessCollections } from './model.ts';
-import { createKeyedBatcher } from './batching.ts';
+import { createKeyedBatcher } from '../core/batching.ts';
 
 export interface WindowResult {
   name: string;

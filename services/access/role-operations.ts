@@ -3,8 +3,8 @@ import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema } from '../core/capabilities.ts';
+import { accessChanged } from './access-change.ts';
+import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type RoleDoc } from './model.ts';
 import { BUILT_IN_ROLES, isBuiltInRole } from './roles.ts';
 
@@ -19,7 +19,7 @@ const IdInput = z.object({ id: z.string().min(1).max(64) });
 const RoleFields = z.object({
   name: z.string().trim().min(1).max(100),
   description: z.string().max(500).default(''),
-  capabilities: z.array(CapabilitySchema).max(50),
+  capabilities: z.array(WorkspaceCapabilitySchema).max(50),
 });
 
 const builtInViews = () =>
@@ -104,7 +104,7 @@ export const updateRole = defineOperation({
       .roles.findOneAndUpdate({ _id: id, siteId: ctx.site._id }, { $set: { ...patch, updatedAt: ctx.services.clock.now() } }, { returnDocument: 'after' })
       .catch(duplicate);
     if (!role) throw new NotFoundError();
-    await bumpAccessVersion(ctx.db, ctx.site._id);
+    await accessChanged(ctx);
     return customView(role);
   },
 });
@@ -125,7 +125,7 @@ export const deleteRole = defineOperation({
     if (await users.countDocuments({ siteId: ctx.site._id, role: id }, { limit: 1 })) throw new ConflictError('Role is in use');
     const deleted = await roles.findOneAndDelete({ _id: id, siteId: ctx.site._id });
     if (!deleted) throw new NotFoundError();
-    await bumpAccessVersion(ctx.db, ctx.site._id);
+    await accessChanged(ctx);
     return { id, deleted: true as const };
   },
 });

@@ -1,4 +1,4 @@
-import { CAPABILITIES, type Capability } from '../core/capabilities.ts';
+import { CAPABILITIES, isPlatformCapability, PLATFORM_CAPABILITIES, type Capability, type WorkspaceCapability } from '../core/capabilities.ts';
 
 /**
  * Built-in roles (documented in docs/access.md). Ids are stable strings so a user's `role` can name
@@ -32,12 +32,17 @@ export const isBuiltInRole = (id: string): boolean => Object.hasOwn(BUILT_IN_ROL
 
 /** A user's per-user policy: capabilities added to, or taken from, what the role gives. Deny wins. */
 export interface Policy {
-  grant?: Capability[];
-  deny?: Capability[];
+  grant?: WorkspaceCapability[];
+  deny?: WorkspaceCapability[];
 }
 
-export function effectiveCapabilities(roleCapabilities: readonly Capability[], policy: Policy = {}): Set<Capability> {
-  const result = new Set<Capability>([...roleCapabilities, ...(policy.grant ?? [])]);
+/**
+ * Role plus grants minus denials; platform capabilities come only from the operator flag (a role
+ * or grant naming them is ignored), so a workspace administrator can never hand them out.
+ */
+export function effectiveCapabilities(roleCapabilities: readonly Capability[], policy: Policy = {}, platformOperator = false): Set<Capability> {
+  const result = new Set<Capability>([...roleCapabilities, ...(policy.grant ?? [])].filter((c) => !isPlatformCapability(c)));
   for (const capability of policy.deny ?? []) result.delete(capability);
+  if (platformOperator) for (const capability of PLATFORM_CAPABILITIES) result.add(capability);
   return result;
 }

@@ -1,17 +1,30 @@
 import type { Db } from 'mongodb';
+import type { ChangeFeed } from '../core/change-feed.ts';
+import { createFeedCache } from '../core/feed-cache.ts';
+import { topics } from '../core/topics.ts';
 import { readAccessState, type AccessState } from '../site/settings-store.ts';
-import { createKeyedBatcher } from './batching.ts';
+import { createKeyedBatcher } from '../core/batching.ts';
 
 /**
- * The site's access state (switches + version), read for every request but coalesced per gateway:
- * requests that arrive while a read is in flight share the next read, which starts after they
- * arrived, so a switch flipped before a request is always seen by it.
+ * The site's access state (switches + version). While the change feed vouches for this process it
+ * comes from memory (a change is pushed: `site-access:<siteId>`); otherwise it is read for every
+ * request, coalesced per gateway: requests that arrive while a read is in flight share the next
+ * read, which starts after they arrived, so a switch flipped before a request is always seen by it.
  */
-export function createStateReader(workspaceDb: (dbName: string) => Db) {
+export function createStateReader(feed: ChangeFeed, workspaceDb: (dbName: string) => Db) {
+  const cache = createFeedCache<AccessState>(feed);
   const read = createKeyedBatcher<null, AccessState>(async (lane, items) => {
     const [dbName, siteId] = JSON.parse(lane) as [string, string];
     const state = await readAccessState(workspaceDb(dbName), siteId);
     return items.map(() => state);
   });
-  return (db: Db, siteId: string): Promise<AccessState> => read(JSON.stringify([db.databaseName, siteId]), null);
+  const reader = (db: Db, siteId: string): Promise<AccessState> => {
+    const lane = JSON.stringify([db.databaseName, siteId]);
+    return cache.read(lane, () => read(lane, null), () => [topics.siteAccess(siteId)]);
+  };
+  /** The state held in memory, when the feed vouches for it: lets the hot path skip a promise. */
+  reader.peek = (db: Db, siteId: string): AccessState | undefined => cache.peek(JSON.stringify([db.databaseName, siteId]));
+  return reader;
 }
+
+export type StateReader = ReturnType<typeof createStateReader>;

@@ -18,7 +18,7 @@ export async function roleCapabilities(db: Db, siteId: string, roleId: string): 
 }
 
 export async function accessOfUser(db: Db, user: UserDoc): Promise<UserAccess> {
-  return { user, capabilities: effectiveCapabilities(await roleCapabilities(db, user.siteId, user.role), user.policy) };
+  return { user, capabilities: effectiveCapabilities(await roleCapabilities(db, user.siteId, user.role), user.policy, user.platformOperator) };
 }
 
 export async function loadUserAccess(db: Db, siteId: string, userId: string): Promise<UserAccess | null> {

@@ -2,15 +2,16 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
-import { bumpAccessVersion } from '../site/settings-store.ts';
-import { CapabilitySchema } from '../core/capabilities.ts';
+import { accessChanged } from './access-change.ts';
+import { withinCountQuota } from '../platform/quota-guard.ts';
+import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
 
 export const PolicySchema = z
-  .object({ grant: z.array(CapabilitySchema).max(50).optional(), deny: z.array(CapabilitySchema).max(50).optional() })
+  .object({ grant: z.array(WorkspaceCapabilitySchema).max(50).optional(), deny: z.array(WorkspaceCapabilitySchema).max(50).optional() })
   .strict();
 
 export const UserView = z.object({
@@ -86,8 +87,9 @@ export async function createUser(
     createdAt: now,
     updatedAt: now,
   };
+  const { users } = accessCollections(ctx.db);
   try {
-    await accessCollections(ctx.db).users.insertOne(user);
+    await withinCountQuota(ctx, 'users', (siteId) => users.countDocuments(siteId ? { siteId } : {}), () => users.insertOne(user));
   } catch (error) {
     if ((error as { code?: number }).code === 11000) throw new ConflictError('A user with this email exists');
     throw error;
@@ -107,7 +109,7 @@ export async function updateUser(ctx: OperationContext, id: string, patch: z.out
   );
   if (!user) throw new NotFoundError();
   // Narrowing a role or policy must narrow the user's keys on the next request.
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
   return user;
 }
 
@@ -116,7 +118,7 @@ export async function deleteUser(ctx: OperationContext, id: string): Promise<voi
   const deleted = await users.findOneAndDelete({ _id: id, siteId: ctx.site._id });
   if (!deleted) throw new NotFoundError();
   await sessions.deleteMany({ siteId: ctx.site._id, userId: id });
-  await bumpAccessVersion(ctx.db, ctx.site._id);
+  await accessChanged(ctx);
 }
 
 export async function findUserByEmail(ctx: Pick<OperationContext, 'db' | 'site'>, email: string): Promise<UserDoc | null> {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertSwitch } from '../platform/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -22,6 +23,8 @@ export const publicCreateCommentOp = defineOperation({
   requires: 'public',
   status: 201,
   rateLimit: { perMinute: PUBLIC_COMMENT_LIMIT_PER_MIN, by: 'ip' },
+  /** 403: comments switched off by the platform. */
+  errors: [403],
   input: z.object({
     slug: z.string().min(1).max(200),
     locale: z.string().max(35).optional(),
@@ -33,6 +36,7 @@ export const publicCreateCommentOp = defineOperation({
   }),
   output: z.object({ id: z.string(), status: z.enum(['pending', 'approved']) }),
   async handler(ctx, input) {
+    assertSwitch(ctx, 'comments');
     const locale = resolveLocale(await loadLanguages(ctx), input.locale);
     const entry = await contentCollections(ctx.db).entries.findOne({ siteId: ctx.site._id, status: 'published', trashedAt: null, locale, 'live.slug': input.slug });
     if (!entry) throw new NotFoundError();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { withinCountQuota } from '../platform/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -63,7 +64,8 @@ export const createEntryOp = defineOperation({
         trashedAt: null,
       };
       try {
-        await entries.insertOne(doc);
+        const live = (siteId: string | null) => entries.countDocuments(siteId ? { siteId, trashedAt: null } : { trashedAt: null });
+        await withinCountQuota(ctx, 'entries', live, () => entries.insertOne(doc));
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         if (input.slug) throw new ConflictError('An entry with this slug exists in this locale');

@@ -2,6 +2,7 @@ import type { OperationContext, Services } from '../core/context.ts';
 import { COLLECTIONS } from './model.ts';
 import { loadLanguages, type LanguagesDoc } from '../site/languages.ts';
 import { readAccessState } from '../site/settings-store.ts';
+import { topics } from '../core/topics.ts';
 
 /** Per-site counter every write that changes public output increments (content, menus, languages). */
 interface StateDoc {
@@ -31,6 +32,8 @@ export interface PublicCacheOptions {
 interface SiteCache {
   state: PublicState | null;
   loadedAt: number;
+  /** Loaded while the change feed vouched for this process and no change arrived meanwhile. */
+  pushed: boolean;
   loading: Promise<PublicState> | null;
   responses: Map<string, Promise<unknown>>;
   responsesGeneration: number;
@@ -46,8 +49,19 @@ const registries = new WeakMap<Services, Registry>();
 function registry(services: Services): Registry {
   let found = registries.get(services);
   if (!found) {
-    found = { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites: new Map() };
+    const sites = new Map<string, SiteCache>();
+    found = { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites };
     registries.set(services, found);
+    // Pushed invalidation: content writes announce `site-content:<id>`, switches `site-access:<id>`.
+    services.changeFeed.subscribe((topic) => {
+      if (topic === null) for (const cache of sites.values()) cache.pushed = false;
+      const siteId = topic && /^site-(?:content|access):(.+)$/.exec(topic)?.[1];
+      const cache = siteId ? sites.get(siteId) : undefined;
+      if (cache) {
+        cache.state = null;
+        cache.pushed = false;
+      }
+    });
   }
   return found;
 }
@@ -62,7 +76,7 @@ function siteCache(ctx: OperationContext): SiteCache {
   const { sites } = registry(ctx.services);
   let cache = sites.get(ctx.site._id);
   if (!cache) {
-    cache = { state: null, loadedAt: 0, loading: null, responses: new Map(), responsesGeneration: -1 };
+    cache = { state: null, loadedAt: 0, pushed: false, loading: null, responses: new Map(), responsesGeneration: -1 };
     sites.set(ctx.site._id, cache);
   }
   return cache;
@@ -83,11 +97,17 @@ export async function publicState(ctx: OperationContext): Promise<PublicState> {
   const cache = siteCache(ctx);
   // A cached "switched off" is never trusted: re-reading costs nothing on a site that is off, and
   // switching the API back on must take effect on the next request (contract 1.3).
-  if (cache.state?.publicEnabled && Date.now() - cache.loadedAt < options.stateTtlMs) return cache.state;
+  // While the change feed vouches for this process, a copy loaded under it holds until a change is
+  // pushed (no read at all); otherwise it is trusted for `stateTtlMs`.
+  const feed = ctx.services.changeFeed;
+  if (cache.state?.publicEnabled && ((cache.pushed && feed.trusted()) || Date.now() - cache.loadedAt < options.stateTtlMs)) return cache.state;
+  const epoch = feed.epoch();
+  const trusted = feed.trusted();
   cache.loading ??= readState(ctx)
     .then((state) => {
       cache.state = state;
       cache.loadedAt = Date.now();
+      cache.pushed = trusted && feed.trusted() && feed.epoch() === epoch;
       return state;
     })
     .finally(() => {
@@ -105,6 +125,9 @@ export async function bumpContentGeneration(ctx: OperationContext): Promise<void
     .collection<StateDoc>(COLLECTIONS.state)
     .updateOne({ _id: ctx.site._id, siteId: ctx.site._id }, { $inc: { generation: 1 } }, { upsert: true });
   forgetPublicState(ctx.services, ctx.site._id);
+  // Other gateways drop their copy when the change arrives (content freshness is not access: no
+  // waiting for acknowledgements; a gateway whose feed is down is back on the `stateTtlMs` read).
+  await ctx.services.changeFeed.announce(topics.siteContent(ctx.site._id));
 }
 
 /** Drops this gateway's copy of a site's public state (e.g. after the site settings changed). */
@@ -113,6 +136,7 @@ export function forgetPublicState(services: Services, siteId: string): void {
   if (cache) {
     cache.state = null;
     cache.loadedAt = 0;
+    cache.pushed = false;
   }
 }
 

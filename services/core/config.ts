@@ -30,6 +30,16 @@ const ConfigSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   /** Behind a TLS-terminating proxy: trust X-Forwarded-* and mark cookies Secure. */
   TRUST_PROXY: booleanFlag.default(false),
+  /**
+   * Lease of a gateway's in-memory access state (docs/access.md): a write that changes access waits
+   * at most about this long for a gateway that stopped answering. Lower in tests.
+   */
+  STATE_LEASE_MS: z.coerce.number().int().min(500).max(60_000).default(5000),
+  /**
+   * How gateways learn of access changes: `change-stream` (MongoDB replica sets) or `poll` (a small
+   * query every 50 ms; the default, because the local engine's change streams re-scan its oplog).
+   */
+  STATE_FEED: z.enum(['change-stream', 'poll']).default('poll'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

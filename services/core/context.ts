@@ -2,6 +2,7 @@ import type { Db, MongoClient } from 'mongodb';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
+import type { ChangeFeed } from './change-feed.ts';
 import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from './hooks.ts';
@@ -29,6 +30,8 @@ export interface CoreServices {
   clock: Clock;
   log: Logger;
   events: EventPublisher;
+  /** Invalidation feed + lease that keeps per-process state exact (`core/change-feed.ts`). */
+  changeFeed: ChangeFeed;
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
 

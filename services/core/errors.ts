@@ -56,6 +56,20 @@ export class TooManyRequestsError extends AppError {
   }
 }
 
+/** A platform quota refused the call (403 counts, 413 sizes, 429 rates); the text names the quota. */
+export class QuotaExceededError extends AppError {
+  constructor(quota: string, status: 403 | 413 | 429 = 403, retryAfterSeconds?: number) {
+    super(status, `Quota exceeded: ${quota}`, retryAfterSeconds ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } : {});
+  }
+}
+
+/** A feature switched off for the workspace or site by a platform operator. */
+export class FeatureDisabledError extends AppError {
+  constructor(feature: string) {
+    super(403, `Feature switched off: ${feature}`);
+  }
+}
+
 export class BadGatewayError extends AppError {
   constructor(message = 'Bad gateway') {
     super(502, message);

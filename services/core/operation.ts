@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OperationContext } from './context.ts';
 import type { Requirement } from './capabilities.ts';
-import { requiredCapabilities } from './capabilities.ts';
+import { isPlatformCapability, requiredCapabilities } from './capabilities.ts';
 import { hasCapability } from './principal.ts';
 import { findUnsafeKey } from './safe-keys.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
@@ -14,7 +14,7 @@ import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts'
 export type Surface = 'public' | 'comments' | 'manage' | 'admin';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** 409: conflicts (a slug taken, a state that forbids the change); 502/503: a dependency failed. */
-export type DomainErrorStatus = 409 | 413 | 502 | 503;
+export type DomainErrorStatus = 403 | 409 | 413 | 502 | 503;
 
 /**
  * One operation, declared once. REST routes, OpenAPI, MCP tools and tests are all derived from it.
@@ -65,12 +65,10 @@ export function authorize(operation: Operation, ctx: OperationContext): void {
   const { principal } = ctx;
   if (operation.requires === 'public' || principal.kind === 'system') return;
   if (principal.kind === 'anonymous') throw new UnauthorizedError();
-  if (operation.requires === 'platform') {
-    if (!principal.isPlatformOperator) throw new ForbiddenError();
-    return;
-  }
   for (const capability of requiredCapabilities(operation.requires)) {
     if (!hasCapability(principal, capability)) throw new ForbiddenError();
+    // Belt and braces: a platform capability also needs the owner to be an operator right now.
+    if (isPlatformCapability(capability) && !principal.isPlatformOperator) throw new ForbiddenError();
   }
 }
 

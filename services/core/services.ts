@@ -7,6 +7,7 @@ import { systemClock, type Clock } from './clock.ts';
 import { createCursorCodec } from './cursors.ts';
 import { loggerOptions } from './logger.ts';
 import { createHooks } from './hooks.ts';
+import { createChangeFeed } from './change-feed.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -18,6 +19,8 @@ const silentPublisher = (log: Logger): EventPublisher => ({
 export interface CoreServiceOptions {
   clock?: Clock;
   log?: Logger;
+  /** Emit the driver's command events (benchmarks count database commands per request). */
+  monitorCommands?: boolean;
 }
 
 /**
@@ -26,16 +29,18 @@ export interface CoreServiceOptions {
  */
 export async function createServices(config: Config, options: CoreServiceOptions = {}): Promise<CoreServices> {
   const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL));
-  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
+  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000, monitorCommands: options.monitorCommands ?? false });
   await mongo.connect();
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dbs = new Map<string, Db>();
+  const platformDb = mongo.db(`${config.DB_PREFIX}platform`);
 
   return {
     config,
     mongo,
-    platformDb: mongo.db(`${config.DB_PREFIX}platform`),
+    platformDb,
+    changeFeed: createChangeFeed({ db: platformDb, log, leaseMs: config.STATE_LEASE_MS, mode: config.STATE_FEED, idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40 }),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
@@ -54,6 +59,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
 }
 
 export async function closeServices(services: CoreServices): Promise<void> {
+  await services.changeFeed.stop();
   await services.temporal.client.connection.close().catch(() => undefined);
   await services.mongo.close();
 }

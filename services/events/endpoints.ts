@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertSwitch, withinCountQuota } from '../platform/quota-guard.ts';
 import { ListQuery, pageById } from '../core/paging.ts';
 import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
@@ -87,7 +88,9 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
   const id = newId();
   const secret = generateWebhookSecret();
   const now = ctx.services.clock.now();
-  await endpoints.insertOne({
+  assertSwitch(ctx, 'webhooks');
+  const count = (siteId: string | null) => endpoints.countDocuments(siteId ? { siteId } : {});
+  await withinCountQuota(ctx, 'webhookEndpoints', count, () => endpoints.insertOne({
     _id: id,
     siteId: ctx.site._id,
     name: input.name,
@@ -105,7 +108,7 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
     pausedAt: null,
     pauseReason: null,
     busyUntil: null,
-  });
+  }));
   return { endpoint: { id }, secret };
 }
 

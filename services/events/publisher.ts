@@ -1,4 +1,5 @@
 import type { EventPublisher, OperationContext, Services } from '../core/context.ts';
+import { isSwitchOn } from '../platform/quota-guard.ts';
 import { newId } from '../core/ids.ts';
 import { eventCollections } from './model.ts';
 import { storeDeliveries, wakeActorsFor } from './deliveries.ts';
@@ -14,6 +15,8 @@ export function createWebhookPublisher(services: Services, options: WebhookOptio
   configureWebhooks(services, options);
   return {
     async publish(ctx: OperationContext, event: string, data: Record<string, unknown>) {
+      // Webhooks switched off by the platform: no delivery is stored or sent.
+      if (!isSwitchOn(ctx, 'webhooks')) return;
       try {
         const endpoints = await eventCollections(ctx.db)
           .endpoints.find({ siteId: ctx.site._id, active: true, events: event }, { projection: { _id: 1 } })

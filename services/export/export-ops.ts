@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertSwitch, countExportRun } from '../platform/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { EXPORT_BUCKET, EXPORT_MODES, exportStates, readExportState, type RunSummary } from './model.ts';
@@ -85,6 +86,9 @@ export const runExportOp = defineOperation({
   input: z.object({ mode: Mode.default('full') }),
   output: z.object({ requestId: z.string(), mode: Mode }),
   async handler(ctx, { mode }) {
+    // Platform switch and daily quota first (services/platform/quota-guard.ts).
+    assertSwitch(ctx, 'staticExport');
+    await countExportRun(ctx, ctx.services.clock.now());
     return { requestId: await requestExportRun(ctx, mode), mode };
   },
 });

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { assertSwitch } from '../platform/quota-guard.ts';
 import mercurius from 'mercurius';
 import type { Services, OperationContext } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
@@ -74,6 +75,7 @@ export async function graphqlExtension(app: FastifyInstance, services: Services,
           { authorization: request.headers.authorization, cookies: request.cookies ?? {}, ip: request.ip, origin: request.headers.origin, method: request.method },
           requireScope(request),
         );
+        assertSwitch(requireScope(request), 'graphql');
       } catch (error) {
         // Answered here, in the REST shape: mercurius's own error handler would wrap it in a 200.
         if (!(error instanceof AppError)) throw error;

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { assertSwitch } from '../platform/quota-guard.ts';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -34,6 +35,8 @@ export async function mcpExtension(app: FastifyInstance, services: Services, gat
       if (error instanceof UnauthorizedError) error.headers['www-authenticate'] = `Bearer resource_metadata="${protectedResourceMetadataUrl(request)}"`;
       throw error;
     });
+    // MCP switched off by the platform: 403 naming the switch, after authentication.
+    assertSwitch(scope, 'mcp');
     const ctx = createContext(services, scope, principal, requestFacts(request));
     const tools = await toolsFor(ctx);
     const byName = new Map(tools.map((tool) => [tool.name, tool]));

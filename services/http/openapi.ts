@@ -14,9 +14,7 @@ import { openApiPath, pathParamNames } from '../core/operation.ts';
 export { openApiPath, pathParamNames };
 
 function requirementAnnotation(operation: Operation): string | string[] {
-  const requirement = operation.requires;
-  if (requirement === 'platform') return 'platform-operator';
-  return requirement;
+  return operation.requires;
 }
 
 const anonymousSurface = (surface: Surface) => surface === 'public' || surface === 'comments';

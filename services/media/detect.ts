@@ -36,7 +36,7 @@ function extensionOf(filename: string): string | null {
 export async function detectType(head: Buffer, filename: string, allowed: readonly string[]): Promise<DetectedType> {
   const found = await fileTypeFromBuffer(head);
   if (!found) throw new BadRequestError('Rejected file type: the content is not a recognised format');
-  if (!typeAllowed(found.mime, allowed)) throw new BadRequestError(`Rejected file type: ${found.mime} is not allowed`);
+  if (!typeAllowed(found.mime, allowed)) throw new BadRequestError(`Rejected file type: ${found.mime} is not allowed (quota mediaTypes)`);
   const ext = extensionOf(filename);
   const accepted = EXTENSION_ALIASES[found.ext] ?? [found.ext];
   if (ext !== null && !accepted.includes(ext)) {

@@ -85,7 +85,7 @@ export async function ingest(ctx: OperationContext, file: IncomingFile, limits: 
       const chunk = raw as Buffer;
       size += chunk.length;
       if (limits.maxFileBytes !== null && size > limits.maxFileBytes) {
-        throw new PayloadTooLargeError(`File exceeds the size limit of ${limits.maxFileBytes} bytes`);
+        throw new PayloadTooLargeError(`Quota exceeded: mediaFileSize (the file exceeds the size limit of ${limits.maxFileBytes} bytes)`);
       }
       await reservation.cover(size);
       if (headLength < HEAD_KEEP) {
@@ -100,7 +100,7 @@ export async function ingest(ctx: OperationContext, file: IncomingFile, limits: 
       pendingLength += chunk.length;
       if (pendingLength >= DETECTION_BYTES) await start();
     }
-    if (source.truncated) throw new PayloadTooLargeError('File exceeds the size limit');
+    if (source.truncated) throw new PayloadTooLargeError('Quota exceeded: mediaFileSize (the file exceeds the size limit)');
     if (size === 0) throw new BadRequestError('The file is empty');
     if (!upload) await start();
     await finish(upload!);

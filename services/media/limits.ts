@@ -1,21 +1,16 @@
 import type { OperationContext } from '../core/context.ts';
+import { allowedMediaTypes, LIMIT_DEFAULTS, siteLimit, siteOwnLimit, workspaceLimit } from '../platform/quota-model.ts';
 
 /**
- * Media limits, read from the site's and the workspace's `quotas` (set by platform operators
- * through `PUT /sites/{id}/quotas` and `PUT /tenants/{id}/quotas`). A key that is absent takes
- * the default below; a key set to null or '' means "no limit" (contract 2.4).
+ * Media limits: the platform quotas `mediaFileSize`, `mediaBytes` and `mediaTypes`
+ * (services/platform/quota-model.ts, set through `PUT /sites/{id}/quotas` and
+ * `PUT /tenants/{id}/quotas`). Absent takes the default below; null or '' means no limit.
  */
-export const MEDIA_QUOTA_KEYS = {
-  maxFileBytes: 'mediaMaxFileBytes',
-  libraryBytes: 'mediaLibraryBytes',
-  allowedTypes: 'mediaAllowedTypes',
-} as const;
-
 export const MEDIA_DEFAULTS = {
   /** Per file. Large enough for short videos; the bench uploads 200 MB. */
-  maxFileBytes: 256 * 1024 * 1024,
+  maxFileBytes: LIMIT_DEFAULTS.site.mediaFileSize!,
   /** Per site, counting trashed items until they are purged. The workspace has no default cap. */
-  siteLibraryBytes: 10 * 1024 * 1024 * 1024,
+  siteLibraryBytes: LIMIT_DEFAULTS.site.mediaBytes!,
   /**
    * Detected MIME types accepted by default. No SVG or HTML (script in a same-origin document),
    * no executables or archives. A site may replace the list; `image/*` style wildcards work.
@@ -48,23 +43,6 @@ export const MEDIA_DEFAULTS = {
 
 type Limit = number | null;
 
-/** undefined: not set here; null: explicitly unlimited; number: the limit. */
-function readLimit(quotas: Record<string, unknown>, key: string): Limit | undefined {
-  if (!(key in quotas)) return undefined;
-  const value = quotas[key];
-  if (value === null || value === '') return null;
-  const number = typeof value === 'string' ? Number(value) : value;
-  if (typeof number === 'number' && Number.isFinite(number) && number >= 0) return Math.floor(number);
-  return undefined;
-}
-
-/** The tighter of two limits, where null means none. */
-function tighter(a: Limit, b: Limit): Limit {
-  if (a === null) return b;
-  if (b === null) return a;
-  return Math.min(a, b);
-}
-
 export interface MediaLimits {
   maxFileBytes: Limit;
   siteLibraryBytes: Limit;
@@ -73,22 +51,13 @@ export interface MediaLimits {
 }
 
 export function mediaLimits(ctx: Pick<OperationContext, 'site' | 'workspace'>): MediaLimits {
-  const site = ctx.site.quotas ?? {};
-  const workspace = ctx.workspace.quotas ?? {};
-  const siteMax = readLimit(site, MEDIA_QUOTA_KEYS.maxFileBytes);
-  const workspaceMax = readLimit(workspace, MEDIA_QUOTA_KEYS.maxFileBytes);
-  const maxFileBytes =
-    siteMax === undefined && workspaceMax === undefined
-      ? MEDIA_DEFAULTS.maxFileBytes
-      : tighter(siteMax ?? null, workspaceMax ?? null);
-  const siteLibrary = readLimit(site, MEDIA_QUOTA_KEYS.libraryBytes);
-  const types = site[MEDIA_QUOTA_KEYS.allowedTypes] ?? workspace[MEDIA_QUOTA_KEYS.allowedTypes];
+  const site = ctx.site.quotas;
+  const workspace = ctx.workspace.quotas;
   return {
-    maxFileBytes,
-    siteLibraryBytes: siteLibrary === undefined ? MEDIA_DEFAULTS.siteLibraryBytes : siteLibrary,
-    workspaceLibraryBytes: readLimit(workspace, MEDIA_QUOTA_KEYS.libraryBytes) ?? null,
-    allowedTypes:
-      Array.isArray(types) && types.every((t) => typeof t === 'string') ? (types as string[]) : MEDIA_DEFAULTS.allowedTypes,
+    maxFileBytes: siteLimit(workspace, site, 'mediaFileSize'),
+    siteLibraryBytes: siteOwnLimit(site, 'mediaBytes'),
+    workspaceLibraryBytes: workspaceLimit(workspace, 'mediaBytes'),
+    allowedTypes: allowedMediaTypes(workspace, site) ?? MEDIA_DEFAULTS.allowedTypes,
   };
 }
 

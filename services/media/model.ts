@@ -1,4 +1,5 @@
 import { GridFSBucket, type Db } from 'mongodb';
+import { siteOrigin } from '../platform/site-origin.ts';
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 
@@ -47,15 +48,9 @@ export function mediaItems(ctx: Pick<OperationContext, 'db'>) {
 /** Key scope of media: only the owner field applies (`ownOnly`). */
 export const MEDIA_SCOPE_FIELDS = { owner: 'uploadedBy' } as const;
 
-/**
- * Where the bytes are served. A site with a domain gets an absolute URL on it; otherwise the URL
- * is relative to the gateway (or PUBLIC_BASE_URL), which is what the local default site uses.
- */
+/** Where the bytes are served: on the site's origin (scheme and port rule: services/platform/site-origin.ts). */
 export function fileUrl(ctx: Pick<OperationContext, 'site' | 'services'>, doc: Pick<MediaDoc, '_id' | 'filename'>): string {
-  const path = `/media/files/${doc._id}/${encodeURIComponent(doc.filename)}`;
-  const domain = ctx.site.domains[0];
-  if (domain) return `https://${domain}${path}`;
-  return `${(ctx.services.config.PUBLIC_BASE_URL ?? '').replace(/\/$/, '')}${path}`;
+  return `${siteOrigin(ctx.services.config, ctx.site)}/media/files/${doc._id}/${encodeURIComponent(doc.filename)}`;
 }
 
 export const MediaItemSchema = z.object({

@@ -93,7 +93,7 @@ export class QuotaReservation {
     // fits exactly is accepted.
     if (missing < RESERVATION_STEP && (await this.take(RESERVATION_STEP))) return;
     if (await this.take(missing)) return;
-    throw new PayloadTooLargeError('Media library quota exceeded');
+    throw new PayloadTooLargeError('Quota exceeded: mediaBytes (media library quota)');
   }
 
   private async take(bytes: number): Promise<boolean> {

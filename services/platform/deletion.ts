@@ -6,6 +6,8 @@ import { deliveryWorkflowId } from '../events/deliveries.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { platformCollections } from './workspaces.ts';
+import { publishWorkspaceChange } from './lifecycle.ts';
+import { topics } from '../core/topics.ts';
 
 /**
  * Step 1: the workspace stops answering (`deleting` does not resolve) and the request is recorded.
@@ -24,7 +26,7 @@ export async function beginWorkspaceDeletion(services: Services, workspaceId: st
       $unset: { provisioning: '' },
     },
   );
-  services.sites.forget();
+  await publishWorkspaceChange(services, workspaceId);
   return true;
 }
 
@@ -76,7 +78,7 @@ export async function cancelWorkspaceWork(services: Services, workspaceId: strin
 /** Step 3: other sites may claim the workspace's host names again. */
 export async function releaseWorkspaceDomainClaims(services: Services, workspaceId: string): Promise<number> {
   const result = await platformCollections(services).domains.deleteMany({ workspaceId });
-  services.sites.forget();
+  await services.changeFeed.publish(topics.hosts);
   return result.deletedCount;
 }
 
@@ -91,6 +93,6 @@ export async function finishWorkspaceDeletion(services: Services, workspaceId: s
     { _id: workspaceId, status: 'deleting' },
     { $set: { status: 'deleted', updatedAt: services.clock.now(), ...(drop ? { databaseDropped: true } : {}) } },
   );
-  services.sites.forget();
+  await publishWorkspaceChange(services, workspaceId);
 }
 

@@ -4,6 +4,13 @@ import { defineOperation } from '../core/operation.ts';
 import { serviceVersion } from '../core/version.ts';
 
 const Check = z.object({ status: z.enum(['ok', 'down']), latencyMs: z.number(), error: z.string().optional() });
+const WorkerCheck = Check.extend({
+  /** Workers seen polling the task queue recently, for workflow tasks and for activity tasks. */
+  pollers: z.object({ workflow: z.number(), activity: z.number() }),
+});
+
+/** Temporal drops a poller after 5 minutes without a poll; a live worker polls continuously. */
+const POLLER_FRESH_MS = 2 * 60_000;
 
 async function timed(run: () => Promise<unknown>): Promise<z.input<typeof Check>> {
   const started = performance.now();
@@ -19,13 +26,42 @@ async function timed(run: () => Promise<unknown>): Promise<z.input<typeof Check>
 const withTimeout = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
 
+/**
+ * Whether a worker polls this deployment's task queue (DescribeTaskQueue pollers), for workflow
+ * and activity tasks: without one, exports, deliveries and schedules would stall unseen.
+ */
+async function checkWorker(services: Services): Promise<z.input<typeof WorkerCheck>> {
+  const { connection } = services.temporal.client;
+  const pollers = { workflow: 0, activity: 0 };
+  const result = await timed(async () => {
+    const now = Date.now();
+    for (const [kind, taskQueueType] of [['workflow', 1], ['activity', 2]] as const) {
+      const described = await withTimeout(
+        connection.workflowService.describeTaskQueue({
+          namespace: services.config.TEMPORAL_NAMESPACE,
+          taskQueue: { name: services.temporal.taskQueue },
+          taskQueueType,
+        }),
+        2000,
+      );
+      pollers[kind] = (described.pollers ?? []).filter((poller) => {
+        const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
+        return now - seconds * 1000 < POLLER_FRESH_MS;
+      }).length;
+    }
+    if (pollers.workflow === 0 || pollers.activity === 0) throw Object.assign(new Error('no worker polls the task queue'), { name: 'NoWorker' });
+  });
+  return { ...result, pollers };
+}
+
 export async function checkDependencies(services: Services) {
   const { connection } = services.temporal.client;
-  const [database, temporal] = await Promise.all([
+  const [database, temporal, worker] = await Promise.all([
     timed(() => withTimeout(services.platformDb.command({ ping: 1 }), 2000)),
     timed(() => withTimeout(connection.workflowService.getSystemInfo({}), 2000)),
+    checkWorker(services),
   ]);
-  return { database, temporal };
+  return { database, temporal, worker };
 }
 
 export const health = defineOperation({
@@ -33,10 +69,11 @@ export const health = defineOperation({
   surface: 'manage',
   method: 'GET',
   path: '/health',
-  summary: 'Aggregate status and the checks of the database and Temporal (any valid key)',
+  summary: 'Aggregate status and the checks of the database, Temporal and the worker (any valid key)',
+  description: '`degraded` when an engine is down or no worker polls the task queue (exports, deliveries and schedules would stall).',
   requires: 'authenticated',
   input: z.object({}),
-  output: z.object({ status: z.enum(['ok', 'degraded']), checks: z.object({ database: Check, temporal: Check }) }),
+  output: z.object({ status: z.enum(['ok', 'degraded']), checks: z.object({ database: Check, temporal: Check, worker: WorkerCheck }) }),
   async handler(ctx) {
     const checks = await checkDependencies(ctx.services);
     const ok = Object.values(checks).every((check) => check.status === 'ok');
@@ -49,12 +86,12 @@ export const diagnostics = defineOperation({
   surface: 'manage',
   method: 'GET',
   path: '/diagnostics',
-  summary: 'Version, migrations and runtime diagnostics',
+  summary: 'Version, runtime diagnostics and the checks of /health',
+  description: 'No migrations field: the service has no migration runner (indexes are created idempotently), so there is nothing true to list.',
   requires: 'site:admin',
   input: z.object({}),
   output: z.object({
     version: z.string(),
-    migrations: z.object({ applied: z.array(z.object({ id: z.string(), appliedAt: z.string().nullable() })) }),
     runtime: z.object({
       node: z.string(),
       platform: z.string(),
@@ -62,22 +99,17 @@ export const diagnostics = defineOperation({
       uptimeSeconds: z.number(),
       memory: z.object({ rssBytes: z.number(), heapUsedBytes: z.number() }),
       environment: z.string(),
+      /** This gateway's in-memory access state (docs/access.md): held only while `trusted`. */
+      stateFeed: z.object({ trusted: z.boolean(), streamOpen: z.boolean(), trustedForMs: z.number() }),
     }),
-    checks: z.record(z.string(), Check),
+    checks: z.record(z.string(), WorkerCheck.partial({ pollers: true })),
     site: z.object({ id: z.string(), workspaceId: z.string() }),
   }),
   async handler(ctx) {
     const { services } = ctx;
-    const applied = await services.platformDb
-      .collection<{ _id: string; appliedAt?: Date }>('migrations')
-      .find({})
-      .sort({ _id: 1 })
-      .limit(1000)
-      .toArray();
     const memory = process.memoryUsage();
     return {
       version: serviceVersion,
-      migrations: { applied: applied.map((m) => ({ id: m._id, appliedAt: m.appliedAt?.toISOString() ?? null })) },
       runtime: {
         node: process.version,
         platform: `${process.platform}-${process.arch}`,
@@ -85,6 +117,7 @@ export const diagnostics = defineOperation({
         uptimeSeconds: Math.round(process.uptime()),
         memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
         environment: services.config.NODE_ENV,
+        stateFeed: { trusted: services.changeFeed.trusted(), streamOpen: services.changeFeed.status().streamOpen, trustedForMs: services.changeFeed.status().trustedForMs },
       },
       checks: await checkDependencies(services),
       site: { id: ctx.site._id, workspaceId: ctx.workspace._id },

@@ -25,7 +25,7 @@ export const createTenant = defineOperation({
   path: '/tenants',
   summary: 'Create a workspace with its first site and administrator',
   description: `Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. ${pending}`,
-  requires: 'platform',
+  requires: 'platform:manage',
   errors: [409],
   status: 202,
   input: z.object({
@@ -57,7 +57,7 @@ const statusChange = (action: 'suspend' | 'reactivate') =>
         ? 'Suspend a workspace: its public API answers 404, every other surface 423'
         : 'Reactivate a suspended workspace: everything answers as before',
     description: `${pending} Suspending a suspended (or reactivating an active) workspace changes nothing; a workspace being provisioned or deleted is a 409.`,
-    requires: 'platform',
+    requires: 'platform:manage',
     errors: [409],
     status: 202,
     input: TenantId,
@@ -86,7 +86,7 @@ export const deleteTenant = defineOperation({
   description:
     `The workspace stops answering at once (\`deleting\`); the actor cancels its schedules, export runs and pending deliveries, releases its domains and drops its database if \`dropDatabase=true\`. ${pending} ` +
     'Deleting a deleted workspace again is harmless; with `dropDatabase=true` it drops a database an earlier deletion kept.',
-  requires: 'platform',
+  requires: 'platform:manage',
   errors: [409],
   status: 202,
   input: TenantId.extend({ dropDatabase: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }),

@@ -1,3 +1,4 @@
+import { topics } from '../core/topics.ts';
 import type { Services } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { platformCollections } from './workspaces.ts';
@@ -5,8 +6,9 @@ import type { Workspace } from '../core/tenants.ts';
 
 /**
  * Suspension and reactivation (run by the workspace actor): one conditional update, so a repeated
- * or late command does nothing. Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404
- * on this gateway at once and on every other within the resolver's cache time (3 s).
+ * or late command does nothing. A suspended workspace answers 423 (its public API 404); a deleted
+ * one stops resolving. Either holds on every gateway from the next request: the change is pushed
+ * and acknowledged (publishWorkspaceChange, docs/access.md).
  */
 export async function setWorkspaceStatus(services: Services, workspaceId: string, status: Workspace['status']) {
   const { workspaces } = platformCollections(services);
@@ -23,8 +25,17 @@ export async function setWorkspaceStatus(services: Services, workspaceId: string
     { $set: { status, updatedAt: services.clock.now() } },
     { returnDocument: 'after' },
   );
-  services.sites.forget();
+  await publishWorkspaceChange(services, workspaceId);
   return updated;
+}
+
+/**
+ * Every gateway drops what it holds of the workspace (its hosts' answers carry the workspace row:
+ * status, quotas) before this returns: the change feed waits for each live gateway's acknowledgement.
+ */
+export async function publishWorkspaceChange(services: Pick<Services, 'changeFeed'>, workspaceId: string): Promise<void> {
+  await services.changeFeed.publish(topics.workspace(workspaceId));
+  await services.changeFeed.publish(topics.hosts);
 }
 
 export async function getWorkspace(services: Services, workspaceId: string): Promise<Workspace> {
@@ -36,7 +47,7 @@ export async function getWorkspace(services: Services, workspaceId: string): Pro
 /** Frees the workspace's host names so other sites may claim them. Idempotent. */
 export async function releaseDomains(services: Services, workspaceId: string): Promise<number> {
   const result = await platformCollections(services).domains.deleteMany({ workspaceId });
-  services.sites.forget();
+  await services.changeFeed.publish(topics.hosts);
   return result.deletedCount;
 }
 

@@ -1,23 +1,10 @@
+import { topics } from '../core/topics.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { platformCollections } from './workspaces.ts';
-import { Quotas, SiteView, TenantView, siteView, tenantView } from './views.ts';
-
-export const listTenants = defineOperation({
-  id: 'tenants.list',
-  surface: 'manage',
-  method: 'GET',
-  path: '/tenants',
-  summary: 'List workspaces',
-  requires: 'platform',
-  input: z.object({}),
-  output: z.object({ data: z.array(TenantView) }),
-  async handler(ctx) {
-    const rows = await platformCollections(ctx.services).workspaces.find({}).sort({ _id: 1 }).limit(1000).toArray();
-    return { data: rows.map(tenantView) };
-  },
-});
+import { SiteView, TenantView, siteView, tenantView } from './views.ts';
+import { SiteQuotas, WorkspaceQuotas } from './quota-model.ts';
 
 export const getTenant = defineOperation({
   id: 'tenants.get',
@@ -25,7 +12,7 @@ export const getTenant = defineOperation({
   method: 'GET',
   path: '/tenants/:id',
   summary: 'One workspace with its sites',
-  requires: 'platform',
+  requires: 'platform:read',
   input: z.object({ id: z.string() }),
   output: z.object({ tenant: TenantView, sites: z.array(SiteView) }),
   async handler(ctx, { id }) {
@@ -39,9 +26,10 @@ export const getTenant = defineOperation({
 
 /** GET and PUT of quotas, for workspaces (`/tenants/:id/quotas`) and sites (`/sites/:id/quotas`). */
 function quotaOperations(kind: 'tenants' | 'sites') {
-  const collection = (ctx: Parameters<typeof listTenants.handler>[0]) =>
+  const collection = (ctx: Parameters<typeof getTenant.handler>[0]) =>
     kind === 'tenants' ? platformCollections(ctx.services).workspaces : platformCollections(ctx.services).sites;
   const noun = kind === 'tenants' ? 'workspace' : 'site';
+  const Quotas = kind === 'tenants' ? WorkspaceQuotas : SiteQuotas;
   return [
     defineOperation({
       id: `${kind}.getQuotas`,
@@ -49,13 +37,13 @@ function quotaOperations(kind: 'tenants' | 'sites') {
       method: 'GET',
       path: `/${kind}/:id/quotas`,
       summary: `Limits and feature switches of a ${noun}`,
-      requires: 'platform',
+      requires: 'platform:read',
       input: z.object({ id: z.string() }),
       output: z.object({ quotas: Quotas }),
       async handler(ctx, { id }) {
         const row = await (collection(ctx) as ReturnType<typeof platformCollections>['sites']).findOne({ _id: id });
         if (!row) throw new NotFoundError();
-        return { quotas: (row.quotas ?? {}) as z.infer<typeof Quotas> };
+        return { quotas: (row.quotas ?? {}) as z.input<typeof Quotas> };
       },
     }),
     defineOperation({
@@ -64,7 +52,8 @@ function quotaOperations(kind: 'tenants' | 'sites') {
       method: 'PUT',
       path: `/${kind}/:id/quotas`,
       summary: `Replace the limits and feature switches of a ${noun}; null or empty means no limit`,
-      requires: 'platform',
+      description: 'The typed set of docs/platform.md; an unknown name is a 400 and nothing changes.',
+      requires: 'platform:manage',
       input: z.object({ id: z.string(), quotas: Quotas }),
       output: z.object({ quotas: Quotas }),
       async handler(ctx, { id, quotas }) {
@@ -73,7 +62,7 @@ function quotaOperations(kind: 'tenants' | 'sites') {
           { $set: { quotas, updatedAt: ctx.services.clock.now() } },
         );
         if (result.matchedCount === 0) throw new NotFoundError();
-        ctx.services.sites.forget();
+        await ctx.services.changeFeed.publish(topics.hosts);
         return { quotas };
       },
     }),

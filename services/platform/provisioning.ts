@@ -6,6 +6,7 @@ import { ensureIndexes } from './indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from './index-version.ts';
 import type { Workspace } from '../core/tenants.ts';
 import { addSite, platformCollections } from './workspaces.ts';
+import { publishWorkspaceChange } from './lifecycle.ts';
 
 export interface WorkspaceRequest {
   name: string;
@@ -117,7 +118,7 @@ export async function activateProvisionedWorkspace(services: Services, workspace
     { _id: workspaceId, status: 'provisioning' },
     { $set: { status: 'active', indexVersion: workspaceIndexVersion(services.features), updatedAt: services.clock.now() }, $unset: { provisioning: '' } },
   );
-  services.sites.forget();
+  await publishWorkspaceChange(services, workspaceId);
 }
 
 /** The `indexes` command: brings an existing workspace database to this release's index version. */

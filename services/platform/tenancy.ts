@@ -1,6 +1,9 @@
 import type { Services } from '../core/context.ts';
 import { LOCAL_HOSTS, PLATFORM_COLLECTIONS, type Site, type Workspace } from '../core/tenants.ts';
 import { platformCollections } from './workspaces.ts';
+import { createFeedCache } from '../core/feed-cache.ts';
+import { createKeyedBatcher } from '../core/batching.ts';
+import { topics } from '../core/topics.ts';
 
 export interface SiteScope {
   workspace: Workspace;
@@ -12,14 +15,16 @@ export const DEFAULT_SITE_META_ID = 'default-site';
 
 /**
  * Resolves a request's host to its site and workspace (active or suspended: the HTTP layer answers
- * for a suspended one; provisioning, deleting and deleted ones do not resolve). Answers are cached
- * for a few seconds per gateway: a new domain or a suspension reaches every gateway within `ttlMs`
- * without a restart, and the hot path costs no database round trip. The cache holds at most
- * `maxEntries` hosts, least recently used evicted first, so thousands of domains (and random Host
- * headers) cost bounded memory.
+ * for a suspended one; provisioning, deleting and deleted ones do not resolve). While the change
+ * feed vouches for this process (`services.changeFeed.trusted()`) answers come from memory and a
+ * suspension, a new domain or a quota change is pushed (topics `hosts` and `workspace:<id>`), so the
+ * next request sees it; otherwise every request reads (coalesced per host, never joining a read in
+ * flight). The workspace document rides in the answer, so workspace state (status, quotas) is as
+ * fresh. At most `maxEntries` hosts are held (`SITE_CACHE_ENTRIES`), least recently used evicted
+ * first, so thousands of domains (and random Host headers) cost bounded memory.
  */
-export function createSiteResolver(services: Services, ttlMs = 3000, maxEntries = services.config.SITE_CACHE_ENTRIES) {
-  const cache = new Map<string, { scope: SiteScope | null; expires: number }>();
+export function createSiteResolver(services: Pick<Services, 'platformDb' | 'changeFeed' | 'config'>, maxEntries = services.config.SITE_CACHE_ENTRIES) {
+  const cache = createFeedCache<SiteScope | null>(services.changeFeed, maxEntries);
   const { workspaces, sites, domains } = platformCollections(services);
   const meta = services.platformDb.collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta);
 
@@ -34,28 +39,28 @@ export function createSiteResolver(services: Services, ttlMs = 3000, maxEntries 
     if (!workspace || (workspace.status !== 'active' && workspace.status !== 'suspended')) return null;
     return { workspace, site };
   }
+  const coalesced = createKeyedBatcher<null, SiteScope | null>(async (host, items) => {
+    const scope = await lookup(host);
+    return items.map(() => scope);
+  });
 
   return {
-    /** The cached answer for a host, or undefined when it must be looked up. */
+    /** The answer held in memory for a host, or undefined when it must be looked up. */
     peek(host: string): SiteScope | null | undefined {
-      const hit = cache.get(host);
-      return hit && hit.expires > Date.now() ? hit.scope : undefined;
+      return cache.peek(host);
     },
-    async resolve(host: string): Promise<SiteScope | null> {
-      const now = Date.now();
-      const hit = cache.get(host);
-      if (hit && hit.expires > now) return hit.scope;
-      const scope = await lookup(host);
-      // Re-inserting moves the host to the young end of the Map's order; the oldest goes when full.
-      cache.delete(host);
-      cache.set(host, { scope, expires: now + ttlMs });
-      if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-      return scope;
+    resolve(host: string): Promise<SiteScope | null> {
+      return cache.read(
+        host,
+        () => coalesced(host, null),
+        (scope) => (scope ? [topics.hosts, topics.workspace(scope.workspace._id)] : [topics.hosts]),
+      );
     },
+    /** Drops this process's answers (operator "clear cache"); changes reach every gateway through the feed. */
     forget(): void {
       cache.clear();
     },
-    size: () => cache.size,
+    size: () => cache.size(),
   };
 }
 

@@ -31,12 +31,3 @@ export const tenantView = (w: Workspace) => ({
   ...(w.databaseDropped ? { databaseDropped: true } : {}),
 });
 export const siteView = (s: Site) => ({ id: s._id, name: s.name, domains: s.domains });
-
-/**
- * Limits and feature switches: free-form keys (e.g. `mediaLibraryBytes`, `mediaAllowedTypes`);
- * `null` or `''` means no limit (contract 2.4). A PUT replaces the whole set.
- */
-export const Quotas = z.record(
-  z.string().regex(/^[A-Za-z][A-Za-z0-9_.-]{0,63}$/, 'quota names are letters, digits, _ . -'),
-  z.union([z.number().nonnegative(), z.boolean(), z.null(), z.literal(''), z.array(z.string().max(200)).max(200)]),
-);

@@ -2,6 +2,7 @@ import type { Services } from '../core/context.ts';
 import { workspaceCommandSignal, workspaceWorkflowId, workspaceWorkflowType, type WorkspaceCommand } from '../../workflows/contracts/workspace.ts';
 import type { Workspace } from '../core/tenants.ts';
 import { platformCollections } from './workspaces.ts';
+import { publishWorkspaceChange } from './lifecycle.ts';
 
 const withTimeout = <T>(promise: Promise<T>, ms: number) =>
   Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
@@ -42,8 +43,10 @@ export async function awaitWorkspace(services: Services, workspaceId: string, do
   for (;;) {
     const row = await workspaces.findOne({ _id: workspaceId });
     if (!row || done(row) || Date.now() >= deadline) {
-      // This gateway stops serving the old state at once; others within the resolver's cache time.
-      services.sites.forget();
+      // The step's activity publishes its change too, but only after the row this poll saw was
+      // written: publishing here (acknowledged by every live gateway) makes the answer's state the
+      // one every gateway serves from the next request.
+      if (row) await publishWorkspaceChange(services, workspaceId);
       return row;
     }
     await new Promise((resolve) => setTimeout(resolve, delay));

@@ -1,3 +1,4 @@
+import { topics } from '../core/topics.ts';
 import type { Services } from '../core/context.ts';
 import type { ProvisionInput } from '../core/feature.ts';
 import { createContext } from '../core/context.ts';
@@ -66,7 +67,7 @@ export async function addSite(services: Services, workspace: Workspace, input: A
 
   const ctx = createContext(services, { workspace, site }, systemPrincipal('site provisioning'), { id: `provision:${siteId}`, ip: '127.0.0.1' });
   for (const feature of services.features) await feature.provisionWorkspace?.(ctx, input);
-  services.sites.forget();
+  await services.changeFeed.publish(topics.hosts);
   return site;
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertSwitch } from '../platform/quota-guard.ts';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
@@ -75,6 +76,7 @@ export const activatePluginOp = defineOperation({
   output: PluginView,
   events: ['plugin.installed', 'plugin.activated'],
   async handler(ctx, { id }) {
+    assertSwitch(ctx, 'plugins');
     const plugin = requirePlugin(ctx, id);
     const result = await runPluginActivation(ctx, plugin.id, 'activate');
     if (result.installed) await ctx.emit('plugin.installed', { id: plugin.id, name: plugin.name, version: plugin.version });

@@ -1,3 +1,4 @@
+import { topics } from '../core/topics.ts';
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation, type Surface } from '../core/operation.ts';
@@ -48,6 +49,8 @@ const definePatch = (surface: Surface) =>
     async handler(ctx, patch) {
       if (Object.keys(patch).length === 0) throw new BadRequestError('Nothing to change');
       await patchSettingsValues(ctx.db, ctx.site._id, patch, ctx.services.clock.now());
+      // The Public API switch lives here: every gateway drops the site's access state first.
+      await ctx.services.changeFeed.publish(topics.siteAccess(ctx.site._id));
       await ctx.emit('settings.updated', { changed: Object.keys(patch).sort() });
       return settingsView(ctx);
     },

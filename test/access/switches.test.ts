@@ -15,6 +15,8 @@ beforeAll(async () => {
   world = await startWorld({ features: featuresWithProbe });
   // A second gateway on the same databases: its own process-level caches, nothing shared in memory.
   const runtime = await createRuntime(world.config, { features: featuresWithProbe });
+  await runtime.services.changeFeed.start();
+  expect(runtime.services.changeFeed.trusted()).toBe(true);
   const app = await runtime.buildApp({ logger: false });
   await app.ready();
   second = { app, close: async () => { await app.close(); await closeServices(runtime.services); } };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createKeyedBatcher } from '../../services/access/batching.ts';
+import { createKeyedBatcher } from '../../services/core/batching.ts';
 import { compileIpRules, isValidIpRule } from '../../services/access/ip-rules.ts';
 import { issueSecret, parseSecret, secretMatches } from '../../services/access/key-secrets.ts';
 import { effectiveCapabilities } from '../../services/access/roles.ts';

@@ -17,8 +17,9 @@ describe('cache routes', () => {
 
   beforeAll(async () => {
     pw = await startPluginWorld();
-    manager = await pw.keyWith(['settings:read', 'settings:manage', 'content:read']);
-    reader = await pw.keyWith(['settings:read']);
+    // The world's administrator is a platform operator: these keys see the process-wide caches too.
+    manager = await pw.keyWith(['settings:read', 'settings:manage', 'content:read', 'platform:manage']);
+    reader = await pw.keyWith(['settings:read', 'platform:read']);
     // A module registering its own cache, as other features would.
     registerCache(pw.world.services, {
       name: 'probe',
@@ -81,5 +82,25 @@ describe('cache routes', () => {
     expect(noStats.statusCode).toBe(403);
     expect(probeCleared).toBe(2);
     expect(await generation()).toBe(before);
+  });
+
+  it('a workspace key (no platform rights) sees and clears only its site\'s caches', async () => {
+    const siteReader = await pw.keyWith(['settings:read']);
+    const siteManager = await pw.keyWith(['settings:read', 'settings:manage']);
+    const seen = (await pw.manage('GET', '/cache/stats', siteReader)).json().caches.map((c: CacheRow) => c.name);
+    expect(seen).toEqual(['public-content']);
+    const before = await generation();
+    const cleared = await pw.manage('POST', '/cache/clear', siteManager);
+    expect(cleared.statusCode).toBe(200);
+    expect(cleared.json().cleared).toEqual(['public-content']);
+    expect(probeCleared).toBe(2);
+    expect(await generation()).toBe(before + 1);
+    for (const caches of [['probe'], ['site-resolver'], ['public-content', 'plugins-active']]) {
+      const refused = await pw.manage('POST', '/cache/clear', siteManager, { caches });
+      expect(refused.statusCode).toBe(403);
+      expect(refused.json()).toEqual({ error: 'Forbidden' });
+    }
+    expect(probeCleared).toBe(2);
+    expect(await generation()).toBe(before + 1);
   });
 });

@@ -12,7 +12,7 @@ describe('workspaces on the Management API (platform operators)', () => {
   beforeAll(async () => {
     // The routes wait for the end state (a busy machine's worker may need more than the default 5 s).
     world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000' } });
-    operator = (await createApiKey(world, { capabilities: ['users:manage', 'users:read'] })).key;
+    operator = (await createApiKey(world, { capabilities: ['users:manage', 'users:read', 'platform:read', 'platform:manage'] })).key;
   });
   afterAll(() => world?.close());
 
@@ -58,11 +58,11 @@ describe('workspaces on the Management API (platform operators)', () => {
 
   it('reads and replaces quotas, refusing bad values without changing them', async () => {
     const { tenant, site } = (await call('POST', '/tenants', { name: 'Quota', domains: ['quota.example.test'], admin })).json();
-    const put = await call('PUT', `/sites/${site.id}/quotas`, { quotas: { mediaLibraryBytes: 1000, comments: false, mediaMaxFileBytes: null } });
+    const put = await call('PUT', `/sites/${site.id}/quotas`, { quotas: { mediaBytes: 1000, comments: false, mediaFileSize: null } });
     expect(put.statusCode).toBe(200);
-    const bad = await call('PUT', `/sites/${site.id}/quotas`, { quotas: { mediaLibraryBytes: -1 } });
+    const bad = await call('PUT', `/sites/${site.id}/quotas`, { quotas: { mediaBytes: -1 } });
     expect(bad.statusCode).toBe(400);
-    expect((await call('GET', `/sites/${site.id}/quotas`)).json().quotas).toEqual({ mediaLibraryBytes: 1000, comments: false, mediaMaxFileBytes: null });
+    expect((await call('GET', `/sites/${site.id}/quotas`)).json().quotas).toEqual({ mediaBytes: 1000, comments: false, mediaFileSize: null });
     expect((await call('PUT', `/tenants/${tenant.id}/quotas`, { quotas: {} })).statusCode).toBe(200);
     expect((await call('GET', '/tenants/nope/quotas')).statusCode).toBe(404);
   });

@@ -6,7 +6,7 @@ const QUOTA = 100_000;
 let mw: MediaWorld;
 
 beforeAll(async () => {
-  mw = await startMediaWorld({ siteQuotas: { mediaLibraryBytes: QUOTA } });
+  mw = await startMediaWorld({ siteQuotas: { mediaBytes: QUOTA } });
 });
 afterAll(async () => mw?.close());
 

@@ -38,15 +38,15 @@ describe('mediaLimits', () => {
   });
 
   it('treats null and empty string as "no limit", and takes the tighter file limit', () => {
-    expect(mediaLimits(scope({ mediaMaxFileBytes: null, mediaLibraryBytes: '' })).maxFileBytes).toBeNull();
-    expect(mediaLimits(scope({ mediaLibraryBytes: '' })).siteLibraryBytes).toBeNull();
-    expect(mediaLimits(scope({ mediaMaxFileBytes: 500 }, { mediaMaxFileBytes: '300' })).maxFileBytes).toBe(300);
-    expect(mediaLimits(scope({ mediaMaxFileBytes: null }, { mediaMaxFileBytes: 300 })).maxFileBytes).toBe(300);
-    expect(mediaLimits(scope({}, { mediaLibraryBytes: 1000 })).workspaceLibraryBytes).toBe(1000);
+    expect(mediaLimits(scope({ mediaFileSize: null, mediaBytes: '' })).maxFileBytes).toBeNull();
+    expect(mediaLimits(scope({ mediaBytes: '' })).siteLibraryBytes).toBeNull();
+    expect(mediaLimits(scope({ mediaFileSize: 500 }, { mediaFileSize: 300 })).maxFileBytes).toBe(300);
+    expect(mediaLimits(scope({ mediaFileSize: null }, { mediaFileSize: 300 })).maxFileBytes).toBe(300);
+    expect(mediaLimits(scope({}, { mediaBytes: 1000 })).workspaceLibraryBytes).toBe(1000);
   });
 
   it('takes the site’s allowed types, with wildcards', () => {
-    const { allowedTypes } = mediaLimits(scope({ mediaAllowedTypes: ['image/*'] }, { mediaAllowedTypes: ['application/pdf'] }));
+    const { allowedTypes } = mediaLimits(scope({ mediaTypes: ['image/*'] }, { mediaTypes: ['application/pdf'] }));
     expect(typeAllowed('image/webp', allowedTypes)).toBe(true);
     expect(typeAllowed('application/pdf', allowedTypes)).toBe(false);
     expect(typeAllowed('image/svg+xml', MEDIA_DEFAULTS.allowedTypes)).toBe(false);

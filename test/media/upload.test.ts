@@ -5,7 +5,7 @@ const MAX_FILE = 200_000;
 let mw: MediaWorld;
 
 beforeAll(async () => {
-  mw = await startMediaWorld({ siteQuotas: { mediaMaxFileBytes: MAX_FILE } });
+  mw = await startMediaWorld({ siteQuotas: { mediaFileSize: MAX_FILE } });
 });
 afterAll(async () => mw?.close());
 

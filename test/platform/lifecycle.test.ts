@@ -146,7 +146,7 @@ describe('workspace lifecycle through the workspace actor', () => {
   });
 
   it('keeps the Host → site cache bounded, the least recently used host evicted first', async () => {
-    const resolver = createSiteResolver(world.services, 60_000, 100);
+    const resolver = createSiteResolver(world.services, 100);
     await resolver.resolve('round.example.test');
     for (let i = 0; i < 300; i += 1) {
       await resolver.resolve(`unknown-${i}.example.test`);

@@ -1,3 +1,4 @@
+import { topics } from '../../services/core/topics.ts';
 import type { LightMyRequestResponse } from 'fastify';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
@@ -66,10 +67,10 @@ async function isolateLocalSite(world: World): Promise<void> {
     name: 'Plugin tests',
     workspaceId: `w${newId()}`,
     siteId: `s${newId()}`,
-    admin: { email: world.admin.email, password: world.admin.password, name: 'Administrator' },
+    admin: { email: world.admin.email, password: world.admin.password, name: 'Administrator', platformOperator: true },
   });
   await world.services.platformDb
     .collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta)
     .updateOne({ _id: DEFAULT_SITE_META_ID }, { $set: { siteId: site._id } });
-  world.services.sites.forget();
+  await world.services.changeFeed.publish(topics.hosts);
 }

@@ -1,3 +1,4 @@
+import { topics } from '../../services/core/topics.ts';
 import type { World } from './world.ts';
 import type { Capability } from '../../services/core/capabilities.ts';
 import type { KeyScope } from '../../services/core/principal.ts';
@@ -36,6 +37,8 @@ export async function setKeySettings(world: World, settings: Partial<KeySettings
   const ctx = await defaultSiteContext(world);
   const doc = await readSettingsDoc(ctx.db, ctx.site._id);
   await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys, ...settings }, world.services.clock.now());
+  // Like the operation: every gateway drops the site's access state before this returns.
+  await world.services.changeFeed.publish(topics.siteAccess(ctx.site._id));
 }
 
 export const setManagementApi = (world: World, enabled: boolean) => setKeySettings(world, { enabled });

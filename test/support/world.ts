@@ -51,7 +51,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
   const local = await services.sites.resolve('localhost');
   if (!local) throw new Error('bootstrap left no default site');
   const defaultWorkspace = { id: local.workspace._id, dbName: local.workspace.dbName };
-  // Tests may change the site (quotas) before their first request: start with an empty cache.
+  // Per-process state is held only while the change feed vouches for it (docs/access.md).
+  await services.changeFeed.start();
   services.sites.forget();
   const app = await runtime.buildApp({ logger: false });
   await app.ready();

@@ -1,0 +1,172 @@
+// The read path at the ceiling (issue 14): the load generator (autocannon) runs in its own process;
+// a bare Fastify route sends the same bytes in the same run; the driver's command monitoring counts
+// database commands per request while each target runs.
+// Targets: cached public list and entry ≥ 0.9 of bare Fastify; keyed management GET ≥ 0.75 of the
+// public one; the same read round-robin over BENCH_WORKSPACES workspaces ≥ 0.8 of one workspace;
+// 0 database commands per cached read while the change feed is up.
+//   npx tsx bench/readpath.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
+// Env: BENCH_CONNECTIONS (50), BENCH_DURATION (5 s per round), BENCH_ROUNDS (3), BENCH_ENTRIES (60),
+// BENCH_WORKSPACES (1000).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import Fastify from 'fastify';
+import type { CommandStartedEvent } from 'mongodb';
+import { startBenchWorld } from './support/world.ts';
+import { createContext } from '../services/core/context.ts';
+import { invokeOperation } from '../services/core/operation.ts';
+import { systemPrincipal } from '../services/core/principal.ts';
+import { createEntryOp } from '../services/content/entries-write-ops.ts';
+import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
+import { createWorkspace } from '../services/platform/workspaces.ts';
+import { createKey } from '../services/access/keys.ts';
+import { loadUserAccess } from '../services/access/user-access.ts';
+import { findUserByEmail } from '../services/access/users.ts';
+import { writeKeySettings, DEFAULT_KEY_SETTINGS } from '../services/site/settings-store.ts';
+import { topics } from '../services/core/topics.ts';
+import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../services/core/change-feed.ts';
+
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const durationSec = Number(process.env.BENCH_DURATION ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const entries = Number(process.env.BENCH_ENTRIES ?? 60);
+const workspaceCount = Number(process.env.BENCH_WORKSPACES ?? 1000);
+
+const world = await startBenchWorld({ monitorCommands: true });
+const { services } = world;
+// Command monitoring: every command this process sends, attributed to the target under load.
+let requestCommands = 0;
+let feedCommands = 0;
+const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
+services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
+  const target = event.command[event.commandName];
+  const collection = event.commandName === 'getMore' ? event.command.collection : target;
+  if (typeof collection === 'string' && feedCollections.has(collection)) feedCommands++;
+  else requestCommands++;
+});
+await services.changeFeed.start();
+for (let waited = 0; !services.changeFeed.trusted(); waited += 100) {
+  if (waited > 60_000) throw new Error('the change feed did not come up');
+  await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
+const scope = (await services.sites.resolve('localhost'))!;
+const ctx = createContext(services, scope, systemPrincipal('benchmark seed'), { id: 'bench', ip: '127.0.0.1' });
+for (let i = 0; i < entries; i++) {
+  const entry = await invokeOperation(createEntryOp, ctx, {
+    title: `Benchmark entry ${i}`,
+    slug: `bench-${i}`,
+    excerpt: 'A short summary of the entry.',
+    blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'Lorem ipsum dolor sit amet. '.repeat(8) }] },
+    fields: { rank: i },
+  });
+  await invokeOperation(publishEntryOp, ctx, { id: entry.id });
+}
+// A Management API key (content:read) with a limit the benchmark cannot reach.
+const owner = (await findUserByEmail(ctx, world.admin.email))!;
+const access = (await loadUserAccess(ctx.db, ctx.site._id, owner._id))!;
+const { key } = await createKey(ctx, { userId: owner._id, capabilities: access.capabilities }, {
+  name: 'bench', capabilities: ['content:read'], scope: undefined, allowedIps: undefined, allowedOrigins: undefined, expiresAt: null, rateLimitPerMin: 10_000_000,
+} as never);
+await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, enabled: true, defaultRateLimitPerMin: 10_000_000 }, services.clock.now());
+await services.changeFeed.publish(topics.siteAccess(ctx.site._id));
+
+// Tenants for the multi-workspace read, created through the service layer (one site each).
+const tag = randomBytes(3).toString('hex');
+const hosts: string[] = [];
+const seedStarted = Date.now();
+for (let i = 0; i < workspaceCount; i++) {
+  const host = `w${i}-${tag}.bench`;
+  await createWorkspace(services, { name: `Bench ${i}`, domains: [host], admin: { email: `a${i}@${host}`, password: `pw-${randomBytes(12).toString('hex')}` } });
+  hosts.push(host);
+}
+const seedSeconds = Math.round((Date.now() - seedStarted) / 1000);
+
+const address = await world.app.listen({ port: 0, host: '127.0.0.1' });
+const LIST = '/api/v1/content?limit=20';
+const ONE = `/api/v1/content/bench-${Math.floor(entries / 2)}`;
+const MANAGE = '/api/manage/v1/content?limit=20';
+const body = async (url: string, headers: Record<string, string> = {}) => (await world.app.inject({ method: 'GET', url, headers })).body;
+const bodies = { list: await body(LIST), one: await body(ONE), tenant: await body(LIST, { host: hosts[0] }) };
+const bare = Fastify();
+for (const [name, text] of Object.entries(bodies)) bare.get(`/${name}`, (_req, reply) => reply.type('application/json; charset=utf-8').send(text));
+const bareAddress = await bare.listen({ port: 0, host: '127.0.0.1' });
+
+interface Target {
+  name: string;
+  url: string;
+  headers?: Record<string, string>;
+  hosts?: string[];
+}
+interface Result {
+  name: string;
+  requestsPerSec: number;
+  p50: number;
+  p99: number;
+  bad: number;
+  commandsPerRequest: number;
+  feedCommandsPerSec: number;
+}
+
+function loadProcess(target: Target): Promise<{ requests: number; requestsPerSec: number; p50: number; p99: number; non2xx: number; errors: number }> {
+  const job = JSON.stringify({ url: target.url, connections, durationSec, headers: target.headers, hosts: target.hosts });
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/load-process.ts', job], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`load process exited ${code}`))));
+  });
+}
+
+async function run(target: Target): Promise<Result> {
+  const before = { request: requestCommands, feed: feedCommands, at: Date.now() };
+  const r = await loadProcess(target);
+  const seconds = (Date.now() - before.at) / 1000;
+  return {
+    name: target.name,
+    requestsPerSec: r.requestsPerSec,
+    p50: r.p50,
+    p99: r.p99,
+    bad: r.non2xx + r.errors,
+    commandsPerRequest: (requestCommands - before.request) / Math.max(1, r.requests),
+    feedCommandsPerSec: (feedCommands - before.feed) / seconds,
+  };
+}
+
+const targets: Target[] = [
+  { name: 'bare Fastify, list bytes', url: `${bareAddress}/list` },
+  { name: 'public list limit 20 (cached)', url: `${address}${LIST}` },
+  { name: 'bare Fastify, entry bytes', url: `${bareAddress}/one` },
+  { name: 'public entry by slug (cached)', url: `${address}${ONE}` },
+  { name: 'manage list limit 20 (key)', url: `${address}${MANAGE}`, headers: { authorization: `Bearer ${key}` } },
+  { name: 'bare Fastify, empty-tenant list bytes', url: `${bareAddress}/tenant` },
+  { name: 'tenant list, one workspace', url: `${address}${LIST}`, hosts: [hosts[0]] },
+  { name: `tenant list, round-robin over ${workspaceCount} workspaces`, url: `${address}${LIST}`, hosts },
+];
+
+try {
+  // Warm every path once (fills the response caches and the per-gateway state).
+  for (const target of targets) for (const host of target.hosts ?? [undefined]) await body(target.url.replace(/^http:\/\/[^/]+/, ''), { ...target.headers, ...(host ? { host } : {}) });
+  const runs = new Map<string, Result[]>(targets.map((t) => [t.name, []]));
+  for (let round = 0; round < rounds; round++) for (const target of targets) runs.get(target.name)!.push(await run(target));
+  const median = (name: string) => {
+    const sorted = [...runs.get(name)!].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
+    return sorted[Math.floor(sorted.length / 2)];
+  };
+  const results = targets.map((t) => median(t.name));
+  const by = (i: number) => results[i];
+  const ratio = (a: Result, b: Result) => (a.requestsPerSec / b.requestsPerSec).toFixed(2);
+  console.log(`\nRead path (${connections} connections, ${durationSec}s per round, median of ${rounds} alternating rounds; load generator in its own process)`);
+  console.log(`list ${bodies.list.length} B, entry ${bodies.one.length} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces created in ${seedSeconds}s\n`);
+  console.log('| target | req/s | p50 ms | p99 ms | db commands / request | feed commands / s | non-2xx+errors |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${r.bad} |`);
+  console.log('');
+  console.log(`cached public list / bare:            ${ratio(by(1), by(0))} (target ≥ 0.90)`);
+  console.log(`cached public entry / bare:           ${ratio(by(3), by(2))} (target ≥ 0.90)`);
+  console.log(`keyed manage list / public list:      ${ratio(by(4), by(1))} (target ≥ 0.75)`);
+  console.log(`round-robin ${workspaceCount} / one workspace:  ${ratio(by(7), by(6))} (target ≥ 0.80)`);
+  console.log(`db commands per cached public read:   ${by(1).commandsPerRequest.toFixed(4)} list, ${by(3).commandsPerRequest.toFixed(4)} entry, ${by(7).commandsPerRequest.toFixed(4)} round-robin (target 0)`);
+} finally {
+  await bare.close();
+  await world.close();
+}

@@ -1,0 +1,292 @@
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { ObjectId, type ChangeStream, type Db } from 'mongodb';
+import type { Logger } from 'pino';
+
+/**
+ * The change feed that lets each gateway hold access and workspace state in memory and still be
+ * exact on the next request (protocol: docs/access.md, "State held by each gateway").
+ *
+ * - A write that changes who gets in appends a change (`topic`) to `state_changes` and returns only
+ *   once every gateway holding a live lease has acknowledged it (dropped what it cached for the
+ *   topic) or its lease has lapsed and the writer has evicted it.
+ * - A gateway serves from its caches only while `trusted()`: its change stream is open, and a lease
+ *   renewed less than `leaseMs` ago. A renewal first reads the changes it has not acknowledged and
+ *   applies them, so every change committed before the renewal began is applied when the lease grows.
+ * - Lease and eviction are compare-and-set on the gateway's row: either the renewal wins (and the
+ *   writer waits for the acknowledgement) or the eviction wins (and the gateway starts a new session
+ *   with empty caches). A gateway that loses its feed stops trusting at once and releases its lease.
+ */
+export interface ChangeFeed {
+  /** True while this process may answer from its caches. Cheap: called on every request. */
+  trusted(): boolean;
+  /** Bumped by every change applied and every loss of trust; a read that saw the epoch move is not cached. */
+  epoch(): number;
+  /** Called for every change applied (before it is acknowledged), and with `null` when all caches must go. */
+  subscribe(listener: (topic: string | null) => void): void;
+  /** Records a change; resolves once every live gateway dropped the old state (or its lease lapsed). */
+  publish(topic: string): Promise<void>;
+  /** Records a change without waiting for acknowledgements (freshness, not access). */
+  announce(topic: string): Promise<void>;
+  /** Opens the feed and keeps it (re)opened until `stop()`. Only processes that serve requests start it. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Closes the stream as a network cut would (tests and diagnostics); it reopens after `pauseMs`. */
+  cut(pauseMs: number): void;
+  /** What `trusted()` is made of, for health output and tests. */
+  status(): { session: string | null; streamOpen: boolean; trustedForMs: number };
+}
+
+export interface ChangeFeedOptions {
+  db: Db;
+  log: Logger;
+  leaseMs: number;
+  /** Allowed clock difference between processes when a writer judges a lease lapsed. */
+  skewMs?: number;
+  /** How long an idle feed waits between polls (servers without awaitData answer at once). */
+  idlePollMs?: number;
+  /**
+   * `change-stream`: a MongoDB change stream on `state_changes` (push; needs a replica set).
+   * `poll`: a small query on `state_changes` every `idlePollMs` (the local engine: its change
+   * streams re-scan the oplog on every poll). The lease protocol is the same.
+   */
+  mode?: 'change-stream' | 'poll';
+}
+
+interface ChangeDoc {
+  _id: ObjectId;
+  topic: string;
+  at: Date;
+  acked: string[];
+}
+
+interface GatewayDoc {
+  _id: string;
+  leaseUntil: Date;
+  evicted: boolean;
+  pid: number;
+  startedAt: Date;
+}
+
+export const STATE_CHANGES_COLLECTION = 'state_changes';
+export const GATEWAYS_COLLECTION = 'gateways';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
+  const { db, log, leaseMs } = options;
+  const skewMs = options.skewMs ?? 1000;
+  const idlePollMs = options.idlePollMs ?? 40;
+  const changes = db.collection<ChangeDoc>(STATE_CHANGES_COLLECTION);
+  const gateways = db.collection<GatewayDoc>(GATEWAYS_COLLECTION);
+  const processId = randomBytes(6).toString('hex');
+  const listeners: ((topic: string | null) => void)[] = [];
+
+  let running = false;
+  let stream: ChangeStream<ChangeDoc> | null = null;
+  let open = false;
+  const mode = options.mode ?? 'poll';
+  let session: string | null = null;
+  let sessionCount = 0;
+  let trustUntil = 0;
+  let epoch = 0;
+  let pausedUntil = 0;
+  let loop: Promise<void> | null = null;
+
+  const notify = (topic: string | null) => {
+    epoch++;
+    for (const listener of listeners) {
+      try {
+        listener(topic);
+      } catch (error) {
+        log.error({ err: error }, 'state cache listener failed');
+      }
+    }
+  };
+
+  /** Stop trusting first, then drop every cache, then tell writers not to wait for us. */
+  async function loseTrust(reason: string) {
+    const was = session;
+    trustUntil = 0;
+    session = null;
+    notify(null);
+    if (was) {
+      log.warn({ reason, session: was }, 'state feed down: per-request reads until it is back');
+      await gateways.updateOne({ _id: was }, { $set: { leaseUntil: new Date(0) } }).catch(() => undefined);
+    }
+  }
+
+  async function apply(doc: Pick<ChangeDoc, '_id' | 'topic'>, mine: string) {
+    notify(doc.topic);
+    await changes.updateOne({ _id: doc._id }, { $addToSet: { acked: mine } });
+  }
+
+  /** Applies every recent change this session has not acknowledged (the poll, and the renewal's check). */
+  async function catchUp(mine: string, since: Date) {
+    const from = new Date(Math.max(since.getTime(), Date.now() - 120_000));
+    const missed = await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topic: 1 } }).toArray();
+    for (const doc of missed) await apply(doc, mine);
+  }
+
+  /**
+   * Catch up, then grow the lease if nobody evicted this session meanwhile. The catch-up reads
+   * every recent change this session has not acknowledged and applies it, so when the lease grows
+   * every change committed before the renewal started has been applied, even one the stream lost
+   * (the stream is the fast path; writers never wait longer than one renewal period for it).
+   */
+  async function renew(mine: string, since: Date, first: boolean): Promise<string | null> {
+    const startedMono = performance.now();
+    const leaseUntil = new Date(Date.now() + leaseMs);
+    await catchUp(mine, since);
+    if (first) {
+      await gateways.insertOne({ _id: mine, leaseUntil, evicted: false, pid: process.pid, startedAt: new Date() });
+    } else {
+      const renewed = await gateways.updateOne({ _id: mine, evicted: false }, { $set: { leaseUntil } });
+      if (renewed.matchedCount === 0) return 'evicted by a writer (lease lapsed)';
+    }
+    if (session === mine) trustUntil = startedMono + leaseMs;
+    return null;
+  }
+
+  async function runSession() {
+    const mine = `${processId}-${++sessionCount}`;
+    // Changes from a little before the feed opened are re-applied by the first catch-up
+    // (harmless: they only drop entries), whatever the clocks of the writers say.
+    const since = new Date(Date.now() - 60_000);
+    const opened = mode === 'change-stream' ? changes.watch<ChangeDoc>([{ $match: { operationType: 'insert' } }], { maxAwaitTimeMS: 1000 }) : null;
+    stream = opened;
+    try {
+      // The aggregate runs here: every change committed from now on will come through.
+      let pending = opened ? await opened.tryNext() : null;
+      session = mine;
+      open = true;
+      // Anything cached before the feed opened may have missed a change: start empty.
+      notify(null);
+      const reader = (async () => {
+        while (running && session === mine) {
+          if (!opened) {
+            await sleep(idlePollMs);
+            await catchUp(mine, since);
+            continue;
+          }
+          if (pending) {
+            if (pending.operationType === 'insert') await apply(pending.fullDocument, mine);
+            pending = null;
+          }
+          pending = await opened.tryNext();
+          if (!pending) await sleep(idlePollMs);
+        }
+      })();
+      const ended = reader.then(
+        () => 'stream ended',
+        (error: unknown) => `stream failed: ${(error as Error)?.message}`,
+      );
+      let first = true;
+      let failure: string | null = null;
+      while (running && session === mine && !failure) {
+        failure = await Promise.race([renew(mine, since, first).catch((error: unknown) => `renewal failed: ${(error as Error)?.message}`), ended]);
+        first = false;
+        if (!failure) failure = await Promise.race([sleep(leaseMs / 4).then(() => null), ended]);
+      }
+      if (session === mine) await loseTrust(failure ?? 'stopped');
+      await opened?.close().catch(() => undefined);
+      await ended;
+    } finally {
+      if (session === mine) await loseTrust('feed lost');
+      stream = null;
+      open = false;
+      await opened?.close().catch(() => undefined);
+    }
+  }
+
+  async function keepOpen() {
+    while (running) {
+      const wait = pausedUntil - Date.now();
+      if (wait > 0) await sleep(wait);
+      try {
+        await runSession();
+      } catch (error) {
+        log.warn({ err: error }, 'state feed error');
+      }
+      if (running) await sleep(250);
+    }
+  }
+
+  /** Drop changes and gateway rows nobody needs any more (the local engine has no TTL indexes). */
+  async function purge() {
+    const before = new Date(Date.now() - 10 * 60_000);
+    await changes.deleteMany({ at: { $lt: before } });
+    await gateways.deleteMany({ leaseUntil: { $lt: before } });
+  }
+
+  return {
+    trusted: () => session !== null && performance.now() < trustUntil,
+    epoch: () => epoch,
+    subscribe(listener) {
+      listeners.push(listener);
+    },
+
+    async publish(topic) {
+      const change = await changes.insertOne({ _id: new ObjectId(), topic, at: new Date(), acked: [] });
+      let delay = 2;
+      const giveUp = Date.now() + 2 * leaseMs + skewMs + 5000;
+      for (;;) {
+        const [doc, live] = await Promise.all([
+          changes.findOne({ _id: change.insertedId }, { projection: { acked: 1 } }),
+          gateways.find({ evicted: false, leaseUntil: { $gt: new Date(0) } }).toArray(),
+        ]);
+        const acked = new Set(doc?.acked ?? []);
+        const waiting = live.filter((gateway) => !acked.has(gateway._id));
+        let blocked = false;
+        for (const gateway of waiting) {
+          if (gateway.leaseUntil.getTime() + skewMs > Date.now()) {
+            blocked = true;
+            continue;
+          }
+          // Lapsed: evict it unless it renewed meanwhile (then it is alive and will acknowledge).
+          const evicted = await gateways.updateOne({ _id: gateway._id, leaseUntil: gateway.leaseUntil, evicted: false }, { $set: { evicted: true } });
+          if (evicted.modifiedCount === 0) blocked = true;
+        }
+        if (!blocked) return;
+        if (Date.now() > giveUp) throw new Error(`state change ${topic} not acknowledged in time`);
+        await sleep(delay);
+        delay = Math.min(delay * 2, 25);
+      }
+    },
+
+    async announce(topic) {
+      await changes.insertOne({ _id: new ObjectId(), topic, at: new Date(), acked: [] });
+    },
+
+    async start() {
+      if (running) return;
+      running = true;
+      await purge().catch((error) => log.warn({ err: error }, 'state feed purge failed'));
+      loop = keepOpen();
+      // Callers (gateways) want the cached path from their first request when the feed is healthy.
+      const until = Date.now() + 3000;
+      while (!(session !== null && performance.now() < trustUntil) && Date.now() < until) await sleep(10);
+    },
+
+    async stop() {
+      running = false;
+      await stream?.close().catch(() => undefined);
+      await loop?.catch(() => undefined);
+      loop = null;
+    },
+
+    cut(pauseMs) {
+      pausedUntil = Date.now() + pauseMs;
+      const current = session;
+      if (current) void loseTrust('feed cut');
+      open = false;
+      void stream?.close().catch(() => undefined);
+    },
+
+    status: () => ({
+      session,
+      streamOpen: open,
+      trustedForMs: Math.max(0, Math.round(trustUntil - performance.now())),
+    }),
+  };
+}

@@ -1,0 +1,85 @@
+import type { ChangeFeed } from './change-feed.ts';
+
+/**
+ * A per-process cache whose entries are used only while the change feed vouches for them
+ * (`feed.trusted()`), dropped by topic when a change is applied, and all dropped when trust is lost.
+ * A value loaded while a change was being applied is returned to its caller but not kept: the
+ * change may have been committed after the load read the database.
+ */
+export interface FeedCache<V> {
+  /** The cached value, when the feed vouches for it (synchronous: the hot path needs no promise). */
+  peek(key: string): V | undefined;
+  /**
+   * Cached value, or `load()` (kept when the feed stayed trusted and quiet during the load), tagged
+   * with the topics whose changes must drop it.
+   */
+  read(key: string, load: () => Promise<V>, topicsOf: (value: V) => readonly string[]): Promise<V>;
+  size(): number;
+  /** Drops this process's entries (an operator's "clear cache"). */
+  clear(): void;
+}
+
+/**
+ * At most `maxEntries` values are held, least recently used evicted first (a value remembers its
+ * topics so eviction leaves no tag behind): thousands of hosts or random Host headers cost bounded memory.
+ */
+export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedCache<V> {
+  const entries = new Map<string, { value: V; topics: readonly string[] }>();
+  const byTopic = new Map<string, Set<string>>();
+
+  const clear = () => {
+    entries.clear();
+    byTopic.clear();
+  };
+  const drop = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    for (const topic of entry.topics) {
+      const keys = byTopic.get(topic);
+      keys?.delete(key);
+      if (keys?.size === 0) byTopic.delete(topic);
+    }
+  };
+  feed.subscribe((topic) => {
+    if (topic === null) return clear();
+    const keys = byTopic.get(topic);
+    if (!keys) return;
+    for (const key of [...keys]) drop(key);
+  });
+
+  const peek = (key: string) => {
+    if (!feed.trusted()) return undefined;
+    const entry = entries.get(key);
+    if (!entry) return undefined;
+    // Re-inserting moves the key to the young end of the Map's order.
+    entries.delete(key);
+    entries.set(key, entry);
+    return entry.value;
+  };
+
+  return {
+    peek,
+    async read(key, load, topicsOf) {
+      const hit = peek(key);
+      if (hit !== undefined) return hit;
+      const epoch = feed.epoch();
+      const trustedAtStart = feed.trusted();
+      const value = await load();
+      if (trustedAtStart && feed.trusted() && feed.epoch() === epoch) {
+        drop(key);
+        while (entries.size >= maxEntries) drop(entries.keys().next().value!);
+        const tags = topicsOf(value);
+        entries.set(key, { value, topics: tags });
+        for (const topic of tags) {
+          let keys = byTopic.get(topic);
+          if (!keys) byTopic.set(topic, (keys = new Set()));
+          keys.add(key);
+        }
+      }
+      return value;
+    },
+    size: () => entries.size,
+    clear,
+  };
+}
