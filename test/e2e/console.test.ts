@@ -39,7 +39,7 @@ describe('operator console in Chromium', () => {
     context.setDefaultTimeout(60_000);
     page = await context.newPage();
     page.on('console', (message) => {
-      // 401 (signed-out check) and 404 (no usage endpoint yet) are answers the page expects and handles.
+      // 401 (signed-out check) and 404 (a workspace gone between the list and its usage) are answers the page expects and handles.
       if (message.type() === 'error' && !/status of (401|404)\b/.test(message.text())) problems.push(`console: ${message.text()}`);
     });
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
@@ -107,6 +107,9 @@ describe('operator console in Chromium', () => {
     await shot('03-quotas');
     await page.getByRole('button', { name: 'Save quotas' }).click();
     await expect.poll(async () => (await page.locator('#quota-status').textContent()) || `error: ${await page.locator('#quota-error').textContent()}`, SLOW).toBe('Saved.');
+    // The bar is drawn from GET /tenants/{id}/usage (UsageView): one user of the new limit of 5.
+    const bar = page.locator('meter[aria-label="users used"]');
+    await expect.poll(async () => `${await bar.getAttribute('value')} / ${await bar.getAttribute('max')}`, SLOW).toBe('1 / 5');
     const row = await platformCollections(world.services).workspaces.findOne({ name });
     expect(row?.quotas).toMatchObject({ users: 5, graphql: false });
   });
