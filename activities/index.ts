@@ -1,6 +1,7 @@
 import type { Services } from '../services/core/context.ts';
 import { createProbeActivities } from './probe.ts';
 import { createWorkspaceLifecycleActivities } from './workspace-lifecycle.ts';
+import { createWorkspaceActivities } from './workspace.ts';
 import { createDeliveryActivities } from './delivery.ts';
 import { createEndpointActorActivities } from './endpoint-actor.ts';
 import { createScheduleActivities } from './schedule.ts';
@@ -32,6 +33,7 @@ export function createActivities(services: Services) {
   return mergeActivityGroups({
     probe: createProbeActivities(services),
     workspaceLifecycle: createWorkspaceLifecycleActivities(services),
+    workspace: createWorkspaceActivities(services),
     delivery: createDeliveryActivities(services),
     endpointActor: createEndpointActorActivities(services),
     schedule: createScheduleActivities(services),

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Services } from './core/context.ts';
 import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
+import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -26,6 +27,15 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   });
   // The worker owns the webhook queue: re-queue what a crash interrupted, then drain every minute.
   // It stops by itself when the services' MongoDB client closes.
-  const recovery = startDeliveryRecovery(services);
+  const delivery = startDeliveryRecovery(services);
+  // ...and finishes workspace lifecycle steps whose gateway died before the actor got them.
+  const reconciler = startWorkspaceReconciler(services);
+  const recovery = {
+    ...delivery,
+    stop() {
+      delivery.stop();
+      reconciler.stop();
+    },
+  };
   return { worker, connection, recovery };
 }

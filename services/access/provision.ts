@@ -7,10 +7,13 @@ import { createUser, findUserByEmail } from './users.ts';
 export async function provisionAdministrator(ctx: OperationContext, input: ProvisionInput): Promise<void> {
   await ensureSiteSettings(ctx.db, ctx.site._id, ctx.services.clock.now());
   if (await findUserByEmail(ctx, input.admin.email)) return;
+  const { password, passwordHash } = input.admin;
+  const secret = passwordHash ? { passwordHash } : { password: password ?? '' };
+  if (!passwordHash && !password) throw new Error('an administrator needs a password or its hash');
   await createUser(ctx, {
     email: input.admin.email,
     name: input.admin.name,
-    password: input.admin.password,
+    ...secret,
     role: 'administrator',
     policy: {},
     platformOperator: input.admin.platformOperator ?? false,

@@ -70,7 +70,7 @@ export async function assertRoleExists(ctx: OperationContext, role: string): Pro
 
 export async function createUser(
   ctx: OperationContext,
-  input: z.output<typeof NewUserSchema> & { platformOperator?: boolean },
+  input: Omit<z.output<typeof NewUserSchema>, 'password'> & ({ password: string } | { passwordHash: string }) & { platformOperator?: boolean },
 ): Promise<UserDoc> {
   await assertRoleExists(ctx, input.role);
   const now = ctx.services.clock.now();
@@ -82,7 +82,8 @@ export async function createUser(
     role: input.role,
     policy: input.policy,
     platformOperator: input.platformOperator ?? false,
-    passwordHash: await hashPassword(input.password),
+    // Workspace provisioning hashes at request time, so no password travels through Temporal.
+    passwordHash: 'passwordHash' in input ? input.passwordHash : await hashPassword(input.password),
     createdAt: now,
     updatedAt: now,
   };

@@ -22,6 +22,10 @@ const ConfigSchema = z.object({
   ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
+  /** How long a workspace lifecycle route waits for its step before answering 202 with the state so far. */
+  LIFECYCLE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
+  /** Host → site answers a gateway keeps (least recently used go first). */
+  SITE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(1_000_000).default(10_000),
   /** Only for tests and local development with a local webhook receiver. Off by default. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   /** Behind a TLS-terminating proxy: trust X-Forwarded-* and mark cookies Secure. */

@@ -81,3 +81,10 @@ export class ServiceUnavailableError extends AppError {
     super(503, message);
   }
 }
+
+/** Every non-public surface of a suspended workspace (its public API answers 404). */
+export class WorkspaceSuspendedError extends AppError {
+  constructor() {
+    super(423, 'Workspace suspended');
+  }
+}

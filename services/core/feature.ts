@@ -11,7 +11,8 @@ export interface IndexSpec {
 
 /** Details of a new workspace that features may need while provisioning it. */
 export interface ProvisionInput {
-  admin: { email: string; password: string; name?: string; platformOperator?: boolean };
+  /** `passwordHash` when the password was hashed earlier (workspace actor provisioning). */
+  admin: { email: string; password?: string; passwordHash?: string; name?: string; platformOperator?: boolean };
 }
 
 /** One row of `GET /trash`. */

@@ -19,23 +19,44 @@ export interface FeedCache<V> {
   clear(): void;
 }
 
+/**
+ * At most `maxEntries` values are held, least recently used evicted first (a value remembers its
+ * topics so eviction leaves no tag behind): thousands of hosts or random Host headers cost bounded memory.
+ */
 export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedCache<V> {
-  const entries = new Map<string, V>();
+  const entries = new Map<string, { value: V; topics: readonly string[] }>();
   const byTopic = new Map<string, Set<string>>();
 
   const clear = () => {
     entries.clear();
     byTopic.clear();
   };
+  const drop = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    for (const topic of entry.topics) {
+      const keys = byTopic.get(topic);
+      keys?.delete(key);
+      if (keys?.size === 0) byTopic.delete(topic);
+    }
+  };
   feed.subscribe((topic) => {
     if (topic === null) return clear();
     const keys = byTopic.get(topic);
     if (!keys) return;
-    byTopic.delete(topic);
-    for (const key of keys) entries.delete(key);
+    for (const key of [...keys]) drop(key);
   });
 
-  const peek = (key: string) => (feed.trusted() ? entries.get(key) : undefined);
+  const peek = (key: string) => {
+    if (!feed.trusted()) return undefined;
+    const entry = entries.get(key);
+    if (!entry) return undefined;
+    // Re-inserting moves the key to the young end of the Map's order.
+    entries.delete(key);
+    entries.set(key, entry);
+    return entry.value;
+  };
 
   return {
     peek,
@@ -46,9 +67,11 @@ export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedC
       const trustedAtStart = feed.trusted();
       const value = await load();
       if (trustedAtStart && feed.trusted() && feed.epoch() === epoch) {
-        if (entries.size >= maxEntries) clear();
-        entries.set(key, value);
-        for (const topic of topicsOf(value)) {
+        drop(key);
+        while (entries.size >= maxEntries) drop(entries.keys().next().value!);
+        const tags = topicsOf(value);
+        entries.set(key, { value, topics: tags });
+        for (const topic of tags) {
           let keys = byTopic.get(topic);
           if (!keys) byTopic.set(topic, (keys = new Set()));
           keys.add(key);

@@ -11,6 +11,7 @@ export const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   414: 'A path parameter longer than its documented maxLength',
   415: 'Unsupported request content type',
   416: 'Range not satisfiable (Content-Range names the size)',
+  423: 'Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md)',
   429: 'Rate limited (see Retry-After)',
   502: 'A dependency answered wrongly',
   503: 'A dependency is unavailable',
@@ -30,12 +31,14 @@ const inputFields = (operation: Operation): readonly string[] => {
  * Every error status an operation can answer, derived from its definition so the documents cannot
  * drift from what the adapters do: validation (400) and unknown resources (404) everywhere; the
  * gate's 401/403/429 where a principal is needed; 429 where the operation has its own limit; the
- * body parser's 413/415 where there is a body; the router's 414 where there are path parameters;
+ * body parser's 413/415 where there is a body; 423 off the public surface (suspended workspace); the router's 414 where there are path parameters;
  * 409 where an `expectedVersion` can mismatch; and what the handler declares in `errors`.
  */
 export function errorStatuses(operation: Operation): number[] {
   const statuses = new Set<number>([400, 404]);
   if (operation.requires !== 'public' || operation.surface === 'manage' || operation.surface === 'admin') [401, 403, 429].forEach((s) => statuses.add(s));
+  // A suspended workspace: its public API answers 404 (already listed), every other surface 423.
+  if (operation.surface !== 'public') statuses.add(423);
   // Public calls count against their workspace's `requestsPerMinute` quota (platform/quota-guard.ts).
   if (operation.rateLimit || operation.heavy || operation.surface === 'public') statuses.add(429);
   if (takesBody(operation)) [413, 415].forEach((s) => statuses.add(s));

@@ -1,12 +1,31 @@
 import { z } from 'zod';
 
+/** Statuses a workspace can hold. `provisioning` and `deleting` are workspace actor steps in progress. */
+export const WORKSPACE_STATUSES = ['provisioning', 'active', 'suspended', 'deleting', 'deleted'] as const;
+export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];
+
 /** A workspace (tenant) owns one MongoDB database and one or more sites. */
 export const WorkspaceSchema = z.object({
   _id: z.string(),
   name: z.string(),
-  status: z.enum(['active', 'suspended', 'deleted']),
+  /** provisioning → active ⇄ suspended → deleting → deleted; moved only by the workspace actor. */
+  status: z.enum(WORKSPACE_STATUSES),
   dbName: z.string(),
   quotas: z.record(z.string(), z.unknown()).default({}),
+  /** What the actor provisions (present while `provisioning`); the password is already hashed. */
+  provisioning: z
+    .object({
+      siteId: z.string(),
+      siteName: z.string(),
+      domains: z.array(z.string()),
+      admin: z.object({ email: z.string(), name: z.string().optional(), passwordHash: z.string() }),
+    })
+    .optional(),
+  /** Set when deletion was asked; `dropDatabase` becomes true if any request asked for it. */
+  deletion: z.object({ dropDatabase: z.boolean(), requestedAt: z.date() }).optional(),
+  databaseDropped: z.boolean().optional(),
+  /** The index version (`services/platform/index-version.ts`) the workspace database has. */
+  indexVersion: z.string().optional(),
   createdAt: z.date(),
   updatedAt: z.date(),
 });

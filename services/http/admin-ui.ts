@@ -13,10 +13,11 @@ const PAGES: Readonly<Record<string, string>> = {
   '/admin/api-keys': 'api-keys.html',
   '/admin/webhooks': 'webhooks.html',
   '/admin/exports': 'exports.html',
+  '/admin/platform': 'platform.html',
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
-const ASSETS: readonly string[] = ['admin.css', 'common.js', 'index.js', 'api-keys.js', 'webhooks.js', 'exports.js'];
+const ASSETS: readonly string[] = ['admin.css', 'common.js', 'index.js', 'api-keys.js', 'webhooks.js', 'exports.js', 'platform.js'];
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

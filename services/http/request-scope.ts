@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
-import { NotFoundError } from '../core/errors.ts';
+import { NotFoundError, WorkspaceSuspendedError } from '../core/errors.ts';
 import { normalizeHost } from '../core/tenants.ts';
 import type { SiteResolver, SiteScope } from '../platform/tenancy.ts';
 import type { RequestFacts } from '../core/context.ts';
@@ -15,7 +15,15 @@ declare module 'fastify' {
   }
 }
 
-/** Resolves every request's Host to its site before any handler runs; an unknown host is a 404. */
+/** The public reads of a site: a suspended workspace answers 404 there, as if it did not exist. */
+const PUBLIC_PREFIXES = ['/api/v1/', '/api/v1?', '/media/files/'];
+const isPublicUrl = (url: string) => url === '/api/v1' || PUBLIC_PREFIXES.some((prefix) => url.startsWith(prefix));
+
+/**
+ * Resolves every request's Host to its site before any handler runs; an unknown host is a 404.
+ * A suspended workspace answers its public API (and media files) 404 and every other surface
+ * (Management API, admin, MCP, OAuth) 423 `{ error: "Workspace suspended" }`.
+ */
 export const requestScopePlugin = fp<{ resolver: SiteResolver }>(
   async (app, { resolver }) => {
     app.decorateRequest('siteScope', null);
@@ -24,6 +32,9 @@ export const requestScopePlugin = fp<{ resolver: SiteResolver }>(
       if (request.routeOptions.config?.siteless) return done();
       const host = normalizeHost(request.headers.host);
       const settle = (scope: SiteScope | null) => {
+        if (scope && scope.workspace.status !== 'active') {
+          return done(isPublicUrl(request.url) ? new NotFoundError('Unknown site') : new WorkspaceSuspendedError());
+        }
         request.siteScope = scope;
         done(scope ? undefined : new NotFoundError('Unknown site'));
       };

@@ -2,8 +2,7 @@ import type { Services } from '../core/context.ts';
 import { randomToken } from '../core/ids.ts';
 import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from './tenancy.ts';
-import { createWorkspace, platformCollections } from './workspaces.ts';
-import { ensureIndexes } from './indexes.ts';
+import { createWorkspace } from './workspaces.ts';
 
 export const DEFAULT_SITE_ID = 'default';
 
@@ -23,11 +22,10 @@ export async function bootstrapPlatform(services: Services): Promise<BootstrapRe
   const meta = services.platformDb.collection<{ _id: string; siteId?: string; claimedAt?: Date }>(PLATFORM_COLLECTIONS.meta);
   await services.platformDb.collection(PLATFORM_COLLECTIONS.sites).createIndex({ workspaceId: 1 });
 
+  // A start reads one row whatever the number of workspaces: index upgrades after a release are
+  // handed to the workspace actors by the worker's reconciler (`lifecycle-reconciler.ts`).
   const existing = await meta.findOne({ _id: DEFAULT_SITE_META_ID });
-  if (existing?.siteId) {
-    await ensureAllWorkspaceIndexes(services);
-    return { created: false };
-  }
+  if (existing?.siteId) return { created: false };
   const claim = await meta.updateOne(
     { _id: 'bootstrap-claim' },
     { $setOnInsert: { claimedAt: services.clock.now() } },
@@ -50,15 +48,4 @@ export async function bootstrapPlatform(services: Services): Promise<BootstrapRe
     { upsert: true },
   );
   return { created: true, generatedAdmin: generated ? { email, password } : undefined };
-}
-
-/**
- * A release may add indexes (a new unique rule, say): every start brings existing workspaces up to
- * date. `createIndex` is idempotent, so this is cheap when nothing changed.
- */
-async function ensureAllWorkspaceIndexes(services: Services): Promise<void> {
-  const specs = services.features.flatMap((feature) => feature.indexes ?? []);
-  for await (const workspace of platformCollections(services).workspaces.find({ status: { $ne: 'deleted' } })) {
-    await ensureIndexes(services.workspaceDb(workspace), specs);
-  }
 }

@@ -5,23 +5,37 @@ import { platformCollections } from './workspaces.ts';
 import type { Workspace } from '../core/tenants.ts';
 
 /**
- * Workspace status changes. A suspended or deleted workspace stops resolving: its hosts answer 404
- * on every gateway from the next request (the change is pushed and acknowledged: docs/access.md).
+ * Suspension and reactivation (run by the workspace actor): one conditional update, so a repeated
+ * or late command does nothing. A suspended workspace answers 423 (its public API 404); a deleted
+ * one stops resolving. Either holds on every gateway from the next request: the change is pushed
+ * and acknowledged (publishWorkspaceChange, docs/access.md).
  */
 export async function setWorkspaceStatus(services: Services, workspaceId: string, status: Workspace['status']) {
   const { workspaces } = platformCollections(services);
   const allowedFrom: Record<Workspace['status'], Workspace['status'][]> = {
     active: ['suspended'],
     suspended: ['active'],
-    deleted: ['active', 'suspended', 'deleted'],
+    // The old `workspace-delete:<id>` workflow, kept so deletions started before the actor finish.
+    deleted: ['active', 'suspended', 'deleted', 'deleting'],
+    provisioning: [],
+    deleting: [],
   };
   const updated = await workspaces.findOneAndUpdate(
     { _id: workspaceId, status: { $in: allowedFrom[status] } },
     { $set: { status, updatedAt: services.clock.now() } },
     { returnDocument: 'after' },
   );
-  await services.changeFeed.publish(topics.hosts);
+  await publishWorkspaceChange(services, workspaceId);
   return updated;
+}
+
+/**
+ * Every gateway drops what it holds of the workspace (its hosts' answers carry the workspace row:
+ * status, quotas) before this returns: the change feed waits for each live gateway's acknowledgement.
+ */
+export async function publishWorkspaceChange(services: Pick<Services, 'changeFeed'>, workspaceId: string): Promise<void> {
+  await services.changeFeed.publish(topics.workspace(workspaceId));
+  await services.changeFeed.publish(topics.hosts);
 }
 
 export async function getWorkspace(services: Services, workspaceId: string): Promise<Workspace> {

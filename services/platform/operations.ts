@@ -2,31 +2,9 @@ import { topics } from '../core/topics.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { createWorkspace, platformCollections } from './workspaces.ts';
-import { AdminInput, HostName, SiteView, TenantView, siteView, tenantView } from './views.ts';
+import { platformCollections } from './workspaces.ts';
+import { SiteView, TenantView, siteView, tenantView } from './views.ts';
 import { SiteQuotas, WorkspaceQuotas } from './quota-model.ts';
-
-export const createTenant = defineOperation({
-  id: 'tenants.create',
-  surface: 'manage',
-  method: 'POST',
-  path: '/tenants',
-  summary: 'Create a workspace with its first site and administrator',
-  requires: 'platform:manage',
-  errors: [409],
-  status: 201,
-  input: z.object({
-    name: z.string().min(1).max(200),
-    siteName: z.string().min(1).max(200).optional(),
-    domains: z.array(HostName).min(1).max(50),
-    admin: AdminInput,
-  }),
-  output: z.object({ tenant: TenantView, site: SiteView }),
-  async handler(ctx, input) {
-    const { workspace, site } = await createWorkspace(ctx.services, input);
-    return { tenant: tenantView(workspace), site: siteView(site) };
-  },
-});
 
 export const getTenant = defineOperation({
   id: 'tenants.get',

@@ -14,14 +14,17 @@ export interface SiteScope {
 export const DEFAULT_SITE_META_ID = 'default-site';
 
 /**
- * Resolves a request's host to its site and workspace. While the change feed vouches for this
- * process (`services.changeFeed.trusted()`) answers come from memory and a suspension, a new
- * domain or a quota change is pushed (topics `hosts` and `workspace:<id>`), so the next request
- * sees it; otherwise every request reads (coalesced per host, never joining a read in flight).
- * The workspace document rides in the answer, so workspace state (status, quotas) is as fresh.
+ * Resolves a request's host to its site and workspace (active or suspended: the HTTP layer answers
+ * for a suspended one; provisioning, deleting and deleted ones do not resolve). While the change
+ * feed vouches for this process (`services.changeFeed.trusted()`) answers come from memory and a
+ * suspension, a new domain or a quota change is pushed (topics `hosts` and `workspace:<id>`), so the
+ * next request sees it; otherwise every request reads (coalesced per host, never joining a read in
+ * flight). The workspace document rides in the answer, so workspace state (status, quotas) is as
+ * fresh. At most `maxEntries` hosts are held (`SITE_CACHE_ENTRIES`), least recently used evicted
+ * first, so thousands of domains (and random Host headers) cost bounded memory.
  */
-export function createSiteResolver(services: Pick<Services, 'platformDb' | 'changeFeed'>) {
-  const cache = createFeedCache<SiteScope | null>(services.changeFeed);
+export function createSiteResolver(services: Pick<Services, 'platformDb' | 'changeFeed' | 'config'>, maxEntries = services.config.SITE_CACHE_ENTRIES) {
+  const cache = createFeedCache<SiteScope | null>(services.changeFeed, maxEntries);
   const { workspaces, sites, domains } = platformCollections(services);
   const meta = services.platformDb.collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta);
 
@@ -33,7 +36,7 @@ export function createSiteResolver(services: Pick<Services, 'platformDb' | 'chan
     const site = await sites.findOne({ _id: siteId });
     if (!site) return null;
     const workspace = await workspaces.findOne({ _id: site.workspaceId });
-    if (!workspace || workspace.status !== 'active') return null;
+    if (!workspace || (workspace.status !== 'active' && workspace.status !== 'suspended')) return null;
     return { workspace, site };
   }
   const coalesced = createKeyedBatcher<null, SiteScope | null>(async (host, items) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { Site, Workspace } from '../core/tenants.ts';
+import { WORKSPACE_STATUSES, type Site, type Workspace } from '../core/tenants.ts';
 
 export const HostName = z
   .string()
@@ -15,11 +15,19 @@ export const AdminInput = z.object({
 export const TenantView = z.object({
   id: z.string(),
   name: z.string(),
-  status: z.enum(['active', 'suspended', 'deleted']),
+  status: z.enum(WORKSPACE_STATUSES),
   createdAt: z.string(),
+  /** Present once a deletion dropped the workspace's database. */
+  databaseDropped: z.boolean().optional(),
 });
 
 export const SiteView = z.object({ id: z.string(), name: z.string(), domains: z.array(z.string()) });
 
-export const tenantView = (w: Workspace) => ({ id: w._id, name: w.name, status: w.status, createdAt: w.createdAt.toISOString() });
+export const tenantView = (w: Workspace) => ({
+  id: w._id,
+  name: w.name,
+  status: w.status,
+  createdAt: w.createdAt.toISOString(),
+  ...(w.databaseDropped ? { databaseDropped: true } : {}),
+});
 export const siteView = (s: Site) => ({ id: s._id, name: s.name, domains: s.domains });

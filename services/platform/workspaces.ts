@@ -6,6 +6,7 @@ import { newId } from '../core/ids.ts';
 import { ConflictError } from '../core/errors.ts';
 import { systemPrincipal } from '../core/principal.ts';
 import { ensureIndexes } from './indexes.ts';
+import { workspaceIndexSpecs, workspaceIndexVersion } from './index-version.ts';
 import { PLATFORM_COLLECTIONS, type DomainRow, type Site, type Workspace } from '../core/tenants.ts';
 
 export function platformCollections(services: Pick<Services, 'platformDb'>) {
@@ -71,6 +72,8 @@ export async function addSite(services: Services, workspace: Workspace, input: A
 }
 
 /**
+ * Creates a workspace in-process (the bootstrap's default workspace, before any worker runs; test
+ * fixtures). `POST /tenants` goes through the workspace actor instead (`provisioning.ts`).
  * Creates a workspace, its database (with every feature's indexes) and its first site.
  * Steps are idempotent by id, so a retry after a crash finishes the job instead of duplicating it.
  */
@@ -88,11 +91,12 @@ export async function createWorkspace(services: Services, input: CreateWorkspace
     status: 'active',
     dbName: `${services.config.DB_PREFIX}ws_${workspaceId}`,
     quotas: {},
+    indexVersion: workspaceIndexVersion(services.features),
     createdAt: now,
     updatedAt: now,
   };
   await workspaces.updateOne({ _id: workspaceId }, { $setOnInsert: workspace }, { upsert: true });
-  await ensureIndexes(services.workspaceDb(workspace), services.features.flatMap((f) => f.indexes ?? []));
+  await ensureIndexes(services.workspaceDb(workspace), workspaceIndexSpecs(services.features));
   const site = await addSite(services, workspace, { ...input, name: input.siteName ?? input.name, siteId: input.siteId });
   return { workspace, site };
 }

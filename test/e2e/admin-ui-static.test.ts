@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 
-const PAGES = ['/admin', '/admin/api-keys', '/admin/webhooks', '/admin/exports'];
+const PAGES = ['/admin', '/admin/api-keys', '/admin/webhooks', '/admin/exports', '/admin/platform'];
 
 describe('admin UI: pages and assets as served', () => {
   let world: World;

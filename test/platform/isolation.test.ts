@@ -13,7 +13,7 @@ describe('adversarial isolation between workspaces', () => {
   const b = { host: 'b.iso.example.test', key: '', entry: '', media: '', hook: '' };
 
   beforeAll(async () => {
-    world = await startWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    world = await startWorld({ worker: true, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', LIFECYCLE_WAIT_MS: '60000' } });
     operator = await operatorKey(world);
     call = caller(world, () => operator);
     for (const side of [a, b]) {

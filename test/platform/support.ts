@@ -5,7 +5,9 @@ import type { Capability } from '../../services/core/capabilities.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { createContext } from '../../services/core/context.ts';
 import { systemPrincipal } from '../../services/core/principal.ts';
+import type { Workspace } from '../../services/core/tenants.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
+import { platformCollections } from '../../services/platform/workspaces.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
 import { createKey } from '../../services/access/keys.ts';
@@ -13,6 +15,7 @@ import { DEFAULT_KEY_SETTINGS, writeKeySettings } from '../../services/site/sett
 
 export const PLATFORM_KEY_CAPABILITIES: Capability[] = ['platform:read', 'platform:manage', ...CAPABILITIES];
 export const tenantAdmin = { email: 'owner@tenant.example.test', password: 'correct horse battery staple' };
+export const newAdmin = { email: 'owner@lifecycle.example.test', password: 'correct horse battery staple' };
 
 export type Call = (method: string, url: string, payload?: unknown, key?: string, host?: string) => Promise<LightMyRequestResponse>;
 
@@ -29,6 +32,30 @@ export function caller(world: World, defaultKey: () => string): Call {
 
 export const operatorKey = async (world: World) => (await createApiKey(world, { capabilities: PLATFORM_KEY_CAPABILITIES })).key;
 
+/** A Management API caller with a platform operator's key (the bootstrap administrator's, with platform rights). */
+export async function operatorCaller(world: World) {
+  const key = await operatorKey(world);
+  return (method: string, url: string, payload?: unknown) =>
+    world.app.inject({ method: method as never, url: `/api/manage/v1${url}`, headers: { authorization: `Bearer ${key}` }, payload: payload as never });
+}
+
+export const workspaceRow = (world: World, id: string) => platformCollections(world.services).workspaces.findOne({ _id: id });
+
+/** Polls the workspace row until `done` holds (the worker finishing a step), or fails after `ms`. */
+export async function waitForWorkspace(world: World, id: string, done: (w: Workspace) => boolean, ms = 60_000): Promise<Workspace> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const row = await workspaceRow(world, id);
+    if (row && done(row)) return row;
+    if (Date.now() > deadline) throw new Error(`workspace ${id} stayed ${row?.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+export async function databaseNames(world: World): Promise<string[]> {
+  return (await world.services.mongo.db('admin').admin().listDatabases({ nameOnly: true })).databases.map((d) => d.name);
+}
+
 /** A key of the site `host` resolves to, owned by `email` there (service layer, same ceiling as the API). */
 export async function keyOnHost(world: World, host: string, capabilities: Capability[], email = tenantAdmin.email): Promise<string> {
   const scope = await createSiteResolver(world.services).resolve(host);
@@ -42,10 +69,19 @@ export async function keyOnHost(world: World, host: string, capabilities: Capabi
   return key;
 }
 
-/** Creates a workspace through the API; returns its ids. */
+/**
+ * Creates a workspace through the API (202: the workspace actor provisions it) and waits until it
+ * is active, polling GET /tenants/{id}; needs a world with a worker. Returns its ids.
+ */
 export async function createTenant(call: Call, name: string, domain: string) {
   const created = await call('POST', '/tenants', { name, domains: [domain], admin: tenantAdmin });
-  if (created.statusCode !== 201) throw new Error(`tenant creation failed: ${created.statusCode} ${created.body}`);
+  if (created.statusCode !== 202) throw new Error(`tenant creation failed: ${created.statusCode} ${created.body}`);
   const { tenant, site } = created.json();
+  const deadline = Date.now() + 60_000;
+  for (let status = tenant.status as string; status !== 'active'; ) {
+    if (Date.now() > deadline) throw new Error(`tenant ${tenant.id} stayed ${status}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    status = (await call('GET', `/tenants/${tenant.id}`)).json().tenant.status;
+  }
   return { tenantId: tenant.id as string, siteId: site.id as string, host: domain };
 }

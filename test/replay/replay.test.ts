@@ -1,3 +1,4 @@
+import { workspaceWorkflowType } from '../../workflows/contracts/workspace.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +46,7 @@ describe('workflow contracts and committed histories', () => {
       scheduleEntryWorkflowType,
       staticExportWorkflowType,
       deleteWorkspaceWorkflowType,
+      workspaceWorkflowType,
     ].sort();
     expect(Object.keys(workflows).sort()).toEqual(contractTypes);
   });

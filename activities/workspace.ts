@@ -1,0 +1,53 @@
+import { Context } from '@temporalio/activity';
+import type { Services } from '../services/core/context.ts';
+import { setWorkspaceStatus } from '../services/platform/lifecycle.ts';
+import {
+  activateProvisionedWorkspace,
+  provisionWorkspaceDatabase,
+  provisionWorkspaceSite,
+  upgradeWorkspaceIndexes,
+} from '../services/platform/provisioning.ts';
+import {
+  beginWorkspaceDeletion,
+  cancelWorkspaceWork,
+  finishWorkspaceDeletion,
+  releaseWorkspaceDomainClaims,
+} from '../services/platform/deletion.ts';
+
+/**
+ * Heartbeats while a step runs, so a killed worker is noticed within the workflow's heartbeat
+ * timeout (seconds) instead of the step's whole start-to-close time.
+ */
+function beating<A extends unknown[], R>(step: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    const context = Context.current();
+    const timer = setInterval(() => context.heartbeat(), 1000);
+    try {
+      return await step(...args);
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}
+
+/** The workspace actor's steps (`workflows/workspace.ts`). Each reads the workspace row first and is idempotent. */
+export function createWorkspaceActivities(services: Services) {
+  return {
+    provisionWorkspaceDatabase: beating((workspaceId: string) => provisionWorkspaceDatabase(services, workspaceId)),
+    provisionWorkspaceSite: beating((workspaceId: string) => provisionWorkspaceSite(services, workspaceId)),
+    activateProvisionedWorkspace: beating((workspaceId: string) => activateProvisionedWorkspace(services, workspaceId)),
+    suspendWorkspace: beating(async (workspaceId: string): Promise<void> => {
+      await setWorkspaceStatus(services, workspaceId, 'suspended');
+    }),
+    reactivateWorkspace: beating(async (workspaceId: string): Promise<void> => {
+      await setWorkspaceStatus(services, workspaceId, 'active');
+    }),
+    beginWorkspaceDeletion: beating((workspaceId: string, dropDatabase: boolean) => beginWorkspaceDeletion(services, workspaceId, dropDatabase)),
+    cancelWorkspaceWork: beating((workspaceId: string) => cancelWorkspaceWork(services, workspaceId)),
+    releaseWorkspaceDomainClaims: beating((workspaceId: string) => releaseWorkspaceDomainClaims(services, workspaceId)),
+    finishWorkspaceDeletion: beating((workspaceId: string) => finishWorkspaceDeletion(services, workspaceId)),
+    upgradeWorkspaceIndexes: beating((workspaceId: string) => upgradeWorkspaceIndexes(services, workspaceId)),
+  };
+}
+
+export type WorkspaceActivities = ReturnType<typeof createWorkspaceActivities>;

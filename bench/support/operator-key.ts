@@ -1,0 +1,25 @@
+import { createContext } from '../../services/core/context.ts';
+import { systemPrincipal } from '../../services/core/principal.ts';
+import { loadUserAccess } from '../../services/access/user-access.ts';
+import { findUserByEmail } from '../../services/access/users.ts';
+import { createKey } from '../../services/access/keys.ts';
+import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings } from '../../services/site/settings-store.ts';
+import type { startBenchWorld } from './world.ts';
+
+/** A key of the bootstrap administrator (a platform operator), with the Management API switched on and no rate limit to speak of. */
+export async function createApiKey(world: Awaited<ReturnType<typeof startBenchWorld>>): Promise<string> {
+  const scope = await world.services.sites.resolve('localhost');
+  if (!scope) throw new Error('no default site');
+  const ctx = createContext(world.services, scope, systemPrincipal('bench setup'), { id: 'bench', ip: '127.0.0.1' });
+  const owner = await findUserByEmail(ctx, world.admin.email);
+  const access = await loadUserAccess(ctx.db, ctx.site._id, owner!._id);
+  const { key } = await createKey(ctx, { userId: owner!._id, capabilities: access!.capabilities }, {
+    name: 'bench operator',
+    capabilities: [...access!.capabilities],
+    expiresAt: null,
+    rateLimitPerMin: 10_000_000,
+  });
+  const doc = await readSettingsDoc(ctx.db, ctx.site._id);
+  await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys, enabled: true, defaultRateLimitPerMin: 10_000_000 }, world.services.clock.now());
+  return key;
+}

@@ -1,0 +1,167 @@
+// Workspaces at scale (issue 13): provision N workspaces through POST /tenants (workspaces per
+// minute); public and management reads spread over all of them against the same reads on one, in
+// one run (p99 ratio, target ≤ 1.25); gateway heap growth per workspace (target ≤ 50 KB); gateway
+// start time with N workspaces against one (target ≤ 1.2×).
+//   BENCH_WORKSPACES=1000 npx tsx --expose-gc bench/workspaces.ts
+// The worker and each measured gateway start run in their own processes; the load generator runs
+// in a worker thread (autocannon), the gateway under load in this process.
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { randomBytes } from 'node:crypto';
+import { startBenchWorld } from './support/world.ts';
+import { createApiKey } from './support/operator-key.ts';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+const N = Number(process.env.BENCH_WORKSPACES ?? 1000);
+const CONCURRENCY = Number(process.env.BENCH_PROVISION_CONCURRENCY ?? 8);
+const durationSec = Number(process.env.BENCH_DURATION ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const childEnv = (config: { DB_PREFIX: string; TEMPORAL_TASK_QUEUE: string; SECRET_KEY: string }, extra: Record<string, string> = {}) => ({
+  ...process.env,
+  DB_PREFIX: config.DB_PREFIX,
+  TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+  SECRET_KEY: config.SECRET_KEY,
+  LOG_LEVEL: 'warn',
+  ...extra,
+});
+
+function waitForLine(child: ChildProcess, text: string, ms = 120_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no "${text}": ${out.slice(-2000)}`)), ms);
+    const on = (chunk: Buffer) => {
+      out += chunk;
+      if (out.includes(text)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout?.on('data', on);
+    child.stderr?.on('data', on);
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out.slice(-2000)}`)));
+  });
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+/** Spawns services/gateway.ts and times it from spawn to its first 200 on /healthz. */
+async function gatewayStartMs(env: NodeJS.ProcessEnv): Promise<number> {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway.ts'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      if (ok) return performance.now() - started;
+      if (child.exitCode !== null) throw new Error('gateway exited');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const heap = () => {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed;
+};
+
+async function load(name: string, base: string, requests: { path: string; headers: Record<string, string> }[]) {
+  const result = await autocannon({ url: base, connections, duration: durationSec, workers: 1, requests: requests.map((r) => ({ method: 'GET', ...r })) });
+  return { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors };
+}
+
+const world = await startBenchWorld({ env: { LIFECYCLE_WAIT_MS: '30000' } });
+const { config } = world;
+const worker = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], { env: childEnv(config), stdio: ['ignore', 'pipe', 'pipe'] });
+const oneWorld = await startBenchWorld();
+try {
+  await waitForLine(worker, 'worker ready');
+  const address = await world.app.listen({ port: 0, host: '127.0.0.1' });
+  const operator = await createApiKey(world);
+  const auth = { authorization: `Bearer ${operator}` };
+
+  // Gateway start with one workspace (a fresh deployment) before anything else loads the machine.
+  const startOne: number[] = [];
+  for (let i = 0; i < 3; i++) startOne.push(await gatewayStartMs(childEnv(oneWorld.config)));
+
+  // Baseline reads on the bootstrap workspace, and the heap before provisioning.
+  const heapBefore = heap();
+
+  // 1. Provision N workspaces through the API.
+  const tag = randomBytes(3).toString('hex');
+  const ids: string[] = [];
+  const hosts: string[] = [];
+  let next = 0;
+  let failures = 0;
+  const provisionStarted = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < N) {
+        const i = next++;
+        const host = `w${i}-${tag}.bench.test`;
+        const response = await fetch(`${address}/api/manage/v1/tenants`, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `Bench ${i}`, domains: [host], admin: { email: `owner${i}@bench.test`, password: 'correct horse battery staple' } }),
+        });
+        const body = (await response.json()) as { tenant?: { id: string; status: string } };
+        if (response.status !== 202 || body.tenant?.status !== 'active') failures++;
+        if (body.tenant) {
+          ids.push(body.tenant.id);
+          hosts.push(host);
+        }
+        if ((i + 1) % 100 === 0) process.stderr.write(`  provisioned ${i + 1}/${N}\n`);
+      }
+    }),
+  );
+  const provisionMin = (performance.now() - provisionStarted) / 60_000;
+
+  // 2. Reads spread over every workspace against the same reads on one, alternating rounds.
+  const publicPath = '/api/v1/content?limit=1';
+  const targets = [
+    { name: 'public read, one workspace', requests: [{ path: publicPath, headers: { host: hosts[0] } }] },
+    { name: `public read, spread over ${hosts.length}`, requests: hosts.map((host) => ({ path: publicPath, headers: { host } })) },
+    { name: 'management read, one workspace', requests: [{ path: `/api/manage/v1/tenants/${ids[0]}`, headers: auth }] },
+    { name: `management read, spread over ${ids.length}`, requests: ids.map((id) => ({ path: `/api/manage/v1/tenants/${id}`, headers: auth })) },
+  ];
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+  const runs = new Map(targets.map((t) => [t.name, [] as Awaited<ReturnType<typeof load>>[]]));
+  for (const t of targets) await load(t.name, address, t.requests); // warm-up (fills the Host cache)
+  for (let r = 0; r < rounds; r++) for (const t of targets) runs.get(t.name)!.push(await load(t.name, address, t.requests));
+  const results = targets.map((t) => {
+    const list = runs.get(t.name)!;
+    return { ...list.sort((a, b) => a.p99 - b.p99)[Math.floor(list.length / 2)], bad: list.reduce((sum, x) => sum + x.bad, 0) };
+  });
+  const heapAfter = heap();
+
+  // 3. Gateway start with N workspaces (this deployment) against one.
+  const startMany: number[] = [];
+  for (let i = 0; i < 3; i++) startMany.push(await gatewayStartMs(childEnv(config)));
+
+  console.log(`\nWorkspaces at scale: ${N} workspaces, ${connections} connections, ${durationSec}s per round, median of ${rounds} rounds\n`);
+  console.log(`provisioning through POST /tenants (concurrency ${CONCURRENCY}): ${(ids.length / provisionMin).toFixed(0)} workspaces/min (${(provisionMin * 60).toFixed(0)} s, ${failures} not active within the wait)`);
+  console.log('\n| reads | req/s | p50 ms | p99 ms | non-2xx+errors |\n|---|---|---|---|---|');
+  for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.bad} |`);
+  console.log(`\np99 ratio spread/one: public ${(results[1].p99 / results[0].p99).toFixed(2)}, management ${(results[3].p99 / results[2].p99).toFixed(2)} (target ≤ 1.25)`);
+  console.log(`gateway heap growth: ${((heapAfter - heapBefore) / 1024 / N).toFixed(1)} KB per workspace (${((heapAfter - heapBefore) / 1048576).toFixed(1)} MiB for ${N}; target ≤ 50 KB)`);
+  console.log(`gateway start (spawn → first /healthz 200, median of 3): ${median(startMany).toFixed(0)} ms with ${N + 1} workspaces, ${median(startOne).toFixed(0)} ms with 1: ratio ${(median(startMany) / median(startOne)).toFixed(2)} (target ≤ 1.2)`);
+} finally {
+  worker.kill('SIGTERM');
+  await new Promise((resolve) => worker.once('exit', resolve));
+  await oneWorld.close();
+  await world.close();
+}

@@ -1,0 +1,194 @@
+// `/admin/platform`: the operator console. Workspaces with their status and usage against quotas
+// (bars), create, suspend / reactivate, delete with confirmation, edit quotas and switches. Every
+// call is a platform operation mounted on the cookie session under `/api/platform/…`.
+import { ApiError, api, byId, el, markReady, requireUser, say, withButton } from './common.js';
+
+/** The documented quota names (docs/platform.md), used when the usage endpoint names none. */
+const LIMITS = ['sites', 'users', 'entries', 'mediaBytes', 'mediaFileSize', 'apiKeys', 'webhookEndpoints', 'requestsPerMinute', 'exportRunsPerDay'];
+const SWITCHES = ['graphql', 'mcp', 'webhooks', 'staticExport', 'plugins', 'comments'];
+const base = '/api/platform/tenants';
+const path = (id, rest = '') => `${base}/${encodeURIComponent(id)}${rest}`;
+let deleting = null;
+let editing = null;
+
+function action(label, subject, className, onClick) {
+  const button = el('button', { type: 'button', className, 'aria-label': `${label} ${subject}` }, label);
+  button.addEventListener('click', () => withButton(button, 'list-error', onClick));
+  return button;
+}
+
+const formatFigure = (name, value) => (value === null || value === undefined ? '—' : /Bytes|Size/.test(name) ? `${(value / 1048576).toFixed(1)} MiB` : String(value));
+
+/** One bar per limited quota (a `<meter>`: no inline style, CSP-safe); unlimited ones as text. */
+function usageCell(usage) {
+  if (!usage) return el('td', { className: 'muted small' }, 'usage not available');
+  const rows = Object.entries(usage.quotas ?? {})
+    .filter(([, figure]) => figure.used !== null)
+    .map(([name, figure]) =>
+      el(
+        'div',
+        { className: 'usage' },
+        el('span', { className: 'usage-name' }, name),
+        figure.limit === null
+          ? el('span', { className: 'muted small' }, `${formatFigure(name, figure.used)} (no limit)`)
+          : [
+              el('meter', { min: 0, max: figure.limit || 1, value: Math.min(figure.used, figure.limit), high: figure.limit * 0.8, optimum: 0, 'aria-label': `${name} used` }),
+              el('span', { className: 'small' }, `${formatFigure(name, figure.used)} / ${formatFigure(name, figure.limit)}`),
+            ],
+      ),
+    );
+  return el('td', {}, rows);
+}
+
+async function usageOf(tenant) {
+  if (tenant.status !== 'active' && tenant.status !== 'suspended') return null;
+  try {
+    return await api('GET', path(tenant.id, '/usage'));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return null;
+    throw error;
+  }
+}
+
+function row(tenant, usage) {
+  const actions = [];
+  if (tenant.status === 'active') {
+    actions.push(action('Suspend', tenant.name, 'secondary', async () => {
+      await api('POST', path(tenant.id, '/suspend'));
+      await load();
+    }));
+  }
+  if (tenant.status === 'suspended') {
+    actions.push(action('Reactivate', tenant.name, 'secondary', async () => {
+      await api('POST', path(tenant.id, '/reactivate'));
+      await load();
+    }));
+  }
+  if (tenant.status === 'active' || tenant.status === 'suspended') {
+    actions.push(action('Quotas', tenant.name, 'secondary', () => openQuotas(tenant, usage)));
+  }
+  if (tenant.status !== 'deleted' || !tenant.databaseDropped) {
+    actions.push(action('Delete', tenant.name, 'danger', async () => openDelete(tenant)));
+  }
+  return el(
+    'tr',
+    { dataset: { tenantId: tenant.id } },
+    el('td', {}, tenant.name, el('div', { className: 'muted small' }, tenant.id)),
+    el('td', { className: `status-${tenant.status}` }, tenant.status, tenant.databaseDropped ? el('div', { className: 'muted small' }, 'database dropped') : null),
+    usageCell(usage),
+    el('td', { className: 'actions' }, actions),
+  );
+}
+
+async function load() {
+  const { data } = await api('GET', base);
+  const usages = await Promise.all(data.map(usageOf));
+  byId('workspaces').replaceChildren(...data.map((tenant, i) => row(tenant, usages[i])));
+  // Steps still under way (`provisioning`, `deleting`) are shown as such; look again shortly.
+  if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting')) setTimeout(() => load().catch(() => undefined), 2000);
+}
+
+function openDelete(tenant) {
+  deleting = tenant;
+  say('delete-name', tenant.name);
+  say('delete-error', '');
+  byId('delete-confirm').value = '';
+  byId('delete-drop').checked = false;
+  byId('delete-panel').hidden = false;
+  byId('delete-confirm').focus();
+}
+
+async function openQuotas(tenant, usage) {
+  editing = tenant;
+  const { quotas } = await api('GET', path(tenant.id, '/quotas'));
+  say('quota-name', tenant.name);
+  say('quota-error', '');
+  say('quota-status', '');
+  const limits = usage ? Object.keys(usage.quotas ?? {}) : LIMITS;
+  const switches = usage?.switches ? Object.keys(usage.switches) : SWITCHES;
+  byId('quota-limits').replaceChildren(
+    ...limits.map((name) =>
+      el('label', { className: 'stack' }, name, el('input', { type: 'number', min: 0, step: 1, name, value: typeof quotas[name] === 'number' ? String(quotas[name]) : '', dataset: { quota: name } })),
+    ),
+  );
+  byId('quota-switches').replaceChildren(
+    ...switches.map((name) => el('label', { className: 'check' }, el('input', { type: 'checkbox', name, checked: quotas[name] !== false, dataset: { switch: name } }), name)),
+  );
+  byId('quota-panel').hidden = false;
+  byId('quota-panel').scrollIntoView({ block: 'nearest' });
+}
+
+async function main() {
+  const user = await requireUser();
+  if (!user) return;
+  byId('loading').hidden = true;
+  if (!user.platformOperator) {
+    byId('not-operator').hidden = false;
+    markReady();
+    return;
+  }
+  byId('console').hidden = false;
+
+  byId('create-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const button = form.querySelector('button[type=submit]');
+    say('create-status', '');
+    withButton(button, 'create-error', async () => {
+      const body = {
+        name: byId('ws-name').value,
+        domains: byId('ws-domains').value.split(',').map((d) => d.trim()).filter(Boolean),
+        admin: { email: byId('ws-admin-email').value, password: byId('ws-admin-password').value },
+      };
+      const { tenant } = await api('POST', base, body);
+      byId('ws-admin-password').value = '';
+      form.reset();
+      say('create-status', `Workspace "${tenant.name}" is ${tenant.status}.`);
+      await load();
+    });
+  });
+
+  byId('delete-cancel').addEventListener('click', () => {
+    byId('delete-panel').hidden = true;
+    deleting = null;
+  });
+  byId('delete-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    withButton(byId('delete-submit'), 'delete-error', async () => {
+      if (!deleting) return;
+      if (byId('delete-confirm').value !== deleting.name) throw new ApiError(400, 'Type the exact workspace name to confirm.');
+      const drop = byId('delete-drop').checked ? 'true' : 'false';
+      await api('DELETE', `${path(deleting.id)}?dropDatabase=${drop}`);
+      byId('delete-panel').hidden = true;
+      deleting = null;
+      await load();
+    });
+  });
+
+  byId('quota-close').addEventListener('click', () => {
+    byId('quota-panel').hidden = true;
+    editing = null;
+  });
+  byId('quota-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    withButton(byId('quota-save'), 'quota-error', async () => {
+      if (!editing) return;
+      const quotas = {};
+      for (const input of byId('quota-limits').querySelectorAll('input[data-quota]')) {
+        if (input.value !== '') quotas[input.dataset.quota] = Number(input.value);
+      }
+      for (const box of byId('quota-switches').querySelectorAll('input[data-switch]')) quotas[box.dataset.switch] = box.checked;
+      await api('PUT', path(editing.id, '/quotas'), { quotas });
+      say('quota-status', 'Saved.');
+      await load();
+    });
+  });
+
+  await load();
+  markReady();
+}
+
+main().catch(() => {
+  say('list-error', 'The console could not load. Reload the page.');
+  markReady();
+});

@@ -1,0 +1,60 @@
+import type { Services } from '../core/context.ts';
+import { workspaceIndexVersion } from './index-version.ts';
+import { sendWorkspaceCommand } from './workspace-actor.ts';
+import { platformCollections } from './workspaces.ts';
+
+export interface ReconcileOptions {
+  /** Steps younger than this are most likely being worked on; re-sending them is harmless but noisy. */
+  graceMs?: number;
+  /** Index upgrades handed out per pass, so a release with a new index rolls through gradually. */
+  indexBatch?: number;
+}
+
+/**
+ * Re-sends to each workspace actor what its row says is unfinished: a gateway killed between
+ * writing `provisioning` / `deleting` and signalling the actor (or Temporal away at that moment)
+ * leaves the intent in the row, and this finishes it. Also hands out index upgrades after a release
+ * changed the index specs: gateways never walk the workspaces at start.
+ */
+export async function reconcileWorkspaces(services: Services, options: ReconcileOptions = {}): Promise<{ resumed: number; indexes: number }> {
+  const { workspaces } = platformCollections(services);
+  const before = new Date(services.clock.now().getTime() - (options.graceMs ?? 30_000));
+  let resumed = 0;
+  for await (const row of workspaces.find({ status: { $in: ['provisioning', 'deleting'] }, updatedAt: { $lt: before } })) {
+    const command = row.status === 'provisioning' ? { kind: 'provision' as const } : { kind: 'delete' as const, dropDatabase: row.deletion?.dropDatabase === true };
+    if (await sendWorkspaceCommand(services, row._id, command)) resumed += 1;
+  }
+  let indexes = 0;
+  const version = workspaceIndexVersion(services.features);
+  const stale = workspaces.find({ status: { $in: ['active', 'suspended'] }, indexVersion: { $ne: version } }, { projection: { _id: 1 } }).limit(options.indexBatch ?? 100);
+  for await (const row of stale) {
+    if (await sendWorkspaceCommand(services, row._id, { kind: 'indexes' })) indexes += 1;
+  }
+  return { resumed, indexes };
+}
+
+/** Runs the reconciler in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client. */
+export function startWorkspaceReconciler(services: Services, intervalMs = 60_000): { stop(): void } {
+  let busy = false;
+  let stopped = false;
+  const tick = () => {
+    if (busy || stopped) return;
+    busy = true;
+    reconcileWorkspaces(services)
+      .catch((error: unknown) => {
+        if (!stopped) services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'workspace reconciler failed');
+      })
+      .finally(() => (busy = false));
+  };
+  const timer = setInterval(tick, intervalMs);
+  timer.unref();
+  const boot = setTimeout(tick, 0);
+  boot.unref();
+  const stop = () => {
+    stopped = true;
+    clearInterval(timer);
+    clearTimeout(boot);
+  };
+  services.mongo.once('topologyClosed', stop);
+  return { stop };
+}

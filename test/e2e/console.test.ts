@@ -1,0 +1,176 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startWorld, type World } from '../support/world.ts';
+import { platformCollections } from '../../services/platform/workspaces.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const SLOW = { timeout: 60_000 };
+const STEP = { timeout: 240_000 };
+const SCREENSHOTS = resolve(import.meta.dirname, '../../.data/screenshots');
+
+/**
+ * The operator console (`/admin/platform`) in the real browser against a real gateway and worker:
+ * only operators see it; create a workspace, suspend and reactivate it, edit its quotas, delete it
+ * with confirmation (database dropped). One ordered story on one page.
+ */
+describe('operator console in Chromium', () => {
+  let world: World;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  const problems: string[] = [];
+  const owner = { email: 'owner@console.example.test', password: 'correct horse battery staple' };
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM} (see docs/admin-ui.md).`);
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    // The routes wait for the end state (a busy machine's worker may need more than the default 5 s).
+    world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000' } });
+    await world.app.listen({ port: 0, host: '127.0.0.1' });
+    base = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
+    context.setDefaultTimeout(60_000);
+    page = await context.newPage();
+    page.on('console', (message) => {
+      // 401 (signed-out check) and 404 (a workspace gone between the list and its usage) are answers the page expects and handles.
+      if (message.type() === 'error' && !/status of (401|404)\b/.test(message.text())) problems.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await world?.close();
+  });
+
+  const ready = () => page.locator('body[data-ready]').waitFor({ state: 'attached' });
+  const shot = (name: string) => page.screenshot({ path: `${SCREENSHOTS}/console-${name}.png`, fullPage: true });
+  const rowOf = (name: string) => page.locator('#workspaces tr', { hasText: name });
+  const statusOf = (name: string) => rowOf(name).locator('td').nth(1).textContent();
+  const signIn = async (email: string, password: string, host = base) => {
+    await page.goto(`${host}/admin`);
+    await ready();
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#dashboard').waitFor({ state: 'visible' });
+  };
+
+  it('is offered to a platform operator and creates a workspace', STEP, async () => {
+    await signIn(world.admin.email, world.admin.password);
+    await page.getByRole('link', { name: 'Workspaces' }).first().click();
+    await page.waitForURL(`${base}/admin/platform`);
+    await ready();
+    await page.locator('#console').waitFor({ state: 'visible' });
+
+    await page.getByLabel('Name', { exact: true }).fill('Console <i>shop</i>');
+    await page.getByLabel('Domains (comma-separated)').fill('console.example.test, www.console.example.test');
+    await page.getByLabel('Administrator email').fill(owner.email);
+    await page.getByLabel(/Administrator password/).fill(owner.password);
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    // `active`, or `provisioning` when the worker needed longer than the route's wait (the page re-reads).
+    await expect.poll(async () => (await page.locator('#create-status').textContent()) || `error: ${await page.locator('#create-error').textContent()}`, SLOW).toMatch(
+      /^Workspace "Console <i>shop<\/i>" is (active|provisioning)\.$/,
+    );
+    await expect.poll(() => statusOf('Console <i>shop</i>'), { timeout: 120_000 }).toBe('active');
+    await shot('01-created');
+    const row = await platformCollections(world.services).workspaces.findOne({ name: 'Console <i>shop</i>' });
+    expect(row?.status).toBe('active');
+    expect(await platformCollections(world.services).domains.countDocuments({ workspaceId: row!._id })).toBe(2);
+  });
+
+  it('suspends and reactivates', STEP, async () => {
+    const name = 'Console <i>shop</i>';
+    await rowOf(name).getByRole('button', { name: `Suspend ${name}` }).click();
+    await expect.poll(() => statusOf(name), SLOW).toBe('suspended');
+    const suspended = await world.app.inject({ url: '/api/v1/openapi.json', headers: { host: 'console.example.test' } });
+    expect(suspended.statusCode).toBe(404);
+    await shot('02-suspended');
+    await rowOf(name).getByRole('button', { name: `Reactivate ${name}` }).click();
+    await expect.poll(() => statusOf(name), SLOW).toBe('active');
+    expect((await world.app.inject({ url: '/api/v1/openapi.json', headers: { host: 'console.example.test' } })).statusCode).toBe(200);
+  });
+
+  it('edits quotas and switches', STEP, async () => {
+    const name = 'Console <i>shop</i>';
+    await rowOf(name).getByRole('button', { name: `Quotas ${name}` }).click();
+    await page.locator('#quota-panel').waitFor({ state: 'visible' });
+    await page.locator('#quota-limits input[data-quota="users"]').fill('5');
+    await page.locator('#quota-switches input[data-switch="graphql"]').uncheck();
+    await shot('03-quotas');
+    await page.getByRole('button', { name: 'Save quotas' }).click();
+    await expect.poll(async () => (await page.locator('#quota-status').textContent()) || `error: ${await page.locator('#quota-error').textContent()}`, SLOW).toBe('Saved.');
+    // The bar is drawn from GET /tenants/{id}/usage (UsageView): one user of the new limit of 5.
+    const bar = page.locator('meter[aria-label="users used"]');
+    await expect.poll(async () => `${await bar.getAttribute('value')} / ${await bar.getAttribute('max')}`, SLOW).toBe('1 / 5');
+    const row = await platformCollections(world.services).workspaces.findOne({ name });
+    expect(row?.quotas).toMatchObject({ users: 5, graphql: false });
+  });
+
+  it('deletes only after the name is typed, dropping the database when asked', STEP, async () => {
+    const name = 'Console <i>shop</i>';
+    const before = await platformCollections(world.services).workspaces.findOne({ name });
+    await rowOf(name).getByRole('button', { name: `Delete ${name}` }).click();
+    await page.locator('#delete-panel').waitFor({ state: 'visible' });
+    await page.getByLabel('Type the workspace name to confirm').fill('wrong name');
+    await page.getByRole('button', { name: 'Delete workspace' }).click();
+    await expect.poll(() => page.locator('#delete-error').textContent(), SLOW).toBe('Type the exact workspace name to confirm.');
+    expect((await platformCollections(world.services).workspaces.findOne({ _id: before!._id }))?.status).toBe('active');
+
+    await page.getByLabel(/Also drop its database/).check();
+    await page.getByLabel('Type the workspace name to confirm').fill(name);
+    await shot('04-delete-confirm');
+    await page.getByRole('button', { name: 'Delete workspace' }).click();
+    await expect.poll(() => statusOf(name), SLOW).toContain('deleted');
+    await expect.poll(() => statusOf(name), SLOW).toContain('database dropped');
+    await shot('05-deleted');
+    const { databases } = await world.services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
+    expect(databases.map((d) => d.name)).not.toContain(before!.dbName);
+  });
+
+  it('is not offered to the administrator of a workspace who is not an operator', STEP, async () => {
+    const created = await world.app.inject({
+      method: 'POST',
+      url: '/api/platform/tenants',
+      headers: { origin: base, cookie: (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ') },
+      payload: { name: 'Other', domains: ['other.example.test'], admin: owner },
+    });
+    expect(created.statusCode).toBe(202);
+    await expect.poll(async () => (await platformCollections(world.services).workspaces.findOne({ _id: created.json().tenant.id }))?.status, { timeout: 120_000 }).toBe('active');
+    // The workspace administrator signs in on its own host (resolved to the loopback gateway).
+    const context = await browser.newContext({ viewport: { width: 1300, height: 700 } });
+    const other = await context.newPage();
+    await context.route('http://other.example.test/**', async (route) => {
+      const request = route.request();
+      const url = new URL(request.url());
+      // `inject` keeps the Host header (fetch would replace it with the loopback address).
+      const answer = await world.app.inject({
+        method: request.method() as never,
+        url: `${url.pathname}${url.search}`,
+        headers: { ...(await request.allHeaders()), host: 'other.example.test' },
+        payload: request.postData() ?? undefined,
+      });
+      await route.fulfill({ status: answer.statusCode, headers: answer.headers as Record<string, string>, body: answer.rawPayload });
+    });
+    await other.goto('http://other.example.test/admin');
+    await other.getByLabel('Email').fill(owner.email);
+    await other.getByLabel('Password').fill(owner.password);
+    await other.getByRole('button', { name: 'Sign in' }).click();
+    await other.locator('#dashboard').waitFor({ state: 'visible' });
+    expect(await other.locator('#nav-platform').isHidden()).toBe(true);
+    await other.goto('http://other.example.test/admin/platform');
+    await other.locator('body[data-ready]').waitFor({ state: 'attached' });
+    expect(await other.locator('#not-operator').isVisible()).toBe(true);
+    expect(await other.locator('#console').isHidden()).toBe(true);
+    await other.screenshot({ path: `${SCREENSHOTS}/console-06-not-operator.png`, fullPage: true });
+    await context.close();
+    expect(problems).toEqual([]);
+  });
+});

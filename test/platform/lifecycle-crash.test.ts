@@ -1,0 +1,98 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startWorld, type World } from '../support/world.ts';
+import { platformCollections } from '../../services/platform/workspaces.ts';
+import { databaseNames, newAdmin, operatorCaller, waitForWorkspace, workspaceRow } from './support.ts';
+
+const childScript = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
+
+/** services/worker-factory.ts in its own OS process, on the world's queue and databases. */
+async function spawnWorker(world: World): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
+    env: {
+      ...process.env,
+      MONGODB_URI: world.config.MONGODB_URI,
+      TEMPORAL_ADDRESS: world.config.TEMPORAL_ADDRESS,
+      DB_PREFIX: world.config.DB_PREFIX,
+      TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
+      SECRET_KEY: world.config.SECRET_KEY,
+      LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => (stderr += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start: ${stderr.slice(-2000)}`)), 90_000);
+    child.stdout?.on('data', (chunk) => {
+      if (String(chunk).includes('worker ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`worker exited (${code}): ${stderr.slice(-2000)}`));
+    });
+  });
+  return child;
+}
+
+function kill9(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+describe('a worker killed with SIGKILL in the middle of a lifecycle step', () => {
+  let world: World;
+  let call: Awaited<ReturnType<typeof operatorCaller>>;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    // No in-process worker: only the child processes work. The routes answer at once.
+    world = await startWorld({ env: { LIFECYCLE_WAIT_MS: '0' } });
+    call = await operatorCaller(world);
+  });
+  afterAll(async () => {
+    for (const child of children) await kill9(child);
+    await world?.close();
+  });
+
+  it('provisioning and deletion each resume on a new worker to the same end state', async () => {
+    children.push(await spawnWorker(world));
+    const created = await call('POST', '/tenants', { name: 'Crash', domains: ['crash.example.test'], admin: newAdmin });
+    expect(created.statusCode).toBe(202);
+    const { tenant, site } = created.json();
+    const dbName = `${world.config.DB_PREFIX}ws_${tenant.id}`;
+    // Kill the worker as soon as step 1 (database and indexes) has begun.
+    const deadline = Date.now() + 60_000;
+    while (!(await databaseNames(world)).includes(dbName)) {
+      if (Date.now() > deadline) throw new Error('provisioning never started');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await kill9(children[0]);
+    expect((await workspaceRow(world, tenant.id))?.status).toBe('provisioning');
+
+    children.push(await spawnWorker(world));
+    const active = await waitForWorkspace(world, tenant.id, (w) => w.status === 'active', 90_000);
+    expect(active.provisioning).toBeUndefined();
+    expect(await platformCollections(world.services).sites.countDocuments({ _id: site.id })).toBe(1);
+    expect(await platformCollections(world.services).domains.findOne({ _id: 'crash.example.test' })).toMatchObject({ siteId: site.id });
+    expect(await world.services.mongo.db(dbName).collection('users').countDocuments({ siteId: site.id })).toBe(1);
+    const host = { host: 'crash.example.test' };
+    expect((await world.app.inject({ url: '/api/v1/openapi.json', headers: host })).statusCode).toBe(200);
+
+    const deleted = await call('DELETE', `/tenants/${tenant.id}?dropDatabase=true`);
+    expect(deleted.statusCode).toBe(202);
+    expect(deleted.json().tenant.status).toBe('deleting');
+    await kill9(children[1]);
+    children.push(await spawnWorker(world));
+    const gone = await waitForWorkspace(world, tenant.id, (w) => w.status === 'deleted', 90_000);
+    expect(gone.databaseDropped).toBe(true);
+    expect(await databaseNames(world)).not.toContain(dbName);
+    expect(await platformCollections(world.services).domains.countDocuments({ workspaceId: tenant.id })).toBe(0);
+  }, 300_000);
+});
