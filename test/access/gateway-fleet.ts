@@ -21,6 +21,9 @@ export function startGateway(world: World, children: ChildProcess[], env: Record
       DB_PREFIX: world.config.DB_PREFIX,
       SECRET_KEY: world.config.SECRET_KEY,
       STATE_LEASE_MS: world.config.STATE_LEASE_MS.toString(),
+      // Workspace steps go to this world's worker, and the routes wait for them as the world does.
+      TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
+      LIFECYCLE_WAIT_MS: world.config.LIFECYCLE_WAIT_MS.toString(),
       LOG_LEVEL: process.env.GATEWAY_LOG_LEVEL ?? 'silent',
       ...env,
     },

@@ -23,7 +23,8 @@ let adminKey: string;
 let tenant: { id: string; host: string };
 
 beforeAll(async () => {
-  world = await startWorld({ env: { STATE_LEASE_MS: String(LEASE_MS) } });
+  // A worker runs the workspace actor: suspension is one of its steps (docs/lifecycle.md).
+  world = await startWorld({ worker: true, env: { STATE_LEASE_MS: String(LEASE_MS), LIFECYCLE_WAIT_MS: '60000' } });
   ({ key: adminKey } = await createApiKey(world, { capabilities: [...ALL_CAPABILITIES] }));
   const host = `feed-${randomBytes(4).toString('hex')}.test`;
   const { workspace } = await createWorkspace(world.services, {
@@ -146,9 +147,9 @@ async function scenarios(rounds: number) {
 
     // 5. A workspace suspended (and reactivated) through gateway 1: its host stops answering.
     expect((await publicList(g2, tenant.host)).status).toBe(200);
-    expect((await call(g1, 'POST', `/api/manage/v1/tenants/${tenant.id}/suspend`, { headers: admin(), body: {} })).status).toBe(200);
+    expect((await call(g1, 'POST', `/api/manage/v1/tenants/${tenant.id}/suspend`, { headers: admin(), body: {} })).status).toBe(202);
     expect((await publicList(g2, tenant.host)).status).toBe(404);
-    expect((await call(g1, 'POST', `/api/manage/v1/tenants/${tenant.id}/reactivate`, { headers: admin(), body: {} })).status).toBe(200);
+    expect((await call(g1, 'POST', `/api/manage/v1/tenants/${tenant.id}/reactivate`, { headers: admin(), body: {} })).status).toBe(202);
     expect((await publicList(g2, tenant.host)).status).toBe(200);
   }
 }
