@@ -32,9 +32,8 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   const reconciler = startWorkspaceReconciler(services);
   const recovery = {
     ...delivery,
-    stop() {
-      delivery.stop();
-      reconciler.stop();
+    async stop() {
+      await Promise.all([delivery.stop(), reconciler.stop()]);
     },
   };
   return { worker, connection, recovery };

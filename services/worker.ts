@@ -16,7 +16,7 @@ async function main() {
   process.on('SIGINT', stop);
   services.log.info({ taskQueue: services.temporal.taskQueue }, 'worker running');
   await worker.run();
-  recovery.stop();
+  await recovery.stop();
   await connection.close();
   await closeServices(services);
   process.exit(0);

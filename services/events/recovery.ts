@@ -68,28 +68,29 @@ export async function drainDeliveries(services: Services): Promise<number> {
  * no grace period) and then every `drainIntervalMs`. It stops when the process's MongoDB client
  * closes, and never keeps the process alive on its own.
  */
-export function startDeliveryRecovery(services: Services): { stop(): void; drainNow(): Promise<number> } {
+export function startDeliveryRecovery(services: Services): { stop(): Promise<void>; drainNow(): Promise<number> } {
   const { drainIntervalMs } = webhookSettings(services);
-  let busy = false;
+  // The pass in flight: stopping waits for it, so no Temporal call is left retrying on a closed connection.
+  let running: Promise<unknown> | null = null;
   let stopped = false;
   const tick = () => {
-    if (busy || stopped) return;
-    busy = true;
-    drainDeliveries(services)
+    if (running || stopped) return;
+    running = drainDeliveries(services)
       .catch((error: unknown) => {
         if (!stopped) services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'webhook drain failed');
       })
-      .finally(() => (busy = false));
+      .finally(() => (running = null));
   };
   const timer = setInterval(tick, drainIntervalMs);
   timer.unref();
   const boot = setTimeout(tick, 0);
   boot.unref();
-  const stop = () => {
+  const stop = async () => {
     stopped = true;
     clearInterval(timer);
     clearTimeout(boot);
+    await running;
   };
-  services.mongo.once('topologyClosed', stop);
+  services.mongo.once('topologyClosed', () => void stop());
   return { stop, drainNow: () => drainDeliveries(services) };
 }

@@ -34,27 +34,28 @@ export async function reconcileWorkspaces(services: Services, options: Reconcile
 }
 
 /** Runs the reconciler in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client. */
-export function startWorkspaceReconciler(services: Services, intervalMs = 60_000): { stop(): void } {
-  let busy = false;
+export function startWorkspaceReconciler(services: Services, intervalMs = 60_000): { stop(): Promise<void> } {
+  // The pass in flight: stopping waits for it, so no Temporal call is left retrying on a closed connection.
+  let running: Promise<unknown> | null = null;
   let stopped = false;
   const tick = () => {
-    if (busy || stopped) return;
-    busy = true;
-    reconcileWorkspaces(services)
+    if (running || stopped) return;
+    running = reconcileWorkspaces(services)
       .catch((error: unknown) => {
         if (!stopped) services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'workspace reconciler failed');
       })
-      .finally(() => (busy = false));
+      .finally(() => (running = null));
   };
   const timer = setInterval(tick, intervalMs);
   timer.unref();
   const boot = setTimeout(tick, 0);
   boot.unref();
-  const stop = () => {
+  const stop = async () => {
     stopped = true;
     clearInterval(timer);
     clearTimeout(boot);
+    await running;
   };
-  services.mongo.once('topologyClosed', stop);
+  services.mongo.once('topologyClosed', () => void stop());
   return { stop };
 }

@@ -68,7 +68,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       worker: created.worker,
       run,
       async close() {
-        created.recovery.stop();
+        await created.recovery.stop();
         created.worker.shutdown();
         await run.catch(() => undefined);
         await created.connection.close();
