@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { startPeriodicPass } from '../core/periodic-pass.ts';
 import type { Services } from '../core/context.ts';
 import { platformCollections } from '../platform/workspaces.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
@@ -70,27 +71,7 @@ export async function drainDeliveries(services: Services): Promise<number> {
  */
 export function startDeliveryRecovery(services: Services): { stop(): Promise<void>; drainNow(): Promise<number> } {
   const { drainIntervalMs } = webhookSettings(services);
-  // The pass in flight: stopping waits for it, so no Temporal call is left retrying on a closed connection.
-  let running: Promise<unknown> | null = null;
-  let stopped = false;
-  const tick = () => {
-    if (running || stopped) return;
-    running = drainDeliveries(services)
-      .catch((error: unknown) => {
-        if (!stopped) services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'webhook drain failed');
-      })
-      .finally(() => (running = null));
-  };
-  const timer = setInterval(tick, drainIntervalMs);
-  timer.unref();
-  const boot = setTimeout(tick, 0);
-  boot.unref();
-  const stop = async () => {
-    stopped = true;
-    clearInterval(timer);
-    clearTimeout(boot);
-    await running;
-  };
-  services.mongo.once('topologyClosed', () => void stop());
-  return { stop, drainNow: () => drainDeliveries(services) };
+  const drain = startPeriodicPass('webhook drain', drainIntervalMs, services.log, () => drainDeliveries(services));
+  services.mongo.once('topologyClosed', () => void drain.stop());
+  return { stop: drain.stop, drainNow: () => drainDeliveries(services) };
 }

@@ -1,3 +1,4 @@
+import { startPeriodicPass } from '../core/periodic-pass.ts';
 import type { Services } from '../core/context.ts';
 import { workspaceIndexVersion } from './index-version.ts';
 import { sendWorkspaceCommand } from './workspace-actor.ts';
@@ -35,27 +36,7 @@ export async function reconcileWorkspaces(services: Services, options: Reconcile
 
 /** Runs the reconciler in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client. */
 export function startWorkspaceReconciler(services: Services, intervalMs = 60_000): { stop(): Promise<void> } {
-  // The pass in flight: stopping waits for it, so no Temporal call is left retrying on a closed connection.
-  let running: Promise<unknown> | null = null;
-  let stopped = false;
-  const tick = () => {
-    if (running || stopped) return;
-    running = reconcileWorkspaces(services)
-      .catch((error: unknown) => {
-        if (!stopped) services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'workspace reconciler failed');
-      })
-      .finally(() => (running = null));
-  };
-  const timer = setInterval(tick, intervalMs);
-  timer.unref();
-  const boot = setTimeout(tick, 0);
-  boot.unref();
-  const stop = async () => {
-    stopped = true;
-    clearInterval(timer);
-    clearTimeout(boot);
-    await running;
-  };
-  services.mongo.once('topologyClosed', () => void stop());
-  return { stop };
+  const reconciler = startPeriodicPass('workspace reconciler', intervalMs, services.log, () => reconcileWorkspaces(services));
+  services.mongo.once('topologyClosed', () => void reconciler.stop());
+  return reconciler;
 }
