@@ -7,7 +7,7 @@ import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError 
 import { countRequest } from '../platform/quota-guard.ts';
 import { workspaceLimit } from '../platform/quota-model.ts';
 import { createStateReader } from './state-reader.ts';
-import { dropCounterWindowsBefore } from '../site/settings-store.ts';
+import { dropCounterWindowsBefore } from './site-settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import type { Credentials } from './credentials.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
