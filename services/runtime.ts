@@ -5,7 +5,7 @@ import { createServices, type CoreServiceOptions } from './core/services.ts';
 import { createSiteResolver } from './platform/tenancy.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
 import { createActivePlugins } from './plugins/active-sites.ts';
-import { createPublicCache } from './content/public-state.ts';
+import { createPublicCache } from './public-read/state.ts';
 import './members.ts';
 import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';

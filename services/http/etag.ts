@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { etagMatches } from '../core/file-reply.ts';
-import type { ReadyAnswer } from '../content/public-state.ts';
+import type { ReadyAnswer } from '../public-read/state.ts';
 
 /** A content hash, not a security boundary: sha1 through the one-shot API is the cheapest here. */
 export function weakEtag(body: string | Buffer): string {

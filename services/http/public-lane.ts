@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
 import type { AccessGate } from '../access/gate.ts';
-import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../content/public-state.ts';
+import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
 
 /** What the lane found for one request: the answer to send as is, or where to keep the one computed. */
 export interface LaneTicket {
