@@ -4,20 +4,22 @@
 // Targets: cached public list and entry ≥ 0.9 of bare Fastify; keyed management GET ≥ 0.75 of the
 // public one; the same read round-robin over BENCH_WORKSPACES workspaces ≥ 0.8 of one workspace;
 // 0 database commands per cached read while the change feed is up.
-//   npx tsx bench/readpath.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
+//   npx tsx bench/readpath.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones;
+//   BENCH_OWN_ENGINES=1: engines of the run's own, see bench/support/world.ts)
 // Env: BENCH_CONNECTIONS (50), BENCH_DURATION (5 s per round), BENCH_ROUNDS (3), BENCH_ENTRIES (60),
-// BENCH_WORKSPACES (1000).
+// BENCH_WORKSPACES (1000, provisioned through POST /tenants with a worker in its own process),
+// BENCH_PROVISION_CONCURRENCY (16), BENCH_ONLY (a regexp: only the matching targets, for profiling).
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import type { CommandStartedEvent } from 'mongodb';
-import { startBenchWorld } from './support/world.ts';
+import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
+import { createApiKey } from './support/operator-key.ts';
+import { provisionWorkspaces } from './support/provision.ts';
 import { createContext } from '../services/core/context.ts';
 import { invokeOperation } from '../services/core/operation.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { createEntryOp } from '../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
-import { createWorkspace } from '../services/platform/workspaces.ts';
 import { createKey } from '../services/access/keys.ts';
 import { loadUserAccess } from '../services/access/user-access.ts';
 import { findUserByEmail } from '../services/access/users.ts';
@@ -31,7 +33,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const entries = Number(process.env.BENCH_ENTRIES ?? 60);
 const workspaceCount = Number(process.env.BENCH_WORKSPACES ?? 1000);
 
-const world = await startBenchWorld({ monitorCommands: true });
+const stopEngines = await ownEnginesIfAsked();
+const world = await startBenchWorld({ monitorCommands: true, env: { LIFECYCLE_WAIT_MS: '30000' } });
 const { services } = world;
 // Command monitoring: every command this process sends, attributed to the target under load.
 let requestCommands = 0;
@@ -79,18 +82,21 @@ const { key } = await createKey(ctx, { userId: owner._id, capabilities: access.c
 await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, enabled: true, defaultRateLimitPerMin: 10_000_000 }, services.clock.now());
 await services.changeFeed.publish(topics.siteAccess(ctx.site._id));
 
-// Tenants for the multi-workspace read, created through the service layer (one site each).
-const tag = randomBytes(3).toString('hex');
-const hosts: string[] = [];
-const seedStarted = Date.now();
-for (let i = 0; i < workspaceCount; i++) {
-  const host = `w${i}-${tag}.bench`;
-  await createWorkspace(services, { name: `Bench ${i}`, domains: [host], admin: { email: `a${i}@${host}`, password: `pw-${randomBytes(12).toString('hex')}` } });
-  hosts.push(host);
-}
-const seedSeconds = Math.round((Date.now() - seedStarted) / 1000);
-
+// Tenants for the multi-workspace read, provisioned through the API (one site each) by the
+// workspace actor, in a worker process of its own.
 const address = await world.app.listen({ port: 0, host: '127.0.0.1' });
+const worker = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], {
+  env: { ...process.env, DB_PREFIX: world.config.DB_PREFIX, TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE, SECRET_KEY: world.config.SECRET_KEY, LOG_LEVEL: 'warn' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise<void>((resolve, reject) => {
+  worker.stdout!.on('data', (chunk: Buffer) => String(chunk).includes('worker ready') && resolve());
+  worker.once('exit', (code) => reject(new Error(`worker exited ${code}`)));
+});
+const provisioned = await provisionWorkspaces(address, await createApiKey(world), workspaceCount, Number(process.env.BENCH_PROVISION_CONCURRENCY ?? 16));
+const { hosts } = provisioned;
+const seedSeconds = Math.round(provisioned.seconds);
+
 const LIST = '/api/v1/content?limit=20';
 const ONE = `/api/v1/content/bench-${Math.floor(entries / 2)}`;
 const MANAGE = '/api/manage/v1/content?limit=20';
@@ -182,7 +188,7 @@ try {
   const by = (i: number) => results[i];
   const ratio = (a: Result, b: Result) => (a.requestsPerSec / b.requestsPerSec).toFixed(2);
   console.log(`\nRead path (${connections} connections, ${durationSec}s per round, median of ${rounds} alternating rounds; load generator in its own process)`);
-  console.log(`list ${bodies.list.length} B, entry ${bodies.one.length} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces created in ${seedSeconds}s\n`);
+  console.log(`list ${bodies.list.length} B, entry ${bodies.one.length} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces provisioned through the API in ${seedSeconds}s (${provisioned.perMinute.toFixed(0)}/min, ${provisioned.notActive} not active within the wait)\n`);
   console.log('| target | req/s | p50 ms | p99 ms | gateway CPU µs / request | db commands / request | feed commands / s | non-2xx+errors |');
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${r.bad} |`);
@@ -195,5 +201,8 @@ try {
   }
 } finally {
   await bare.close();
+  worker.kill('SIGTERM');
+  await new Promise((resolve) => worker.once('exit', resolve));
   await world.close();
+  await stopEngines();
 }

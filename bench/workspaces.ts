@@ -10,9 +10,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { randomBytes } from 'node:crypto';
-import { startBenchWorld } from './support/world.ts';
+import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
+import { provisionWorkspaces } from './support/provision.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -84,6 +84,7 @@ async function load(name: string, base: string, requests: { path: string; header
   return { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors };
 }
 
+const stopEngines = await ownEnginesIfAsked();
 const world = await startBenchWorld({ env: { LIFECYCLE_WAIT_MS: '30000' } });
 const { config } = world;
 const worker = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], { env: childEnv(config), stdio: ['ignore', 'pipe', 'pipe'] });
@@ -102,33 +103,8 @@ try {
   const heapBefore = heap();
 
   // 1. Provision N workspaces through the API.
-  const tag = randomBytes(3).toString('hex');
-  const ids: string[] = [];
-  const hosts: string[] = [];
-  let next = 0;
-  let failures = 0;
-  const provisionStarted = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < N) {
-        const i = next++;
-        const host = `w${i}-${tag}.bench.test`;
-        const response = await fetch(`${address}/api/manage/v1/tenants`, {
-          method: 'POST',
-          headers: { ...auth, 'content-type': 'application/json' },
-          body: JSON.stringify({ name: `Bench ${i}`, domains: [host], admin: { email: `owner${i}@bench.test`, password: 'correct horse battery staple' } }),
-        });
-        const body = (await response.json()) as { tenant?: { id: string; status: string } };
-        if (response.status !== 202 || body.tenant?.status !== 'active') failures++;
-        if (body.tenant) {
-          ids.push(body.tenant.id);
-          hosts.push(host);
-        }
-        if ((i + 1) % 100 === 0) process.stderr.write(`  provisioned ${i + 1}/${N}\n`);
-      }
-    }),
-  );
-  const provisionMin = (performance.now() - provisionStarted) / 60_000;
+  const provisioned = await provisionWorkspaces(address, operator, N, CONCURRENCY);
+  const { ids, hosts } = provisioned;
 
   // 2. Reads spread over every workspace against the same reads on one, alternating rounds.
   const publicPath = '/api/v1/content?limit=1';
@@ -153,7 +129,7 @@ try {
   for (let i = 0; i < 3; i++) startMany.push(await gatewayStartMs(childEnv(config)));
 
   console.log(`\nWorkspaces at scale: ${N} workspaces, ${connections} connections, ${durationSec}s per round, median of ${rounds} rounds\n`);
-  console.log(`provisioning through POST /tenants (concurrency ${CONCURRENCY}): ${(ids.length / provisionMin).toFixed(0)} workspaces/min (${(provisionMin * 60).toFixed(0)} s, ${failures} not active within the wait)`);
+  console.log(`provisioning through POST /tenants (concurrency ${CONCURRENCY}): ${provisioned.perMinute.toFixed(0)} workspaces/min (${provisioned.seconds.toFixed(0)} s, ${provisioned.notActive} not active within the wait)`);
   console.log('\n| reads | req/s | p50 ms | p99 ms | non-2xx+errors |\n|---|---|---|---|---|');
   for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.bad} |`);
   console.log(`\np99 ratio spread/one: public ${(results[1].p99 / results[0].p99).toFixed(2)}, management ${(results[3].p99 / results[2].p99).toFixed(2)} (target ≤ 1.25)`);
@@ -164,4 +140,5 @@ try {
   await new Promise((resolve) => worker.once('exit', resolve));
   await oneWorld.close();
   await world.close();
+  await stopEngines();
 }

@@ -294,7 +294,8 @@ async function installMongo(engineDir, log) {
     // One INFO or WARN line per index of every new collection ("not yet implemented. ignoring"):
     // hundreds per test run and the bulk of the log. Errors of that class still show.
     quiet.push('-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase=error');
-    return { java, args: ['-Xmx512m', '-XX:+UseSerialGC', ...quiet, '-cp', cp, source ?? 'Launcher'] };
+    // MONGO_HEAP: a larger heap for runs with many workspace databases (bench/workspaces.ts at 1,000).
+    return { java, args: [`-Xmx${process.env.MONGO_HEAP ?? '512m'}`, '-XX:+UseSerialGC', ...quiet, '-cp', cp, source ?? 'Launcher'] };
   };
   if (readText(stamp)?.trim() === hash) return launch();
   return withLock(engineDir, 'install-mongo', async () => {

@@ -1,10 +1,33 @@
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import { ensureEngines } from '../../scripts/engines.mjs';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ensureEngines, stopEngines } from '../../scripts/engines.mjs';
 import { loadConfig } from '../../services/core/config.ts';
 import { closeServices } from '../../services/core/services.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
 import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
+
+/**
+ * BENCH_OWN_ENGINES=1: a MongoDB engine and a Temporal dev server of this run's own (random ports,
+ * a temporary data folder; MONGO_HEAP sizes the engine), so a run with 1,000 workspace databases
+ * and their workflows loads nobody else's engines. Sets MONGODB_URI / TEMPORAL_ADDRESS for this
+ * process and the processes it spawns; returns the stop function (also dropping the data).
+ */
+export async function ownEnginesIfAsked(): Promise<() => Promise<void>> {
+  if (process.env.BENCH_OWN_ENGINES !== '1') return async () => undefined;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engines-'));
+  const mongoPort = 28000 + Math.floor(Math.random() * 1000);
+  const temporalPort = 7700 + Math.floor(Math.random() * 200);
+  const engines = await ensureEngines({ dataDir, mongoPort, temporalPort, log: () => undefined, timeoutMs: 180_000 });
+  process.env.MONGODB_URI = engines.mongoUri;
+  process.env.TEMPORAL_ADDRESS = engines.temporalAddress;
+  return async () => {
+    await stopEngines({ dataDir, log: () => undefined });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+}
 
 /**
  * The full service for a benchmark: real engines (local ones unless MONGODB_URI and
