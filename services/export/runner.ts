@@ -25,7 +25,7 @@ export async function siteOf(services: Services, ref: ExportRef) {
 
 async function loadSite(services: Services, ref: ExportRef) {
   const found = await siteOf(services, ref);
-  return { ...found, data: await loadSiteData(found.db, found.site, services.config.PUBLIC_BASE_URL) };
+  return { ...found, data: await loadSiteData(found.db, found.site, services.config) };
 }
 
 const isPublished = (doc: Pick<EntryDoc, 'status' | 'trashedAt' | 'live'>) => doc.status === 'published' && doc.trashedAt === null && doc.live !== null;
