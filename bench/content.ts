@@ -15,7 +15,7 @@ import { systemPrincipal } from '../services/core/principal.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { createEntryOp } from '../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
-import { configurePublicCache } from '../services/content/public-state.ts';
+import { configurePublicCache } from '../services/public-read/state.ts';
 import { buildApp } from '../services/http/app.ts';
 import { anonymous } from '../services/core/principal.ts';
 import type { AccessGate } from '../services/access/gate.ts';

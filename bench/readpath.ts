@@ -21,7 +21,7 @@ import { createWorkspace } from '../services/platform/workspaces.ts';
 import { createKey } from '../services/access/keys.ts';
 import { loadUserAccess } from '../services/access/user-access.ts';
 import { findUserByEmail } from '../services/access/users.ts';
-import { writeKeySettings, DEFAULT_KEY_SETTINGS } from '../services/site/settings-store.ts';
+import { writeKeySettings, DEFAULT_KEY_SETTINGS } from '../services/access/site-settings-store.ts';
 import { topics } from '../services/core/topics.ts';
 import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../services/core/change-feed.ts';
 

@@ -6,7 +6,7 @@ import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { countRequest } from '../platform/quota-guard.ts';
 import { createStateReader } from './state-reader.ts';
-import { dropCounterWindowsBefore } from '../site/settings-store.ts';
+import { dropCounterWindowsBefore } from './site-settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import type { Credentials } from './credentials.ts';
 import { createSessionAuthenticator } from './session-auth.ts';

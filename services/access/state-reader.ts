@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { ChangeFeed } from '../core/change-feed.ts';
 import { createFeedCache } from '../core/feed-cache.ts';
 import { topics } from '../core/topics.ts';
-import { readAccessState, type AccessState } from '../site/settings-store.ts';
+import { readAccessState, type AccessState } from './site-settings-store.ts';
 import { createKeyedBatcher } from '../core/batching.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { COLLECTIONS } from '../content/model.ts';
-import { bumpContentGeneration } from '../content/public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 import { registerDefaultCache, siteResolverCache } from './caches.ts';
 
 /**
