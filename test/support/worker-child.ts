@@ -1,6 +1,6 @@
-// A real worker process for the crash test: same database prefix, task queue and webhook settings
-// as the test's world (all from the environment), running services/worker-factory.ts.
-// Prints "worker ready" once polling; the test kills it with SIGKILL.
+// A real worker process for the crash tests: same database prefix, task queue and (optional)
+// webhook settings as the test's world, all from the environment, running services/worker-factory.ts.
+// Prints "worker ready" once polling; the tests kill it with SIGKILL (test/support/worker-process.ts).
 import { resolve } from 'node:path';
 import { loadConfig } from '../../services/core/config.ts';
 import { createRuntime } from '../../services/runtime.ts';
