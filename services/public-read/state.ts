@@ -3,6 +3,7 @@ import { COLLECTIONS } from '../content/model.ts';
 import { loadLanguages, type LanguagesDoc } from '../languages/languages.ts';
 import { readAccessState } from '../access/site-settings-store.ts';
 import { topics } from '../core/topics.ts';
+import type { ChangeFeed } from '../core/change-feed.ts';
 
 /** Per-site counter every write that changes public output increments (content, menus, languages). */
 interface StateDoc {
@@ -32,39 +33,47 @@ export interface PublicCacheOptions {
 interface SiteCache {
   state: PublicState | null;
   loadedAt: number;
-  /** Loaded while the change feed vouched for this process and no change arrived meanwhile. */
+  /** Loaded while the change feed vouches for this process and no change arrived meanwhile. */
   pushed: boolean;
   loading: Promise<PublicState> | null;
   responses: Map<string, Promise<unknown>>;
+  /** Answers ready to send as they are, by request URL, for `responsesGeneration` (the cache-hit lane). */
+  answers: Map<string, ReadyAnswer>;
   responsesGeneration: number;
 }
 
-interface Registry {
+/** A public answer ready to send again as it is: its JSON body and that body's ETag. */
+export interface ReadyAnswer {
+  body: string;
+  etag: string;
+}
+
+/**
+ * This process's public read cache (a `Services` member, `services.publicCache`): per site, the
+ * public state, the response promises of the current generation and the ready answers.
+ */
+export interface PublicCache {
   options: PublicCacheOptions;
   sites: Map<string, SiteCache>;
+  feed: ChangeFeed;
 }
 
-const registries = new WeakMap<Services, Registry>();
-
-function registry(services: Services): Registry {
-  let found = registries.get(services);
-  if (!found) {
-    const sites = new Map<string, SiteCache>();
-    found = { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites };
-    registries.set(services, found);
-    // Pushed invalidation: content writes announce `site-content:<id>`, switches `site-access:<id>`.
-    services.changeFeed.subscribe((topic) => {
-      if (topic === null) for (const cache of sites.values()) cache.pushed = false;
-      const siteId = topic && /^site-(?:content|access):(.+)$/.exec(topic)?.[1];
-      const cache = siteId ? sites.get(siteId) : undefined;
-      if (cache) {
-        cache.state = null;
-        cache.pushed = false;
-      }
-    });
-  }
-  return found;
+export function createPublicCache(feed: ChangeFeed): PublicCache {
+  const sites = new Map<string, SiteCache>();
+  // Pushed invalidation: content writes announce `site-content:<id>`, switches `site-access:<id>`.
+  feed.subscribe((topic) => {
+    if (topic === null) for (const cache of sites.values()) cache.pushed = false;
+    const siteId = topic && /^site-(?:content|access):(.+)$/.exec(topic)?.[1];
+    const cache = siteId ? sites.get(siteId) : undefined;
+    if (cache) {
+      cache.state = null;
+      cache.pushed = false;
+    }
+  });
+  return { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites, feed };
 }
+
+const registry = (services: Services): PublicCache => services.publicCache;
 
 export function configurePublicCache(services: Services, options: Partial<PublicCacheOptions>): void {
   const reg = registry(services);
@@ -76,7 +85,7 @@ function siteCache(ctx: OperationContext): SiteCache {
   const { sites } = registry(ctx.services);
   let cache = sites.get(ctx.site._id);
   if (!cache) {
-    cache = { state: null, loadedAt: 0, pushed: false, loading: null, responses: new Map(), responsesGeneration: -1 };
+    cache = { state: null, loadedAt: 0, pushed: false, loading: null, responses: new Map(), answers: new Map(), responsesGeneration: -1 };
     sites.set(ctx.site._id, cache);
   }
   return cache;
@@ -152,6 +161,7 @@ export async function cachedResponse<T>(ctx: OperationContext, state: PublicStat
     // Only move forward: a request holding an older state must not wipe newer responses.
     if (state.generation < cache.responsesGeneration) return compute();
     cache.responses = new Map();
+    cache.answers = new Map();
     cache.responsesGeneration = state.generation;
   }
   const hit = cache.responses.get(key);
@@ -171,4 +181,36 @@ export async function cachedResponse<T>(ctx: OperationContext, state: PublicStat
 export function publicCacheFigures(services: Services, siteId: string): { responses: number; generation: number | null } {
   const cache = registry(services).sites.get(siteId);
   return { responses: cache?.responses.size ?? 0, generation: cache && cache.responsesGeneration >= 0 ? cache.responsesGeneration : null };
+}
+
+/**
+ * The cache-hit lane (docs/content.md, "Public read cache"): the answer already sent for this exact
+ * request URL, when the site's public state is held under the change feed (pushed, the feed
+ * trusted, the API on) and the answer belongs to its generation. Synchronous and free of database
+ * work; anything else is `undefined` and the request takes the full path.
+ */
+export function peekReadyAnswer(services: Services, siteId: string, url: string): ReadyAnswer | undefined {
+  const cache = registry(services).sites.get(siteId);
+  const state = cache?.state;
+  if (!state?.publicEnabled || !cache!.pushed || cache!.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return undefined;
+  return cache!.answers.get(url);
+}
+
+/**
+ * Taken before a public read runs the full path; `keep` then stores its answer for the URL only if
+ * nothing changed meanwhile (the same state object, still pushed and trusted, same generation), so
+ * an answer computed before an invalidation is never served after it.
+ */
+export function readyAnswerSlot(services: Services, siteId: string, url: string): { keep(answer: ReadyAnswer): void } | null {
+  const reg = registry(services);
+  const cache = reg.sites.get(siteId);
+  const state = cache?.state;
+  if (!cache || !state || !reg.options.enabled) return null;
+  return {
+    keep(answer) {
+      if (cache.state !== state || !cache.pushed || cache.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return;
+      if (cache.answers.size >= reg.options.maxEntriesPerSite) cache.answers.delete(cache.answers.keys().next().value!);
+      cache.answers.set(url, answer);
+    },
+  };
 }
