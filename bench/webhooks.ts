@@ -108,7 +108,28 @@ if (temporalMode !== 'shared') {
     process.env.TEMPORAL_ADDRESS = '127.0.0.1:7590';
   }
 }
-const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, monitorCommands: true });
+// Where the database time goes: every command of the process, by name and collection.
+const commands = new Map<string, { count: number; ms: number }>();
+const pendingCommands = new Map<number, string>();
+world.services.mongo.on('commandStarted', (e) => {
+  const collection = typeof e.command[e.commandName] === 'string' ? e.command[e.commandName] : '';
+  pendingCommands.set(e.requestId, `${e.commandName} ${collection}`);
+});
+world.services.mongo.on('commandSucceeded', (e) => {
+  const key = pendingCommands.get(e.requestId) ?? e.commandName;
+  pendingCommands.delete(e.requestId);
+  const entry = commands.get(key) ?? { count: 0, ms: 0 };
+  entry.count++;
+  entry.ms += e.duration;
+  commands.set(key, entry);
+});
+const commandReport = (deliveries: number) =>
+  [...commands.entries()]
+    .sort((a, b) => b[1].ms - a[1].ms)
+    .slice(0, 12)
+    .map(([key, { count, ms }]) => `  ${key}: ${count} (${(count / deliveries).toFixed(2)}/delivery), ${Math.round(ms)} ms total, ${(ms / count).toFixed(1)} ms each`)
+    .join('\n');
 const { worker, connection } = await createWorker(world.services);
 const running = worker.run();
 const baselineReceipts: Receipt[] = [];
@@ -150,6 +171,7 @@ try {
       ids.push((await invokeOperation(adminEndpoints.create, ctx, { name: `${name} ${i}`, url: r.url, events: [event] })).endpoint.id);
     }
     for (const [i, url] of extra.entries()) await invokeOperation(adminEndpoints.create, ctx, { name: `${name} dead ${i}`, url, events: [event] });
+    commands.clear();
     const started = Date.now();
     await pool([...Array(EVENTS).keys()], EMIT_CONCURRENCY, async (seq) => {
       await ctx.emit(event, { seq, sentAt: Date.now() });
@@ -172,6 +194,7 @@ try {
     const runs = attemptRows.map((a) => a.finishedAt!.getTime() - a.startedAt!.getTime());
     const breakdown = `stored → attempt started: p50 ${percentile(waits, 50)} ms, p95 ${percentile(waits, 95)} ms; HTTP attempt: p50 ${percentile(runs, 50)} ms, p95 ${percentile(runs, 95)} ms`;
     console.log(`${name}: emitting took ${emitMs} ms; failed deliveries: ${failed}; ${breakdown}`);
+    console.log(`${name}: database commands during the run (emits and deliveries):\n${commandReport(expected)}`);
     return result;
   }
 

@@ -70,23 +70,37 @@ export async function wakeActor(services: Services, where: DeliveryTarget, endpo
 }
 
 /**
- * After new rows are stored: wakes the actors that are not in a pass (a pass picks new rows up by
- * itself) and not paused (they wait for a resume). The busy flag is read after the rows were
- * written, which with the pass's own final check leaves no row unseen. A failure is logged; the
- * drain starts what was missed.
+ * After new rows are stored: an actor in a pass gets the new ids on its endpoint's inbox (one
+ * conditional push per endpoint, all in one statement), so it needs no scan to find them; the
+ * others are woken (not the paused ones: they wait for a resume). The push only lands while the
+ * actor is busy, and the actor clears the flag and takes the inbox in one statement, so no row
+ * goes unseen. When some push did not land the statement does not say which, so every endpoint
+ * pushed to is woken (a wake of a busy actor costs one more pass). A failure is logged; the drain
+ * starts what was missed.
  */
 export async function wakeActorsFor(services: Services, where: DeliveryTarget, docs: readonly DeliveryDoc[]): Promise<void> {
-  const ids = [...new Set(docs.filter((doc) => doc.status === 'pending').map((doc) => doc.endpointId))];
-  if (ids.length === 0) return;
+  const pending = docs.filter((doc) => doc.status === 'pending');
+  if (pending.length === 0) return;
+  const byEndpoint = new Map<string, string[]>();
+  for (const doc of pending) byEndpoint.set(doc.endpointId, [...(byEndpoint.get(doc.endpointId) ?? []), doc._id]);
+  const { endpoints } = eventCollections(services.workspaceDb({ dbName: where.dbName }));
   const now = services.clock.now();
-  const states = await eventCollections(services.workspaceDb({ dbName: where.dbName }))
-    .endpoints.find({ _id: { $in: ids }, siteId: where.siteId }, { projection: { busyUntil: 1, pausedAt: 1 } })
-    .toArray();
-  const idle = states.filter((state) => !state.pausedAt && !(state.busyUntil && state.busyUntil > now));
+  // By _id only (the local engine's only index), the site checked here.
+  const states = (await endpoints.find({ _id: { $in: [...byEndpoint.keys()] } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1 } }).toArray())
+    .filter((state) => state.siteId === where.siteId && !state.pausedAt);
+  const busy = states.filter((state) => state.busyUntil && state.busyUntil > now).map((state) => state._id);
+  const toWake = states.filter((state) => !busy.includes(state._id)).map((state) => state._id);
+  if (busy.length) {
+    const pushed = await endpoints.bulkWrite(
+      busy.map((id) => ({ updateOne: { filter: { _id: id, busyUntil: { $gt: now } }, update: { $push: { inbox: { $each: byEndpoint.get(id)! } } } } })),
+      { ordered: false },
+    );
+    if (pushed.matchedCount < busy.length) toWake.push(...busy);
+  }
   await Promise.all(
-    idle.map((state) =>
-      wakeActor(services, where, state._id).catch((error: unknown) => {
-        services.log.warn({ endpointId: state._id, err: error instanceof Error ? error.message : String(error) }, 'webhook actor left for the drain');
+    toWake.map((id) =>
+      wakeActor(services, where, id).catch((error: unknown) => {
+        services.log.warn({ endpointId: id, err: error instanceof Error ? error.message : String(error) }, 'webhook actor left for the drain');
       }),
     ),
   );

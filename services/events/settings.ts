@@ -29,6 +29,8 @@ export interface WebhookOptions {
   passBudgetMs?: number;
   /** An actor with nothing pending ends after this long without a wake. */
   idleMs?: number;
+  /** A pass that has caught up keeps watching its inbox this long before it ends (bursts). */
+  lingerMs?: number;
   /** Passes per actor run before it continues-as-new (keeps its history small). */
   passesPerRun?: number;
 }
@@ -42,6 +44,9 @@ export interface WebhookSettings {
   batchSize: number;
   passBudgetMs: number;
   idleMs: number;
+  lingerMs: number;
+  /** How often a lingering pass looks at its inbox (a read by _id). */
+  lingerPollMs: number;
   passesPerRun: number;
   guard: TargetGuard;
   secrets: SecretBox;
@@ -81,6 +86,8 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     batchSize: options.batchSize ?? 200,
     passBudgetMs: options.passBudgetMs ?? 20_000,
     idleMs: options.idleMs ?? 5 * 60_000,
+    lingerMs: options.lingerMs ?? 2_000,
+    lingerPollMs: 50,
     passesPerRun: options.passesPerRun ?? 200,
     guard: createTargetGuard({ allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
     secrets: createSecretBox(services.config.SECRET_KEY),
