@@ -3,13 +3,16 @@
 // second, p50/p95 from the emit to the receipt, and lost / duplicated deliveries (by delivery id).
 // Baseline in the same run: the same 3,000 bodies POSTed straight to the same receivers (no queue,
 // no durability). A second webhook run adds a fourth, dead endpoint (connection refused) to show
-// that it does not slow the others. The run gets a Temporal dev server of its own (other ports) so
-// it neither slows down nor is slowed down by other work on the shared one; MongoDB is shared.
-//   npx tsx bench/webhooks.ts     (MongoDB from MONGODB_URI, else the local engine)
+// that it does not slow the others. The run gets engines of its own (the same local engines as
+// everywhere, on other ports and a temporary data folder) so it neither slows down nor is slowed
+// down by other work on the shared ones; the CPU stays shared.
+//   npx tsx bench/webhooks.ts
 // Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300),
 //      BENCH_TEMPORAL = file (default: own dev server persisting to SQLite, via scripts/engines.mjs)
 //                     | memory (own dev server with its in-memory store: no fsync per commit)
-//                     | shared (TEMPORAL_ADDRESS / the shared dev server).
+//                     | shared (TEMPORAL_ADDRESS / the shared dev server),
+//      BENCH_MONGO = own (default: own mongo-java-server engine, H2 file, via scripts/engines.mjs)
+//                  | shared (MONGODB_URI / the shared engine).
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -82,8 +85,13 @@ async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promis
 }
 
 const temporalMode = process.env.BENCH_TEMPORAL ?? 'file';
+const mongoMode = process.env.BENCH_MONGO ?? 'own';
 const ownTemporalDir = temporalMode === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-')) : null;
+const ownMongoDir = mongoMode === 'own' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-mongo-')) : null;
 let memoryTemporal: ChildProcess | null = null;
+if (ownMongoDir) {
+  process.env.MONGODB_URI = (await ensureEngines({ dataDir: ownMongoDir, mongoPort: 27590, temporal: false, log: () => undefined })).mongoUri;
+}
 if (temporalMode !== 'shared') {
   if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
   if (ownTemporalDir) {
@@ -218,7 +226,7 @@ try {
   const rows = [baseline, result, withDead].map(
     (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
   );
-  console.log(`\nTemporal: ${temporalMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
+  console.log(`\nTemporal: ${temporalMode}; MongoDB: ${mongoMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
   console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
   console.log(`\nTemporal history events per delivery (all actor runs, both runs' ${2 * EVENTS * ENDPOINTS + EVENTS} deliveries incl. the dead endpoint's): ${(historyEvents / (2 * EVENTS * ENDPOINTS + EVENTS)).toFixed(3)}`);
   console.log(`ratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
@@ -233,8 +241,9 @@ try {
   }
   await world.close();
   memoryTemporal?.kill('SIGTERM');
-  if (ownTemporalDir) {
-    await stopEngines({ dataDir: ownTemporalDir });
-    fs.rmSync(ownTemporalDir, { recursive: true, force: true });
+  for (const dir of [ownTemporalDir, ownMongoDir]) {
+    if (!dir) continue;
+    await stopEngines({ dataDir: dir });
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -76,17 +76,25 @@ export async function wakeActor(services: Services, where: DeliveryTarget, endpo
  * actor is busy, and the actor clears the flag and takes the inbox in one statement, so no row
  * goes unseen. When some push did not land the statement does not say which, so every endpoint
  * pushed to is woken (a wake of a busy actor costs one more pass). A failure is logged; the drain
- * starts what was missed.
+ * starts what was missed. `known` are the endpoints' states if the caller has just read them: they
+ * only choose between a push and a wake, which are both safe whenever the state was read, except
+ * that a paused endpoint is read again (a resume in between must not leave its row waiting).
  */
-export async function wakeActorsFor(services: Services, where: DeliveryTarget, docs: readonly DeliveryDoc[]): Promise<void> {
+export async function wakeActorsFor(
+  services: Services,
+  where: DeliveryTarget,
+  docs: readonly DeliveryDoc[],
+  known?: readonly Pick<EndpointDoc, '_id' | 'siteId' | 'busyUntil' | 'pausedAt'>[],
+): Promise<void> {
   const pending = docs.filter((doc) => doc.status === 'pending');
   if (pending.length === 0) return;
   const byEndpoint = new Map<string, string[]>();
   for (const doc of pending) byEndpoint.set(doc.endpointId, [...(byEndpoint.get(doc.endpointId) ?? []), doc._id]);
   const { endpoints } = eventCollections(services.workspaceDb({ dbName: where.dbName }));
   const now = services.clock.now();
+  const fresh = known?.every((state) => !state.pausedAt && byEndpoint.has(state._id)) && known.length === byEndpoint.size;
   // By _id only (the local engine's only index), the site checked here.
-  const states = (await endpoints.find({ _id: { $in: [...byEndpoint.keys()] } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1 } }).toArray())
+  const states = (fresh ? known! : await endpoints.find({ _id: { $in: [...byEndpoint.keys()] } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1 } }).toArray())
     .filter((state) => state.siteId === where.siteId && !state.pausedAt);
   const busy = states.filter((state) => state.busyUntil && state.busyUntil > now).map((state) => state._id);
   const toWake = states.filter((state) => !busy.includes(state._id)).map((state) => state._id);

@@ -19,7 +19,7 @@ export function createWebhookPublisher(services: Services, options: WebhookOptio
       if (!isSwitchOn(ctx, 'webhooks')) return;
       try {
         const endpoints = await eventCollections(ctx.db)
-          .endpoints.find({ siteId: ctx.site._id, active: true, events: event }, { projection: { _id: 1 } })
+          .endpoints.find({ siteId: ctx.site._id, active: true, events: event }, { projection: { _id: 1, siteId: 1, busyUntil: 1, pausedAt: 1 } })
           .toArray();
         if (endpoints.length === 0) return;
         const envelope = { id: newId(), event, occurredAt: services.clock.now().toISOString(), siteId: ctx.site._id, data };
@@ -27,7 +27,8 @@ export function createWebhookPublisher(services: Services, options: WebhookOptio
         const body = JSON.stringify(payload);
         const where = { workspaceId: ctx.workspace._id, dbName: ctx.workspace.dbName, siteId: ctx.site._id };
         const docs = await storeDeliveries(services, where, endpoints, event, body);
-        void wakeActorsFor(services, where, docs).catch((error: unknown) => {
+        // The endpoints' busy flags as read above: a hint only (deliveries.ts), saves a read per event.
+        void wakeActorsFor(services, where, docs, endpoints).catch((error: unknown) => {
           services.log.warn({ event, err: error instanceof Error ? error.message : String(error) }, 'webhook wake failed; left for the drain');
         });
       } catch (error) {
