@@ -84,7 +84,7 @@ export async function wakeActorsFor(
   services: Services,
   where: DeliveryTarget,
   docs: readonly DeliveryDoc[],
-  known?: readonly Pick<EndpointDoc, '_id' | 'siteId' | 'busyUntil' | 'pausedAt'>[],
+  known?: readonly Pick<EndpointDoc, '_id' | 'siteId' | 'busyUntil' | 'pausedAt' | 'heldUntil'>[],
 ): Promise<void> {
   const pending = docs.filter((doc) => doc.status === 'pending');
   if (pending.length === 0) return;
@@ -94,16 +94,23 @@ export async function wakeActorsFor(
   const now = services.clock.now();
   const fresh = known?.every((state) => !state.pausedAt && byEndpoint.has(state._id)) && known.length === byEndpoint.size;
   // By _id only (the local engine's only index), the site checked here.
-  const states = (fresh ? known! : await endpoints.find({ _id: { $in: [...byEndpoint.keys()] } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1 } }).toArray())
-    .filter((state) => state.siteId === where.siteId && !state.pausedAt);
-  const busy = states.filter((state) => state.busyUntil && state.busyUntil > now).map((state) => state._id);
-  const toWake = states.filter((state) => !busy.includes(state._id)).map((state) => state._id);
+  const read = (ids: string[]) =>
+    endpoints.find({ _id: { $in: ids } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1, heldUntil: 1 } }).toArray();
+  // Paused: waits for a resume. Held: its actor's timer runs a pass (and a scan) at that time.
+  const waiting = (state: Pick<EndpointDoc, 'siteId' | 'pausedAt' | 'heldUntil'>) =>
+    state.siteId !== where.siteId || Boolean(state.pausedAt) || Boolean(state.heldUntil && state.heldUntil > now);
+  const isBusy = (state: Pick<EndpointDoc, 'busyUntil'>) => Boolean(state.busyUntil && state.busyUntil > now);
+  const states = (fresh ? known! : await read([...byEndpoint.keys()])).filter((state) => !waiting(state));
+  const busy = states.filter(isBusy).map((state) => state._id);
+  const toWake = states.filter((state) => !isBusy(state)).map((state) => state._id);
   if (busy.length) {
     const pushed = await endpoints.bulkWrite(
       busy.map((id) => ({ updateOne: { filter: { _id: id, busyUntil: { $gt: now } }, update: { $push: { inbox: { $each: byEndpoint.get(id)! } } } } })),
       { ordered: false },
     );
-    if (pushed.matchedCount < busy.length) toWake.push(...busy);
+    // Some pass ended meanwhile (the statement does not say which): read them again. One busy
+    // again, or held, started after our rows were stored, so its scan finds them.
+    if (pushed.matchedCount < busy.length) toWake.push(...(await read(busy)).filter((state) => !waiting(state) && !isBusy(state)).map((state) => state._id));
   }
   await Promise.all(
     toWake.map((id) =>

@@ -75,7 +75,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
   const interrupted = new Map((endpoint.inflight ?? []).map((entry) => [entry.id, entry.attempt]));
   // Busy from here, inbox emptied: a row stored from now on is pushed to the inbox, one stored
   // before is found by the scan below.
-  await endpoints.updateOne(key, { $set: { busyUntil: new Date(Date.now() + busyFor), inbox: [] } });
+  await endpoints.updateOne(key, { $set: { busyUntil: new Date(Date.now() + busyFor), inbox: [], heldUntil: null } });
   let busySetAt = Date.now();
   const queue = new DueQueue();
   await queue.scan(services, ref);
@@ -148,6 +148,15 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
     attempted += outcomes.length;
     queue.retryAt(outcomes.filter((o) => o.retryAt !== null).map((o) => o.retryAt!));
     if (await tripBreaker(services, ref, endpoint, outcomes)) return { attempted, more: false, nextDueAt: null, paused: true };
+    const retryAt = outcomes.map((o) => o.retryAt).filter((at): at is number => at !== null);
+    if (retryAt.length > 0 && outcomes.every((o) => o.status !== 'succeeded')) {
+      // The whole batch failed: the receiver is down, not one delivery. Sending the rest now would
+      // only fill the history and load the database the other endpoints share, so the actor holds
+      // until the batch's first retry, which probes the receiver again. What waits is not attempted.
+      const heldUntil = Math.min(...retryAt);
+      await endpoints.updateOne(key, { $set: { busyUntil: null, inbox: [], inflight: [], heldUntil: new Date(heldUntil) } });
+      return { attempted, more: false, nextDueAt: heldUntil, paused: false };
+    }
   }
   return { attempted, more, nextDueAt: queue.nextDueAt, paused: false };
 }

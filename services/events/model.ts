@@ -33,6 +33,11 @@ export interface EndpointDoc {
   pauseReason?: string | null;
   /** Its actor is in a delivery pass until then: publishers push to `inbox` instead of waking it. */
   busyUntil?: Date | null;
+  /**
+   * The actor's last batch failed entirely: it sends nothing more until then (its timer is set for
+   * it), and publishers neither push nor wake; the pass at that time finds the rows by its scan.
+   */
+  heldUntil?: Date | null;
   /** Ids of deliveries stored while the actor was busy; the pass takes them (no scan needed). */
   inbox?: string[];
   /** The batch the actor is sending (delivery id, attempt): a retried pass finds what was cut off. */

@@ -19,7 +19,7 @@ export function createWebhookPublisher(services: Services, options: WebhookOptio
       if (!isSwitchOn(ctx, 'webhooks')) return;
       try {
         const endpoints = await eventCollections(ctx.db)
-          .endpoints.find({ siteId: ctx.site._id, active: true, events: event }, { projection: { _id: 1, siteId: 1, busyUntil: 1, pausedAt: 1 } })
+          .endpoints.find({ siteId: ctx.site._id, active: true, events: event }, { projection: { _id: 1, siteId: 1, busyUntil: 1, pausedAt: 1, heldUntil: 1 } })
           .toArray();
         if (endpoints.length === 0) return;
         const envelope = { id: newId(), event, occurredAt: services.clock.now().toISOString(), siteId: ctx.site._id, data };
