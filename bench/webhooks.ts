@@ -8,6 +8,7 @@
 // down by other work on the shared ones; the CPU stays shared.
 //   npx tsx bench/webhooks.ts
 // Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300),
+//      BENCH_WARMUP (200: events through the whole path first, so the engines' JIT is warm),
 //      BENCH_TEMPORAL = file (default: own dev server persisting to SQLite, via scripts/engines.mjs)
 //                     | memory (own dev server with its in-memory store: no fsync per commit)
 //                     | shared (TEMPORAL_ADDRESS / the shared dev server),
@@ -34,6 +35,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const ENDPOINTS = 3;
 const EMIT_CONCURRENCY = Number(process.env.BENCH_EMIT_CONCURRENCY ?? 20);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 200);
 
 interface Receipt {
   deliveryId: string;
@@ -206,6 +208,16 @@ try {
     return result;
   }
 
+  // Warm-up (not reported): a fresh engine runs interpreted at first, a production one does not.
+  if (WARMUP > 0) {
+    const warmReceipts: Receipt[] = [];
+    const warm = await startReceiver(warmReceipts);
+    extraReceivers.push(warm);
+    await invokeOperation(adminEndpoints.create, ctx, { name: 'warm-up', url: warm.url, events: ['user.created'] });
+    await pool([...Array(WARMUP).keys()], EMIT_CONCURRENCY, async (seq) => ctx.emit('user.created', { seq, sentAt: Date.now() }));
+    const until = Date.now() + TIMEOUT_MS;
+    while (new Set(warmReceipts.map((r) => r.deliveryId)).size < WARMUP && Date.now() < until) await new Promise((r) => setTimeout(r, 500));
+  }
   const result = await webhookRun('webhooks (actors)', 'content.published', receivers, webhookReceipts);
   const withDeadReceipts: Receipt[] = [];
   const receivers2 = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver(withDeadReceipts)));

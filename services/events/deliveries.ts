@@ -76,9 +76,8 @@ export async function wakeActor(services: Services, where: DeliveryTarget, endpo
  * actor is busy, and the actor clears the flag and takes the inbox in one statement, so no row
  * goes unseen. When some push did not land the statement does not say which, so every endpoint
  * pushed to is woken (a wake of a busy actor costs one more pass). A failure is logged; the drain
- * starts what was missed. `known` are the endpoints' states if the caller has just read them: they
- * only choose between a push and a wake, which are both safe whenever the state was read, except
- * that a paused endpoint is read again (a resume in between must not leave its row waiting).
+ * starts what was missed. `known` are the endpoints' states if the caller has read them: they only
+ * choose between a push and a wake, which are both safe whenever the state was read.
  */
 export async function wakeActorsFor(
   services: Services,
@@ -92,7 +91,8 @@ export async function wakeActorsFor(
   for (const doc of pending) byEndpoint.set(doc.endpointId, [...(byEndpoint.get(doc.endpointId) ?? []), doc._id]);
   const { endpoints } = eventCollections(services.workspaceDb({ dbName: where.dbName }));
   const now = services.clock.now();
-  const fresh = known?.every((state) => !state.pausedAt && byEndpoint.has(state._id)) && known.length === byEndpoint.size;
+  // A hint saying paused or held is read again: a resume or a probe in between must not leave a row unseen.
+  const fresh = known?.every((state) => !state.pausedAt && !(state.heldUntil && state.heldUntil > now) && byEndpoint.has(state._id)) && known.length === byEndpoint.size;
   // By _id only (the local engine's only index), the site checked here.
   const read = (ids: string[]) =>
     endpoints.find({ _id: { $in: ids } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1, heldUntil: 1 } }).toArray();
@@ -122,21 +122,20 @@ export async function wakeActorsFor(
 }
 
 /**
- * Stores one delivery per endpoint before anything is sent, so an event survives a crash or a
- * Temporal outage between here and the wake: the drain finds the row `pending` and wakes its actor.
- * A body over the limit is recorded as failed without being sent.
+ * The outbox rows of one event: one delivery per endpoint, `pending` and due at once. A body over
+ * the limit is recorded as failed without being sent.
  */
-export async function storeDeliveries(
+export function buildDeliveries(
   services: Services,
   where: DeliveryTarget,
   endpoints: readonly Pick<EndpointDoc, '_id'>[],
   event: string,
   body: string,
   redeliveryOf: string | null = null,
-): Promise<DeliveryDoc[]> {
+): DeliveryDoc[] {
   const now = services.clock.now();
   const tooLarge = Buffer.byteLength(body) > MAX_BODY_BYTES;
-  const docs: DeliveryDoc[] = endpoints.map((endpoint) => ({
+  return endpoints.map((endpoint) => ({
     _id: newId(),
     siteId: where.siteId,
     endpointId: endpoint._id,
@@ -154,7 +153,21 @@ export async function storeDeliveries(
     nextAttemptAt: now,
     claimed: false,
   }));
+}
+
+/**
+ * Stores one delivery per endpoint before anything is sent, so an event survives a crash or a
+ * Temporal outage between here and the wake: the drain finds the row `pending` and wakes its actor.
+ */
+export async function storeDeliveries(
+  services: Services,
+  where: DeliveryTarget,
+  endpoints: readonly Pick<EndpointDoc, '_id'>[],
+  event: string,
+  body: string,
+  redeliveryOf: string | null = null,
+): Promise<DeliveryDoc[]> {
+  const docs = buildDeliveries(services, where, endpoints, event, body, redeliveryOf);
   if (docs.length) await eventCollections(services.workspaceDb({ dbName: where.dbName })).deliveries.insertMany(docs);
   return docs;
 }
-

@@ -2,7 +2,8 @@ import type { EventPublisher, OperationContext, Services } from '../core/context
 import { isSwitchOn } from '../platform/quota-guard.ts';
 import { newId } from '../core/ids.ts';
 import { eventCollections } from './model.ts';
-import { storeDeliveries, wakeActorsFor } from './deliveries.ts';
+import { buildDeliveries } from './deliveries.ts';
+import { createOutboxWriter } from './outbox.ts';
 import { configureWebhooks, type WebhookOptions } from './settings.ts';
 
 /**
@@ -13,6 +14,7 @@ import { configureWebhooks, type WebhookOptions } from './settings.ts';
  */
 export function createWebhookPublisher(services: Services, options: WebhookOptions = {}): EventPublisher {
   configureWebhooks(services, options);
+  const outbox = createOutboxWriter(services);
   return {
     async publish(ctx: OperationContext, event: string, data: Record<string, unknown>) {
       // Webhooks switched off by the platform: no delivery is stored or sent.
@@ -26,11 +28,9 @@ export function createWebhookPublisher(services: Services, options: WebhookOptio
         const payload = await services.hooks.applyFilters('webhook.payload', envelope, { siteId: ctx.site._id, event });
         const body = JSON.stringify(payload);
         const where = { workspaceId: ctx.workspace._id, dbName: ctx.workspace.dbName, siteId: ctx.site._id };
-        const docs = await storeDeliveries(services, where, endpoints, event, body);
-        // The endpoints' busy flags as read above: a hint only (deliveries.ts), saves a read per event.
-        void wakeActorsFor(services, where, docs, endpoints).catch((error: unknown) => {
-          services.log.warn({ event, err: error instanceof Error ? error.message : String(error) }, 'webhook wake failed; left for the drain');
-        });
+        // Stored before the emit returns (grouped with concurrent emits), actors woken in the
+        // background; the endpoints' states read above are only hints for the wake (deliveries.ts).
+        await outbox.write(where, buildDeliveries(services, where, endpoints, event, body), endpoints);
       } catch (error) {
         services.log.error({ event, err: error instanceof Error ? error.message : String(error) }, 'webhook publish failed');
       }
