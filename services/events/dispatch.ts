@@ -112,7 +112,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       if (late.length === 0) break;
       await endpoints.updateOne(key, { $set: { busyUntil: new Date(Date.now() + busyFor) } });
       busySetAt = Date.now();
-      queue.add(late);
+      queue.add(late.map((row) => row._id));
       continue;
     }
     lingerFrom = 0;
@@ -127,15 +127,15 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       claims.push({ row, attempt: (dead ?? row.attempts) + 1 });
     }
     await recordInterrupted(services, ref, lost);
-    // One statement per batch: what is about to be sent (for a retried pass), the busy flag, and
-    // the endpoint's current state (a change of settings, a deactivation, a deletion).
+    // One statement per batch: what is about to be sent (for a retried pass), the busy flag, the
+    // inbox taken (its rows go in the next batches), and the endpoint's state as it was (a change
+    // of settings, a deactivation, a deletion).
     const refresh = Date.now() - busySetAt > busyFor / 2;
-    const state = await endpoints.findOneAndUpdate(
-      key,
-      { $set: { inflight: claims.map((c) => ({ id: c.row._id, attempt: c.attempt })), ...(refresh ? { busyUntil: new Date(Date.now() + busyFor) } : {}) } },
-      { returnDocument: 'after', projection: { inbox: 0 } },
-    );
+    const state = await endpoints.findOneAndUpdate(key, {
+      $set: { inflight: claims.map((c) => ({ id: c.row._id, attempt: c.attempt })), inbox: [], ...(refresh ? { busyUntil: new Date(Date.now() + busyFor) } : {}) },
+    });
     if (refresh) busySetAt = Date.now();
+    queue.add(state?.inbox ?? []);
     if (!state || !state.active || state.pausedAt) {
       // Publishers must wake the actor again once the endpoint is switched on or resumed.
       if (state) await endpoints.updateOne(key, { $set: { busyUntil: null, inflight: [] } });
@@ -191,11 +191,12 @@ class DueQueue {
     for (const id of due) this.seen.add(id);
   }
 
-  add(rows: DeliveryDoc[]) {
-    for (const row of rows) {
-      if (this.seen.has(row._id)) continue;
-      this.seen.add(row._id);
-      this.ids.push(row._id);
+  /** Ids from the inbox: newer than everything queued; loaded (and checked) when their batch comes. */
+  add(ids: string[]) {
+    for (const id of ids) {
+      if (this.seen.has(id)) continue;
+      this.seen.add(id);
+      this.ids.push(id);
     }
   }
 
@@ -235,11 +236,11 @@ function interruptedAttempt(row: DeliveryDoc, inflight: number | undefined): num
   return null;
 }
 
-/** Empties the endpoint's inbox (one atomic statement) and returns its due rows. */
-async function takeInbox(services: Services, ref: EndpointRef): Promise<DeliveryDoc[]> {
+/** Empties the endpoint's inbox (one atomic statement) and returns the ids it held. */
+async function takeInbox(services: Services, ref: EndpointRef): Promise<string[]> {
   const { endpoints } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const taken = await endpoints.findOneAndUpdate({ _id: ref.endpointId }, { $set: { inbox: [] } }, { projection: { inbox: 1 } });
-  return loadDue(services, ref, taken?.inbox ?? []);
+  return taken?.inbox ?? [];
 }
 
 /** Sends each claimed row (bounded concurrency, optional rate), then writes every outcome. */
