@@ -3,6 +3,7 @@ import type { SiteResolver } from './platform/tenancy.ts';
 import type { PluginRegistry } from './plugins/registry.ts';
 import type { ActivePlugins } from './plugins/active-sites.ts';
 import type { ExportTuning } from './export/model.ts';
+import type { PublicCache } from './public-read/state.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -24,6 +25,8 @@ declare module './core/context.ts' {
     activePlugins: ActivePlugins;
     /** Static export batch size and pause, sent with each run's workflow start (tests shrink them to watch progress). */
     exportTuning: ExportTuning;
+    /** Public read cache: per site, its public state, responses and ready answers (`public-read/state.ts`). */
+    publicCache: PublicCache;
   }
 }
 

@@ -5,6 +5,7 @@ import { createServices, type CoreServiceOptions } from './core/services.ts';
 import { createSiteResolver } from './platform/tenancy.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
 import { createActivePlugins } from './plugins/active-sites.ts';
+import { createPublicCache } from './public-read/state.ts';
 import './members.ts';
 import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';
@@ -34,6 +35,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   const services = core as Services;
   services.features = options.features ?? features;
   services.sites = createSiteResolver(services);
+  services.publicCache = createPublicCache(services.changeFeed);
   services.plugins = createPluginRegistry();
   services.activePlugins = createActivePlugins(services);
   services.exportTuning = { ...DEFAULT_EXPORT_TUNING };

@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { assertWithinScope, scopeFilter } from '../access/scope.ts';
 import { decodeAfterId, manageLimit, pageEnvelope, pageOf } from '../core/paging.ts';
-import { bumpContentGeneration } from '../content/public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 import { COMMENT_SCOPE, CommentStatusSchema, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
 
 /** Statuses given as `status=pending,spam`; without one the list shows the moderation view (pending + approved). */

@@ -21,7 +21,7 @@ export async function findVisible(ctx: OperationContext, id: string): Promise<Me
   return doc;
 }
 
-export const listMedia = defineOperation({
+export const listMediaOp = defineOperation({
   id: 'media.list',
   surface: 'manage',
   method: 'GET',
@@ -61,7 +61,7 @@ export const listMedia = defineOperation({
   },
 });
 
-export const getMedia = defineOperation({
+export const getMediaOp = defineOperation({
   id: 'media.get',
   surface: 'manage',
   method: 'GET',

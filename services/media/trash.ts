@@ -5,7 +5,7 @@ import { scopeFilter } from '../access/scope.ts';
 import { MEDIA_SCOPE_FIELDS, mediaItems, type MediaDoc } from './model.ts';
 import { deleteStoredBytes } from './ingest.ts';
 import { releaseBytes } from './quota.ts';
-import { bumpContentGeneration } from '../content/public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 
 const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> => ({
   ...(id === undefined ? {} : { _id: id }),
