@@ -73,9 +73,10 @@ export function retryDelayMs(retry: RetrySettings, attempt: number): number {
   return Math.min(retry.maximumIntervalMs, retry.initialIntervalMs * retry.backoffCoefficient ** (attempt - 1));
 }
 
-const registry = new WeakMap<Services, WebhookSettings>();
-
-/** Settings of this process's services, fixed once when the publisher is built. */
+/**
+ * Settings of this process's services (`services.webhooks`), fixed once when the publisher is
+ * built (services/runtime.ts → createWebhookPublisher).
+ */
 export function configureWebhooks(services: Services, options: WebhookOptions = {}): WebhookSettings {
   const settings: WebhookSettings = {
     retry: { ...DEFAULT_RETRY, ...options.retry },
@@ -93,10 +94,11 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     secrets: createSecretBox(services.config.SECRET_KEY),
     wakes: new Map(),
   };
-  registry.set(services, settings);
+  services.webhooks = settings;
   return settings;
 }
 
 export function webhookSettings(services: Services): WebhookSettings {
-  return registry.get(services) ?? configureWebhooks(services);
+  // A test world with a publisher of its own never built them: the defaults.
+  return (services.webhooks as WebhookSettings | undefined) ?? configureWebhooks(services);
 }
