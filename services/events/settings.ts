@@ -88,7 +88,7 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     passBudgetMs: options.passBudgetMs ?? 20_000,
     idleMs: options.idleMs ?? 5 * 60_000,
     lingerMs: options.lingerMs ?? 2_000,
-    lingerPollMs: 50,
+    lingerPollMs: 100,
     passesPerRun: options.passesPerRun ?? 200,
     guard: createTargetGuard({ allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
     secrets: createSecretBox(services.config.SECRET_KEY),
