@@ -132,7 +132,12 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
     // of settings, a deactivation, a deletion).
     const refresh = Date.now() - busySetAt > busyFor / 2;
     const state = await endpoints.findOneAndUpdate(key, {
-      $set: { inflight: claims.map((c) => ({ id: c.row._id, attempt: c.attempt })), inbox: [], ...(refresh ? { busyUntil: new Date(Date.now() + busyFor) } : {}) },
+      $set: {
+        // What a dead pass left and this one has not reached yet stays recorded too.
+        inflight: [...claims.map((c) => ({ id: c.row._id, attempt: c.attempt })), ...[...interrupted].map(([id, attempt]) => ({ id, attempt }))],
+        inbox: [],
+        ...(refresh ? { busyUntil: new Date(Date.now() + busyFor) } : {}),
+      },
     });
     if (refresh) busySetAt = Date.now();
     queue.add(state?.inbox ?? []);
