@@ -127,6 +127,8 @@ describe('one delivery actor per endpoint', () => {
       }, 30_000, 'the breaker');
       expect(paused.pauseReason).toMatch(/every attempt failed for 3 s/);
       // (Endpoints of the other tests whose receivers are gone trip it too: only this one's entry counts.)
+      // The pass writes the pause, then the history entry, then announces it: wait for the last step.
+      await waitFor(async () => announced.some((a) => a.endpointId === endpoint.id), 10_000, 'the announcement');
       expect(announced.filter((a) => a.endpointId === endpoint.id)).toEqual([expect.objectContaining({ name: 'breaker' })]);
       // The owner sees it: in the endpoint list (its key) and in the delivery history.
       const listed = await call(world, manageEndpoints.list, {}, key);
