@@ -4,6 +4,7 @@ import type { PluginRegistry } from './plugins/registry.ts';
 import type { ActivePlugins } from './plugins/active-sites.ts';
 import type { ExportTuning } from './export/model.ts';
 import type { PublicCache } from './public-read/state.ts';
+import type { WebhookSettings } from './events/settings.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -27,6 +28,8 @@ declare module './core/context.ts' {
     exportTuning: ExportTuning;
     /** Public read cache: per site, its public state, responses and ready answers (`public-read/state.ts`). */
     publicCache: PublicCache;
+    /** Webhook delivery settings and wakes in flight, built with the publisher (`events/settings.ts`). */
+    webhooks: WebhookSettings;
   }
 }
 

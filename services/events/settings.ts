@@ -29,6 +29,8 @@ export interface WebhookOptions {
   passBudgetMs?: number;
   /** An actor with nothing pending ends after this long without a wake. */
   idleMs?: number;
+  /** A pass that has caught up keeps watching its inbox this long before it ends (bursts). */
+  lingerMs?: number;
   /** Passes per actor run before it continues-as-new (keeps its history small). */
   passesPerRun?: number;
 }
@@ -42,6 +44,9 @@ export interface WebhookSettings {
   batchSize: number;
   passBudgetMs: number;
   idleMs: number;
+  lingerMs: number;
+  /** How often a lingering pass looks at its inbox (a read by _id). */
+  lingerPollMs: number;
   passesPerRun: number;
   guard: TargetGuard;
   secrets: SecretBox;
@@ -68,9 +73,10 @@ export function retryDelayMs(retry: RetrySettings, attempt: number): number {
   return Math.min(retry.maximumIntervalMs, retry.initialIntervalMs * retry.backoffCoefficient ** (attempt - 1));
 }
 
-const registry = new WeakMap<Services, WebhookSettings>();
-
-/** Settings of this process's services, fixed once when the publisher is built. */
+/**
+ * Settings of this process's services (`services.webhooks`), fixed once when the publisher is
+ * built (services/runtime.ts → createWebhookPublisher).
+ */
 export function configureWebhooks(services: Services, options: WebhookOptions = {}): WebhookSettings {
   const settings: WebhookSettings = {
     retry: { ...DEFAULT_RETRY, ...options.retry },
@@ -81,15 +87,18 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     batchSize: options.batchSize ?? 200,
     passBudgetMs: options.passBudgetMs ?? 20_000,
     idleMs: options.idleMs ?? 5 * 60_000,
+    lingerMs: options.lingerMs ?? 2_000,
+    lingerPollMs: 100,
     passesPerRun: options.passesPerRun ?? 200,
     guard: createTargetGuard({ allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
     secrets: createSecretBox(services.config.SECRET_KEY),
     wakes: new Map(),
   };
-  registry.set(services, settings);
+  services.webhooks = settings;
   return settings;
 }
 
 export function webhookSettings(services: Services): WebhookSettings {
-  return registry.get(services) ?? configureWebhooks(services);
+  // A test world with a publisher of its own never built them: the defaults.
+  return (services.webhooks as WebhookSettings | undefined) ?? configureWebhooks(services);
 }
