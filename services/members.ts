@@ -3,6 +3,11 @@ import type { SiteResolver } from './platform/tenancy.ts';
 import type { PluginRegistry } from './plugins/registry.ts';
 import type { ActivePlugins } from './plugins/active-sites.ts';
 import type { ExportTuning } from './export/model.ts';
+import type { WebhookSettings } from './events/settings.ts';
+import type { CacheRegistry } from './cache/caches.ts';
+import type { RateCounters } from './access/rate-limit.ts';
+import type { PublicCache } from './content/public-state.ts';
+import type { ResponseBodies } from './http/etag.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -24,6 +29,16 @@ declare module './core/context.ts' {
     activePlugins: ActivePlugins;
     /** Static export batch size and pause, sent with each run's workflow start (tests shrink them to watch progress). */
     exportTuning: ExportTuning;
+    /** Webhook retry, timeouts, SSRF guard, secret box and the actor wakes in flight (`events/settings.ts`). */
+    webhooks: WebhookSettings;
+    /** The named caches `/cache/stats` and `/cache/clear` reach (built-ins from `cache/builtin-caches.ts`). */
+    caches: CacheRegistry;
+    /** Per-minute window counters (rate limits, login throttle), batched per workspace database. */
+    rateCounters: RateCounters;
+    /** Public read state and response cache per site (`content/public-state.ts`). */
+    publicCache: PublicCache;
+    /** JSON and ETag of frozen (cached) answers, computed once per object (`http/etag.ts`). */
+    responseBodies: ResponseBodies;
   }
 }
 

@@ -3,6 +3,7 @@ import { COLLECTIONS } from './model.ts';
 import { loadLanguages, type LanguagesDoc } from '../site/languages.ts';
 import { readAccessState } from '../site/settings-store.ts';
 import { topics } from '../core/topics.ts';
+import type { ChangeFeed } from '../core/change-feed.ts';
 
 /** Per-site counter every write that changes public output increments (content, menus, languages). */
 interface StateDoc {
@@ -39,32 +40,29 @@ interface SiteCache {
   responsesGeneration: number;
 }
 
-interface Registry {
+/** This process's public state and response cache, per site (`services.publicCache`). */
+export interface PublicCache {
   options: PublicCacheOptions;
   sites: Map<string, SiteCache>;
 }
 
-const registries = new WeakMap<Services, Registry>();
-
-function registry(services: Services): Registry {
-  let found = registries.get(services);
-  if (!found) {
-    const sites = new Map<string, SiteCache>();
-    found = { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites };
-    registries.set(services, found);
-    // Pushed invalidation: content writes announce `site-content:<id>`, switches `site-access:<id>`.
-    services.changeFeed.subscribe((topic) => {
-      if (topic === null) for (const cache of sites.values()) cache.pushed = false;
-      const siteId = topic && /^site-(?:content|access):(.+)$/.exec(topic)?.[1];
-      const cache = siteId ? sites.get(siteId) : undefined;
-      if (cache) {
-        cache.state = null;
-        cache.pushed = false;
-      }
-    });
-  }
-  return found;
+/** Built once in services/runtime.ts; listens on the change feed from the start. */
+export function createPublicCache(changeFeed: Pick<ChangeFeed, 'subscribe'>): PublicCache {
+  const sites = new Map<string, SiteCache>();
+  // Pushed invalidation: content writes announce `site-content:<id>`, switches `site-access:<id>`.
+  changeFeed.subscribe((topic) => {
+    if (topic === null) for (const cache of sites.values()) cache.pushed = false;
+    const siteId = topic && /^site-(?:content|access):(.+)$/.exec(topic)?.[1];
+    const cache = siteId ? sites.get(siteId) : undefined;
+    if (cache) {
+      cache.state = null;
+      cache.pushed = false;
+    }
+  });
+  return { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites };
 }
+
+const registry = (services: Services): PublicCache => services.publicCache;
 
 export function configurePublicCache(services: Services, options: Partial<PublicCacheOptions>): void {
   const reg = registry(services);

@@ -6,7 +6,7 @@ import type { DeliveryPassResult, EndpointRef } from '../../workflows/contracts/
 import { eventCollections, type AttemptDoc, type AttemptStatus, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { secretBinding } from './secrets.ts';
 import { sendDelivery } from './sender.ts';
-import { DEFAULT_ENDPOINT_CONCURRENCY, retryDelayMs, webhookSettings } from './settings.ts';
+import { DEFAULT_ENDPOINT_CONCURRENCY, retryDelayMs } from './settings.ts';
 import { signPayload, WEBHOOK_HEADERS } from './signing.ts';
 import { TargetRejectedError, type VettedTarget } from './target-guard.ts';
 
@@ -40,7 +40,7 @@ const ownedPending = (ref: EndpointRef) => ({ siteId: ref.siteId, endpointId: re
  * dead pass claimed, records that attempt as `interrupted` and sends again with the same id.
  */
 export async function runDeliveryPass(services: Services, ref: EndpointRef, control: PassControl): Promise<DeliveryPassResult> {
-  const settings = webhookSettings(services);
+  const settings = services.webhooks;
   const { deliveries, endpoints } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const began = Date.now();
   const busyFor = settings.passBudgetMs + settings.attemptTimeoutMs + 5_000;
@@ -107,7 +107,7 @@ async function sendBatch(
   control: PassControl,
   pace: { nextStart: number },
 ): Promise<Outcome[]> {
-  const settings = webhookSettings(services);
+  const settings = services.webhooks;
   const { deliveries } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const ids = rows.map((row) => row._id);
   // A row still claimed was taken by a pass that died before writing its outcome.
@@ -155,7 +155,7 @@ async function sendBatch(
 }
 
 async function attempt(services: Services, target: VettedTarget, secret: string, row: DeliveryDoc, control: PassControl): Promise<Outcome> {
-  const settings = webhookSettings(services);
+  const settings = services.webhooks;
   const number = row.attempts + 1;
   const startedAt = services.clock.now();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
@@ -191,7 +191,7 @@ async function attempt(services: Services, target: VettedTarget, secret: string,
  */
 async function writeOutcomes(services: Services, ref: EndpointRef, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
-  const { retry } = webhookSettings(services);
+  const { retry } = services.webhooks;
   const { deliveries, attempts } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const history: AttemptDoc[] = outcomes.map((o) => ({
     _id: newId(),
@@ -276,7 +276,7 @@ async function failWithoutSending(services: Services, ref: EndpointRef, error: s
   for (;;) {
     const rows = await eventCollections(services.workspaceDb({ dbName: ref.dbName }))
       .deliveries.find(ownedPending(ref))
-      .limit(webhookSettings(services).batchSize)
+      .limit(services.webhooks.batchSize)
       .toArray();
     if (rows.length === 0) return count;
     const at = services.clock.now();
@@ -308,7 +308,7 @@ async function tripBreaker(services: Services, ref: EndpointRef, endpoint: Endpo
     await endpoints.updateOne(key, { $set: { failingSince: outcomes[0].startedAt } });
     return false;
   }
-  const { breakerMs } = webhookSettings(services);
+  const { breakerMs } = services.webhooks;
   if (now.getTime() - endpoint.failingSince.getTime() < breakerMs) return false;
   const minutes = Math.round(breakerMs / 60_000);
   const reason = `every attempt failed for ${minutes >= 1 ? `${minutes} min` : `${Math.round(breakerMs / 1000)} s`} (last: ${outcomes.at(-1)!.error ?? 'failed'})`;

@@ -3,7 +3,6 @@ import { isSwitchOn } from '../platform/quota-guard.ts';
 import { newId } from '../core/ids.ts';
 import { eventCollections } from './model.ts';
 import { storeDeliveries, wakeActorsFor } from './deliveries.ts';
-import { configureWebhooks, type WebhookOptions } from './settings.ts';
 
 /**
  * `ctx.emit` → the webhook deliveries: the site's active endpoints subscribed to the event each get
@@ -11,8 +10,7 @@ import { configureWebhooks, type WebhookOptions } from './settings.ts';
  * rows are written before the emit returns (so the event is not lost), waking the actors happens in
  * the background and anything that goes wrong is logged and left to the drain.
  */
-export function createWebhookPublisher(services: Services, options: WebhookOptions = {}): EventPublisher {
-  configureWebhooks(services, options);
+export function createWebhookPublisher(services: Services): EventPublisher {
   return {
     async publish(ctx: OperationContext, event: string, data: Record<string, unknown>) {
       // Webhooks switched off by the platform: no delivery is stored or sent.

@@ -1,4 +1,4 @@
-import type { Services } from '../core/context.ts';
+import type { Config } from '../core/config.ts';
 import { createSecretBox, type SecretBox } from './secrets.ts';
 import { createTargetGuard, type Resolver, type TargetGuard } from './target-guard.ts';
 
@@ -68,11 +68,12 @@ export function retryDelayMs(retry: RetrySettings, attempt: number): number {
   return Math.min(retry.maximumIntervalMs, retry.initialIntervalMs * retry.backoffCoefficient ** (attempt - 1));
 }
 
-const registry = new WeakMap<Services, WebhookSettings>();
-
-/** Settings of this process's services, fixed once when the publisher is built. */
-export function configureWebhooks(services: Services, options: WebhookOptions = {}): WebhookSettings {
-  const settings: WebhookSettings = {
+/**
+ * Settings of this process (`services.webhooks`), built once in services/runtime.ts from the
+ * configuration and the runtime's `webhooks` options (tests shorten the backoff and timeouts).
+ */
+export function createWebhookSettings(config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'SECRET_KEY'>, options: WebhookOptions = {}): WebhookSettings {
+  return {
     retry: { ...DEFAULT_RETRY, ...options.retry },
     attemptTimeoutMs: options.attemptTimeoutMs ?? 10_000,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? 30_000,
@@ -82,14 +83,8 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     passBudgetMs: options.passBudgetMs ?? 20_000,
     idleMs: options.idleMs ?? 5 * 60_000,
     passesPerRun: options.passesPerRun ?? 200,
-    guard: createTargetGuard({ allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
-    secrets: createSecretBox(services.config.SECRET_KEY),
+    guard: createTargetGuard({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
+    secrets: createSecretBox(config.SECRET_KEY),
     wakes: new Map(),
   };
-  registry.set(services, settings);
-  return settings;
-}
-
-export function webhookSettings(services: Services): WebhookSettings {
-  return registry.get(services) ?? configureWebhooks(services);
 }

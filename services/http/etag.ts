@@ -17,11 +17,13 @@ export function etagMatches(request: FastifyRequest, etag: string): boolean {
 
 /**
  * Serialized bodies of result objects that are served again as the same object (cached public
- * reads): the JSON and its hash are computed once per object, not once per request.
+ * reads): the JSON and its hash are computed once per object, not once per request. One per
+ * process (`services.responseBodies`, built in services/runtime.ts); entries leave with their object.
  */
-const serialized = new WeakMap<object, { body: string; etag: string }>();
+export type ResponseBodies = WeakMap<object, { body: string; etag: string }>;
+export const createResponseBodies = (): ResponseBodies => new WeakMap();
 
-function serialize(payload: unknown): { body: string; etag: string } {
+function serialize(serialized: ResponseBodies, payload: unknown): { body: string; etag: string } {
   const cacheable = typeof payload === 'object' && payload !== null;
   const hit = cacheable ? serialized.get(payload) : undefined;
   if (hit) return hit;
@@ -35,8 +37,8 @@ function serialize(payload: unknown): { body: string; etag: string } {
  * Sends a JSON body with an ETag; answers 304 when the client already has it. Results a handler
  * froze (`Object.freeze`, as the public read cache does) are serialized once and reused.
  */
-export function sendJsonWithEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
-  const { body, etag } = serialize(payload);
+export function sendJsonWithEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown, serialized: ResponseBodies) {
+  const { body, etag } = serialize(serialized, payload);
   reply.header('etag', etag);
   if (etagMatches(request, etag)) return reply.code(304).send();
   return reply.type('application/json; charset=utf-8').send(body);

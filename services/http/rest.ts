@@ -96,7 +96,7 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
             }
             const status = operation.status ?? 200;
             if (status === 204) return reply.code(204).send();
-            if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result);
+            if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result, services.responseBodies);
             return reply.code(status).send(result);
           },
         });
