@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
-import { platformCollections } from '../services/platform/workspaces.ts';
+import { findSiteScope } from '../services/platform/workspaces.ts';
 import { findPlugin } from '../services/plugins/registry.ts';
 import { installPluginHost } from '../services/plugins/host.ts';
 import { markActive, markInactive, readPluginState } from '../services/plugins/state.ts';
@@ -21,10 +21,9 @@ export function createPluginActivities(services: Services) {
     async runPluginRoutine(input: PluginRoutineInput): Promise<PluginRoutineResult> {
       const plugin = findPlugin(services, input.pluginId);
       if (!plugin) throw ApplicationFailure.nonRetryable(`Plugin ${input.pluginId} is not installed on the worker`, PLUGIN_ROUTINE_FAILED);
-      const { workspaces, sites } = platformCollections(services);
-      const workspace = await workspaces.findOne({ _id: input.workspaceId });
-      const site = await sites.findOne({ _id: input.siteId, workspaceId: input.workspaceId });
-      if (!workspace || !site) throw ApplicationFailure.nonRetryable('Site not found', PLUGIN_ROUTINE_FAILED);
+      const scope = await findSiteScope(services, input.siteId, input.workspaceId);
+      if (!scope) throw ApplicationFailure.nonRetryable('Site not found', PLUGIN_ROUTINE_FAILED);
+      const { workspace, site } = scope;
       const db = services.workspaceDb(workspace);
       const api: PluginSiteApi = {
         pluginId: plugin.id,

@@ -1,18 +1,16 @@
 import type { Services } from '../services/core/context.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
-import { platformCollections } from '../services/platform/workspaces.ts';
+import { findSiteScope } from '../services/platform/workspaces.ts';
 import { applyScheduledDate } from '../services/content/schedule-apply.ts';
 import type { ScheduleInput } from '../workflows/contracts/schedule.ts';
 
 export function createScheduleActivities(services: Services) {
   async function run(input: ScheduleInput, which: 'publish' | 'unpublish'): Promise<string> {
-    const { workspaces, sites } = platformCollections(services);
-    const site = await sites.findOne({ _id: input.siteId });
-    const workspace = site ? await workspaces.findOne({ _id: site.workspaceId }) : null;
+    const scope = await findSiteScope(services, input.siteId);
     // A deleted or suspended workspace has nothing left to publish.
-    if (!site || !workspace || workspace.status !== 'active') return 'skipped';
-    const ctx = createContext(services, { workspace, site }, systemPrincipal(`scheduled ${which}`), {
+    if (!scope || scope.workspace.status !== 'active') return 'skipped';
+    const ctx = createContext(services, scope, systemPrincipal(`scheduled ${which}`), {
       id: `schedule:${input.entryId}:${input.token}:${which}`,
       ip: '127.0.0.1',
     });

@@ -15,7 +15,7 @@ import { systemPrincipal } from '../services/core/principal.ts';
 import { findUserByEmail } from '../services/access/users.ts';
 import { loadUserAccess } from '../services/access/user-access.ts';
 import { createKey } from '../services/access/keys.ts';
-import { writeKeySettings } from '../services/site/settings-store.ts';
+import { writeKeySettings } from '../services/access/site-settings-store.ts';
 import { startBenchWorld } from './support/world.ts';
 import { compare, table } from './support/load.ts';
 

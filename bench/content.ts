@@ -15,7 +15,7 @@ import { systemPrincipal } from '../services/core/principal.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { createEntryOp } from '../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
-import { configurePublicCache } from '../services/content/public-state.ts';
+import { configurePublicCache } from '../services/public-read/state.ts';
 import { buildApp } from '../services/http/app.ts';
 import { anonymous } from '../services/core/principal.ts';
 import type { AccessGate } from '../services/access/gate.ts';
@@ -44,7 +44,7 @@ configurePublicCache(others[0].services, { stateTtlMs: 0 });
 configurePublicCache(others[1].services, { enabled: false });
 // Diagnostic: the warm path behind a gate that admits anonymous readers without its per-request
 // settings read, to show how much of a public read the content code itself costs.
-const noReadGate: AccessGate = { authenticate: async () => anonymous, admit: async () => ({}), finish: () => ({}) };
+const noReadGate: AccessGate = { authenticate: async () => anonymous, admit: async () => ({}), finish: () => ({}), admitsReadyAnswer: () => false };
 const diagnostic = await buildApp({ services: world.services, gate: noReadGate, logger: false });
 const apps = [world.app, await others[0].buildApp({ logger: false }), await others[1].buildApp({ logger: false }), diagnostic];
 const [warm, perRequest, uncached, gateless] = await Promise.all(apps.map((app) => app.listen({ port: 0, host: '127.0.0.1' })));

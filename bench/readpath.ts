@@ -21,7 +21,7 @@ import { createWorkspace } from '../services/platform/workspaces.ts';
 import { createKey } from '../services/access/keys.ts';
 import { loadUserAccess } from '../services/access/user-access.ts';
 import { findUserByEmail } from '../services/access/users.ts';
-import { writeKeySettings, DEFAULT_KEY_SETTINGS } from '../services/site/settings-store.ts';
+import { writeKeySettings, DEFAULT_KEY_SETTINGS } from '../services/access/site-settings-store.ts';
 import { topics } from '../services/core/topics.ts';
 import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../services/core/change-feed.ts';
 
@@ -36,13 +36,22 @@ const { services } = world;
 // Command monitoring: every command this process sends, attributed to the target under load.
 let requestCommands = 0;
 let feedCommands = 0;
+/** Which request-path commands ran during the current target (printed per target: what a cached read still costs). */
+let commandTally = new Map<string, number>();
 const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
 services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
   const target = event.command[event.commandName];
   const collection = event.commandName === 'getMore' ? event.command.collection : target;
   if (typeof collection === 'string' && feedCollections.has(collection)) feedCommands++;
-  else requestCommands++;
+  else {
+    requestCommands++;
+    const what = `${event.commandName} ${event.databaseName}.${String(collection)}`;
+    commandTally.set(what, (commandTally.get(what) ?? 0) + 1);
+  }
 });
+// Changes applied while a target runs (each one drops cached state, so the next read goes to the database).
+let appliedTopics: string[] = [];
+services.changeFeed.subscribe((topic) => appliedTopics.push(topic ?? '(all: trust lost or feed reopened)'));
 await services.changeFeed.start();
 for (let waited = 0; !services.changeFeed.trusted(); waited += 100) {
   if (waited > 60_000) throw new Error('the change feed did not come up');
@@ -105,6 +114,8 @@ interface Result {
   bad: number;
   commandsPerRequest: number;
   feedCommandsPerSec: number;
+  /** CPU time of this (the gateway's) process per request: what the path costs, whatever the machine's load. */
+  cpuMicrosPerRequest: number;
 }
 
 function loadProcess(target: Target): Promise<{ requests: number; requestsPerSec: number; p50: number; p99: number; non2xx: number; errors: number }> {
@@ -118,8 +129,12 @@ function loadProcess(target: Target): Promise<{ requests: number; requestsPerSec
 }
 
 async function run(target: Target): Promise<Result> {
-  const before = { request: requestCommands, feed: feedCommands, at: Date.now() };
+  const before = { request: requestCommands, feed: feedCommands, at: Date.now(), cpu: process.cpuUsage() };
+  commandTally = new Map();
+  appliedTopics = [];
   const r = await loadProcess(target);
+  if (appliedTopics.length > 0) console.error(`  ${target.name}: changes applied meanwhile: ${appliedTopics.slice(0, 10).join(', ')}${appliedTopics.length > 10 ? ` (+${appliedTopics.length - 10})` : ''}`);
+  if (commandTally.size > 0) console.error(`  ${target.name}: ${[...commandTally].map(([what, n]) => `${what} ×${n}`).join(', ')}`);
   const seconds = (Date.now() - before.at) / 1000;
   return {
     name: target.name,
@@ -129,10 +144,11 @@ async function run(target: Target): Promise<Result> {
     bad: r.non2xx + r.errors,
     commandsPerRequest: (requestCommands - before.request) / Math.max(1, r.requests),
     feedCommandsPerSec: (feedCommands - before.feed) / seconds,
+    cpuMicrosPerRequest: (({ user, system }) => (user + system) / Math.max(1, r.requests))(process.cpuUsage(before.cpu)),
   };
 }
 
-const targets: Target[] = [
+const allTargets: Target[] = [
   { name: 'bare Fastify, list bytes', url: `${bareAddress}/list` },
   { name: 'public list limit 20 (cached)', url: `${address}${LIST}` },
   { name: 'bare Fastify, entry bytes', url: `${bareAddress}/one` },
@@ -142,10 +158,16 @@ const targets: Target[] = [
   { name: 'tenant list, one workspace', url: `${address}${LIST}`, hosts: [hosts[0]] },
   { name: `tenant list, round-robin over ${workspaceCount} workspaces`, url: `${address}${LIST}`, hosts },
 ];
+// BENCH_ONLY=<regexp>: run only the matching targets (profiling one path); the ratios need them all.
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : null;
+const targets = only ? allTargets.filter((t) => only.test(t.name)) : allTargets;
 
 try {
-  // Warm every path once (fills the response caches and the per-gateway state).
-  for (const target of targets) for (const host of target.hosts ?? [undefined]) await body(target.url.replace(/^http:\/\/[^/]+/, ''), { ...target.headers, ...(host ? { host } : {}) });
+  // Warm every path once with the Host the load will send (fills the response caches and the
+  // per-gateway state: `127.0.0.1` and `localhost` are two hosts to the resolver).
+  for (const target of targets) {
+    for (const host of target.hosts ?? [new URL(target.url).host]) await body(target.url.replace(/^http:\/\/[^/]+/, ''), { ...target.headers, host });
+  }
   const runs = new Map<string, Result[]>(targets.map((t) => [t.name, []]));
   for (let round = 0; round < rounds; round++) for (const target of targets) runs.get(target.name)!.push(await run(target));
   const median = (name: string) => {
@@ -153,19 +175,24 @@ try {
     return sorted[Math.floor(sorted.length / 2)];
   };
   const results = targets.map((t) => median(t.name));
+  if (only) {
+    for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${r.bad} |`);
+    process.exitCode = 0;
+  } else {
   const by = (i: number) => results[i];
   const ratio = (a: Result, b: Result) => (a.requestsPerSec / b.requestsPerSec).toFixed(2);
   console.log(`\nRead path (${connections} connections, ${durationSec}s per round, median of ${rounds} alternating rounds; load generator in its own process)`);
   console.log(`list ${bodies.list.length} B, entry ${bodies.one.length} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces created in ${seedSeconds}s\n`);
-  console.log('| target | req/s | p50 ms | p99 ms | db commands / request | feed commands / s | non-2xx+errors |');
-  console.log('|---|---|---|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${r.bad} |`);
+  console.log('| target | req/s | p50 ms | p99 ms | gateway CPU µs / request | db commands / request | feed commands / s | non-2xx+errors |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${r.bad} |`);
   console.log('');
   console.log(`cached public list / bare:            ${ratio(by(1), by(0))} (target ≥ 0.90)`);
   console.log(`cached public entry / bare:           ${ratio(by(3), by(2))} (target ≥ 0.90)`);
   console.log(`keyed manage list / public list:      ${ratio(by(4), by(1))} (target ≥ 0.75)`);
   console.log(`round-robin ${workspaceCount} / one workspace:  ${ratio(by(7), by(6))} (target ≥ 0.80)`);
   console.log(`db commands per cached public read:   ${by(1).commandsPerRequest.toFixed(4)} list, ${by(3).commandsPerRequest.toFixed(4)} entry, ${by(7).commandsPerRequest.toFixed(4)} round-robin (target 0)`);
+  }
 } finally {
   await bare.close();
   await world.close();

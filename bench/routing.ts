@@ -36,7 +36,7 @@ const gatewayAddress = await world.app.listen({ port: 0, host: '127.0.0.1' });
 // Public API switch, to separate the registry's own cost from that per-request database read.
 const stubbed = await buildApp({
   services: world.services,
-  gate: { authenticate: async () => anonymous, admit: async () => ({}), finish: () => ({}) },
+  gate: { authenticate: async () => anonymous, admit: async () => ({}), finish: () => ({}), admitsReadyAnswer: () => false },
   logger: false,
 });
 const stubbedAddress = await stubbed.listen({ port: 0, host: '127.0.0.1' });

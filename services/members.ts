@@ -6,8 +6,7 @@ import type { ExportTuning } from './export/model.ts';
 import type { WebhookSettings } from './events/settings.ts';
 import type { CacheRegistry } from './cache/caches.ts';
 import type { RateCounters } from './access/rate-limit.ts';
-import type { PublicCache } from './content/public-state.ts';
-import type { ResponseBodies } from './http/etag.ts';
+import type { PublicCache } from './public-read/state.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -35,10 +34,8 @@ declare module './core/context.ts' {
     caches: CacheRegistry;
     /** Per-minute window counters (rate limits, login throttle), batched per workspace database. */
     rateCounters: RateCounters;
-    /** Public read state and response cache per site (`content/public-state.ts`). */
+    /** Public read cache: per site, its public state, responses and ready answers (`public-read/state.ts`). */
     publicCache: PublicCache;
-    /** JSON and ETag of frozen (cached) answers, computed once per object (`http/etag.ts`). */
-    responseBodies: ResponseBodies;
   }
 }
 

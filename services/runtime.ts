@@ -5,6 +5,7 @@ import { createServices, type CoreServiceOptions } from './core/services.ts';
 import { createSiteResolver } from './platform/tenancy.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
 import { createActivePlugins } from './plugins/active-sites.ts';
+import { createPublicCache } from './public-read/state.ts';
 import './members.ts';
 import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';
@@ -22,8 +23,6 @@ import { DEFAULT_EXPORT_TUNING } from './export/model.ts';
 import { createCacheRegistry } from './cache/caches.ts';
 import { builtinCaches } from './cache/builtin-caches.ts';
 import { createRateCounters } from './access/rate-limit.ts';
-import { createPublicCache } from './content/public-state.ts';
-import { createResponseBodies } from './http/etag.ts';
 
 export interface RuntimeOptions extends CoreServiceOptions {
   /** The feature list; `services/features.ts` unless a test adds probes. */
@@ -42,13 +41,12 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   const services = core as Services;
   services.features = options.features ?? features;
   services.sites = createSiteResolver(services);
+  services.publicCache = createPublicCache(services.changeFeed);
   services.plugins = createPluginRegistry();
   services.activePlugins = createActivePlugins(services);
   services.exportTuning = { ...DEFAULT_EXPORT_TUNING };
   services.caches = createCacheRegistry(builtinCaches(services));
   services.rateCounters = createRateCounters();
-  services.publicCache = createPublicCache(services.changeFeed);
-  services.responseBodies = createResponseBodies();
   services.webhooks = createWebhookSettings(config, options.webhooks);
   services.events = (options.events ?? createWebhookPublisher)(services);
   return services;

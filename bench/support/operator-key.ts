@@ -3,7 +3,7 @@ import { systemPrincipal } from '../../services/core/principal.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { createKey } from '../../services/access/keys.ts';
-import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings } from '../../services/site/settings-store.ts';
+import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings } from '../../services/access/site-settings-store.ts';
 import type { startBenchWorld } from './world.ts';
 
 /** A key of the bootstrap administrator (a platform operator), with the Management API switched on and no rate limit to speak of. */

@@ -39,6 +39,8 @@ export async function startBenchWorld(options: RuntimeOptions & { env?: Record<s
     config,
     async close() {
       await app.close();
+      // The feed stops before the databases go: its renewals would fail against dropped collections.
+      await runtime.services.changeFeed.stop();
       const { databases } = await runtime.services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
       for (const { name } of databases) {
         if (name.startsWith(config.DB_PREFIX)) await runtime.services.mongo.db(name).dropDatabase();

@@ -1,6 +1,6 @@
 import type { OperationContext } from '../core/context.ts';
 import { topics } from '../core/topics.ts';
-import { bumpAccessVersion } from '../site/settings-store.ts';
+import { bumpAccessVersion } from './site-settings-store.ts';
 
 /**
  * After any write that can change who gets in (a key, a user, a role): bump the site's access

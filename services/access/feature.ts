@@ -1,12 +1,12 @@
 import type { Feature } from '../core/feature.ts';
 import { ACCESS_COLLECTIONS } from './model.ts';
-import { authOperations } from './auth-operations.ts';
-import { keyOperations } from './key-operations.ts';
-import { keySettingsOperations } from './key-settings-operations.ts';
+import { authOperations } from './auth-ops.ts';
+import { keyOperations } from './key-ops.ts';
+import { keySettingsOperations } from './key-settings-ops.ts';
 import { provisionAdministrator } from './provision.ts';
-import { userOperations } from './user-operations.ts';
-import { roleOperations } from './role-operations.ts';
-import { auditOperations } from './audit-operations.ts';
+import { userOperations } from './user-ops.ts';
+import { roleOperations } from './role-ops.ts';
+import { auditOperations } from './audit-ops.ts';
 import { healthOperations } from '../platform/health.ts';
 
 export const accessFeature: Feature = {

@@ -5,8 +5,9 @@ import type { SiteScope } from '../platform/tenancy.ts';
 import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { countRequest } from '../platform/quota-guard.ts';
+import { workspaceLimit } from '../platform/quota-model.ts';
 import { createStateReader } from './state-reader.ts';
-import { dropCounterWindowsBefore } from '../site/settings-store.ts';
+import { dropCounterWindowsBefore } from './site-settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import type { Credentials } from './credentials.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
@@ -26,6 +27,14 @@ export interface AccessGate {
   admit(ctx: OperationContext, operation: Operation): Promise<Record<string, string>>;
   /** Response headers for what the operation asked of its surface (a session started or ended). */
   finish(ctx: OperationContext): Record<string, string>;
+  /**
+   * Synchronous, no database: may this public read be answered from the cache-hit lane, skipping
+   * `authenticate` and `admit`? Only when they would let it through with nothing to count: an
+   * anonymous caller (no session cookie), an operation without a limit of its own, a workspace
+   * without a requests-per-minute quota, and the site's access state held under the change feed
+   * with the Public API on. Otherwise false, and the request takes the full path.
+   */
+  admitsReadyAnswer(scope: SiteScope, operation: Operation, cookies: Record<string, string | undefined>): boolean;
 }
 
 /** Extra limiter for `heavy: true` operations (uploads, activations, static export), per caller. */
@@ -43,6 +52,9 @@ export function createDenyAllGate(_services: Services): AccessGate {
     },
     finish() {
       return {};
+    },
+    admitsReadyAnswer() {
+      return false;
     },
   };
 }
@@ -137,6 +149,12 @@ export function createAccessGate(services: Services): AccessGate {
       const { session } = ctx.effects;
       if (!session) return {};
       return { 'set-cookie': session === 'end' ? clearSessionCookie(services.config) : sessionCookie(session, services.config, services.clock.now()) };
+    },
+
+    admitsReadyAnswer(scope, operation, cookies) {
+      if (operation.surface !== 'public' || operation.rateLimit || operation.heavy || cookies[SESSION_COOKIE]) return false;
+      if (workspaceLimit(scope.workspace.quotas, 'requestsPerMinute') !== null) return false;
+      return readState.peek(scope.workspace.dbName, scope.site._id)?.publicEnabled === true;
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import { countAndReadAccessState, type AccessState } from '../site/settings-store.ts';
+import { countAndReadAccessState, type AccessState } from './site-settings-store.ts';
 import { createKeyedBatcher } from '../core/batching.ts';
 
 export const RATE_WINDOW_MS = 60_000;

@@ -1,6 +1,6 @@
 import type { OperationContext } from '../core/context.ts';
 import type { ProvisionInput } from '../core/feature.ts';
-import { ensureSiteSettings } from '../site/settings-store.ts';
+import { ensureSiteSettings } from './site-settings-store.ts';
 import { createUser, findUserByEmail } from './users.ts';
 
 /** A new workspace's first site gets its administrator (idempotent: a retried provision reuses it). */

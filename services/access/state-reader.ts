@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { ChangeFeed } from '../core/change-feed.ts';
 import { createFeedCache } from '../core/feed-cache.ts';
 import { topics } from '../core/topics.ts';
-import { readAccessState, type AccessState } from '../site/settings-store.ts';
+import { readAccessState, type AccessState } from './site-settings-store.ts';
 import { createKeyedBatcher } from '../core/batching.ts';
 
 /**
@@ -23,7 +23,7 @@ export function createStateReader(feed: ChangeFeed, workspaceDb: (dbName: string
     return cache.read(lane, () => read(lane, null), () => [topics.siteAccess(siteId)]);
   };
   /** The state held in memory, when the feed vouches for it: lets the hot path skip a promise. */
-  reader.peek = (db: Db, siteId: string): AccessState | undefined => cache.peek(JSON.stringify([db.databaseName, siteId]));
+  reader.peek = (dbName: string, siteId: string): AccessState | undefined => cache.peek(JSON.stringify([dbName, siteId]));
   return reader;
 }
 

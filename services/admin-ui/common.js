@@ -100,6 +100,8 @@ export async function requireUser() {
 export function showNav(user) {
   say('who', user.email);
   byId('nav').hidden = false;
+  // The operator console is offered to platform operators only (its routes refuse everyone else).
+  byId('nav-platform').hidden = !user.platformOperator;
   byId('sign-out').onclick = async () => {
     try {
       await api('POST', '/api/auth/logout');

@@ -24,8 +24,6 @@ function showDashboard(user) {
   say('dashboard-role', user.role);
   byId('sign-in').hidden = true;
   byId('dashboard').hidden = false;
-  // The operator console is offered to platform operators only (its routes refuse everyone else).
-  byId('nav-platform').hidden = !user.platformOperator;
   byId('card-platform').hidden = !user.platformOperator;
 }
 

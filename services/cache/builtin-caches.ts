@@ -1,10 +1,10 @@
 import { COLLECTIONS } from '../content/model.ts';
-import { bumpContentGeneration } from '../content/public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 import type { Services } from '../core/context.ts';
 import { siteResolverCache, type NamedCache } from './caches.ts';
 
 /**
- * The public read cache (services/content/public-state.ts). Clearing bumps the site's content
+ * The public read cache (services/public-read/state.ts). Clearing bumps the site's content
  * generation, the counter every gateway checks, so every gateway drops its cached responses.
  * Its per-process size is not exported by the content feature (docs/plugins.md lists the line
  * that would add it), so only the generation is reported.

@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { decodeAfterId, manageLimit, pageEnvelope, pageOf } from '../core/paging.ts';
-import { bumpContentGeneration } from '../content/public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 import { COMMENT_SCOPE, CommentStatusSchema, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
 
 /** Statuses given as `status=pending,spam`; without one the list shows the moderation view (pending + approved). */

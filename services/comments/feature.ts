@@ -1,8 +1,8 @@
 import type { Feature } from '../core/feature.ts';
 import { bulkStatusOp, listCommentsOp, patchCommentOp, purgeCommentsOp } from './comments-ops.ts';
-import { replyOp } from './reply-op.ts';
-import { publicCreateCommentOp } from './public-comment-op.ts';
-import { publicListCommentsOp } from './public-list-op.ts';
+import { replyOp } from './reply-ops.ts';
+import { publicCreateCommentOp } from './public-comment-ops.ts';
+import { publicListCommentsOp } from './public-list-ops.ts';
 import { ruleOperations } from './rules-ops.ts';
 import { COMMENT_COLLECTIONS } from './model.ts';
 

@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { isDuplicateKey } from '../content/mongo-errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { PageQuery, pageById, pageEnvelope } from '../core/paging.ts';
 import { RULE_ACTIONS, RULE_KINDS, RuleInput, rulesCollection, spamTermsCollection, type RuleDoc, type SpamTermDoc } from './rules.ts';
 

@@ -2,11 +2,11 @@ import { z } from 'zod';
 import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { ContentTypeView, findContentType, isBuiltinType, listContentTypes } from './content-types.ts';
 import { contentCollections, FieldDefinitionSchema } from './model.ts';
 import { newId } from '../core/ids.ts';
-import { bumpContentGeneration } from './public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 
 const typeSlug = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'lower-case letters, digits and - only');
 

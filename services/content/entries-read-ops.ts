@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, toEntryView, toListItem } from './entry-view.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
-import { escapeRegex } from './mongo-errors.ts';
+import { escapeRegex } from '../core/mongo-errors.ts';
 import { findEntry } from './entries.ts';
 
 export const listEntriesOp = defineOperation({

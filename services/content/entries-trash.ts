@@ -1,7 +1,7 @@
 import type { TrashKind } from '../core/feature.ts';
 import type { OperationContext } from '../core/context.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
-import { bumpContentGeneration } from './public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 import { cancelSchedule } from './schedule.ts';
 
 async function findTrashed(ctx: OperationContext, id: string): Promise<EntryDoc | null> {

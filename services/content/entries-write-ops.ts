@@ -9,7 +9,7 @@ import { EntryView, toEntryView } from './entry-view.ts';
 import { requireContentType, validateFields } from './content-types.ts';
 import { EntryCreateInput, EntryUpdateInput, entryLocale, mergeFields } from './entry-input.ts';
 import { findEntryForWrite, mutateEntry, slugify } from './entries.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { afterEntryWrite, type ContentEvent } from './entry-effects.ts';
 import { statusChange } from './lifecycle.ts';
 import { cancelSchedule } from './schedule.ts';

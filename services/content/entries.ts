@@ -1,6 +1,6 @@
 import type { OperationContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { actorUserId } from '../core/principal.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc, type LiveSnapshot } from './model.ts';
 

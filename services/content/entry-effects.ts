@@ -1,7 +1,7 @@
 import type { OperationContext } from '../core/context.ts';
 import type { EntryDoc } from './model.ts';
 import { recordRevision } from './entries.ts';
-import { bumpContentGeneration } from './public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 
 export type ContentEvent = 'content.created' | 'content.updated' | 'content.published' | 'content.unpublished' | 'content.deleted';
 

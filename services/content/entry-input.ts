@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
-import { loadLanguages } from '../site/languages.ts';
+import { loadLanguages } from '../languages/languages.ts';
 import { BlockDocumentSchema } from './model.ts';
 import { FreeFormObject } from '../core/safe-keys.ts';
 

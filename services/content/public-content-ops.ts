@@ -5,8 +5,8 @@ import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
 import { PublicEntryView, toPublicEntry } from './entry-view.ts';
 import { decodeAfterId, pageOf } from '../core/paging.ts';
-import { escapeRegex } from './mongo-errors.ts';
-import { definePublicOperation, type PublicView } from './public-runner.ts';
+import { escapeRegex } from '../core/mongo-errors.ts';
+import { definePublicOperation, type PublicView } from '../public-read/runner.ts';
 import { ContentTypeView, listContentTypes } from './content-types.ts';
 
 const publicLimit = z.coerce.number().int().min(1).max(100).default(20);

@@ -3,10 +3,10 @@ import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { contentCollections } from './model.ts';
 import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView } from './taxonomies.ts';
-import { bumpContentGeneration } from './public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 
 const taxonomySlug = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ only');
 

@@ -3,13 +3,13 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { isDuplicateKey } from './mongo-errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { contentCollections } from './model.ts';
 import { SlugSchema } from './entry-input.ts';
 import { slugify } from './entries.ts';
 import { requireTaxonomy, taxonomyCollections, toTermView, TermView, type TaxonomyDoc, type TermDoc } from './taxonomies.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
-import { bumpContentGeneration } from './public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 
 async function requireTerm(ctx: OperationContext, taxonomy: string, id: string): Promise<TermDoc> {
   const term = await taxonomyCollections(ctx).terms.findOne({ _id: id, siteId: ctx.site._id, taxonomy });

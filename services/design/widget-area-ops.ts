@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { isDuplicateKey } from '../content/mongo-errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { PageQuery, pageById, pageEnvelope } from '../core/paging.ts';
 import { AreaKey, AreaView, areasCollection, requireArea, toAreaViews, widgetsCollection, type AreaDoc } from './widgets.ts';
 import { readLayout, writeLayout } from './widget-layout-ops.ts';

@@ -20,7 +20,7 @@ const AttemptView = z.object({
   durationMs: z.number().nullable(),
 });
 
-export const deliveryHistory = defineOperation({
+export const deliveryHistoryOp = defineOperation({
   id: 'admin.webhooks.history',
   surface: 'admin',
   method: 'GET',
@@ -54,7 +54,7 @@ export const deliveryHistory = defineOperation({
 });
 
 /** A new delivery (new id, its own attempts) of the same body to the same endpoint. */
-export const redeliver = defineOperation({
+export const redeliverOp = defineOperation({
   id: 'admin.webhooks.redeliver',
   surface: 'admin',
   method: 'POST',

@@ -101,7 +101,7 @@ function endpointOperations(surface: 'manage' | 'admin') {
 export const manageEndpoints = endpointOperations('manage');
 export const adminEndpoints = endpointOperations('admin');
 
-export const listEvents = defineOperation({
+export const listEventsOp = defineOperation({
   id: 'events.list',
   surface: 'manage',
   method: 'GET',

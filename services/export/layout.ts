@@ -1,5 +1,5 @@
 import { escapeHtml } from '../core/text.ts';
-import type { MenuItem } from '../site/menus.ts';
+import type { MenuItem } from '../menus/menus.ts';
 import { safeUrl, type BlockEnv } from './blocks.ts';
 import { feedPath, homeDir, relative } from './paths.ts';
 import type { SiteData } from './site-data.ts';

@@ -3,7 +3,7 @@ import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
-import { platformCollections } from '../platform/workspaces.ts';
+import { findSiteScope } from '../platform/workspaces.ts';
 import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
 import { commitRun, discardStaged, outputFigures, stageFile } from './files.ts';
 import { exportEntryChanges, exportRuns, exportStates, readExportState, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
@@ -16,11 +16,9 @@ import { loadSiteData, type SiteData } from './site-data.ts';
 export const RUN_HISTORY = 100;
 
 export async function siteOf(services: Services, ref: ExportRef) {
-  const { workspaces, sites } = platformCollections(services);
-  const workspace = await workspaces.findOne({ _id: ref.workspaceId });
-  const site = await sites.findOne({ _id: ref.siteId, workspaceId: ref.workspaceId });
-  if (!workspace || !site) throw new Error(`site ${ref.siteId} not found`);
-  return { workspace, site, db: services.workspaceDb(workspace) };
+  const scope = await findSiteScope(services, ref.siteId, ref.workspaceId);
+  if (!scope) throw new Error(`site ${ref.siteId} not found`);
+  return { ...scope, db: services.workspaceDb(scope.workspace) };
 }
 
 async function loadSite(services: Services, ref: ExportRef) {

@@ -6,10 +6,10 @@ import { WIDGET_COLLECTIONS, type AreaDoc, type WidgetDoc } from '../design/widg
 import { activeTheme } from '../plugins/themes.ts';
 import type { ThemeDefinition } from '../plugins/themes.ts';
 import type { Site } from '../core/tenants.ts';
-import { LANGUAGES_COLLECTION, type LanguagesDoc } from '../site/languages.ts';
-import { MENUS_COLLECTION, type MenuDoc } from '../site/menus.ts';
-import { REDIRECTS_COLLECTION, type RedirectDoc } from '../site/redirects.ts';
-import { readSettingsDoc } from '../site/settings-store.ts';
+import { LANGUAGES_COLLECTION, type LanguagesDoc } from '../languages/languages.ts';
+import { MENUS_COLLECTION, type MenuDoc } from '../menus/menus.ts';
+import { REDIRECTS_COLLECTION, type RedirectDoc } from '../redirects/redirects.ts';
+import { readSettingsDoc } from '../access/site-settings-store.ts';
 import type { BlockDocument } from '../content/model.ts';
 import { sha256 } from './files.ts';
 

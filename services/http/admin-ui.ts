@@ -7,13 +7,16 @@ import type { AccessGate } from '../access/gate.ts';
 /** The asset folder sits beside this one, so the gateway image (which copies `services/`) has it. */
 const ASSET_DIR = new URL('../admin-ui/', import.meta.url);
 
-/** Page path → HTML file. Every page is a static shell; its module fetches the JSON routes. */
-const PAGES: Readonly<Record<string, string>> = {
-  '/admin': 'index.html',
-  '/admin/api-keys': 'api-keys.html',
-  '/admin/webhooks': 'webhooks.html',
-  '/admin/exports': 'exports.html',
-  '/admin/platform': 'platform.html',
+/**
+ * Page path → its title, module and `<main>` file. Every page is `shell.html` (head, navigation)
+ * around its own `<main>`; its module fetches the JSON routes.
+ */
+const PAGES: Readonly<Record<string, { title: string; script: string; main: string }>> = {
+  '/admin': { title: 'Administration', script: 'index.js', main: 'index.html' },
+  '/admin/api-keys': { title: 'API keys · Administration', script: 'api-keys.js', main: 'api-keys.html' },
+  '/admin/webhooks': { title: 'Webhooks · Administration', script: 'webhooks.js', main: 'webhooks.html' },
+  '/admin/exports': { title: 'Exports · Administration', script: 'exports.js', main: 'exports.html' },
+  '/admin/platform': { title: 'Workspaces · Operator console', script: 'platform.js', main: 'platform.html' },
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
@@ -39,12 +42,27 @@ interface Asset {
   etag: string;
 }
 
+const readAsset = (file: string) => readFileSync(new URL(file, ASSET_DIR));
+
+function asset(body: Buffer, type: string): Asset {
+  return { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
 function load(file: string): Asset {
-  const body = readFileSync(new URL(file, ASSET_DIR));
   const type = TYPES[file.slice(file.lastIndexOf('.'))];
   if (!type) throw new Error(`admin-ui: no content type for ${file}`);
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-  return { body, type, etag };
+  return asset(readAsset(file), type);
+}
+
+/** The shell around one page's `<main>`, its own navigation link marked as the current page. */
+function composePage(shell: string, path: string, page: { title: string; script: string; main: string }): Asset {
+  const main = readAsset(page.main).toString('utf8').trimEnd().replace(/^(?=.)/gm, '  ');
+  const html = shell
+    .replace('{{title}}', page.title)
+    .replace('{{script}}', page.script)
+    .replace('{{main}}', () => main)
+    .replace(`<a href="${path}"`, `<a href="${path}" aria-current="page"`);
+  return asset(Buffer.from(html), TYPES['.html']!);
 }
 
 function send(request: FastifyRequest, reply: FastifyReply, asset: Asset) {
@@ -68,9 +86,10 @@ function send(request: FastifyRequest, reply: FastifyReply, asset: Asset) {
  */
 export async function adminUiExtension(app: FastifyInstance, _services: Services, _gate: AccessGate): Promise<void> {
   const assets = new Map(ASSETS.map((file) => [file, load(file)]));
-  for (const [path, file] of Object.entries(PAGES)) {
-    const page = load(file);
-    app.get(path, (request, reply) => send(request, reply, page));
+  const shell = readAsset('shell.html').toString('utf8');
+  for (const [path, page] of Object.entries(PAGES)) {
+    const composed = composePage(shell, path, page);
+    app.get(path, (request, reply) => send(request, reply, composed));
   }
   // `/admin/` would break the pages' relative links; one canonical address per page.
   app.get('/admin/', (_request, reply) => reply.redirect('/admin', 308));

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +19,11 @@ export interface AppOptions {
   logger?: boolean;
 }
 
+/** The access log: one line per request ("request completed": status and time), not Fastify's two. */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+}
+
 /** Builds the whole HTTP app. It never listens: `services/gateway.ts` does, tests use `inject`. */
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services, gate } = options;
@@ -28,6 +33,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: config.BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: sendError,
+    logController: new OneLinePerRequest(),
     trustProxy: config.TRUST_PROXY,
     genReqId: (request) => {
       const given = request.headers['x-request-id'];

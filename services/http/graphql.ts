@@ -9,7 +9,7 @@ import { createOperationRunner } from './run-operation.ts';
 import { JsonScalar, typeDefs } from '../content/graphql-schema.ts';
 import { costLimitRule } from '../content/graphql-cost.ts';
 import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSearchOp } from '../content/public-content-ops.ts';
-import { publicGetMenuOp, publicListMenusOp } from '../site/menus-public-ops.ts';
+import { publicGetMenuOp, publicListMenusOp } from '../menus/public-ops.ts';
 
 export const GRAPHQL_PATH = '/api/v1/graphql';
 export const MAX_QUERY_DEPTH = 8;

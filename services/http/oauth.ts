@@ -1,12 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Services } from '../core/context.ts';
-import { newId } from '../core/ids.ts';
 import { BadRequestError, UnauthorizedError } from '../core/errors.ts';
 import { formatZodError } from '../core/operation.ts';
 import { CAPABILITIES, type Capability } from '../core/capabilities.ts';
 import type { AccessGate } from '../access/gate.ts';
-import { oauthCollections } from '../oauth/model.ts';
+import { findClient, registerClient } from '../oauth/clients.ts';
 import { consentPage, signConsent, verifyConsent, type AuthorizationRequest } from '../oauth/consent.ts';
 import { OAuthError, createGrantWithCode, exchangeCode, refreshTokens, revokeGrant, grantOfToken } from '../oauth/grants.ts';
 import { requireScope } from './request-scope.ts';
@@ -90,14 +89,13 @@ export async function oauthExtension(app: FastifyInstance, services: Services, g
       const parsed = Registration.safeParse(request.body ?? {});
       if (!parsed.success) return reply.code(400).send({ error: 'invalid_client_metadata', error_description: formatZodError(parsed.error) });
       const scope = requireScope(request);
-      const client = {
-        _id: newId(),
-        siteId: scope.site._id,
-        name: parsed.data.client_name ?? 'MCP client',
-        redirectUris: parsed.data.redirect_uris,
-        createdAt: services.clock.now(),
-      };
-      await oauthCollections(services.workspaceDb(scope.workspace)).clients.insertOne(client);
+      const client = await registerClient(
+        services.workspaceDb(scope.workspace),
+        scope.site._id,
+        parsed.data.client_name ?? 'MCP client',
+        parsed.data.redirect_uris,
+        services.clock.now(),
+      );
       return reply.code(201).send({
         client_id: client._id,
         client_name: client.name,
@@ -112,7 +110,7 @@ export async function oauthExtension(app: FastifyInstance, services: Services, g
       const scope = requireScope(request);
       const db = services.workspaceDb(scope.workspace);
       const query = (request.query ?? {}) as Record<string, string>;
-      const client = query.client_id ? await oauthCollections(db).clients.findOne({ _id: query.client_id, siteId: scope.site._id }) : null;
+      const client = query.client_id ? await findClient(db, scope.site._id, query.client_id) : null;
       // Without a known client and one of its redirect URIs there is nowhere safe to send an error.
       if (!client || !client.redirectUris.includes(query.redirect_uri)) throw new BadRequestError('Unknown client or redirect_uri');
       const parsed = AuthorizeQuery.safeParse(query);

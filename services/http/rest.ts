@@ -4,7 +4,8 @@ import { BadRequestError } from '../core/errors.ts';
 import type { Operation, Surface } from '../core/operation.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
-import { sendJsonWithEtag } from './etag.ts';
+import { sendAnswer, sendJsonWithEtag } from './etag.ts';
+import { publicLane } from './public-lane.ts';
 import type { FileReply } from '../core/file-reply.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createOperationRunner } from './run-operation.ts';
@@ -69,11 +70,15 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
   await app.register(
     async (scoped) => {
       for (const operation of operations) {
+        const lane = publicLane(services, gate, operation);
         scoped.route({
           method: operation.method,
           url: operation.path,
           config: { operation },
           handler: async (request: FastifyRequest, reply: FastifyReply) => {
+            // The public cache-hit lane answers before the runner (public-lane.ts): same bytes, no work.
+            const ready = lane?.(request);
+            if (ready?.answer) return sendAnswer(request, reply, ready.answer);
             const ctx = await runner.open({
               surface,
               credentials: {
@@ -96,7 +101,7 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
             }
             const status = operation.status ?? 200;
             if (status === 204) return reply.code(204).send();
-            if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result, services.responseBodies);
+            if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result, ready?.keep);
             return reply.code(status).send(result);
           },
         });

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { decodeAfterId, pageOf } from '../core/paging.ts';
-import { definePublicOperation } from '../content/public-runner.ts';
+import { definePublicOperation } from '../public-read/runner.ts';
 import { PublicMediaItemSchema, mediaItems, toPublicMediaItem } from './model.ts';
 
 /**
  * Through the shared Public API runner: 404 while the Public API is switched off, and the
  * response cache (media writes bump the site's public generation, see `publicChanged`).
  */
-export const listPublicMedia = definePublicOperation({
+export const listPublicMediaOp = definePublicOperation({
   id: 'public.media.list',
   path: '/media',
   summary: 'Media items of the site, newest first',

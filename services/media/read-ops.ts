@@ -15,7 +15,7 @@ export async function findVisible(ctx: OperationContext, id: string): Promise<Me
   return doc;
 }
 
-export const listMedia = defineOperation({
+export const listMediaOp = defineOperation({
   id: 'media.list',
   surface: 'manage',
   method: 'GET',
@@ -52,7 +52,7 @@ export const listMedia = defineOperation({
   },
 });
 
-export const getMedia = defineOperation({
+export const getMediaOp = defineOperation({
   id: 'media.get',
   surface: 'manage',
   method: 'GET',

@@ -4,7 +4,7 @@ import type { OperationContext } from '../core/context.ts';
 import { MEDIA_SCOPE_FIELDS, mediaItems, type MediaDoc } from './model.ts';
 import { deleteStoredBytes } from './ingest.ts';
 import { releaseBytes } from './quota.ts';
-import { bumpContentGeneration } from '../content/public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 
 const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> =>
   ctx.scope.filter<MediaDoc>({ ...(id === undefined ? {} : { _id: id }), siteId: ctx.site._id, status: 'trashed' }, MEDIA_SCOPE_FIELDS);

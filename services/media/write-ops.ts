@@ -3,11 +3,11 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem } from './model.ts';
 import { findVisible } from './read-ops.ts';
-import { bumpContentGeneration } from '../content/public-state.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
 
 const focal = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').nullable();
 
-export const updateMedia = defineOperation({
+export const updateMediaOp = defineOperation({
   id: 'media.update',
   surface: 'manage',
   method: 'PATCH',
@@ -42,7 +42,7 @@ export const updateMedia = defineOperation({
   },
 });
 
-export const deleteMedia = defineOperation({
+export const deleteMediaOp = defineOperation({
   id: 'media.delete',
   surface: 'manage',
   method: 'DELETE',

@@ -1,13 +1,13 @@
 import type { Feature } from '../core/feature.ts';
-import { onConsole } from './console-operations.ts';
-import { getTenant, quotaOperationsList } from './operations.ts';
-import { listTenants } from './tenant-list-operation.ts';
-import { usageOperations } from './usage-operations.ts';
-import { operatorOperations } from './operator-operations.ts';
-import { addTenantSite } from './site-operations.ts';
-import { createTenant, deleteTenant, reactivateTenant, suspendTenant } from './lifecycle-operations.ts';
+import { onConsole } from './console-ops.ts';
+import { getTenantOp, quotaOperationsList } from './tenant-ops.ts';
+import { listTenantsOp } from './tenant-list-ops.ts';
+import { usageOperations } from './usage-ops.ts';
+import { operatorOperations } from './operator-ops.ts';
+import { addTenantSiteOp } from './site-ops.ts';
+import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
-const platformOperations = [listTenants, createTenant, getTenant, addTenantSite, suspendTenant, reactivateTenant, deleteTenant, ...quotaOperationsList, ...usageOperations];
+const platformOperations = [listTenantsOp, createTenantOp, getTenantOp, addTenantSiteOp, suspendTenant, reactivateTenant, deleteTenantOp, ...quotaOperationsList, ...usageOperations];
 
 export const platformFeature: Feature = {
   name: 'platform',

@@ -64,7 +64,7 @@ export async function checkDependencies(services: Services) {
   return { database, temporal, worker };
 }
 
-export const health = defineOperation({
+export const healthOp = defineOperation({
   id: 'health.get',
   surface: 'manage',
   method: 'GET',
@@ -81,7 +81,7 @@ export const health = defineOperation({
   },
 });
 
-export const diagnostics = defineOperation({
+export const diagnosticsOp = defineOperation({
   id: 'diagnostics.get',
   surface: 'manage',
   method: 'GET',
@@ -125,4 +125,4 @@ export const diagnostics = defineOperation({
   },
 });
 
-export const healthOperations = [health, diagnostics];
+export const healthOperations = [healthOp, diagnosticsOp];

@@ -1,6 +1,6 @@
 import type { Services } from '../core/context.ts';
 import { LOCAL_HOSTS, PLATFORM_COLLECTIONS, type Site, type Workspace } from '../core/tenants.ts';
-import { platformCollections } from './workspaces.ts';
+import { findSiteScope, platformCollections } from './workspaces.ts';
 import { createFeedCache } from '../core/feed-cache.ts';
 import { createKeyedBatcher } from '../core/batching.ts';
 import { topics } from '../core/topics.ts';
@@ -25,7 +25,7 @@ export const DEFAULT_SITE_META_ID = 'default-site';
  */
 export function createSiteResolver(services: Pick<Services, 'platformDb' | 'changeFeed' | 'config'>, maxEntries = services.config.SITE_CACHE_ENTRIES) {
   const cache = createFeedCache<SiteScope | null>(services.changeFeed, maxEntries);
-  const { workspaces, sites, domains } = platformCollections(services);
+  const { domains } = platformCollections(services);
   const meta = services.platformDb.collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta);
 
   async function lookup(host: string): Promise<SiteScope | null> {
@@ -33,11 +33,9 @@ export function createSiteResolver(services: Pick<Services, 'platformDb' | 'chan
       ? (await meta.findOne({ _id: DEFAULT_SITE_META_ID }))?.siteId
       : (await domains.findOne({ _id: host }))?.siteId;
     if (!siteId) return null;
-    const site = await sites.findOne({ _id: siteId });
-    if (!site) return null;
-    const workspace = await workspaces.findOne({ _id: site.workspaceId });
-    if (!workspace || (workspace.status !== 'active' && workspace.status !== 'suspended')) return null;
-    return { workspace, site };
+    const scope = await findSiteScope(services, siteId);
+    if (!scope || (scope.workspace.status !== 'active' && scope.workspace.status !== 'suspended')) return null;
+    return scope;
   }
   const coalesced = createKeyedBatcher<null, SiteScope | null>(async (host, items) => {
     const scope = await lookup(host);

@@ -18,6 +18,18 @@ export function platformCollections(services: Pick<Services, 'platformDb'>) {
   };
 }
 
+/**
+ * A site with its workspace, by site id: the one place the site → workspace lookup is written.
+ * `workspaceId`, when the caller knows it, must match (a workflow input never reaches another
+ * workspace's site). Null when either is gone.
+ */
+export async function findSiteScope(services: Pick<Services, 'platformDb'>, siteId: string, workspaceId?: string): Promise<{ workspace: Workspace; site: Site } | null> {
+  const { workspaces, sites } = platformCollections(services);
+  const site = await sites.findOne(workspaceId === undefined ? { _id: siteId } : { _id: siteId, workspaceId });
+  const workspace = site ? await workspaces.findOne({ _id: site.workspaceId }) : null;
+  return site && workspace ? { workspace, site } : null;
+}
+
 export interface CreateWorkspaceInput extends ProvisionInput {
   name: string;
   siteName?: string;

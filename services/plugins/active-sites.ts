@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
-import { platformCollections } from '../platform/workspaces.ts';
+import { findSiteScope } from '../platform/workspaces.ts';
 import { activePluginIds } from './state.ts';
 
 /**
@@ -27,10 +27,8 @@ export function siteOfArgs(args: Record<string, unknown>): { siteId: string; db?
 }
 
 async function lookupSiteDb(services: Services, siteId: string): Promise<Db | null> {
-  const { sites, workspaces } = platformCollections(services);
-  const site = await sites.findOne({ _id: siteId });
-  const workspace = site ? await workspaces.findOne({ _id: site.workspaceId }) : null;
-  return workspace ? services.workspaceDb(workspace) : null;
+  const scope = await findSiteScope(services, siteId);
+  return scope ? services.workspaceDb(scope.workspace) : null;
 }
 
 export function createActivePlugins(services: Services): ActivePlugins {

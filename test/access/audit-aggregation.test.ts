@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, defaultSiteContext, setKeySettings } from '../support/access.ts';
 import { accessCollections } from '../../services/access/model.ts';
-import { bumpAccessVersion } from '../../services/site/settings-store.ts';
+import { bumpAccessVersion } from '../../services/access/site-settings-store.ts';
 
 let world: World;
 let adminKey: string;

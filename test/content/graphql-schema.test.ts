@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { buildSchema, getNullableType, isListType, isNonNullType, isObjectType, isScalarType, type GraphQLOutputType, type GraphQLSchema } from 'graphql';
 import { typeDefs } from '../../services/content/graphql-schema.ts';
 import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSearchOp } from '../../services/content/public-content-ops.ts';
-import { publicGetMenuOp, publicListMenusOp } from '../../services/site/menus-public-ops.ts';
+import { publicGetMenuOp, publicListMenusOp } from '../../services/menus/public-ops.ts';
 
 /**
  * The GraphQL SDL is written by hand; this test proves it says what the public operations' zod

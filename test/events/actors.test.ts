@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints, manageEndpoints } from '../../services/events/endpoint-ops.ts';
-import { deliveryHistory } from '../../services/events/delivery-ops.ts';
+import { deliveryHistoryOp } from '../../services/events/delivery-ops.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { call, emit, failure, keyPrincipal, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
 
@@ -127,7 +127,7 @@ describe('one delivery actor per endpoint', () => {
       // The owner sees it: in the endpoint list (its key) and in the delivery history.
       const listed = await call(world, manageEndpoints.list, {}, key);
       expect(listed.data.find((e) => e.id === endpoint.id)?.pausedAt).toBe(paused.pausedAt!.toISOString());
-      const history = await call(world, deliveryHistory, { endpointId: endpoint.id });
+      const history = await call(world, deliveryHistoryOp, { endpointId: endpoint.id });
       expect(history.data[0]).toMatchObject({ status: 'paused', attempt: 0 });
 
       // While paused nothing is sent, even for new events; they wait.

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
@@ -9,7 +9,6 @@ import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
 
 const createEndpoint = adminEndpoints.create;
-const childScript = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
 const webhooks: WebhookOptions = {
   retry: { initialIntervalMs: 500, backoffCoefficient: 2, maximumIntervalMs: 4_000, maximumAttempts: 6 },
   attemptTimeoutMs: 20_000,
@@ -17,47 +16,8 @@ const webhooks: WebhookOptions = {
   drainIntervalMs: 1_000,
 };
 
-/** Starts services/worker-factory.ts in its own OS process, on the world's queue and databases. */
-async function spawnWorker(world: World): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
-    env: {
-      ...process.env,
-      MONGODB_URI: world.config.MONGODB_URI,
-      TEMPORAL_ADDRESS: world.config.TEMPORAL_ADDRESS,
-      DB_PREFIX: world.config.DB_PREFIX,
-      TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
-      SECRET_KEY: world.config.SECRET_KEY,
-      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
-      LOG_LEVEL: 'silent',
-      WEBHOOK_TEST_OPTIONS: JSON.stringify(webhooks),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${stderr.slice(-2000)}`)), 60_000);
-    child.stdout?.on('data', (chunk) => {
-      if (String(chunk).includes('worker ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited (${code}): ${stderr.slice(-2000)}`));
-    });
-  });
-  return child;
-}
-
-function kill9(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
+const spawnWorker = (world: World) =>
+  spawnWorkerProcess(world.config, { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', WEBHOOK_TEST_OPTIONS: JSON.stringify(webhooks) }, 60_000);
 
 describe('a worker killed with SIGKILL in the middle of a delivery', () => {
   let world: World;

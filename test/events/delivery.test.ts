@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { manageEndpoints, adminEndpoints } from '../../services/events/endpoint-ops.ts';
-import { deliveryHistory, redeliver } from '../../services/events/delivery-ops.ts';
+import { deliveryHistoryOp, redeliverOp } from '../../services/events/delivery-ops.ts';
 import { verifyWebhookSignature } from '../../services/events/verify.ts';
 import { createEntryOp } from '../../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../../services/content/entries-publish-ops.ts';
@@ -87,7 +87,7 @@ describe('webhook deliveries on Temporal', () => {
       expect(new Set(receiver.received.map((r) => r.headers['x-service-delivery']))).toEqual(new Set([delivery._id]));
 
       // The administrators' history shows the attempts, newest first.
-      const history = await call(world, deliveryHistory, {});
+      const history = await call(world, deliveryHistoryOp, {});
       const mine = history.data.filter((h) => h.deliveryId === delivery._id);
       expect(mine.map((h) => h.attempt)).toEqual([4, 3, 2, 1]);
       expect(mine[3]).toMatchObject({ event: 'media.uploaded', status: 'failed', responseCode: 503, error: 'HTTP 503' });
@@ -113,7 +113,7 @@ describe('webhook deliveries on Temporal', () => {
       expect(receiver.received).toHaveLength(6);
 
       healthy = true;
-      const result = await call(world, redeliver, { id: delivery._id });
+      const result = await call(world, redeliverOp, { id: delivery._id });
       expect(result.delivery.id).not.toBe(delivery._id);
       const copy = await waitFor(async () => {
         const row = await deliveries.findOne({ _id: result.delivery.id });

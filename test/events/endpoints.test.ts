@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
-import { adminEndpoints, listEvents, manageEndpoints } from '../../services/events/endpoint-ops.ts';
+import { adminEndpoints, listEventsOp, manageEndpoints } from '../../services/events/endpoint-ops.ts';
 import { createSecretBox, secretBinding } from '../../services/events/secrets.ts';
 import { adminPrincipal, call, failure, keyPrincipal, siteDb, startWebhookWorld } from './support.ts';
 
@@ -20,7 +20,7 @@ describe('webhook endpoints', () => {
   afterAll(() => world?.close());
 
   it('lists the event catalog: twenty core events with string-typed data, plus plugin events', async () => {
-    const { events } = await call(world, listEvents, {}, keyPrincipal('any-key', []));
+    const { events } = await call(world, listEventsOp, {}, keyPrincipal('any-key', []));
     expect(events).toHaveLength(20);
     for (const descriptor of events) {
       expect(typeof descriptor.description).toBe('string');
@@ -34,7 +34,7 @@ describe('webhook endpoints', () => {
       { event: 'broken' }, // malformed: skipped, not fatal
     ]);
     try {
-      const after = await call(world, listEvents, {}, keyPrincipal('any-key', []));
+      const after = await call(world, listEventsOp, {}, keyPrincipal('any-key', []));
       expect(after.events).toHaveLength(21);
       // A plugin's event can be subscribed to while the plugin is active.
       const created = await call(world, keyCreate, { name: 'shop', url, events: ['shop.order.paid'] }, keyPrincipal('k-shop'));
@@ -134,7 +134,7 @@ describe('webhook endpoints', () => {
     const weak = keyPrincipal('k-weak', ['content:read']);
     expect(await failure(call(world, keyList, {}, weak))).toEqual({ status: 403, error: 'Forbidden' });
     expect(await failure(call(world, keyCreate, { name: 'x', url, events: ['content.created'] }, weak))).toEqual({ status: 403, error: 'Forbidden' });
-    expect(await failure(call(world, listEvents, {}, { kind: 'anonymous' }))).toEqual({ status: 401, error: 'Unauthorized' });
+    expect(await failure(call(world, listEventsOp, {}, { kind: 'anonymous' }))).toEqual({ status: 401, error: 'Unauthorized' });
   });
 
   it('pages the list with signed cursors', async () => {

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationContext } from '../../services/core/context.ts';
 import { exportFiles } from '../../services/export/model.ts';
@@ -7,49 +7,7 @@ import { readExportFile } from '../../services/export/files.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
 import { call, liveFiles, until } from './support.ts';
 
-// The worker child of the webhook crash test is a plain worker (services/worker-factory.ts) on the
-// environment's databases and task queue: the export needs nothing more.
-const childScript = fileURLToPath(new URL('../events/worker-child.ts', import.meta.url));
-
-async function spawnWorker(pw: PluginWorld): Promise<ChildProcess> {
-  const { config } = pw.world;
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
-    env: {
-      ...process.env,
-      MONGODB_URI: config.MONGODB_URI,
-      TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
-      DB_PREFIX: config.DB_PREFIX,
-      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-      SECRET_KEY: config.SECRET_KEY,
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${stderr.slice(-2000)}`)), 60_000);
-    child.stdout?.on('data', (chunk) => {
-      if (String(chunk).includes('worker ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited (${code}): ${stderr.slice(-2000)}`));
-    });
-  });
-  return child;
-}
-
-function kill9(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
+const spawnWorker = (pw: PluginWorld) => spawnWorkerProcess(pw.world.config, {}, 60_000);
 
 /**
  * A worker process killed with SIGKILL in the middle of a run: the staged files it wrote are never

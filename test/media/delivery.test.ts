@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_MEDIA, pdfOfSize, pngImage, startMediaWorld, upload, type MediaWorld } from './support.ts';
-import { forgetPublicState } from '../../services/content/public-state.ts';
+import { forgetPublicState } from '../../services/public-read/state.ts';
 
 let mw: MediaWorld;
 let pdf: Buffer;

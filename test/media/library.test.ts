@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_MEDIA, pdfOfSize, pngImage, startMediaWorld, upload, type MediaWorld } from './support.ts';
 import { Readable } from 'node:stream';
 import { mediaTrash } from '../../services/media/trash.ts';
-import { uploadMedia } from '../../services/media/upload-op.ts';
+import { uploadMediaOp } from '../../services/media/upload-ops.ts';
 import { invokeOperation } from '../../services/core/operation.ts';
 import type { Principal } from '../../services/core/principal.ts';
 
@@ -97,7 +97,7 @@ describe('key scope ownOnly', () => {
   it('sees and changes only its owner’s media', async () => {
     // An item uploaded by another user (through the operation itself, as that user's key would).
     const other: Principal = { kind: 'key', keyId: 'k-other', userId: 'someone-else', capabilities: new Set(ALL_MEDIA), scope: {}, isPlatformOperator: false };
-    const foreign = await invokeOperation(uploadMedia, await mw.ctx(other), {
+    const foreign = await invokeOperation(uploadMediaOp, await mw.ctx(other), {
       file: { filename: 'theirs.pdf', stream: Readable.from([pdfOfSize(500)]) },
     });
     const own = await mw.key(ALL_MEDIA, { ownOnly: true });

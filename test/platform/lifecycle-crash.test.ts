@@ -1,51 +1,11 @@
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { startWorld, type World } from '../support/world.ts';
 import { platformCollections } from '../../services/platform/workspaces.ts';
 import { databaseNames, newAdmin, operatorCaller, waitForWorkspace, workspaceRow } from './support.ts';
 
-const childScript = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
-
-/** services/worker-factory.ts in its own OS process, on the world's queue and databases. */
-async function spawnWorker(world: World): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
-    env: {
-      ...process.env,
-      MONGODB_URI: world.config.MONGODB_URI,
-      TEMPORAL_ADDRESS: world.config.TEMPORAL_ADDRESS,
-      DB_PREFIX: world.config.DB_PREFIX,
-      TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
-      SECRET_KEY: world.config.SECRET_KEY,
-      LOG_LEVEL: 'silent',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.on('data', (chunk) => (stderr += chunk));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${stderr.slice(-2000)}`)), 90_000);
-    child.stdout?.on('data', (chunk) => {
-      if (String(chunk).includes('worker ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited (${code}): ${stderr.slice(-2000)}`));
-    });
-  });
-  return child;
-}
-
-function kill9(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
+const spawnWorker = (world: World) => spawnWorkerProcess(world.config);
 
 describe('a worker killed with SIGKILL in the middle of a lifecycle step', () => {
   let world: World;

@@ -11,7 +11,7 @@ import { platformCollections } from '../../services/platform/workspaces.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
 import { createKey } from '../../services/access/keys.ts';
-import { DEFAULT_KEY_SETTINGS, writeKeySettings } from '../../services/site/settings-store.ts';
+import { DEFAULT_KEY_SETTINGS, writeKeySettings } from '../../services/access/site-settings-store.ts';
 
 export const PLATFORM_KEY_CAPABILITIES: Capability[] = ['platform:read', 'platform:manage', ...CAPABILITIES];
 export const tenantAdmin = { email: 'owner@tenant.example.test', password: 'correct horse battery staple' };

@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { operationTool } from '../../services/mcp/tools.ts';
 import { commentsFeature } from '../../services/comments/feature.ts';
 import { designFeature } from '../../services/design/feature.ts';
-import { redirectsFeature } from '../../services/site/redirects-feature.ts';
-import { emailTemplatesFeature } from '../../services/site/email-templates-feature.ts';
-import { cookiesFeature } from '../../services/site/cookies-feature.ts';
-import { analyticsFeature } from '../../services/site/analytics-feature.ts';
+import { redirectsFeature } from '../../services/redirects/feature.ts';
+import { emailTemplatesFeature } from '../../services/email-templates/feature.ts';
+import { cookiesFeature } from '../../services/cookies/feature.ts';
+import { analyticsFeature } from '../../services/analytics/feature.ts';
 
 const operations = [commentsFeature, designFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature].flatMap((f) => [...f.operations]);
 

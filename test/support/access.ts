@@ -7,7 +7,7 @@ import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { createKey } from '../../services/access/keys.ts';
-import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings, type KeySettings } from '../../services/site/settings-store.ts';
+import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings, type KeySettings } from '../../services/access/site-settings-store.ts';
 import { systemPrincipal } from '../../services/core/principal.ts';
 
 export interface ApiKeyOptions {

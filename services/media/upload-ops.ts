@@ -1,0 +1,75 @@
+import { MEDIA_SCOPE_FIELDS } from './model.ts';
+import { z } from 'zod';
+import { Readable } from 'node:stream';
+import { defineOperation } from '../core/operation.ts';
+import { BadRequestError } from '../core/errors.ts';
+import { actorKeyId, actorUserId } from '../core/principal.ts';
+import { MediaItemSchema, mediaItems, toMediaItem, type MediaDoc } from './model.ts';
+import { mediaLimits } from './limits.ts';
+import { deleteStoredBytes, ingest, type IncomingFile } from './ingest.ts';
+import { describeImage } from './image.ts';
+import { releaseBytes } from './quota.ts';
+import { bumpContentGeneration } from '../public-read/state.ts';
+
+const isIncomingFile = (value: unknown): value is IncomingFile =>
+  typeof value === 'object' && value !== null && (value as IncomingFile).stream instanceof Readable;
+
+export const uploadMediaOp = defineOperation({
+  id: 'media.upload',
+  surface: 'manage',
+  method: 'POST',
+  path: '/media',
+  summary: 'Upload a file to the media library (multipart field `file`)',
+  description:
+    'The type is detected from the bytes and checked against the site\'s allowed list; 413 over the size limit or the library quota.',
+  requires: 'media:upload',
+  scope: MEDIA_SCOPE_FIELDS,
+  input: z.object({
+    file: z.custom<IncomingFile>(isIncomingFile, { message: 'Expected a file' }).optional(),
+  }),
+  output: MediaItemSchema,
+  status: 201,
+  events: ['media.uploaded'],
+  heavy: true,
+  body: 'multipart',
+  hiddenFromTools: true,
+  async handler(ctx, input) {
+    if (!input.file) throw new BadRequestError('No file: send multipart/form-data with a file field');
+    const stored = await ingest(ctx, input.file, mediaLimits(ctx));
+    const now = ctx.services.clock.now();
+    let doc: MediaDoc;
+    try {
+      const image = await describeImage(ctx.db, stored.id, stored.mimeType, stored.size, stored.head);
+      doc = {
+        _id: stored.id,
+        siteId: ctx.site._id,
+        status: 'stored',
+        filename: stored.filename,
+        filenameLower: stored.filename.toLowerCase(),
+        mimeType: stored.mimeType,
+        size: stored.size,
+        ...image,
+        altText: null,
+        caption: null,
+        focalX: null,
+        focalY: null,
+        uploadedBy: actorUserId(ctx.principal),
+        uploadedByKey: actorKeyId(ctx.principal),
+        version: 1,
+        createdAt: now,
+        updatedAt: now,
+        trashedAt: null,
+      };
+      await mediaItems(ctx).insertOne(doc);
+    } catch (error) {
+      // The bytes are stored but no item points at them: drop them and give the quota back.
+      await deleteStoredBytes(ctx, stored.id);
+      await releaseBytes(ctx, stored.size);
+      throw error;
+    }
+    await bumpContentGeneration(ctx); // the public media list changed
+    const item = toMediaItem(ctx, doc);
+    await ctx.emit('media.uploaded', { id: item.id, filename: item.filename, mimeType: item.mimeType, size: item.size, url: item.url });
+    return item;
+  },
+});

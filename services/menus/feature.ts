@@ -1,0 +1,12 @@
+import type { Feature } from '../core/feature.ts';
+import { createMenuOp, deleteMenuOp, getMenuOp, listMenusOp, replaceMenuOp } from './menus-ops.ts';
+import { publicGetMenuOp, publicListMenusOp } from './public-ops.ts';
+import { menuTrashKind } from './trash.ts';
+import { MENUS_COLLECTION } from './menus.ts';
+
+export const menusFeature: Feature = {
+  name: 'menus',
+  operations: [listMenusOp, getMenuOp, createMenuOp, replaceMenuOp, deleteMenuOp, publicListMenusOp, publicGetMenuOp],
+  indexes: [{ collection: MENUS_COLLECTION, keys: { siteId: 1, slug: 1 }, options: { unique: true } }],
+  trash: [menuTrashKind],
+};

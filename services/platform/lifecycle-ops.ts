@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import { ConflictError, NotFoundError } from '../core/errors.ts';
+import { beginWorkspaceDeletion } from './deletion.ts';
+import { getWorkspace } from './lifecycle.ts';
+import { requestWorkspace } from './provisioning.ts';
+import { platformCollections } from './workspaces.ts';
+import { awaitWorkspace, sendWorkspaceCommand } from './workspace-actor.ts';
+import { AdminInput, HostName, SiteView, TenantView, tenantView } from './views.ts';
+
+// Every lifecycle route hands its step to the workspace actor (`workspace:<id>`), waits a bounded
+// time (LIFECYCLE_WAIT_MS, 5 s by default) and answers 202 with the workspace as it then is: the end
+// state when the step finished, or `provisioning` / `deleting` (poll GET /tenants/{id}) when no
+// worker ran it in time. A repeated call is harmless: it answers the same way.
+
+const TenantId = z.object({ id: z.string().min(1) });
+const pending =
+  'Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): ' +
+  '`tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}).';
+
+export const createTenantOp = defineOperation({
+  id: 'tenants.create',
+  surface: 'manage',
+  method: 'POST',
+  path: '/tenants',
+  summary: 'Create a workspace with its first site and administrator',
+  description: `Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. ${pending}`,
+  requires: 'platform:manage',
+  errors: [409],
+  status: 202,
+  input: z.object({
+    name: z.string().min(1).max(200),
+    siteName: z.string().min(1).max(200).optional(),
+    domains: z.array(HostName).min(1).max(50),
+    admin: AdminInput,
+  }),
+  output: z.object({ tenant: TenantView, site: SiteView }),
+  async handler(ctx, input) {
+    const requested = await requestWorkspace(ctx.services, input);
+    await sendWorkspaceCommand(ctx.services, requested._id, { kind: 'provision' });
+    const workspace = (await awaitWorkspace(ctx.services, requested._id, (w) => w.status !== 'provisioning')) ?? requested;
+    // Only a lost race for a domain between the claim and a crash abandons provisioning.
+    if (workspace.status === 'deleted') throw new ConflictError('Domain already in use');
+    const spec = requested.provisioning!;
+    return { tenant: tenantView(workspace), site: { id: spec.siteId, name: spec.siteName, domains: spec.domains } };
+  },
+});
+
+const statusChange = (action: 'suspend' | 'reactivate') =>
+  defineOperation({
+    id: `tenants.${action}`,
+    surface: 'manage',
+    method: 'POST',
+    path: `/tenants/:id/${action}`,
+    summary:
+      action === 'suspend'
+        ? 'Suspend a workspace: its public API answers 404, every other surface 423'
+        : 'Reactivate a suspended workspace: everything answers as before',
+    description: `${pending} Suspending a suspended (or reactivating an active) workspace changes nothing; a workspace being provisioned or deleted is a 409.`,
+    requires: 'platform:manage',
+    errors: [409],
+    status: 202,
+    input: TenantId,
+    output: z.object({ tenant: TenantView }),
+    async handler(ctx, { id }) {
+      const current = await getWorkspace(ctx.services, id);
+      if (id === ctx.workspace._id && action === 'suspend') throw new ConflictError('A workspace cannot suspend itself');
+      if (current.status !== 'active' && current.status !== 'suspended') throw new ConflictError(`Workspace is ${current.status}`);
+      const from = action === 'suspend' ? 'active' : 'suspended';
+      if (current.status !== from) return { tenant: tenantView(current) };
+      await sendWorkspaceCommand(ctx.services, id, { kind: action });
+      const workspace = (await awaitWorkspace(ctx.services, id, (w) => w.status !== from)) ?? current;
+      return { tenant: tenantView(workspace) };
+    },
+  });
+
+export const suspendTenant = statusChange('suspend');
+export const reactivateTenant = statusChange('reactivate');
+
+export const deleteTenantOp = defineOperation({
+  id: 'tenants.delete',
+  surface: 'manage',
+  method: 'DELETE',
+  path: '/tenants/:id',
+  summary: 'Delete a workspace: stop its work, release its domains, drop its database when asked',
+  description:
+    `The workspace stops answering at once (\`deleting\`); the actor cancels its schedules, export runs and pending deliveries, releases its domains and drops its database if \`dropDatabase=true\`. ${pending} ` +
+    'Deleting a deleted workspace again is harmless; with `dropDatabase=true` it drops a database an earlier deletion kept.',
+  requires: 'platform:manage',
+  errors: [409],
+  status: 202,
+  input: TenantId.extend({ dropDatabase: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }),
+  output: z.object({ tenant: TenantView }),
+  async handler(ctx, { id, dropDatabase }) {
+    if (id === ctx.workspace._id) throw new ConflictError('A workspace cannot delete itself');
+    const current = await platformCollections(ctx.services).workspaces.findOne({ _id: id });
+    if (!current) throw new NotFoundError();
+    // Recorded before the actor runs: the workspace stops answering now, and the worker's
+    // reconciler re-sends the command should Temporal not take it.
+    await beginWorkspaceDeletion(ctx.services, id, dropDatabase);
+    await sendWorkspaceCommand(ctx.services, id, { kind: 'delete', dropDatabase });
+    const workspace =
+      (await awaitWorkspace(ctx.services, id, (w) => w.status === 'deleted' && (!w.deletion?.dropDatabase || w.databaseDropped === true))) ??
+      (await getWorkspace(ctx.services, id));
+    return { tenant: tenantView(workspace) };
+  },
+});

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { defineOperation } from '../core/operation.ts';
+import { ConflictError } from '../core/errors.ts';
+import { getWorkspace } from './lifecycle.ts';
+import { addSite, platformCollections } from './workspaces.ts';
+import { withinCountQuota } from './quota-guard.ts';
+import { AdminInput, HostName, SiteView } from './views.ts';
+
+const TenantId = z.object({ id: z.string().min(1) });
+
+export const addTenantSiteOp = defineOperation({
+  id: 'tenants.addSite',
+  surface: 'manage',
+  method: 'POST',
+  path: '/tenants/:id/sites',
+  summary: 'Add a site to a workspace, with its administrator',
+  requires: 'platform:manage',
+  errors: [409],
+  status: 201,
+  input: TenantId.extend({ name: z.string().min(1).max(200), domains: z.array(HostName).min(1).max(50), admin: AdminInput }),
+  output: z.object({ site: SiteView }),
+  async handler(ctx, { id, ...input }) {
+    const workspace = await getWorkspace(ctx.services, id);
+    if (workspace.status !== 'active') throw new ConflictError(`Workspace is ${workspace.status}`);
+    const sites = platformCollections(ctx.services).sites;
+    const count = () => sites.countDocuments({ workspaceId: id });
+    const site = await withinCountQuota({ services: ctx.services, workspace, site: null }, 'sites', count, () => addSite(ctx.services, workspace, input));
+    return { site: { id: site._id, name: site.name, domains: site.domains } };
+  },
+});

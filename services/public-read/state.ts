@@ -1,0 +1,216 @@
+import type { OperationContext, Services } from '../core/context.ts';
+import { COLLECTIONS } from '../content/model.ts';
+import { loadLanguages, type LanguagesDoc } from '../languages/languages.ts';
+import { readAccessState } from '../access/site-settings-store.ts';
+import { topics } from '../core/topics.ts';
+import type { ChangeFeed } from '../core/change-feed.ts';
+
+/** Per-site counter every write that changes public output increments (content, menus, languages). */
+interface StateDoc {
+  _id: string;
+  siteId: string;
+  generation: number;
+}
+
+/** What every public read needs first: is the API on, which cache generation, which languages. */
+export interface PublicState {
+  generation: number;
+  publicEnabled: boolean;
+  languages: Pick<LanguagesDoc, 'languages' | 'defaultCode'>;
+}
+
+export interface PublicCacheOptions {
+  /** Response cache on/off (the benchmark measures both). */
+  enabled: boolean;
+  /**
+   * How long a gateway trusts its copy of the site's public state before reading it again.
+   * Writes through this gateway refresh it at once; other gateways see a change within this time.
+   */
+  stateTtlMs: number;
+  maxEntriesPerSite: number;
+}
+
+interface SiteCache {
+  state: PublicState | null;
+  loadedAt: number;
+  /** Loaded while the change feed vouches for this process and no change arrived meanwhile. */
+  pushed: boolean;
+  loading: Promise<PublicState> | null;
+  responses: Map<string, Promise<unknown>>;
+  /** Answers ready to send as they are, by request URL, for `responsesGeneration` (the cache-hit lane). */
+  answers: Map<string, ReadyAnswer>;
+  responsesGeneration: number;
+}
+
+/** A public answer ready to send again as it is: its JSON body and that body's ETag. */
+export interface ReadyAnswer {
+  body: string;
+  etag: string;
+}
+
+/**
+ * This process's public read cache (a `Services` member, `services.publicCache`): per site, the
+ * public state, the response promises of the current generation and the ready answers.
+ */
+export interface PublicCache {
+  options: PublicCacheOptions;
+  sites: Map<string, SiteCache>;
+  feed: ChangeFeed;
+}
+
+export function createPublicCache(feed: ChangeFeed): PublicCache {
+  const sites = new Map<string, SiteCache>();
+  // Pushed invalidation: content writes announce `site-content:<id>`, switches `site-access:<id>`.
+  feed.subscribe((topic) => {
+    if (topic === null) for (const cache of sites.values()) cache.pushed = false;
+    const siteId = topic && /^site-(?:content|access):(.+)$/.exec(topic)?.[1];
+    const cache = siteId ? sites.get(siteId) : undefined;
+    if (cache) {
+      cache.state = null;
+      cache.pushed = false;
+    }
+  });
+  return { options: { enabled: true, stateTtlMs: 250, maxEntriesPerSite: 2000 }, sites, feed };
+}
+
+const registry = (services: Services): PublicCache => services.publicCache;
+
+export function configurePublicCache(services: Services, options: Partial<PublicCacheOptions>): void {
+  const reg = registry(services);
+  reg.options = { ...reg.options, ...options };
+  reg.sites.clear();
+}
+
+function siteCache(ctx: OperationContext): SiteCache {
+  const { sites } = registry(ctx.services);
+  let cache = sites.get(ctx.site._id);
+  if (!cache) {
+    cache = { state: null, loadedAt: 0, pushed: false, loading: null, responses: new Map(), answers: new Map(), responsesGeneration: -1 };
+    sites.set(ctx.site._id, cache);
+  }
+  return cache;
+}
+
+async function readState(ctx: OperationContext): Promise<PublicState> {
+  const [doc, publicEnabled, languages] = await Promise.all([
+    ctx.db.collection<StateDoc>(COLLECTIONS.state).findOne({ _id: ctx.site._id, siteId: ctx.site._id }),
+    readAccessState(ctx.db, ctx.site._id).then((state) => state.publicEnabled),
+    loadLanguages(ctx),
+  ]);
+  return { generation: doc?.generation ?? 0, publicEnabled, languages: { languages: languages.languages, defaultCode: languages.defaultCode } };
+}
+
+/** The site's public state, re-read at most every `stateTtlMs` (one shared read when many requests arrive at once). */
+export async function publicState(ctx: OperationContext): Promise<PublicState> {
+  const { options } = registry(ctx.services);
+  const cache = siteCache(ctx);
+  // A cached "switched off" is never trusted: re-reading costs nothing on a site that is off, and
+  // switching the API back on must take effect on the next request (contract 1.3).
+  // While the change feed vouches for this process, a copy loaded under it holds until a change is
+  // pushed (no read at all); otherwise it is trusted for `stateTtlMs`.
+  const feed = ctx.services.changeFeed;
+  if (cache.state?.publicEnabled && ((cache.pushed && feed.trusted()) || Date.now() - cache.loadedAt < options.stateTtlMs)) return cache.state;
+  const epoch = feed.epoch();
+  const trusted = feed.trusted();
+  cache.loading ??= readState(ctx)
+    .then((state) => {
+      cache.state = state;
+      cache.loadedAt = Date.now();
+      cache.pushed = trusted && feed.trusted() && feed.epoch() === epoch;
+      return state;
+    })
+    .finally(() => {
+      cache.loading = null;
+    });
+  return cache.loading;
+}
+
+/**
+ * Called by every write that changes what the Public API shows. The `$inc` is atomic, so every
+ * gateway reading the counter afterwards sees a new generation and drops its cached responses.
+ */
+export async function bumpContentGeneration(ctx: OperationContext): Promise<void> {
+  await ctx.db
+    .collection<StateDoc>(COLLECTIONS.state)
+    .updateOne({ _id: ctx.site._id, siteId: ctx.site._id }, { $inc: { generation: 1 } }, { upsert: true });
+  forgetPublicState(ctx.services, ctx.site._id);
+  // Other gateways drop their copy when the change arrives (content freshness is not access: no
+  // waiting for acknowledgements; a gateway whose feed is down is back on the `stateTtlMs` read).
+  await ctx.services.changeFeed.announce(topics.siteContent(ctx.site._id));
+}
+
+/** Drops this gateway's copy of a site's public state (e.g. after the site settings changed). */
+export function forgetPublicState(services: Services, siteId: string): void {
+  const cache = registry(services).sites.get(siteId);
+  if (cache) {
+    cache.state = null;
+    cache.loadedAt = 0;
+    cache.pushed = false;
+  }
+}
+
+/**
+ * Cached public response for this generation, or computes and stores it. The promise is stored,
+ * so the requests that arrive together right after an invalidation share one database query.
+ */
+export async function cachedResponse<T>(ctx: OperationContext, state: PublicState, key: string, compute: () => Promise<T>): Promise<T> {
+  const { options } = registry(ctx.services);
+  if (!options.enabled) return compute();
+  const cache = siteCache(ctx);
+  if (cache.responsesGeneration !== state.generation) {
+    // Only move forward: a request holding an older state must not wipe newer responses.
+    if (state.generation < cache.responsesGeneration) return compute();
+    cache.responses = new Map();
+    cache.answers = new Map();
+    cache.responsesGeneration = state.generation;
+  }
+  const hit = cache.responses.get(key);
+  if (hit) return hit as Promise<T>;
+  const responses = cache.responses;
+  if (responses.size >= options.maxEntriesPerSite) responses.delete(responses.keys().next().value!);
+  // Frozen: the same object is served to every request of this generation, and the REST adapter
+  // serializes (and hashes) a frozen result only once.
+  const pending = compute().then((value) => (value && typeof value === 'object' ? Object.freeze(value) : value));
+  responses.set(key, pending);
+  // A failed read is not cached: the next request tries again.
+  pending.catch(() => responses.get(key) === pending && responses.delete(key));
+  return pending;
+}
+
+/** This gateway's figures for one site's public cache (for `GET /cache/stats`). */
+export function publicCacheFigures(services: Services, siteId: string): { responses: number; generation: number | null } {
+  const cache = registry(services).sites.get(siteId);
+  return { responses: cache?.responses.size ?? 0, generation: cache && cache.responsesGeneration >= 0 ? cache.responsesGeneration : null };
+}
+
+/**
+ * The cache-hit lane (docs/content.md, "Public read cache"): the answer already sent for this exact
+ * request URL, when the site's public state is held under the change feed (pushed, the feed
+ * trusted, the API on) and the answer belongs to its generation. Synchronous and free of database
+ * work; anything else is `undefined` and the request takes the full path.
+ */
+export function peekReadyAnswer(services: Services, siteId: string, url: string): ReadyAnswer | undefined {
+  const cache = registry(services).sites.get(siteId);
+  const state = cache?.state;
+  if (!state?.publicEnabled || !cache!.pushed || cache!.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return undefined;
+  return cache!.answers.get(url);
+}
+
+/**
+ * Taken before a public read runs the full path; `keep` then stores its answer for the URL only if
+ * nothing changed meanwhile (the same state object, still pushed and trusted, same generation), so
+ * an answer computed before an invalidation is never served after it.
+ */
+export function readyAnswerSlot(services: Services, siteId: string, url: string): { keep(answer: ReadyAnswer): void } | null {
+  const reg = registry(services);
+  const cache = reg.sites.get(siteId);
+  const state = cache?.state;
+  if (!cache || !state || !reg.options.enabled) return null;
+  return {
+    keep(answer) {
+      if (cache.state !== state || !cache.pushed || cache.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return;
+      if (cache.answers.size >= reg.options.maxEntriesPerSite) cache.answers.delete(cache.answers.keys().next().value!);
+      cache.answers.set(url, answer);
+    },
+  };
+}

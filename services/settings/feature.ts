@@ -1,0 +1,11 @@
+import type { Feature } from '../core/feature.ts';
+import { settingsOperations } from './settings-ops.ts';
+import { ensureSiteSettings } from '../access/site-settings-store.ts';
+
+export const settingsFeature: Feature = {
+  name: 'settings',
+  operations: settingsOperations,
+  async provisionWorkspace(ctx) {
+    await ensureSiteSettings(ctx.db, ctx.site._id, ctx.services.clock.now());
+  },
+};

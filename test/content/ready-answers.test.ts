@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandStartedEvent } from 'mongodb';
+import { startContentWorld, signIn, type ContentWorld } from './support.ts';
+import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../../services/core/change-feed.ts';
+
+// The public cache-hit lane (docs/content.md, "Public read cache"): a repeated public read is sent
+// again from memory — same bytes, same ETag, no database command — and stays exact: the next read
+// after a write, a switch or a suspension shows it.
+let cw: ContentWorld;
+let commands: string[] = [];
+const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
+
+beforeAll(async () => {
+  cw = await startContentWorld({ monitorCommands: true });
+  cw.world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
+    const target = event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName];
+    if (!feedCollections.has(target)) commands.push(`${event.commandName} ${String(target)}`);
+  });
+  for (let i = 0; i < 3; i++) {
+    const entry = await cw.create({ title: `Lane ${i}`, slug: `lane-${i}` });
+    await cw.manage('POST', `/content/${entry.id}/publish`);
+  }
+});
+afterAll(async () => cw?.close());
+
+/** Commands the gateway sends while `run` runs, the change feed's own polling and lease left out. */
+async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
+  commands = [];
+  await run();
+  return commands;
+}
+
+describe('public cache-hit lane', () => {
+  it('answers a repeated read with the same bytes and ETag and no database command; 304 on If-None-Match', async () => {
+    const first = await cw.pub('/content?limit=2');
+    expect(first.statusCode).toBe(200);
+    const etag = String(first.headers.etag);
+    expect(etag).toMatch(/^W\/"/);
+    const used = await commandsDuring(async () => {
+      for (let i = 0; i < 20; i++) {
+        const again = await cw.pub('/content?limit=2');
+        expect(again.statusCode).toBe(200);
+        expect(again.body).toBe(first.body);
+        expect(again.headers.etag).toBe(etag);
+        expect(again.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(again.headers['x-request-id']).toBeTruthy();
+      }
+      const unchanged = await cw.pub('/content?limit=2', { 'if-none-match': etag });
+      expect(unchanged.statusCode).toBe(304);
+      expect(unchanged.body).toBe('');
+    });
+    expect(used).toEqual([]);
+  });
+
+  it('shows a content write on the next read', async () => {
+    const entry = await cw.create({ title: 'Before', slug: 'lane-write' });
+    await cw.manage('POST', `/content/${entry.id}/publish`);
+    for (let i = 0; i < 3; i++) expect((await cw.pub('/content/lane-write')).json().title).toBe('Before');
+    await cw.manage('PATCH', `/content/${entry.id}`, { title: 'After', status: 'published' });
+    expect((await cw.pub('/content/lane-write')).json().title).toBe('After');
+    await cw.manage('POST', `/content/${entry.id}/unpublish`);
+    expect((await cw.pub('/content/lane-write')).statusCode).toBe(404);
+  });
+
+  it('shows the Public API switched off on the next read, and back on', async () => {
+    for (let i = 0; i < 3; i++) expect((await cw.pub('/content/lane-1')).statusCode).toBe(200);
+    expect((await cw.manage('PATCH', '/settings', { api: { publicEnabled: false } })).statusCode).toBe(200);
+    expect((await cw.pub('/content/lane-1')).statusCode).toBe(404);
+    expect((await cw.pub('/content/lane-1')).json()).toEqual({ error: expect.any(String) });
+    expect((await cw.manage('PATCH', '/settings', { api: { publicEnabled: true } })).statusCode).toBe(200);
+    expect((await cw.pub('/content/lane-1')).statusCode).toBe(200);
+  });
+
+  it('never serves a signed-in editor from the lane: a preview shows the working revision', async () => {
+    const entry = await cw.create({ title: 'Published title', slug: 'lane-preview' });
+    await cw.manage('POST', `/content/${entry.id}/publish`);
+    await cw.manage('PATCH', `/content/${entry.id}`, { title: 'Working title' });
+    for (let i = 0; i < 3; i++) expect((await cw.pub('/content/lane-preview?preview=1')).json().title).toBe('Published title');
+    const { cookie } = await signIn(cw.world);
+    expect((await cw.pub('/content/lane-preview?preview=1', { cookie })).json().title).toBe('Working title');
+    expect((await cw.pub('/content/lane-preview')).json().title).toBe('Published title');
+  });
+
+  it('goes back to the database when the change feed stops vouching for this process', async () => {
+    const feed = cw.world.services.changeFeed;
+    await cw.pub('/content/lane-2');
+    expect(await commandsDuring(() => cw.pub('/content/lane-2'))).toEqual([]);
+    feed.cut(1000);
+    const used = await commandsDuring(async () => expect((await cw.pub('/content/lane-2')).statusCode).toBe(200));
+    expect(used.length).toBeGreaterThan(0);
+    // Back under the feed (a new session starts with empty caches): memory again after one read.
+    for (let waited = 0; !feed.trusted(); waited += 50) {
+      if (waited > 15_000) throw new Error('the change feed did not come back');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await cw.pub('/content/lane-2');
+    expect(await commandsDuring(() => cw.pub('/content/lane-2'))).toEqual([]);
+  });
+});
