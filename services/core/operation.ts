@@ -61,6 +61,8 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
    * and OpenAPI lists these content types. Such operations are not MCP tools.
    */
   produces?: { contentTypes: readonly string[]; ranges?: boolean };
+  /** The plugin a mounted plugin operation belongs to (plugins/routes.ts hides it where inactive). */
+  plugin?: string;
   /** Not exposed as an MCP tool (e.g. binary uploads). */
   hiddenFromTools?: boolean;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
