@@ -117,6 +117,12 @@ export async function deleteUser(ctx: OperationContext, id: string): Promise<voi
   const { users, sessions } = accessCollections(ctx.db);
   const deleted = await users.findOneAndDelete({ _id: id, siteId: ctx.site._id });
   if (!deleted) throw new NotFoundError();
+  // The last platform operator stays (docs/platform.md): checked after the write and undone, the
+  // same way as revoking the flag, so two racing removals of the last two leave one.
+  if (deleted.platformOperator && (await users.countDocuments({ siteId: ctx.site._id, platformOperator: true }, { limit: 1 })) === 0) {
+    await users.insertOne(deleted);
+    throw new ConflictError('The last platform operator cannot be removed');
+  }
   await sessions.deleteMany({ siteId: ctx.site._id, userId: id });
   await accessChanged(ctx);
 }

@@ -10,10 +10,27 @@ const base = '/api/platform/tenants';
 const path = (id, rest = '') => `${base}/${encodeURIComponent(id)}${rest}`;
 let deleting = null;
 let editing = null;
+/** The workspace the create form last made, while its provisioning is under way: its status line follows the list. */
+let provisioning = null;
+
+/**
+ * Every action starts by clearing the result lines of earlier ones, so no error or success line
+ * outlives the next action (a failed delete's error after a later success, a "Saved." of a
+ * workspace since deleted). The create line stays while it still follows a provisioning workspace.
+ */
+function clearLines() {
+  for (const id of ['list-error', 'delete-error', 'quota-error', 'quota-status']) say(id, '');
+  if (!provisioning) say('create-status', '');
+}
+
+function run(button, errorId, onClick) {
+  clearLines();
+  return withButton(button, errorId, onClick);
+}
 
 function action(label, subject, className, onClick) {
   const button = el('button', { type: 'button', className, 'aria-label': `${label} ${subject}` }, label);
-  button.addEventListener('click', () => withButton(button, 'list-error', onClick));
+  button.addEventListener('click', () => run(button, 'list-error', onClick));
   return button;
 }
 
@@ -84,6 +101,22 @@ async function load() {
   const { data } = await api('GET', base);
   const usages = await Promise.all(data.map(usageOf));
   byId('workspaces').replaceChildren(...data.map((tenant, i) => row(tenant, usages[i])));
+  if (provisioning) {
+    // The create line tells the status as it is now, and stops following once provisioning ended.
+    const current = data.find((t) => t.id === provisioning.id);
+    if (current) say('create-status', `Workspace "${current.name}" is ${current.status}.`);
+    if (!current || current.status !== 'provisioning') provisioning = null;
+  }
+  // A panel of a workspace that is gone (deleted) closes.
+  const gone = (tenant) => tenant && !data.some((t) => t.id === tenant.id && t.status !== 'deleting' && t.status !== 'deleted');
+  if (gone(editing)) {
+    byId('quota-panel').hidden = true;
+    editing = null;
+  }
+  if (gone(deleting)) {
+    byId('delete-panel').hidden = true;
+    deleting = null;
+  }
   // Steps still under way (`provisioning`, `deleting`) are shown as such; look again shortly.
   if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting')) setTimeout(() => load().catch(() => undefined), 2000);
 }
@@ -133,8 +166,8 @@ async function main() {
     event.preventDefault();
     const form = event.currentTarget;
     const button = form.querySelector('button[type=submit]');
-    say('create-status', '');
-    withButton(button, 'create-error', async () => {
+    provisioning = null;
+    run(button, 'create-error', async () => {
       const body = {
         name: byId('ws-name').value,
         domains: byId('ws-domains').value.split(',').map((d) => d.trim()).filter(Boolean),
@@ -144,34 +177,45 @@ async function main() {
       byId('ws-admin-password').value = '';
       form.reset();
       say('create-status', `Workspace "${tenant.name}" is ${tenant.status}.`);
+      if (tenant.status === 'provisioning') provisioning = { id: tenant.id };
       await load();
     });
   });
 
   byId('delete-cancel').addEventListener('click', () => {
     byId('delete-panel').hidden = true;
+    say('delete-error', '');
     deleting = null;
   });
+  // Typing again answers the error it caused: the line goes rather than stand next to a corrected name.
+  byId('delete-confirm').addEventListener('input', () => say('delete-error', ''));
   byId('delete-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    withButton(byId('delete-submit'), 'delete-error', async () => {
+    run(byId('delete-submit'), 'delete-error', async () => {
       if (!deleting) return;
       if (byId('delete-confirm').value !== deleting.name) throw new ApiError(400, 'Type the exact workspace name to confirm.');
       const drop = byId('delete-drop').checked ? 'true' : 'false';
-      await api('DELETE', `${path(deleting.id)}?dropDatabase=${drop}`);
+      const { id } = deleting;
+      await api('DELETE', `${path(id)}?dropDatabase=${drop}`);
       byId('delete-panel').hidden = true;
       deleting = null;
+      if (editing?.id === id) {
+        byId('quota-panel').hidden = true;
+        editing = null;
+      }
       await load();
     });
   });
 
   byId('quota-close').addEventListener('click', () => {
     byId('quota-panel').hidden = true;
+    say('quota-status', '');
+    say('quota-error', '');
     editing = null;
   });
   byId('quota-form').addEventListener('submit', (event) => {
     event.preventDefault();
-    withButton(byId('quota-save'), 'quota-error', async () => {
+    run(byId('quota-save'), 'quota-error', async () => {
       if (!editing) return;
       const quotas = {};
       for (const input of byId('quota-limits').querySelectorAll('input[data-quota]')) {

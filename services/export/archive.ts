@@ -2,8 +2,8 @@ import { pipeline, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { Db } from 'mongodb';
 import type { ByteRange } from '../media/range.ts';
-import { liveListing } from './files.ts';
-import { exportBucket, type ExportFileDoc } from './model.ts';
+import { liveListing, readChunks, readSmallBodies } from './files.ts';
+import type { ExportFileDoc } from './model.ts';
 
 /**
  * The export as a tar archive (POSIX ustar, PAX records for paths longer than ustar holds),
@@ -82,9 +82,28 @@ export async function tarLength(db: Db, siteId: string): Promise<{ bytes: number
   return { bytes, files };
 }
 
+/** Listing rows read ahead, and their bodies fetched together (small files, one round trip per group). */
+const GROUP_FILES = 200;
+const GROUP_BYTES = 4 * 1024 * 1024;
+
+/** The listing in groups of at most GROUP_FILES files / GROUP_BYTES bytes (a bounded read-ahead). */
+async function* groups(db: Db, siteId: string): AsyncGenerator<ExportFileDoc[]> {
+  let group: ExportFileDoc[] = [];
+  let bytes = 0;
+  for await (const file of liveListing(db, siteId)) {
+    group.push(file);
+    bytes += file.length;
+    if (group.length >= GROUP_FILES || bytes >= GROUP_BYTES) {
+      yield group;
+      group = [];
+      bytes = 0;
+    }
+  }
+  if (group.length) yield group;
+}
+
 /** The archive's bytes `range` (inclusive) or all of it, streamed. */
 export function tarStream(db: Db, siteId: string, range: ByteRange | null): Readable {
-  const bucket = exportBucket(db);
   async function* generate(): AsyncGenerator<Buffer> {
     const start = range?.start ?? 0;
     const end = range ? range.end + 1 : Number.POSITIVE_INFINITY; // exclusive
@@ -95,22 +114,35 @@ export function tarStream(db: Db, siteId: string, range: ByteRange | null): Read
       if (to > from) yield bytes.subarray(from, to);
       offset += bytes.length;
     };
-    for await (const file of liveListing(db, siteId)) {
-      if (offset >= end) return;
-      const head = entryHead(file);
-      const total = head.length + padded(file.length);
-      if (offset + total <= start) {
-        offset += total; // wholly before the range: not read at all
-        continue;
+    for await (const group of groups(db, siteId)) {
+      // Bodies of the group's small files that the range touches, in one round trip.
+      let at = offset;
+      const touched = group.filter((file) => {
+        const head = entryHead(file).length;
+        const hit = at + head < end && at + head + file.length > start;
+        at += head + padded(file.length);
+        return hit;
+      });
+      const bodies = await readSmallBodies(db, touched);
+      for (const file of group) {
+        if (offset >= end) return;
+        const head = entryHead(file);
+        const total = head.length + padded(file.length);
+        if (offset + total <= start) {
+          offset += total; // wholly before the range: not read at all
+          continue;
+        }
+        yield* part(head);
+        const dataStart = Math.max(start - offset, 0);
+        const dataEnd = Math.min(end - offset, file.length);
+        if (dataEnd > dataStart) {
+          const body = bodies.get(file._id);
+          if (body) yield body.subarray(dataStart, dataEnd);
+          else yield* readChunks(db, file, { start: dataStart, end: dataEnd - 1 });
+        }
+        offset += file.length;
+        yield* part(Buffer.alloc(padded(file.length) - file.length));
       }
-      yield* part(head);
-      const dataStart = Math.max(start - offset, 0);
-      const dataEnd = Math.min(end - offset, file.length);
-      if (dataEnd > dataStart) {
-        for await (const chunk of bucket.openDownloadStream(file._id as never, { start: dataStart, end: dataEnd })) yield chunk as Buffer;
-      }
-      offset += file.length;
-      yield* part(Buffer.alloc(padded(file.length) - file.length));
     }
     yield* part(TRAILER);
   }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Db } from 'mongodb';
-import { EXPORT_BUCKET, exportBucket, exportEntryChanges, exportFiles, type ExportFileDoc, type ExportFileMeta } from './model.ts';
+import { Binary, MongoBulkWriteError, type Collection, type Db, type Filter, type OptionalUnlessRequiredId, type WithoutId } from 'mongodb';
+import { EXPORT_BUCKET, exportEntryChanges, exportFiles, type ExportFileDoc, type ExportFileMeta } from './model.ts';
 
 export const sha256 = (body: Buffer | string) => createHash('sha256').update(body).digest('base64url');
 
@@ -10,19 +10,47 @@ export const sha256 = (body: Buffer | string) => createHash('sha256').update(bod
  */
 export const fileId = (generation: number, path: string) => `g${String(generation).padStart(10, '0')}-${sha256(path).slice(0, 32)}`;
 
-const chunks = (db: Db) => db.collection(`${EXPORT_BUCKET}.chunks`);
+const chunks = (db: Db) => db.collection<ChunkDoc>(`${EXPORT_BUCKET}.chunks`);
 
-async function deleteByIds(db: Db, ids: string[]): Promise<number> {
+/**
+ * Storage layout, chosen for engines that only use `_id` and unique indexes (the local one scans
+ * a whole collection for any other filter): every hot lookup goes by `_id`. Files are GridFS-shaped
+ * (`export.files` / `export.chunks`), but this module writes them itself, with chunk ids derived
+ * from the file id (`<fileId>#<n>`): a retried write overwrites the same documents, and readers
+ * and deletes reach a file's chunks by id instead of by `files_id` (which costs a full scan of the
+ * chunks collection per file there: 20,000 pages took minutes instead of seconds).
+ */
+export const CHUNK_SIZE = 255 * 1024;
+export const chunkId = (fileId: string, n: number) => `${fileId}#${n}`;
+const chunkCount = (length: number, chunkSize: number) => Math.max(1, Math.ceil(length / chunkSize));
+const chunkIdsOf = (file: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>) =>
+  Array.from({ length: chunkCount(file.length, file.chunkSize) }, (_, n) => chunkId(file._id, n));
+
+interface ChunkDoc {
+  _id: string;
+  files_id: string;
+  n: number;
+  data: Binary;
+}
+
+const bytesOf = (data: Binary) => Buffer.from(data.buffer.buffer, data.buffer.byteOffset, data.position);
+
+/** Files per write or read round trip (bounded: 200 pages are a few MB). */
+const BATCH = 200;
+
+async function deleteFiles(db: Db, files: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>[]): Promise<number> {
   let deleted = 0;
-  for (let i = 0; i < ids.length; i += 500) {
-    const slice = ids.slice(i, i + 500);
+  for (let i = 0; i < files.length; i += BATCH) {
+    const slice = files.slice(i, i + BATCH);
     // The files document goes first: without it the file is not listed, so no reader meets a file
-    // whose chunks are half gone; chunks left by a crash in between are removed by the next retry.
-    deleted += (await exportFiles(db).deleteMany({ _id: { $in: slice } })).deletedCount;
-    await chunks(db).deleteMany({ files_id: { $in: slice } });
+    // whose chunks are half gone; chunks left by a crash in between are overwritten by a retry.
+    deleted += (await exportFiles(db).deleteMany({ _id: { $in: slice.map((f) => f._id) } })).deletedCount;
+    await chunks(db).deleteMany({ _id: { $in: slice.flatMap(chunkIdsOf) } });
   }
   return deleted;
 }
+
+const FILE_SHAPE = { projection: { _id: 1, length: 1, chunkSize: 1 } } as const;
 
 /** The newest live version of a path (two live versions exist only while a finishing run commits). */
 export async function liveFile(db: Db, siteId: string, path: string): Promise<ExportFileDoc | null> {
@@ -30,37 +58,133 @@ export async function liveFile(db: Db, siteId: string, path: string): Promise<Ex
   return file ?? null;
 }
 
+/** sha and content type of the newest live version of each of `paths` (one query for all of them). */
+async function liveVersions(db: Db, siteId: string, paths: string[]): Promise<Map<string, { sha: string; contentType: string }>> {
+  const out = new Map<string, { sha: string; contentType: string }>();
+  if (paths.length === 0) return out;
+  const rows = exportFiles(db)
+    .find({ 'metadata.siteId': siteId, 'metadata.state': 'live', 'metadata.path': { $in: paths } }, { projection: { _id: 1, 'metadata.path': 1, 'metadata.sha': 1, 'metadata.contentType': 1 } })
+    .sort({ _id: -1 });
+  for await (const row of rows) if (!out.has(row.metadata.path)) out.set(row.metadata.path, { sha: row.metadata.sha, contentType: row.metadata.contentType });
+  return out;
+}
+
+export type StageInput = Omit<ExportFileMeta, 'state' | 'sha'> & { body: string | Buffer; unlessSame?: boolean };
+
 /**
- * Stages one file of a run. With `unlessSame`, a page whose bytes equal the live version is not
- * written at all ('same'): incremental runs rewrite exactly the pages that changed.
+ * Stages files of a run (one site), a few round trips per 200 files. With `unlessSame`, a page
+ * whose bytes equal the live version is not written at all ('same'): incremental runs rewrite
+ * exactly the pages that changed. Idempotent: a retry rewrites the same ids.
  */
-export async function stageFile(
-  db: Db,
-  file: Omit<ExportFileMeta, 'state' | 'sha'> & { body: string | Buffer; unlessSame?: boolean },
-): Promise<'written' | 'same'> {
-  const body = typeof file.body === 'string' ? Buffer.from(file.body, 'utf8') : file.body;
-  const sha = sha256(body);
-  if (file.unlessSame) {
-    const live = await liveFile(db, file.siteId, file.path);
-    if (live && live.metadata.sha === sha && live.metadata.contentType === file.contentType) return 'same';
-  }
-  const id = fileId(file.generation, file.path);
-  await deleteByIds(db, [id]);
-  await chunks(db).deleteMany({ files_id: id });
-  const metadata: ExportFileMeta = { siteId: file.siteId, path: file.path, contentType: file.contentType, entryId: file.entryId, runId: file.runId, generation: file.generation, state: 'staged', sha };
-  const upload = exportBucket(db).openUploadStreamWithId(id as never, file.path, { metadata });
-  await new Promise<void>((resolve, reject) => {
-    upload.once('error', reject);
-    upload.end(body, () => resolve());
+export async function stageFiles(db: Db, files: StageInput[]): Promise<('written' | 'same')[]> {
+  const results: ('written' | 'same')[] = [];
+  for (let i = 0; i < files.length; i += BATCH) results.push(...(await stageSlice(db, files.slice(i, i + BATCH))));
+  return results;
+}
+
+async function stageSlice(db: Db, files: StageInput[]): Promise<('written' | 'same')[]> {
+  const prepared = files.map((file) => {
+    const body = typeof file.body === 'string' ? Buffer.from(file.body, 'utf8') : file.body;
+    return { file, body, sha: sha256(body), id: fileId(file.generation, file.path) };
   });
-  return 'written';
+  const compared = prepared.filter((p) => p.file.unlessSame);
+  const live = compared.length ? await liveVersions(db, compared[0].file.siteId, compared.map((p) => p.file.path)) : new Map();
+  const results = prepared.map((p) => {
+    const current = p.file.unlessSame ? live.get(p.file.path) : undefined;
+    return current && current.sha === p.sha && current.contentType === p.file.contentType ? ('same' as const) : ('written' as const);
+  });
+  const toWrite = prepared.filter((_, i) => results[i] === 'written');
+  if (toWrite.length === 0) return results;
+  // A retry meets its own earlier version: unlist it first, and drop chunks it had beyond the new count.
+  const earlier = await exportFiles(db).find({ _id: { $in: toWrite.map((p) => p.id) } }, FILE_SHAPE).toArray();
+  if (earlier.length) await exportFiles(db).deleteMany({ _id: { $in: earlier.map((f) => f._id) } });
+  const chunkWrites = toWrite.flatMap((p) =>
+    Array.from({ length: chunkCount(p.body.length, CHUNK_SIZE) }, (_, n) => {
+      const doc = { _id: chunkId(p.id, n), files_id: p.id, n, data: new Binary(p.body.subarray(n * CHUNK_SIZE, (n + 1) * CHUNK_SIZE)) };
+      return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
+    }),
+  );
+  await insertOrReplace(chunks(db), chunkWrites.map((w) => w.replaceOne.replacement), earlier.length === 0);
+  const fresh = new Set(chunkWrites.map((w) => w.replaceOne.filter._id));
+  const extra = earlier.flatMap(chunkIdsOf).filter((id) => !fresh.has(id));
+  if (extra.length) await chunks(db).deleteMany({ _id: { $in: extra } });
+  const uploadDate = new Date();
+  const docs = toWrite.map((p): ExportFileDoc => {
+    const metadata: ExportFileMeta = { siteId: p.file.siteId, path: p.file.path, contentType: p.file.contentType, entryId: p.file.entryId, runId: p.file.runId, generation: p.file.generation, state: 'staged', sha: p.sha };
+    return { _id: p.id, length: p.body.length, chunkSize: CHUNK_SIZE, uploadDate, filename: p.file.path, metadata };
+  });
+  await insertOrReplace(exportFiles(db), docs, true);
+  return results;
+}
+
+/**
+ * Plain inserts when nothing of these ids should exist (a first attempt: inserts cost the engine
+ * far less than upserts), upserts by id otherwise or when a crashed attempt left some behind.
+ */
+async function insertOrReplace<T extends { _id: string }>(collection: Collection<T>, docs: T[], fresh: boolean): Promise<void> {
+  if (fresh) {
+    try {
+      await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
+      return;
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError) || error.code !== 11000) throw error;
+    }
+  }
+  await collection.bulkWrite(
+    docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id } as Filter<T>, replacement: doc as WithoutId<T>, upsert: true } })),
+    { ordered: false },
+  );
+}
+
+/** Stages one file of a run (see stageFiles). */
+export async function stageFile(db: Db, file: StageInput): Promise<'written' | 'same'> {
+  return (await stageFiles(db, [file]))[0];
+}
+
+/**
+ * The bytes of a file, or of `range` (inclusive) of it, fetched by chunk id a few chunks per round
+ * trip. Files written by the GridFS driver before this layout (chunk ids that are ObjectIds) are
+ * read by `files_id` instead.
+ */
+export async function* readChunks(db: Db, file: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
+  if (file.length === 0) return;
+  const start = range?.start ?? 0;
+  const end = range?.end ?? file.length - 1;
+  const first = Math.floor(start / file.chunkSize);
+  const last = Math.floor(end / file.chunkSize);
+  for (let n = first; n <= last; n += 8) {
+    const ids = Array.from({ length: Math.min(8, last - n + 1) }, (_, k) => chunkId(file._id, n + k));
+    let rows = await chunks(db).find({ _id: { $in: ids } }).toArray();
+    if (rows.length !== ids.length) rows = await chunks(db).find({ files_id: file._id, n: { $gte: n, $lt: n + ids.length } }).toArray();
+    rows.sort((a, b) => a.n - b.n);
+    for (const [k, row] of rows.entries()) {
+      if (row.n !== n + k) throw new Error(`export chunk ${n + k} of ${file._id} is missing`);
+      const bytes = bytesOf(row.data);
+      const offset = row.n * file.chunkSize;
+      yield bytes.subarray(Math.max(0, start - offset), Math.min(bytes.length, end + 1 - offset));
+    }
+    if (rows.length !== ids.length) throw new Error(`export chunk ${n + rows.length} of ${file._id} is missing`);
+  }
+}
+
+/**
+ * Whole bodies of small files (each within one chunk), one round trip for all of them: the
+ * archive reads pages this way. Files not found by chunk id (driver-written ones) are left out;
+ * callers stream those with readChunks.
+ */
+export async function readSmallBodies(db: Db, files: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>[]): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  const wanted = files.filter((f) => f.length > 0 && f.length <= f.chunkSize);
+  if (wanted.length === 0) return out;
+  for await (const row of chunks(db).find({ _id: { $in: wanted.map((f) => chunkId(f._id, 0)) } })) out.set(row.files_id, bytesOf(row.data));
+  return out;
 }
 
 /** Drops every staged file except those of `keepRunId` (a cancelled, failed or killed run's output). */
 export async function discardStaged(db: Db, siteId: string, keepRunId: string | null = null): Promise<number> {
   const filter = { 'metadata.siteId': siteId, 'metadata.state': 'staged' as const, ...(keepRunId ? { 'metadata.runId': { $ne: keepRunId } } : {}) };
-  const rows = await exportFiles(db).find(filter, { projection: { _id: 1 } }).toArray();
-  return deleteByIds(db, rows.map((row) => row._id));
+  const rows = await exportFiles(db).find(filter, FILE_SHAPE).toArray();
+  return deleteFiles(db, rows);
 }
 
 /**
@@ -78,28 +202,28 @@ export async function commitRun(
   const older = { 'metadata.siteId': siteId, 'metadata.generation': { $lt: run.generation } };
   let removed = 0;
   if (run.mode === 'full') {
-    const rows = await exportFiles(db).find(older, { projection: { _id: 1 } }).toArray();
-    return deleteByIds(db, rows.map((row) => row._id));
+    const rows = await exportFiles(db).find(older, FILE_SHAPE).toArray();
+    return deleteFiles(db, rows);
   }
   const written = await exportFiles(db).find({ 'metadata.siteId': siteId, 'metadata.runId': run.runId }, { projection: { 'metadata.path': 1 } }).toArray();
   const writtenPaths = written.map((row) => row.metadata.path);
   for (let i = 0; i < writtenPaths.length; i += 500) {
-    const rows = await exportFiles(db).find({ ...older, 'metadata.path': { $in: writtenPaths.slice(i, i + 500) } }, { projection: { _id: 1 } }).toArray();
-    await deleteByIds(db, rows.map((row) => row._id));
+    const rows = await exportFiles(db).find({ ...older, 'metadata.path': { $in: writtenPaths.slice(i, i + 500) } }, FILE_SHAPE).toArray();
+    await deleteFiles(db, rows);
   }
   // Entries the run looked at keep exactly the paths it recorded for them (none when withdrawn).
   for await (const change of exportEntryChanges(db).find({ siteId, runId: run.runId })) {
-    const rows = await exportFiles(db).find({ ...older, 'metadata.entryId': change.entryId, 'metadata.path': { $nin: change.keep } }, { projection: { _id: 1 } }).toArray();
-    removed += await deleteByIds(db, rows.map((row) => row._id));
+    const rows = await exportFiles(db).find({ ...older, 'metadata.entryId': change.entryId, 'metadata.path': { $nin: change.keep } }, FILE_SHAPE).toArray();
+    removed += await deleteFiles(db, rows);
   }
-  const siteRows = await exportFiles(db).find({ ...older, 'metadata.entryId': null, 'metadata.path': { $nin: run.sitePaths } }, { projection: { _id: 1 } }).toArray();
-  removed += await deleteByIds(db, siteRows.map((row) => row._id));
+  const siteRows = await exportFiles(db).find({ ...older, 'metadata.entryId': null, 'metadata.path': { $nin: run.sitePaths } }, FILE_SHAPE).toArray();
+  removed += await deleteFiles(db, siteRows);
   return removed;
 }
 
 export async function clearExportFiles(db: Db, siteId: string): Promise<number> {
-  const rows = await exportFiles(db).find({ 'metadata.siteId': siteId }, { projection: { _id: 1 } }).toArray();
-  return deleteByIds(db, rows.map((row) => row._id));
+  const rows = await exportFiles(db).find({ 'metadata.siteId': siteId }, FILE_SHAPE).toArray();
+  return deleteFiles(db, rows);
 }
 
 /**
@@ -109,7 +233,7 @@ export async function clearExportFiles(db: Db, siteId: string): Promise<number> 
 export async function* liveListing(db: Db, siteId: string): AsyncGenerator<ExportFileDoc> {
   let previous: string | null = null;
   const cursor = exportFiles(db)
-    .find({ 'metadata.siteId': siteId, 'metadata.state': 'live' }, { projection: { _id: 1, length: 1, uploadDate: 1, metadata: 1, filename: 1 } })
+    .find({ 'metadata.siteId': siteId, 'metadata.state': 'live' }, { projection: { _id: 1, length: 1, chunkSize: 1, uploadDate: 1, metadata: 1, filename: 1 } })
     .sort({ 'metadata.path': 1, _id: -1 });
   for await (const file of cursor) {
     if (file.metadata.path === previous) continue;
@@ -133,6 +257,6 @@ export async function readExportFile(db: Db, siteId: string, path: string): Prom
   const file = await liveFile(db, siteId, path);
   if (!file) return null;
   const parts: Buffer[] = [];
-  for await (const chunk of exportBucket(db).openDownloadStream(file._id as never)) parts.push(chunk as Buffer);
+  for await (const chunk of readChunks(db, file)) parts.push(chunk);
   return { body: Buffer.concat(parts), file };
 }

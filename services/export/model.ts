@@ -8,7 +8,7 @@ export interface ExportTuning {
   batchSize: number;
   batchPauseMs: number;
 }
-export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 50, batchPauseMs: 0 };
+export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 200, batchPauseMs: 0 };
 
 /**
  * The export output lives in the GridFS bucket `export` of the workspace database: every gateway
@@ -37,6 +37,7 @@ export interface ExportFileMeta {
 export interface ExportFileDoc {
   _id: string;
   length: number;
+  chunkSize: number;
   filename: string;
   uploadDate: Date;
   metadata: ExportFileMeta;

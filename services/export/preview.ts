@@ -1,7 +1,7 @@
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Db } from 'mongodb';
-import { liveFile, readExportFile } from './files.ts';
-import { exportBucket, type ExportFileDoc } from './model.ts';
+import { liveFile, readChunks, readExportFile } from './files.ts';
+import type { ExportFileDoc } from './model.ts';
 
 /** Where a site's preview lives on its own host: `https://<site host>/static-preview/…`. */
 export const PREVIEW_PREFIX = '/static-preview';
@@ -67,4 +67,4 @@ export async function resolvePreview(db: Db, siteId: string, urlPath: string): P
   return notFound ? { kind: 'file', file: notFound, status: 404 } : { kind: 'missing' };
 }
 
-export const openPreviewFile = (db: Db, file: ExportFileDoc): Readable => exportBucket(db).openDownloadStream(file._id as never);
+export const openPreviewFile = (db: Db, file: ExportFileDoc): Readable => Readable.from(readChunks(db, file), { objectMode: false });

@@ -5,8 +5,8 @@ import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
 import { findSiteScope } from '../platform/workspaces.ts';
 import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
-import { commitRun, discardStaged, outputFigures, stageFile } from './files.ts';
-import { exportEntryChanges, exportRuns, exportStates, readExportState, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
+import { commitRun, discardStaged, outputFigures, stageFiles, type StageInput } from './files.ts';
+import { exportEntryChanges, exportRuns, exportStates, readExportState, type ExportEntryChangeDoc, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
 import { renderEntryPage, renderSitePages, type EntryRow } from './pages.ts';
 import { entryDir, entryJson, indexFile } from './paths.ts';
 import type { LinkTargets } from './layout.ts';
@@ -23,7 +23,7 @@ export async function siteOf(services: Services, ref: ExportRef) {
 
 async function loadSite(services: Services, ref: ExportRef) {
   const found = await siteOf(services, ref);
-  return { ...found, data: await loadSiteData(found.db, found.site, services.config.PUBLIC_BASE_URL) };
+  return { ...found, data: await loadSiteData(found.db, found.site, services.config) };
 }
 
 const isPublished = (doc: Pick<EntryDoc, 'status' | 'trashedAt' | 'live'>) => doc.status === 'published' && doc.trashedAt === null && doc.live !== null;
@@ -110,30 +110,35 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
     );
   const unlessSame = args.mode === 'incremental';
   let rendered = 0;
-  let written = 0;
   let removed = 0;
-  const render = async (doc: EntryDoc) => {
+  // The whole batch is written together: a few round trips per 200 files, not several per file.
+  const staged: StageInput[] = [];
+  const changes: ExportEntryChangeDoc[] = [];
+  // Kept paths per entry matter only to an incremental commit (a full one drops everything older).
+  const change = (entryId: string, keep: string[]) => {
+    if (args.mode === 'incremental') changes.push({ _id: `${args.runId}:${entryId}`, siteId: ref.siteId, runId: args.runId, entryId, keep });
+  };
+  const render = (doc: EntryDoc) => {
     const entry = toPublicEntry(doc, false);
     const alternates = alternatesOf(entry.type, entry.slug);
     const html = indexFile(entryDir(entry));
     const json = entryJson(entry);
     const common = { siteId: ref.siteId, entryId: doc._id, runId: args.runId, generation: args.generation, unlessSame };
-    const results = [
-      await stageFile(db, { ...common, path: html, contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets) }),
-      await stageFile(db, { ...common, path: json, contentType: 'application/json', body: JSON.stringify(entry) }),
-    ];
-    written += results.filter((r) => r === 'written').length;
-    await exportEntryChanges(db).updateOne({ _id: `${args.runId}:${doc._id}` }, { $set: { siteId: ref.siteId, runId: args.runId, entryId: doc._id, keep: [html, json] } }, { upsert: true });
+    staged.push(
+      { ...common, path: html, contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets) },
+      { ...common, path: json, contentType: 'application/json', body: JSON.stringify(entry) },
+    );
+    change(doc._id, [html, json]);
   };
   const touched = new Set<string>();
   for (const doc of docs) {
     touched.add(doc._id);
     if (!isPublished(doc) || !data.locales.includes(doc.locale)) {
-      await exportEntryChanges(db).updateOne({ _id: `${args.runId}:${doc._id}` }, { $set: { siteId: ref.siteId, runId: args.runId, entryId: doc._id, keep: [] } }, { upsert: true });
+      change(doc._id, []);
       removed += 1;
       continue;
     }
-    await render(doc);
+    render(doc);
     rendered += 1;
   }
   if (args.since) {
@@ -141,7 +146,14 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
     // looked at too (and rewritten only if their bytes change).
     const keys = new Set(docs.map((d) => `${d.type}\u0000${slugOf(d)}`));
     const others = siblings.filter((s) => !touched.has(s._id) && keys.has(`${s.type}\u0000${s.live?.slug}`)).map((s) => s._id);
-    if (others.length) for (const doc of await entries.find({ siteId: ref.siteId, _id: { $in: others } }).toArray()) if (isPublished(doc)) await render(doc);
+    if (others.length) for (const doc of await entries.find({ siteId: ref.siteId, _id: { $in: others } }).toArray()) if (isPublished(doc)) render(doc);
+  }
+  const written = (await stageFiles(db, staged)).filter((r) => r === 'written').length;
+  if (changes.length) {
+    await exportEntryChanges(db).bulkWrite(
+      changes.map(({ _id, ...rest }) => ({ updateOne: { filter: { _id }, update: { $set: rest }, upsert: true } })),
+      { ordered: false },
+    );
   }
   return { processed: docs.length, rendered, written, removed, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit };
 }
@@ -164,11 +176,11 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
     .filter((r) => r.live && data.locales.includes(r.locale))
     .map((r) => ({ id: r._id, type: r.type, locale: r.locale, slug: r.live!.slug, title: r.live!.title, excerpt: r.live!.excerpt, publishedAt: r.publishedAt?.toISOString() ?? null, updatedAt: r.updatedAt.toISOString(), terms: r.terms ?? {} }));
   const files = renderSitePages(data, entryRows, await linkTargets(db, ref.siteId, data));
-  let written = run.written;
-  for (const file of files) {
-    const result = await stageFile(db, { ...file, siteId: ref.siteId, entryId: null, runId: run.runId, generation: run.generation, unlessSame: run.mode === 'incremental' });
-    if (result === 'written') written += 1;
-  }
+  const results = await stageFiles(
+    db,
+    files.map((file) => ({ ...file, siteId: ref.siteId, entryId: null, runId: run.runId, generation: run.generation, unlessSame: run.mode === 'incremental' })),
+  );
+  const written = run.written + results.filter((r) => r === 'written').length;
   const removedFiles = await commitRun(db, ref.siteId, { runId: run.runId, generation: run.generation, mode: run.mode, sitePaths: files.map((f) => f.path) });
   await exportEntryChanges(db).deleteMany({ siteId: ref.siteId, runId: run.runId });
   const output = await outputFigures(db, ref.siteId);

@@ -12,11 +12,18 @@ import { REDIRECTS_COLLECTION, type RedirectDoc } from '../redirects/redirects.t
 import { readSettingsDoc } from '../access/site-settings-store.ts';
 import type { BlockDocument } from '../content/model.ts';
 import { sha256 } from './files.ts';
+import type { Config } from '../core/config.ts';
+import { siteOrigin } from '../platform/site-origin.ts';
 
 /** Everything besides entries that a page shows: what makes every page stale when it changes. */
 export interface SiteData {
   title: string;
-  /** Absolute origin for sitemap and feed URLs: the site's first domain, else PUBLIC_BASE_URL. */
+  /**
+   * Absolute origin of page links (canonical, sitemap, feed, robots.txt, media): the one rule
+   * media links follow too (services/platform/site-origin.ts), else `http://localhost` for a site
+   * with neither a domain nor PUBLIC_BASE_URL (a sitemap needs absolute URLs). Part of the design
+   * hash: changing PUBLIC_BASE_URL makes every page stale.
+   */
   origin: string;
   theme: ThemeDefinition;
   locales: string[];
@@ -35,7 +42,7 @@ export interface SiteData {
   designHash: string;
 }
 
-export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'domains'>, fallbackOrigin: string | undefined): Promise<SiteData> {
+export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'domains'>, config: Pick<Config, 'PUBLIC_BASE_URL'>): Promise<SiteData> {
   const siteId = site._id;
   const [settings, languages, types, taxonomies, terms, menus, areas, widgets, design, redirects, theme] = await Promise.all([
     readSettingsDoc(db, siteId),
@@ -57,7 +64,7 @@ export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'do
   const titleSetting = settings?.values.title;
   const data: Omit<SiteData, 'designHash'> = {
     title: typeof titleSetting === 'string' && titleSetting ? titleSetting : site.name,
-    origin: (site.domains[0] ? `https://${site.domains[0]}` : (fallbackOrigin ?? 'http://localhost')).replace(/\/+$/, ''),
+    origin: siteOrigin(config, site) || 'http://localhost',
     theme,
     locales: active.includes(defaultLocale) ? active : [defaultLocale, ...active],
     defaultLocale,

@@ -39,8 +39,9 @@ describe('operator console in Chromium', () => {
     context.setDefaultTimeout(60_000);
     page = await context.newPage();
     page.on('console', (message) => {
-      // 401 (signed-out check) and 404 (a workspace gone between the list and its usage) are answers the page expects and handles.
-      if (message.type() === 'error' && !/status of (401|404)\b/.test(message.text())) problems.push(`console: ${message.text()}`);
+      // 401 (signed-out check), 404 (a workspace gone between the list and its usage) and 409 (the
+      // refused suspend the delete step provokes on purpose) are answers the page expects and shows.
+      if (message.type() === 'error' && !/status of (401|404|409)\b/.test(message.text())) problems.push(`console: ${message.text()}`);
     });
     page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
   });
@@ -80,6 +81,8 @@ describe('operator console in Chromium', () => {
       /^Workspace "Console <i>shop<\/i>" is (active|provisioning)\.$/,
     );
     await expect.poll(() => statusOf('Console <i>shop</i>'), { timeout: 120_000 }).toBe('active');
+    // The create line follows the workspace: no "is provisioning" left once it is active.
+    await expect.poll(() => page.locator('#create-status').textContent(), SLOW).toBe('Workspace "Console <i>shop</i>" is active.');
     await shot('01-created');
     const row = await platformCollections(world.services).workspaces.findOne({ name: 'Console <i>shop</i>' });
     expect(row?.status).toBe('active');
@@ -126,10 +129,20 @@ describe('operator console in Chromium', () => {
 
     await page.getByLabel(/Also drop its database/).check();
     await page.getByLabel('Type the workspace name to confirm').fill(name);
+    // The error of the wrong name does not stand next to the corrected one.
+    expect(await page.locator('#delete-error').textContent()).toBe('');
+    // A failed row action meanwhile (the operator's own workspace cannot be suspended) shows its error…
+    await rowOf('Default workspace').getByRole('button', { name: 'Suspend Default workspace' }).click();
+    await expect.poll(() => page.locator('#list-error').textContent(), SLOW).toBe('A workspace cannot suspend itself');
     await shot('04-delete-confirm');
     await page.getByRole('button', { name: 'Delete workspace' }).click();
     await expect.poll(() => statusOf(name), SLOW).toContain('deleted');
     await expect.poll(() => statusOf(name), SLOW).toContain('database dropped');
+    // …and no line of an earlier action outlives the successful delete: not the list error, not the
+    // delete error, not the create line, not the "Saved." of the deleted workspace's quota panel.
+    for (const id of ['list-error', 'delete-error', 'create-status', 'quota-status']) expect(await page.locator(`#${id}`).textContent(), id).toBe('');
+    expect(await page.locator('#quota-panel').isHidden()).toBe(true);
+    expect(await page.locator('#delete-panel').isHidden()).toBe(true);
     await shot('05-deleted');
     const { databases } = await world.services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
     expect(databases.map((d) => d.name)).not.toContain(before!.dbName);

@@ -6,6 +6,9 @@ import { createApiKey, signIn } from '../support/access.ts';
 import { addUser } from '../access/world-helpers.ts';
 import { caller, createTenant, operatorKey, type Call } from './support.ts';
 import { platformCollections } from '../../services/platform/workspaces.ts';
+import type { UserDoc } from '../../services/access/model.ts';
+
+const accessOf = (world: World) => world.services.mongo.db(world.defaultWorkspace.dbName).collection<UserDoc>('users');
 
 describe('platform capabilities and operators', () => {
   let world: World;
@@ -99,6 +102,43 @@ describe('platform capabilities and operators', () => {
     expect(last.statusCode).toBe(409);
     expect(last.json().error).toMatch(/last platform operator/);
     expect(await list()).toEqual([world.admin.email]);
+  });
+
+  it('never removes the last operator by deleting the user either: 409, declared, nothing changed', async () => {
+    const users = accessOf(world);
+    const me = (await users.findOne({ email: world.admin.email }))!;
+    const before = await users.find({ platformOperator: true }).sort({ _id: 1 }).toArray();
+    expect(before.map((u) => u.email)).toEqual([world.admin.email]);
+    const res = await call('DELETE', `/users/${me._id}`);
+    expect(res.statusCode).toBe(409);
+    expect(res.json()).toEqual({ error: 'The last platform operator cannot be removed' });
+    // Nothing changed: the same row, the same operators, and the operator's key still works.
+    expect(await users.find({ platformOperator: true }).sort({ _id: 1 }).toArray()).toEqual(before);
+    expect((await call('GET', '/operators')).json().data.map((o: { id: string }) => o.id)).toEqual([me._id]);
+    expect((await call('GET', '/tenants')).statusCode).toBe(200);
+    const doc = (await world.app.inject({ url: '/api/manage/v1/openapi.json' })).json();
+    for (const [path, method] of [['/users/{id}', 'delete'], ['/operators/{userId}', 'delete']]) {
+      expect(doc.paths[path][method].responses['409'], `${method} ${path}`).toBeTruthy();
+    }
+
+    // An operator that is not the last can be deleted (and takes its rights with it).
+    const other = await addUser(world, 'deletable-op@example.test', 'viewer');
+    expect((await call('PUT', `/operators/${other.id}`)).statusCode).toBe(200);
+    expect((await call('DELETE', `/users/${other.id}`)).statusCode).toBe(200);
+    expect((await call('GET', '/operators')).json().data.map((o: { id: string }) => o.id)).toEqual([me._id]);
+    // With two operators left racing to delete each other, at least one stays.
+    const third = await addUser(world, 'racing-op@example.test', 'viewer');
+    expect((await call('PUT', `/operators/${third.id}`)).statusCode).toBe(200);
+    const raced = await Promise.all([call('DELETE', `/users/${me._id}`), call('DELETE', `/users/${third.id}`)]);
+    expect(raced.filter((r) => r.statusCode === 200).length).toBeLessThanOrEqual(1);
+    expect(await users.countDocuments({ platformOperator: true })).toBeGreaterThanOrEqual(1);
+    if (raced[0].statusCode === 200) {
+      // The bootstrap administrator went: put it back for the tests that follow (its row as it was).
+      await users.insertOne(me);
+      await users.deleteOne({ _id: third.id });
+    } else if ((await users.countDocuments({ _id: third.id })) === 1) {
+      expect((await call('DELETE', `/operators/${third.id}`)).statusCode).toBe(204);
+    }
   });
 
   it('lists workspaces by status and by name or domain search, paged with cursors and no cut-off', async () => {
