@@ -68,6 +68,8 @@ export const purgeTrashOp = defineOperation({
   path: '/trash',
   summary: 'Permanently remove one trashed item (kind and id) or everything in the trash (of one kind)',
   requires: 'site:admin',
+  // Needs no scoped capability, but purges entries and media: a scoped key purges only its own.
+  scope: [ENTRY_SCOPE, MEDIA_SCOPE_FIELDS],
   input: z.object({ kind: z.string().optional(), id: z.string().optional() }),
   output: z.object({ purged: z.number().int() }),
   async handler(ctx, { kind, id }) {
