@@ -3,13 +3,17 @@
 // second, p50/p95 from the emit to the receipt, and lost / duplicated deliveries (by delivery id).
 // Baseline in the same run: the same 3,000 bodies POSTed straight to the same receivers (no queue,
 // no durability). A second webhook run adds a fourth, dead endpoint (connection refused) to show
-// that it does not slow the others. The run gets a Temporal dev server of its own (other ports) so
-// it neither slows down nor is slowed down by other work on the shared one; MongoDB is shared.
-//   npx tsx bench/webhooks.ts     (MongoDB from MONGODB_URI, else the local engine)
+// that it does not slow the others. The run gets engines of its own (the same local engines as
+// everywhere, on other ports and a temporary data folder) so it neither slows down nor is slowed
+// down by other work on the shared ones; the CPU stays shared.
+//   npx tsx bench/webhooks.ts
 // Env: BENCH_EVENTS (1000), BENCH_EMIT_CONCURRENCY (20), BENCH_TIMEOUT_S (300),
+//      BENCH_WARMUP (200: events through the whole path first, so the engines' JIT is warm),
 //      BENCH_TEMPORAL = file (default: own dev server persisting to SQLite, via scripts/engines.mjs)
 //                     | memory (own dev server with its in-memory store: no fsync per commit)
-//                     | shared (TEMPORAL_ADDRESS / the shared dev server).
+//                     | shared (TEMPORAL_ADDRESS / the shared dev server),
+//      BENCH_MONGO = own (default: own mongo-java-server engine, H2 file, via scripts/engines.mjs)
+//                  | shared (MONGODB_URI / the shared engine).
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -31,6 +35,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const ENDPOINTS = 3;
 const EMIT_CONCURRENCY = Number(process.env.BENCH_EMIT_CONCURRENCY ?? 20);
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 300) * 1000;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 200);
 
 interface Receipt {
   deliveryId: string;
@@ -82,8 +87,13 @@ async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promis
 }
 
 const temporalMode = process.env.BENCH_TEMPORAL ?? 'file';
+const mongoMode = process.env.BENCH_MONGO ?? 'own';
 const ownTemporalDir = temporalMode === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-')) : null;
+const ownMongoDir = mongoMode === 'own' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-mongo-')) : null;
 let memoryTemporal: ChildProcess | null = null;
+if (ownMongoDir) {
+  process.env.MONGODB_URI = (await ensureEngines({ dataDir: ownMongoDir, mongoPort: 27590, temporal: false, log: () => undefined })).mongoUri;
+}
 if (temporalMode !== 'shared') {
   if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
   if (ownTemporalDir) {
@@ -108,7 +118,28 @@ if (temporalMode !== 'shared') {
     process.env.TEMPORAL_ADDRESS = '127.0.0.1:7590';
   }
 }
-const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, monitorCommands: true });
+// Where the database time goes: every command of the process, by name and collection.
+const commands = new Map<string, { count: number; ms: number }>();
+const pendingCommands = new Map<number, string>();
+world.services.mongo.on('commandStarted', (e) => {
+  const collection = typeof e.command[e.commandName] === 'string' ? e.command[e.commandName] : '';
+  pendingCommands.set(e.requestId, `${e.commandName} ${collection}`);
+});
+world.services.mongo.on('commandSucceeded', (e) => {
+  const key = pendingCommands.get(e.requestId) ?? e.commandName;
+  pendingCommands.delete(e.requestId);
+  const entry = commands.get(key) ?? { count: 0, ms: 0 };
+  entry.count++;
+  entry.ms += e.duration;
+  commands.set(key, entry);
+});
+const commandReport = (deliveries: number) =>
+  [...commands.entries()]
+    .sort((a, b) => b[1].ms - a[1].ms)
+    .slice(0, 12)
+    .map(([key, { count, ms }]) => `  ${key}: ${count} (${(count / deliveries).toFixed(2)}/delivery), ${Math.round(ms)} ms total, ${(ms / count).toFixed(1)} ms each`)
+    .join('\n');
 const { worker, connection } = await createWorker(world.services);
 const running = worker.run();
 const baselineReceipts: Receipt[] = [];
@@ -150,6 +181,7 @@ try {
       ids.push((await invokeOperation(adminEndpoints.create, ctx, { name: `${name} ${i}`, url: r.url, events: [event] })).endpoint.id);
     }
     for (const [i, url] of extra.entries()) await invokeOperation(adminEndpoints.create, ctx, { name: `${name} dead ${i}`, url, events: [event] });
+    commands.clear();
     const started = Date.now();
     await pool([...Array(EVENTS).keys()], EMIT_CONCURRENCY, async (seq) => {
       await ctx.emit(event, { seq, sentAt: Date.now() });
@@ -172,9 +204,20 @@ try {
     const runs = attemptRows.map((a) => a.finishedAt!.getTime() - a.startedAt!.getTime());
     const breakdown = `stored → attempt started: p50 ${percentile(waits, 50)} ms, p95 ${percentile(waits, 95)} ms; HTTP attempt: p50 ${percentile(runs, 50)} ms, p95 ${percentile(runs, 95)} ms`;
     console.log(`${name}: emitting took ${emitMs} ms; failed deliveries: ${failed}; ${breakdown}`);
+    console.log(`${name}: database commands during the run (emits and deliveries):\n${commandReport(expected)}`);
     return result;
   }
 
+  // Warm-up (not reported): a fresh engine runs interpreted at first, a production one does not.
+  if (WARMUP > 0) {
+    const warmReceipts: Receipt[] = [];
+    const warm = await startReceiver(warmReceipts);
+    extraReceivers.push(warm);
+    await invokeOperation(adminEndpoints.create, ctx, { name: 'warm-up', url: warm.url, events: ['user.created'] });
+    await pool([...Array(WARMUP).keys()], EMIT_CONCURRENCY, async (seq) => ctx.emit('user.created', { seq, sentAt: Date.now() }));
+    const until = Date.now() + TIMEOUT_MS;
+    while (new Set(warmReceipts.map((r) => r.deliveryId)).size < WARMUP && Date.now() < until) await new Promise((r) => setTimeout(r, 500));
+  }
   const result = await webhookRun('webhooks (actors)', 'content.published', receivers, webhookReceipts);
   const withDeadReceipts: Receipt[] = [];
   const receivers2 = await Promise.all(Array.from({ length: ENDPOINTS }, () => startReceiver(withDeadReceipts)));
@@ -195,7 +238,7 @@ try {
   const rows = [baseline, result, withDead].map(
     (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
   );
-  console.log(`\nTemporal: ${temporalMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
+  console.log(`\nTemporal: ${temporalMode}; MongoDB: ${mongoMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
   console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
   console.log(`\nTemporal history events per delivery (all actor runs, both runs' ${2 * EVENTS * ENDPOINTS + EVENTS} deliveries incl. the dead endpoint's): ${(historyEvents / (2 * EVENTS * ENDPOINTS + EVENTS)).toFixed(3)}`);
   console.log(`ratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
@@ -210,8 +253,9 @@ try {
   }
   await world.close();
   memoryTemporal?.kill('SIGTERM');
-  if (ownTemporalDir) {
-    await stopEngines({ dataDir: ownTemporalDir });
-    fs.rmSync(ownTemporalDir, { recursive: true, force: true });
+  for (const dir of [ownTemporalDir, ownMongoDir]) {
+    if (!dir) continue;
+    await stopEngines({ dataDir: dir });
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 }

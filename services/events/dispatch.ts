@@ -6,7 +6,7 @@ import type { DeliveryPassResult, EndpointRef } from '../../workflows/contracts/
 import { eventCollections, type AttemptDoc, type AttemptStatus, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { secretBinding } from './secrets.ts';
 import { sendDelivery } from './sender.ts';
-import { DEFAULT_ENDPOINT_CONCURRENCY, retryDelayMs } from './settings.ts';
+import { DEFAULT_ENDPOINT_CONCURRENCY, retryDelayMs, webhookSettings } from './settings.ts';
 import { signPayload, WEBHOOK_HEADERS } from './signing.ts';
 import { TargetRejectedError, type VettedTarget } from './target-guard.ts';
 
@@ -26,94 +26,238 @@ interface Outcome {
   finishedAt: Date;
   /** A refused target or a gone endpoint: final at once, no retry. */
   final: boolean;
+  /** Set by writeOutcomes when the row was scheduled again (epoch ms). */
+  retryAt: number | null;
 }
 
 /** The filter of the rows this endpoint's actor owns and has not finished. */
 const ownedPending = (ref: EndpointRef) => ({ siteId: ref.siteId, endpointId: ref.endpointId, status: 'pending' as const, via: 'endpoint' as const });
 
+/** A row taken into a batch, with the number of the attempt about to be made. */
+interface Claim {
+  row: DeliveryDoc;
+  attempt: number;
+}
+
 /**
- * One delivery pass of an endpoint's actor: claims due rows in batches (oldest first), sends
- * them with the endpoint's concurrency and rate, writes every attempt to the history and each
- * row's outcome: delivered, failed (no attempts left, or a refused target), or pending again with
- * `nextAttemptAt` after the backoff. Stops at the pass budget, when nothing is due, or when the
- * circuit breaker pauses the endpoint. Idempotent as an activity: a retried pass finds the rows a
- * dead pass claimed, records that attempt as `interrupted` and sends again with the same id.
+ * One delivery pass of an endpoint's actor: sends the due rows oldest first, twice the
+ * concurrency at a time, with the endpoint's concurrency and rate, writes every attempt to the
+ * history and each row's outcome: delivered, failed (no attempts left, or a refused target), or
+ * pending again with `nextAttemptAt` after the backoff. Stops at the pass budget, when nothing is
+ * due, or when the circuit breaker pauses the endpoint. Idempotent as an activity: a retried pass
+ * finds the batch a dead pass was sending (`inflight`), records those attempts as `interrupted`
+ * and sends again with the same ids.
+ *
+ * Every statement in the loop is keyed by `_id` (a batch's rows, the endpoint) so that it costs
+ * the same whatever the size of the outbox (the local engine uses no other index: any other
+ * filter scans the collection). The pass scans its rows once when it starts; deliveries stored
+ * after that reach it through the endpoint's `inbox`, where publishers push their ids while the
+ * actor is busy (deliveries.ts).
  */
 export async function runDeliveryPass(services: Services, ref: EndpointRef, control: PassControl): Promise<DeliveryPassResult> {
-  const settings = services.webhooks;
-  const { deliveries, endpoints } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
+  const settings = webhookSettings(services);
+  const { endpoints } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const began = Date.now();
   const busyFor = settings.passBudgetMs + settings.attemptTimeoutMs + 5_000;
-  const endpointKey = { _id: ref.endpointId, siteId: ref.siteId };
+  const key = { _id: ref.endpointId };
   let attempted = 0;
-  let more = false;
-  let busySetAt = 0;
-  // Start times are spaced across the whole pass, not per claim, so the rate holds between claims.
+  // Start times are spaced across the whole pass, not per batch, so the rate holds between batches.
   const pace = { nextStart: 0 };
-  let ahead: DeliveryDoc[] = [];
+
+  let endpoint = await endpoints.findOne(key);
+  if (!endpoint || endpoint.siteId !== ref.siteId || !endpoint.active) {
+    attempted += await failWithoutSending(services, ref, endpoint?.active === false ? 'endpoint is inactive' : 'endpoint was deleted');
+    return { attempted, more: false, nextDueAt: null, paused: false };
+  }
+  if (endpoint.pausedAt) return { attempted, more: false, nextDueAt: null, paused: true };
+  // The batch a dead pass was sending: its attempts whose outcome was never written are recorded
+  // as interrupted and made again, with the same delivery id.
+  const interrupted = new Map((endpoint.inflight ?? []).map((entry) => [entry.id, entry.attempt]));
+  // Busy from here, inbox emptied: a row stored from now on is pushed to the inbox, one stored
+  // before is found by the scan below.
+  await endpoints.updateOne(key, { $set: { busyUntil: new Date(Date.now() + busyFor), inbox: [], heldUntil: null } });
+  let busySetAt = Date.now();
+  const queue = new DueQueue();
+  await queue.scan(services, ref);
+  let lingerFrom = 0;
+  let more = false;
+
   for (;;) {
-    const endpoint = await endpoints.findOne(endpointKey);
-    if (!endpoint || !endpoint.active) {
-      attempted += await failWithoutSending(services, ref, endpoint ? 'endpoint is inactive' : 'endpoint was deleted');
-      return { attempted, more: false, nextDueAt: null, paused: false };
-    }
-    if (endpoint.pausedAt) return { attempted, more: false, nextDueAt: null, paused: true };
     if (Date.now() - began >= settings.passBudgetMs || control.stopping()) {
       more = true;
       break;
     }
-    // Publishers read this after storing their rows: while it is set they need not wake the actor.
-    if (Date.now() - busySetAt > busyFor / 2) {
-      await endpoints.updateOne(endpointKey, { $set: { busyUntil: new Date(Date.now() + busyFor) } });
+    if (queue.size === 0) {
+      if (queue.nextDueAt !== null && queue.nextDueAt <= Date.now()) {
+        await queue.scan(services, ref); // a retry came due during the pass
+        continue;
+      }
+      const inbox = await endpoints.findOne(key, { projection: { inbox: 1 } });
+      if (inbox?.inbox?.length) {
+        queue.add(await takeInbox(services, ref));
+        lingerFrom = 0;
+        continue;
+      }
+      // Caught up: stay a moment for the next event of a burst (cheap reads by _id) rather than
+      // end the pass, which costs a round of Temporal commits to start again.
+      lingerFrom ||= Date.now();
+      if (Date.now() - lingerFrom < settings.lingerMs) {
+        await new Promise((resolve) => setTimeout(resolve, settings.lingerPollMs));
+        continue;
+      }
+      // Idle: the flag is cleared and the inbox taken in one statement, so a publisher either
+      // pushed before (its row is taken here) or finds the flag cleared and wakes the actor.
+      const last = await endpoints.findOneAndUpdate(key, { $set: { busyUntil: null, inbox: [], inflight: [] } }, { projection: { inbox: 1 } });
+      const late = await loadDue(services, ref, last?.inbox ?? []);
+      if (late.length === 0) break;
+      await endpoints.updateOne(key, { $set: { busyUntil: new Date(Date.now() + busyFor) } });
       busySetAt = Date.now();
-    }
-    // Due rows are read `batchSize` at a time (one query: on the local engine a query scans the
-    // collection) and claimed twice the concurrency at a time: what a dying worker can leave
-    // sent-but-unrecorded (and so send again, with the same delivery id) stays that small. Only
-    // this actor changes its rows, so the read-ahead does not go stale.
-    if (ahead.length === 0) ahead = await dueRows(services, ref, settings.batchSize);
-    const rows = ahead.splice(0, 2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY));
-    if (rows.length === 0) {
-      // Idle, then look once more: a row stored between the read and the flag is seen either
-      // here or by its publisher (who then finds the flag cleared and wakes the actor).
-      await endpoints.updateOne(endpointKey, { $set: { busyUntil: null } });
-      busySetAt = 0;
-      if ((await dueRows(services, ref, 1)).length === 0) break;
+      queue.add(late.map((row) => row._id));
       continue;
     }
-    const outcomes = await sendBatch(services, ref, endpoint, rows, control, pace);
+    lingerFrom = 0;
+    const rows = await loadDue(services, ref, queue.take(2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY)));
+    if (rows.length === 0) continue;
+    const claims: Claim[] = [];
+    const lost: Claim[] = [];
+    for (const row of rows) {
+      const dead = interruptedAttempt(row, interrupted.get(row._id));
+      interrupted.delete(row._id);
+      if (dead !== null) lost.push({ row, attempt: dead });
+      claims.push({ row, attempt: (dead ?? row.attempts) + 1 });
+    }
+    await recordInterrupted(services, ref, lost);
+    // One statement per batch: what is about to be sent (for a retried pass), the busy flag, the
+    // inbox taken (its rows go in the next batches), and the endpoint's state as it was (a change
+    // of settings, a deactivation, a deletion).
+    const refresh = Date.now() - busySetAt > busyFor / 2;
+    const state = await endpoints.findOneAndUpdate(key, {
+      $set: {
+        // What a dead pass left and this one has not reached yet stays recorded too.
+        inflight: [...claims.map((c) => ({ id: c.row._id, attempt: c.attempt })), ...[...interrupted].map(([id, attempt]) => ({ id, attempt }))],
+        inbox: [],
+        ...(refresh ? { busyUntil: new Date(Date.now() + busyFor) } : {}),
+      },
+    });
+    if (refresh) busySetAt = Date.now();
+    queue.add(state?.inbox ?? []);
+    if (!state || !state.active || state.pausedAt) {
+      // Publishers must wake the actor again once the endpoint is switched on or resumed.
+      if (state) await endpoints.updateOne(key, { $set: { busyUntil: null, inflight: [] } });
+      if (state?.pausedAt) return { attempted, more: false, nextDueAt: null, paused: true };
+      attempted += await failWithoutSending(services, ref, state ? 'endpoint is inactive' : 'endpoint was deleted');
+      return { attempted, more: false, nextDueAt: null, paused: false };
+    }
+    endpoint = state;
+    const outcomes = await sendBatch(services, ref, endpoint, claims, control, pace);
     attempted += outcomes.length;
+    queue.retryAt(outcomes.filter((o) => o.retryAt !== null).map((o) => o.retryAt!));
     if (await tripBreaker(services, ref, endpoint, outcomes)) return { attempted, more: false, nextDueAt: null, paused: true };
+    const retryAt = outcomes.map((o) => o.retryAt).filter((at): at is number => at !== null);
+    if (retryAt.length > 0 && outcomes.every((o) => o.status !== 'succeeded')) {
+      // The whole batch failed: the receiver is down, not one delivery. Sending the rest now would
+      // only fill the history and load the database the other endpoints share, so the actor holds
+      // until the batch's first retry, which probes the receiver again. What waits is not attempted.
+      const heldUntil = Math.min(...retryAt);
+      await endpoints.updateOne(key, { $set: { busyUntil: null, inbox: [], inflight: [], heldUntil: new Date(heldUntil) } });
+      return { attempted, more: false, nextDueAt: heldUntil, paused: false };
+    }
   }
-  const next = await deliveries.find(ownedPending(ref), { projection: { nextAttemptAt: 1 } }).sort({ nextAttemptAt: 1 }).limit(1).toArray();
-  return { attempted, more, nextDueAt: next[0]?.nextAttemptAt?.getTime() ?? null, paused: false };
+  return { attempted, more, nextDueAt: queue.nextDueAt, paused: false };
 }
 
-function dueRows(services: Services, ref: EndpointRef, limit: number): Promise<DeliveryDoc[]> {
-  const { deliveries } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
-  return deliveries
-    .find({ ...ownedPending(ref), nextAttemptAt: { $lte: services.clock.now() } })
-    .sort({ _id: 1 })
-    .limit(limit)
+/**
+ * The ids of the rows a pass still has to send, oldest first, and the earliest retry not due yet.
+ * Filled by one scan of the endpoint's pending rows (ids and times only, no bodies) and by the inbox.
+ */
+class DueQueue {
+  private ids: string[] = [];
+  private seen = new Set<string>();
+  nextDueAt: number | null = null;
+
+  get size() {
+    return this.ids.length;
+  }
+
+  async scan(services: Services, ref: EndpointRef) {
+    const now = services.clock.now().getTime();
+    const rows = await eventCollections(services.workspaceDb({ dbName: ref.dbName }))
+      .deliveries.find(ownedPending(ref), { projection: { _id: 1, nextAttemptAt: 1 } })
+      .toArray();
+    this.nextDueAt = null;
+    const due: string[] = [];
+    for (const row of rows) {
+      const at = row.nextAttemptAt?.getTime() ?? 0;
+      if (at <= now) due.push(row._id);
+      else this.retryAt([at]);
+    }
+    // Ids are time-ordered (core/ids.ts): sorting them sends the oldest first.
+    this.ids = [...new Set([...this.ids, ...due])].sort();
+    for (const id of due) this.seen.add(id);
+  }
+
+  /** Ids from the inbox: newer than everything queued; loaded (and checked) when their batch comes. */
+  add(ids: string[]) {
+    for (const id of ids) {
+      if (this.seen.has(id)) continue;
+      this.seen.add(id);
+      this.ids.push(id);
+    }
+  }
+
+  take(n: number) {
+    const batch = this.ids.splice(0, n);
+    // A row sent in this pass may come back (a retry, found by a later scan).
+    for (const id of batch) this.seen.delete(id);
+    return batch;
+  }
+
+  retryAt(times: number[]) {
+    for (const at of times) if (this.nextDueAt === null || at < this.nextDueAt) this.nextDueAt = at;
+  }
+}
+
+/** The rows with these ids that this actor still owes and that are due now (by `_id`: no scan). */
+async function loadDue(services: Services, ref: EndpointRef, ids: string[]): Promise<DeliveryDoc[]> {
+  if (ids.length === 0) return [];
+  const now = services.clock.now().getTime();
+  const rows = await eventCollections(services.workspaceDb({ dbName: ref.dbName }))
+    .deliveries.find({ _id: { $in: ids } })
     .toArray();
+  return rows
+    .filter((row) => row.siteId === ref.siteId && row.endpointId === ref.endpointId && row.status === 'pending' && row.via === 'endpoint')
+    .filter((row) => (row.nextAttemptAt?.getTime() ?? 0) <= now)
+    .sort((a, b) => (a._id < b._id ? -1 : 1));
 }
 
-/** Claims the rows, sends each (bounded concurrency, optional rate), then writes every outcome. */
+/**
+ * The attempt a dead pass left without an outcome, if any: the batch it was sending names the
+ * attempt (the row's count was not raised to it), or the row is still `claimed` by the design
+ * before this one (whose claim raised the count).
+ */
+function interruptedAttempt(row: DeliveryDoc, inflight: number | undefined): number | null {
+  if (row.claimed) return row.attempts;
+  if (inflight !== undefined && inflight > row.attempts) return inflight;
+  return null;
+}
+
+/** Empties the endpoint's inbox (one atomic statement) and returns the ids it held. */
+async function takeInbox(services: Services, ref: EndpointRef): Promise<string[]> {
+  const { endpoints } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
+  const taken = await endpoints.findOneAndUpdate({ _id: ref.endpointId }, { $set: { inbox: [] } }, { projection: { inbox: 1 } });
+  return taken?.inbox ?? [];
+}
+
+/** Sends each claimed row (bounded concurrency, optional rate), then writes every outcome. */
 async function sendBatch(
   services: Services,
   ref: EndpointRef,
   endpoint: EndpointDoc,
-  rows: DeliveryDoc[],
+  claims: Claim[],
   control: PassControl,
   pace: { nextStart: number },
 ): Promise<Outcome[]> {
-  const settings = services.webhooks;
-  const { deliveries } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
-  const ids = rows.map((row) => row._id);
-  // A row still claimed was taken by a pass that died before writing its outcome.
-  await recordInterrupted(services, ref, rows.filter((row) => row.claimed));
-  await deliveries.updateMany({ _id: { $in: ids }, siteId: ref.siteId }, { $set: { claimed: true }, $inc: { attempts: 1 } });
-
+  const settings = webhookSettings(services);
   let target: VettedTarget | null = null;
   let refused: { error: string; final: boolean; status: 'blocked' | 'failed' } | null = null;
   try {
@@ -126,8 +270,8 @@ async function sendBatch(
   const outcomes: Outcome[] = [];
   if (!target || refused) {
     const at = services.clock.now();
-    for (const row of rows) {
-      outcomes.push({ row, attempt: row.attempts + 1, status: refused!.status, responseCode: null, error: refused!.error, startedAt: at, finishedAt: at, final: refused!.final });
+    for (const { row, attempt } of claims) {
+      outcomes.push({ row, attempt, status: refused!.status, responseCode: null, error: refused!.error, startedAt: at, finishedAt: at, final: refused!.final, retryAt: null });
     }
   } else {
     const secret = settings.secrets.open(endpoint.secretEnc, secretBinding(ref.siteId, endpoint._id));
@@ -136,16 +280,16 @@ async function sendBatch(
     let index = 0;
     const vetted = target;
     await Promise.all(
-      Array.from({ length: Math.min(concurrency, rows.length) }, async () => {
-        while (index < rows.length) {
-          const row = rows[index++];
+      Array.from({ length: Math.min(concurrency, claims.length) }, async () => {
+        while (index < claims.length) {
+          const claim = claims[index++];
           if (spacingMs) {
             // Starts spaced evenly: at most maxPerSecond attempts begin in any second.
             const wait = pace.nextStart - Date.now();
             pace.nextStart = Math.max(Date.now(), pace.nextStart) + spacingMs;
             if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           }
-          outcomes.push(await attempt(services, vetted, secret, row, control));
+          outcomes.push(await attempt(services, vetted, secret, claim, control));
         }
       }),
     );
@@ -154,9 +298,8 @@ async function sendBatch(
   return outcomes;
 }
 
-async function attempt(services: Services, target: VettedTarget, secret: string, row: DeliveryDoc, control: PassControl): Promise<Outcome> {
-  const settings = services.webhooks;
-  const number = row.attempts + 1;
+async function attempt(services: Services, target: VettedTarget, secret: string, { row, attempt: number }: Claim, control: PassControl): Promise<Outcome> {
+  const settings = webhookSettings(services);
   const startedAt = services.clock.now();
   const timestamp = Math.floor(startedAt.getTime() / 1000);
   const headers = {
@@ -181,17 +324,18 @@ async function attempt(services: Services, target: VettedTarget, secret: string,
     startedAt,
     finishedAt: services.clock.now(),
     final: false,
+    retryAt: null,
   };
 }
 
 /**
- * One history row per attempt and the rows' new state. Written in as few statements as possible
- * (the local engine pays per statement): one insert of all history rows, one update per response
- * code for the delivered rows (their attempt count was set by the claim), one update per failed row.
+ * One history row per attempt and the rows' new state, in as few statements as possible (the
+ * local engine pays per statement and per document) and each keyed by `_id`: one insert of all
+ * history rows, one update per (response code, attempt) for the delivered rows, one per other row.
  */
 async function writeOutcomes(services: Services, ref: EndpointRef, outcomes: Outcome[]): Promise<void> {
   if (outcomes.length === 0) return;
-  const { retry } = services.webhooks;
+  const { retry } = webhookSettings(services);
   const { deliveries, attempts } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const history: AttemptDoc[] = outcomes.map((o) => ({
     _id: newId(),
@@ -213,25 +357,26 @@ async function writeOutcomes(services: Services, ref: EndpointRef, outcomes: Out
     // A retried pass recording an attempt again: the unique (delivery, attempt) key keeps the first.
     if (!(error instanceof MongoBulkWriteError) || !duplicatesOnly(error)) throw error;
   }
-  const delivered = new Map<number | null, Outcome[]>();
+  const delivered = new Map<string, Outcome[]>();
   const others: AnyBulkWriteOperation<DeliveryDoc>[] = [];
   for (const o of outcomes) {
     if (o.status === 'succeeded' && !o.final) {
-      delivered.set(o.responseCode, [...(delivered.get(o.responseCode) ?? []), o]);
+      const group = `${o.responseCode}/${o.attempt}`;
+      delivered.set(group, [...(delivered.get(group) ?? []), o]);
       continue;
     }
     const last = o.final || o.attempt >= retry.maximumAttempts;
     const common = { attempts: o.attempt, responseCode: o.responseCode, error: o.error, updatedAt: o.finishedAt, claimed: false };
-    const set = last
-      ? { ...common, status: 'failed' as const, finishedAt: o.finishedAt }
-      : { ...common, nextAttemptAt: new Date(o.finishedAt.getTime() + retryDelayMs(retry, o.attempt)) };
-    others.push({ updateOne: { filter: { _id: o.row._id, siteId: ref.siteId, status: 'pending' }, update: { $set: set } } });
+    if (!last) o.retryAt = o.finishedAt.getTime() + retryDelayMs(retry, o.attempt);
+    const set = last ? { ...common, status: 'failed' as const, finishedAt: o.finishedAt } : { ...common, nextAttemptAt: new Date(o.retryAt!) };
+    // Only this actor changes its pending rows, and it read them as pending: `_id` is enough.
+    others.push({ updateOne: { filter: { _id: o.row._id }, update: { $set: set } } });
   }
-  for (const [responseCode, group] of delivered) {
+  for (const group of delivered.values()) {
     const at = new Date(Math.max(...group.map((o) => o.finishedAt.getTime())));
     await deliveries.updateMany(
-      { _id: { $in: group.map((o) => o.row._id) }, siteId: ref.siteId, status: 'pending' },
-      { $set: { status: 'delivered', responseCode, error: null, claimed: false, updatedAt: at, finishedAt: at } },
+      { _id: { $in: group.map((o) => o.row._id) } },
+      { $set: { status: 'delivered', attempts: group[0].attempt, responseCode: group[0].responseCode, error: null, claimed: false, updatedAt: at, finishedAt: at } },
     );
   }
   if (others.length) await deliveries.bulkWrite(others, { ordered: false });
@@ -243,13 +388,13 @@ const duplicatesOnly = (error: MongoBulkWriteError) => {
 };
 
 /** Attempts whose pass died before writing anything: recorded as `interrupted`, never overwritten. */
-async function recordInterrupted(services: Services, ref: EndpointRef, rows: DeliveryDoc[]): Promise<void> {
-  if (rows.length === 0) return;
+async function recordInterrupted(services: Services, ref: EndpointRef, claims: Claim[]): Promise<void> {
+  if (claims.length === 0) return;
   const { attempts } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   await attempts.bulkWrite(
-    rows.map((row) => ({
+    claims.map(({ row, attempt }) => ({
       updateOne: {
-        filter: { siteId: ref.siteId, deliveryId: row._id, attempt: row.attempts },
+        filter: { siteId: ref.siteId, deliveryId: row._id, attempt },
         update: {
           $setOnInsert: {
             _id: newId(),
@@ -276,14 +421,14 @@ async function failWithoutSending(services: Services, ref: EndpointRef, error: s
   for (;;) {
     const rows = await eventCollections(services.workspaceDb({ dbName: ref.dbName }))
       .deliveries.find(ownedPending(ref))
-      .limit(services.webhooks.batchSize)
+      .limit(webhookSettings(services).batchSize)
       .toArray();
     if (rows.length === 0) return count;
     const at = services.clock.now();
     await writeOutcomes(
       services,
       ref,
-      rows.map((row) => ({ row, attempt: row.attempts + 1, status: 'failed', responseCode: null, error, startedAt: at, finishedAt: at, final: true })),
+      rows.map((row) => ({ row, attempt: row.attempts + 1, status: 'failed', responseCode: null, error, startedAt: at, finishedAt: at, final: true, retryAt: null })),
     );
     count += rows.length;
   }
@@ -297,7 +442,7 @@ async function failWithoutSending(services: Services, ref: EndpointRef, error: s
  */
 async function tripBreaker(services: Services, ref: EndpointRef, endpoint: EndpointDoc, outcomes: Outcome[]): Promise<boolean> {
   const { endpoints, attempts } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
-  const key = { _id: ref.endpointId, siteId: ref.siteId };
+  const key = { _id: ref.endpointId };
   if (outcomes.length === 0) return false;
   if (outcomes.some((o) => o.status === 'succeeded')) {
     if (endpoint.failingSince) await endpoints.updateOne(key, { $set: { failingSince: null } });
@@ -308,11 +453,11 @@ async function tripBreaker(services: Services, ref: EndpointRef, endpoint: Endpo
     await endpoints.updateOne(key, { $set: { failingSince: outcomes[0].startedAt } });
     return false;
   }
-  const { breakerMs } = services.webhooks;
+  const { breakerMs } = webhookSettings(services);
   if (now.getTime() - endpoint.failingSince.getTime() < breakerMs) return false;
   const minutes = Math.round(breakerMs / 60_000);
   const reason = `every attempt failed for ${minutes >= 1 ? `${minutes} min` : `${Math.round(breakerMs / 1000)} s`} (last: ${outcomes.at(-1)!.error ?? 'failed'})`;
-  const paused = await endpoints.updateOne({ ...key, pausedAt: null }, { $set: { pausedAt: now, pauseReason: reason, busyUntil: null } });
+  const paused = await endpoints.updateOne({ ...key, pausedAt: null }, { $set: { pausedAt: now, pauseReason: reason, busyUntil: null, inflight: [] } });
   const trippedBy = outcomes.at(-1)!.row;
   await attempts.updateOne(
     { siteId: ref.siteId, deliveryId: trippedBy._id, attempt: 0 },

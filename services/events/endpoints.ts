@@ -142,7 +142,7 @@ export async function resumeEndpoint(ctx: OperationContext, filter: Filter<Endpo
   const { endpoints, deliveries } = eventCollections(ctx.db);
   const updated = await endpoints.findOneAndUpdate(
     { ...filter, _id: id },
-    { $set: { pausedAt: null, pauseReason: null, failingSince: null, updatedAt: now } },
+    { $set: { pausedAt: null, pauseReason: null, failingSince: null, heldUntil: null, updatedAt: now } },
     { returnDocument: 'after' },
   );
   if (!updated) throw new NotFoundError();

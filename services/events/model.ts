@@ -31,8 +31,17 @@ export interface EndpointDoc {
   /** Set when the breaker paused the endpoint; nothing is sent until it is resumed. */
   pausedAt?: Date | null;
   pauseReason?: string | null;
-  /** Its actor is in a delivery pass until then: publishers need not wake it. */
+  /** Its actor is in a delivery pass until then: publishers push to `inbox` instead of waking it. */
   busyUntil?: Date | null;
+  /**
+   * The actor's last batch failed entirely: it sends nothing more until then (its timer is set for
+   * it), and publishers neither push nor wake; the pass at that time finds the rows by its scan.
+   */
+  heldUntil?: Date | null;
+  /** Ids of deliveries stored while the actor was busy; the pass takes them (no scan needed). */
+  inbox?: string[];
+  /** The batch the actor is sending (delivery id, attempt): a retried pass finds what was cut off. */
+  inflight?: Array<{ id: string; attempt: number }>;
 }
 
 /** pending: not final yet (its workflow runs, or the drain will start it); delivered / failed: final. */
@@ -60,7 +69,10 @@ export interface DeliveryDoc {
   via?: 'endpoint';
   /** When the actor may attempt it next (stored: at once; failed: after the backoff). */
   nextAttemptAt?: Date;
-  /** An actor pass took it and has not written the outcome yet (a dead pass leaves it set). */
+  /**
+   * Set by the actors before the endpoint's `inflight` batch record (a pass of that version died
+   * before writing the outcome): the next pass records that attempt as interrupted. Now always false.
+   */
   claimed?: boolean;
 }
 

@@ -1,4 +1,5 @@
 import type { Config } from '../core/config.ts';
+import type { Services } from '../core/context.ts';
 import { createSecretBox, type SecretBox } from './secrets.ts';
 import { createTargetGuard, type Resolver, type TargetGuard } from './target-guard.ts';
 
@@ -29,6 +30,8 @@ export interface WebhookOptions {
   passBudgetMs?: number;
   /** An actor with nothing pending ends after this long without a wake. */
   idleMs?: number;
+  /** A pass that has caught up keeps watching its inbox this long before it ends (bursts). */
+  lingerMs?: number;
   /** Passes per actor run before it continues-as-new (keeps its history small). */
   passesPerRun?: number;
 }
@@ -42,6 +45,9 @@ export interface WebhookSettings {
   batchSize: number;
   passBudgetMs: number;
   idleMs: number;
+  lingerMs: number;
+  /** How often a lingering pass looks at its inbox (a read by _id). */
+  lingerPollMs: number;
   passesPerRun: number;
   guard: TargetGuard;
   secrets: SecretBox;
@@ -82,9 +88,21 @@ export function createWebhookSettings(config: Pick<Config, 'WEBHOOK_ALLOW_PRIVAT
     batchSize: options.batchSize ?? 200,
     passBudgetMs: options.passBudgetMs ?? 20_000,
     idleMs: options.idleMs ?? 5 * 60_000,
+    lingerMs: options.lingerMs ?? 2_000,
+    lingerPollMs: 100,
     passesPerRun: options.passesPerRun ?? 200,
     guard: createTargetGuard({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
     secrets: createSecretBox(config.SECRET_KEY),
     wakes: new Map(),
   };
+}
+
+function configureWebhooks(services: Services): WebhookSettings {
+  services.webhooks = createWebhookSettings(services.config);
+  return services.webhooks;
+}
+
+export function webhookSettings(services: Services): WebhookSettings {
+  // A test world with a publisher of its own never built them: the defaults.
+  return (services.webhooks as WebhookSettings | undefined) ?? configureWebhooks(services);
 }

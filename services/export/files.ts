@@ -21,10 +21,15 @@ const chunks = (db: Db) => db.collection<ChunkDoc>(`${EXPORT_BUCKET}.chunks`);
  * chunks collection per file there: 20,000 pages took minutes instead of seconds).
  */
 export const CHUNK_SIZE = 255 * 1024;
+/**
+ * Bodies up to one chunk are kept in the files document itself (`data`, `inline: true`): one
+ * document per file instead of two, and writes are what a run mostly costs on the local engine.
+ */
+const INLINE_MAX = CHUNK_SIZE;
 export const chunkId = (fileId: string, n: number) => `${fileId}#${n}`;
 const chunkCount = (length: number, chunkSize: number) => Math.max(1, Math.ceil(length / chunkSize));
-const chunkIdsOf = (file: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>) =>
-  Array.from({ length: chunkCount(file.length, file.chunkSize) }, (_, n) => chunkId(file._id, n));
+type FileShape = Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize' | 'inline'>;
+const chunkIdsOf = (file: FileShape) => (file.inline ? [] : Array.from({ length: chunkCount(file.length, file.chunkSize) }, (_, n) => chunkId(file._id, n)));
 
 interface ChunkDoc {
   _id: string;
@@ -38,19 +43,20 @@ const bytesOf = (data: Binary) => Buffer.from(data.buffer.buffer, data.buffer.by
 /** Files per write or read round trip (bounded: 200 pages are a few MB). */
 const BATCH = 200;
 
-async function deleteFiles(db: Db, files: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>[]): Promise<number> {
+async function deleteFiles(db: Db, files: FileShape[]): Promise<number> {
   let deleted = 0;
   for (let i = 0; i < files.length; i += BATCH) {
     const slice = files.slice(i, i + BATCH);
     // The files document goes first: without it the file is not listed, so no reader meets a file
     // whose chunks are half gone; chunks left by a crash in between are overwritten by a retry.
     deleted += (await exportFiles(db).deleteMany({ _id: { $in: slice.map((f) => f._id) } })).deletedCount;
-    await chunks(db).deleteMany({ _id: { $in: slice.flatMap(chunkIdsOf) } });
+    const ids = slice.flatMap(chunkIdsOf);
+    if (ids.length) await chunks(db).deleteMany({ _id: { $in: ids } });
   }
   return deleted;
 }
 
-const FILE_SHAPE = { projection: { _id: 1, length: 1, chunkSize: 1 } } as const;
+const FILE_SHAPE = { projection: { _id: 1, length: 1, chunkSize: 1, inline: 1 } } as const;
 
 /** The newest live version of a path (two live versions exist only while a finishing run commits). */
 export async function liveFile(db: Db, siteId: string, path: string): Promise<ExportFileDoc | null> {
@@ -98,20 +104,21 @@ async function stageSlice(db: Db, files: StageInput[]): Promise<('written' | 'sa
   // A retry meets its own earlier version: unlist it first, and drop chunks it had beyond the new count.
   const earlier = await exportFiles(db).find({ _id: { $in: toWrite.map((p) => p.id) } }, FILE_SHAPE).toArray();
   if (earlier.length) await exportFiles(db).deleteMany({ _id: { $in: earlier.map((f) => f._id) } });
-  const chunkWrites = toWrite.flatMap((p) =>
+  const chunkWrites = toWrite.filter((p) => p.body.length > INLINE_MAX).flatMap((p) =>
     Array.from({ length: chunkCount(p.body.length, CHUNK_SIZE) }, (_, n) => {
       const doc = { _id: chunkId(p.id, n), files_id: p.id, n, data: new Binary(p.body.subarray(n * CHUNK_SIZE, (n + 1) * CHUNK_SIZE)) };
       return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
     }),
   );
-  await insertOrReplace(chunks(db), chunkWrites.map((w) => w.replaceOne.replacement), earlier.length === 0);
+  if (chunkWrites.length) await insertOrReplace(chunks(db), chunkWrites.map((w) => w.replaceOne.replacement), earlier.length === 0);
   const fresh = new Set(chunkWrites.map((w) => w.replaceOne.filter._id));
   const extra = earlier.flatMap(chunkIdsOf).filter((id) => !fresh.has(id));
   if (extra.length) await chunks(db).deleteMany({ _id: { $in: extra } });
   const uploadDate = new Date();
   const docs = toWrite.map((p): ExportFileDoc => {
     const metadata: ExportFileMeta = { siteId: p.file.siteId, path: p.file.path, contentType: p.file.contentType, entryId: p.file.entryId, runId: p.file.runId, generation: p.file.generation, state: 'staged', sha: p.sha };
-    return { _id: p.id, length: p.body.length, chunkSize: CHUNK_SIZE, uploadDate, filename: p.file.path, metadata };
+    const inline = p.body.length <= INLINE_MAX ? { inline: true as const, data: new Binary(p.body) } : {};
+    return { _id: p.id, length: p.body.length, chunkSize: CHUNK_SIZE, uploadDate, filename: p.file.path, metadata, ...inline };
   });
   await insertOrReplace(exportFiles(db), docs, true);
   return results;
@@ -146,10 +153,16 @@ export async function stageFile(db: Db, file: StageInput): Promise<'written' | '
  * trip. Files written by the GridFS driver before this layout (chunk ids that are ObjectIds) are
  * read by `files_id` instead.
  */
-export async function* readChunks(db: Db, file: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
+export async function* readChunks(db: Db, file: FileShape & Pick<ExportFileDoc, 'data'>, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
   if (file.length === 0) return;
   const start = range?.start ?? 0;
   const end = range?.end ?? file.length - 1;
+  if (file.inline) {
+    const data = file.data ?? (await exportFiles(db).findOne({ _id: file._id }, { projection: { data: 1 } }))?.data;
+    if (!data) throw new Error(`export file ${file._id} is gone`);
+    yield bytesOf(data).subarray(start, end + 1);
+    return;
+  }
   const first = Math.floor(start / file.chunkSize);
   const last = Math.floor(end / file.chunkSize);
   for (let n = first; n <= last; n += 8) {
@@ -172,11 +185,13 @@ export async function* readChunks(db: Db, file: Pick<ExportFileDoc, '_id' | 'len
  * archive reads pages this way. Files not found by chunk id (driver-written ones) are left out;
  * callers stream those with readChunks.
  */
-export async function readSmallBodies(db: Db, files: Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize'>[]): Promise<Map<string, Buffer>> {
+export async function readSmallBodies(db: Db, files: FileShape[]): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   const wanted = files.filter((f) => f.length > 0 && f.length <= f.chunkSize);
-  if (wanted.length === 0) return out;
-  for await (const row of chunks(db).find({ _id: { $in: wanted.map((f) => chunkId(f._id, 0)) } })) out.set(row.files_id, bytesOf(row.data));
+  const inline = wanted.filter((f) => f.inline).map((f) => f._id);
+  const chunked = wanted.filter((f) => !f.inline).map((f) => chunkId(f._id, 0));
+  if (inline.length) for await (const row of exportFiles(db).find({ _id: { $in: inline } }, { projection: { data: 1 } })) if (row.data) out.set(row._id, bytesOf(row.data));
+  if (chunked.length) for await (const row of chunks(db).find({ _id: { $in: chunked } })) out.set(row.files_id, bytesOf(row.data));
   return out;
 }
 
@@ -233,7 +248,7 @@ export async function clearExportFiles(db: Db, siteId: string): Promise<number> 
 export async function* liveListing(db: Db, siteId: string): AsyncGenerator<ExportFileDoc> {
   let previous: string | null = null;
   const cursor = exportFiles(db)
-    .find({ 'metadata.siteId': siteId, 'metadata.state': 'live' }, { projection: { _id: 1, length: 1, chunkSize: 1, uploadDate: 1, metadata: 1, filename: 1 } })
+    .find({ 'metadata.siteId': siteId, 'metadata.state': 'live' }, { projection: { _id: 1, length: 1, chunkSize: 1, inline: 1, uploadDate: 1, metadata: 1, filename: 1 } })
     .sort({ 'metadata.path': 1, _id: -1 });
   for await (const file of cursor) {
     if (file.metadata.path === previous) continue;

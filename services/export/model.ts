@@ -1,4 +1,4 @@
-import { GridFSBucket, type Db } from 'mongodb';
+import type { Binary, Db } from 'mongodb';
 import type { ExportMode } from '../../workflows/contracts/static-export.ts';
 
 export { EXPORT_MODES, type ExportMode, type ExportRef } from '../../workflows/contracts/static-export.ts';
@@ -16,7 +16,6 @@ export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 200, batchPauseM
  * the workspace. A run writes `staged` versions; only its finish makes them `live` (files.ts).
  */
 export const EXPORT_BUCKET = 'export';
-export const exportBucket = (db: Db) => new GridFSBucket(db, { bucketName: EXPORT_BUCKET });
 export const exportFiles = (db: Db) => db.collection<ExportFileDoc>(`${EXPORT_BUCKET}.files`);
 
 export interface ExportFileMeta {
@@ -38,6 +37,9 @@ export interface ExportFileDoc {
   _id: string;
   length: number;
   chunkSize: number;
+  /** The body is `data` itself (files up to one chunk), no chunk documents (files.ts). */
+  inline?: true;
+  data?: Binary;
   filename: string;
   uploadDate: Date;
   metadata: ExportFileMeta;

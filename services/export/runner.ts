@@ -98,10 +98,12 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
   const docs = await entries.find(filter).sort({ _id: 1 }).limit(args.limit).toArray();
   const targets = await linkTargets(db, ref.siteId, data);
   const slugOf = (doc: EntryDoc) => doc.live?.slug ?? doc.slug;
-  // Translations (same type and slug, other locales) link to each other.
-  const siblings = docs.length
-    ? await entries.find({ siteId: ref.siteId, ...PUBLISHED, 'live.slug': { $in: [...new Set(docs.map(slugOf))] } }, { projection: { _id: 1, type: 1, locale: 1, live: 1 } }).toArray()
-    : [];
+  // Translations (same type and slug, other active locales) link to each other; with one active
+  // locale there are none to look for (a query less per batch: it scans the entries).
+  const siblings =
+    docs.length && data.locales.length > 1
+      ? await entries.find({ siteId: ref.siteId, ...PUBLISHED, 'live.slug': { $in: [...new Set(docs.map(slugOf))] } }, { projection: { _id: 1, type: 1, locale: 1, live: 1 } }).toArray()
+      : [];
   const alternatesOf = (type: string, slug: string) =>
     Object.fromEntries(
       (siblings as Sibling[])

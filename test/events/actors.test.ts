@@ -56,6 +56,10 @@ describe('one delivery actor per endpoint', () => {
       expect(deadRows).toHaveLength(EVENTS);
       expect(deadRows.every((row) => row.status !== 'delivered')).toBe(true);
       expect(await attempts.countDocuments({ endpointId: deadId, status: 'failed', error: /connection failed/ })).toBeGreaterThan(0);
+      // A batch that failed entirely holds the dead endpoint until its first retry probes it again:
+      // only that first batch (2 × the default concurrency of 8) has been tried, the rest waits untried
+      // (and the breaker, 3 s here, pauses it before the probe batch runs out of attempts).
+      expect(deadRows.filter((row) => row.attempts === 0).length).toBeGreaterThanOrEqual(EVENTS - 16);
       // Never three of its requests within one attempt timeout (3 s, less arrival jitter): two at a time.
       const times = hanging.received.map((r) => r.at).sort((a, b) => a - b);
       expect(times.length).toBeGreaterThanOrEqual(2);
@@ -123,6 +127,8 @@ describe('one delivery actor per endpoint', () => {
       }, 30_000, 'the breaker');
       expect(paused.pauseReason).toMatch(/every attempt failed for 3 s/);
       // (Endpoints of the other tests whose receivers are gone trip it too: only this one's entry counts.)
+      // The pass writes the pause, then the history entry, then announces it: wait for the last step.
+      await waitFor(async () => announced.some((a) => a.endpointId === endpoint.id), 10_000, 'the announcement');
       expect(announced.filter((a) => a.endpointId === endpoint.id)).toEqual([expect.objectContaining({ name: 'breaker' })]);
       // The owner sees it: in the endpoint list (its key) and in the delivery history.
       const listed = await call(world, manageEndpoints.list, {}, key);
