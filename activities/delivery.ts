@@ -7,7 +7,6 @@ import { eventCollections, type AttemptDoc } from '../services/events/model.ts';
 import { secretBinding } from '../services/events/secrets.ts';
 import { sendDelivery } from '../services/events/sender.ts';
 import { signPayload, WEBHOOK_HEADERS } from '../services/events/signing.ts';
-import { webhookSettings } from '../services/events/settings.ts';
 import { TargetRejectedError } from '../services/events/target-guard.ts';
 import { DELIVERY_REJECTED } from '../workflows/contracts/delivery.ts';
 
@@ -51,7 +50,7 @@ async function recordInterrupted(
 }
 
 export function createDeliveryActivities(services: Services) {
-  const settings = webhookSettings(services);
+  const settings = services.webhooks;
 
   return {
     /**

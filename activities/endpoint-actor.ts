@@ -1,7 +1,6 @@
 import { Context } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import { runDeliveryPass } from '../services/events/dispatch.ts';
-import { webhookSettings } from '../services/events/settings.ts';
 import type { DeliveryPassResult, EndpointRef } from '../workflows/contracts/endpoint-actor.ts';
 
 export function createEndpointActorActivities(services: Services) {
@@ -13,7 +12,7 @@ export function createEndpointActorActivities(services: Services) {
      */
     async deliverPending(ref: EndpointRef): Promise<DeliveryPassResult> {
       const activity = Context.current();
-      const every = Math.max(200, Math.min(1000, webhookSettings(services).heartbeatTimeoutMs / 3));
+      const every = Math.max(200, Math.min(1000, services.webhooks.heartbeatTimeoutMs / 3));
       const beat = setInterval(() => activity.heartbeat(), every);
       try {
         return await runDeliveryPass(services, ref, {

@@ -3,8 +3,10 @@ import type { SiteResolver } from './platform/tenancy.ts';
 import type { PluginRegistry } from './plugins/registry.ts';
 import type { ActivePlugins } from './plugins/active-sites.ts';
 import type { ExportTuning } from './export/model.ts';
-import type { PublicCache } from './public-read/state.ts';
 import type { WebhookSettings } from './events/settings.ts';
+import type { CacheRegistry } from './cache/caches.ts';
+import type { RateCounters } from './access/rate-limit.ts';
+import type { PublicCache } from './public-read/state.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -26,10 +28,14 @@ declare module './core/context.ts' {
     activePlugins: ActivePlugins;
     /** Static export batch size and pause, sent with each run's workflow start (tests shrink them to watch progress). */
     exportTuning: ExportTuning;
+    /** Webhook retry, timeouts, SSRF guard, secret box and the actor wakes in flight (`events/settings.ts`). */
+    webhooks: WebhookSettings;
+    /** The named caches `/cache/stats` and `/cache/clear` reach (built-ins from `cache/builtin-caches.ts`). */
+    caches: CacheRegistry;
+    /** Per-minute window counters (rate limits, login throttle), batched per workspace database. */
+    rateCounters: RateCounters;
     /** Public read cache: per site, its public state, responses and ready answers (`public-read/state.ts`). */
     publicCache: PublicCache;
-    /** Webhook delivery settings and wakes in flight, built with the publisher (`events/settings.ts`). */
-    webhooks: WebhookSettings;
   }
 }
 

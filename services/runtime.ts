@@ -9,6 +9,7 @@ import { createPublicCache } from './public-read/state.ts';
 import './members.ts';
 import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';
+import { createWebhookSettings, type WebhookOptions } from './events/settings.ts';
 import { createAccessGate, type AccessGate } from './access/gate.ts';
 import { buildApp } from './http/app.ts';
 import { mediaFilesExtension } from './http/media-files.ts';
@@ -19,11 +20,16 @@ import { graphqlExtension } from './http/graphql.ts';
 import { exportPreviewExtension } from './http/export-preview.ts';
 import { installPluginHost } from './plugins/host.ts';
 import { DEFAULT_EXPORT_TUNING } from './export/model.ts';
+import { createCacheRegistry } from './cache/caches.ts';
+import { builtinCaches } from './cache/builtin-caches.ts';
+import { createRateCounters } from './access/rate-limit.ts';
 
 export interface RuntimeOptions extends CoreServiceOptions {
   /** The feature list; `services/features.ts` unless a test adds probes. */
   features?: readonly Feature[];
   events?: (services: Services) => EventPublisher;
+  /** Webhook timings (tests shorten the backoff); the SSRF switch comes from the configuration. */
+  webhooks?: WebhookOptions;
 }
 
 /**
@@ -39,6 +45,9 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.plugins = createPluginRegistry();
   services.activePlugins = createActivePlugins(services);
   services.exportTuning = { ...DEFAULT_EXPORT_TUNING };
+  services.caches = createCacheRegistry(builtinCaches(services));
+  services.rateCounters = createRateCounters();
+  services.webhooks = createWebhookSettings(config, options.webhooks);
   services.events = (options.events ?? createWebhookPublisher)(services);
   return services;
 }

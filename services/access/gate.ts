@@ -12,7 +12,7 @@ import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import type { Credentials } from './credentials.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
 import { assertSameSiteOrigin } from './origin-check.ts';
-import { exceeded, hitWindow, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
+import { exceeded, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
 import { clearSessionCookie, sessionCookie } from './session-cookie.ts';
 import { SESSION_COOKIE } from './sessions.ts';
 
@@ -120,13 +120,13 @@ export function createAccessGate(services: Services): AccessGate {
       }
       const oauthLimit = oauthLimits.get(ctx.principal);
       if (oauthLimit !== undefined) {
-        results.push(await hitWindow(ctx.db, siteId, 'key', callerBucket(ctx), oauthLimit, now));
+        results.push(await services.rateCounters.hit(ctx.db, siteId, 'key', callerBucket(ctx), oauthLimit, now));
       }
       if (operation.rateLimit) {
-        results.push(await hitWindow(ctx.db, siteId, 'op', `op:${operation.id}:ip:${ctx.request.ip}`, operation.rateLimit.perMinute, now));
+        results.push(await services.rateCounters.hit(ctx.db, siteId, 'op', `op:${operation.id}:ip:${ctx.request.ip}`, operation.rateLimit.perMinute, now));
       }
       if (operation.heavy) {
-        results.push(await hitWindow(ctx.db, siteId, 'heavy', `heavy:${callerBucket(ctx)}`, HEAVY_LIMIT_PER_MIN, now));
+        results.push(await services.rateCounters.hit(ctx.db, siteId, 'heavy', `heavy:${callerBucket(ctx)}`, HEAVY_LIMIT_PER_MIN, now));
       }
       if ((lastPurge.get(siteId) ?? 0) < now.getTime() - 60_000) {
         lastPurge.set(siteId, now.getTime());

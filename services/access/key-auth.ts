@@ -11,7 +11,6 @@ import { compileIpRules } from './ip-rules.ts';
 import { loadUserAccess } from './user-access.ts';
 import { refuse, type FailureReason } from './auth-failure.ts';
 import { TooManyRequestsError } from '../core/errors.ts';
-import { hitWindow } from './rate-limit.ts';
 import { createLiveState, ipField, keyField, type LiveResult } from './live-state.ts';
 
 interface CachedKey {
@@ -84,7 +83,7 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
 
     const fail = async (reason: FailureReason, keyId?: string): Promise<never> => {
       // Guessing from one address runs into that address's budget: 429 instead of yet another 401.
-      const failures = await hitWindow(db, siteId, 'authfail', `authfail:${ip}`, state.keys.defaultRateLimitPerMin, now);
+      const failures = await services.rateCounters.hit(db, siteId, 'authfail', `authfail:${ip}`, state.keys.defaultRateLimitPerMin, now);
       if (failures.count > state.keys.defaultRateLimitPerMin) {
         await refuse(db, siteId, now, { ip, reason, keyId }).catch(() => undefined);
         throw new TooManyRequestsError(failures.resetSeconds);

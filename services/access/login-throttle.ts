@@ -1,7 +1,6 @@
 import type { OperationContext } from '../core/context.ts';
 import { TooManyRequestsError } from '../core/errors.ts';
 import { accessCollections } from './model.ts';
-import { hitWindow } from './rate-limit.ts';
 
 /** Failed sign-ins allowed per 15 minutes, per account and per client IP. */
 export const LOGIN_WINDOW_MS = 15 * 60_000;
@@ -31,8 +30,8 @@ export async function recordLoginFailure(ctx: OperationContext, email: string): 
   const b = buckets(ctx, email);
   const now = ctx.services.clock.now();
   await Promise.all([
-    hitWindow(ctx.db, ctx.site._id, 'login', b.account.bucket, b.account.limit, now, LOGIN_WINDOW_MS),
-    hitWindow(ctx.db, ctx.site._id, 'login', b.ip.bucket, b.ip.limit, now, LOGIN_WINDOW_MS),
+    ctx.services.rateCounters.hit(ctx.db, ctx.site._id, 'login', b.account.bucket, b.account.limit, now, LOGIN_WINDOW_MS),
+    ctx.services.rateCounters.hit(ctx.db, ctx.site._id, 'login', b.ip.bucket, b.ip.limit, now, LOGIN_WINDOW_MS),
   ]);
 }
 

@@ -48,21 +48,25 @@ export function createWindowCounter(db: Db) {
   };
 }
 
-const countersByDb = new WeakMap<Db, ReturnType<typeof createWindowCounter>>();
-
-/** The batching counter of one workspace database (per process). */
-export function windowCounter(db: Db): ReturnType<typeof createWindowCounter> {
-  let counter = countersByDb.get(db);
-  if (!counter) {
-    counter = createWindowCounter(db);
-    countersByDb.set(db, counter);
-  }
-  return counter;
+/** The batching window counters of this process, one per workspace database (`services.rateCounters`). */
+export interface RateCounters {
+  /** One hit on a bucket of this database. */
+  hit(db: Db, siteId: string, name: string, bucket: string, limit: number, now: Date, windowMs?: number): Promise<WindowResult>;
 }
 
-/** One hit on a bucket of this database. */
-export async function hitWindow(db: Db, siteId: string, name: string, bucket: string, limit: number, now: Date, windowMs = WINDOW_MS): Promise<WindowResult> {
-  return windowCounter(db)(siteId, name, bucket, limit, now, windowMs);
+export function createRateCounters(): RateCounters {
+  // Keyed by the driver's Db object: services.workspaceDb hands out one per database and process.
+  const byDb = new WeakMap<Db, ReturnType<typeof createWindowCounter>>();
+  return {
+    hit(db, siteId, name, bucket, limit, now, windowMs = WINDOW_MS) {
+      let counter = byDb.get(db);
+      if (!counter) {
+        counter = createWindowCounter(db);
+        byDb.set(db, counter);
+      }
+      return counter(siteId, name, bucket, limit, now, windowMs);
+    },
+  };
 }
 
 export const exceeded = (result: WindowResult) => result.count > result.limit;

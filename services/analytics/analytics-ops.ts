@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Collection, Document } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
-import { scopeFilter } from '../access/scope.ts';
 import { contentCollections, ENTRY_SCOPE, ENTRY_STATUSES } from '../content/model.ts';
 import { mediaItems, MEDIA_SCOPE_FIELDS } from '../media/model.ts';
 import { COMMENT_SCOPE, COMMENT_STATUSES, commentsCollection } from '../comments/model.ts';
@@ -32,6 +31,7 @@ export const analyticsSummaryOp = defineOperation({
   summary: 'Site summary: entries by status and type, media count and bytes, comments by status',
   description: 'Computed live from the site’s collections, within the key scope.',
   requires: 'analytics:read',
+  scope: [ENTRY_SCOPE, MEDIA_SCOPE_FIELDS, COMMENT_SCOPE],
   input: z.object({}),
   output: AnalyticsView,
   async handler(ctx) {
@@ -39,15 +39,15 @@ export const analyticsSummaryOp = defineOperation({
     const entries = contentCollections(ctx.db).entries as unknown as Collection<Document>;
     const media = mediaItems(ctx) as unknown as Collection<Document>;
     const comments = commentsCollection(ctx) as unknown as Collection<Document>;
-    const entryScope = { ...scopeFilter(ctx.principal, ENTRY_SCOPE), siteId };
-    const mediaScope = { ...scopeFilter(ctx.principal, MEDIA_SCOPE_FIELDS), siteId };
+    const entryScope = (filter: Document) => ctx.scope.filter({ ...filter, siteId }, ENTRY_SCOPE);
+    const mediaScope = (filter: Document) => ctx.scope.filter({ ...filter, siteId }, MEDIA_SCOPE_FIELDS);
     const [byStatus, byType, trashed, mediaRows, mediaTrashed, commentStatus] = await Promise.all([
-      countBy(entries, { ...entryScope, trashedAt: null }, 'status'),
-      countBy(entries, { ...entryScope, trashedAt: null }, 'type'),
-      entries.countDocuments({ ...entryScope, trashedAt: { $ne: null } }),
-      media.aggregate<{ n: number; bytes: number }>([{ $match: { ...mediaScope, status: 'stored' } }, { $group: { _id: null, n: { $sum: 1 }, bytes: { $sum: '$size' } } }]).toArray(),
-      media.countDocuments({ ...mediaScope, status: 'trashed' }),
-      countBy(comments, { ...scopeFilter(ctx.principal, COMMENT_SCOPE), siteId }, 'status'),
+      countBy(entries, entryScope({ trashedAt: null }), 'status'),
+      countBy(entries, entryScope({ trashedAt: null }), 'type'),
+      entries.countDocuments(entryScope({ trashedAt: { $ne: null } })),
+      media.aggregate<{ n: number; bytes: number }>([{ $match: mediaScope({ status: 'stored' }) }, { $group: { _id: null, n: { $sum: 1 }, bytes: { $sum: '$size' } } }]).toArray(),
+      media.countDocuments(mediaScope({ status: 'trashed' })),
+      countBy(comments, ctx.scope.filter({ siteId }, COMMENT_SCOPE), 'status'),
     ]);
     return {
       generatedAt: ctx.services.clock.now().toISOString(),

@@ -1,6 +1,7 @@
 import { COLLECTIONS } from '../content/model.ts';
 import { bumpContentGeneration } from '../public-read/state.ts';
-import { registerDefaultCache, siteResolverCache } from './caches.ts';
+import type { Services } from '../core/context.ts';
+import { siteResolverCache, type NamedCache } from './caches.ts';
 
 /**
  * The public read cache (services/public-read/state.ts). Clearing bumps the site's content
@@ -8,7 +9,7 @@ import { registerDefaultCache, siteResolverCache } from './caches.ts';
  * Its per-process size is not exported by the content feature (docs/plugins.md lists the line
  * that would add it), so only the generation is reported.
  */
-registerDefaultCache(() => ({
+const publicContentCache = (): NamedCache => ({
   name: 'public-content',
   description: 'Public Content API responses, per site and content generation (the page store).',
   reach: 'site',
@@ -17,19 +18,19 @@ registerDefaultCache(() => ({
     return { entries: null, details: { generation: doc?.generation ?? 0 } };
   },
   clear: (ctx) => bumpContentGeneration(ctx),
-}));
+});
 
 /** Which plugins each site has active, per process (services/plugins/host.ts, 2 s each). */
-registerDefaultCache((services) => ({
+const activePluginsCache = (services: Services): NamedCache => ({
   name: 'plugins-active',
   description: 'Active plugins per site, as seen by this process.',
   reach: 'process',
   stats: () => ({ entries: services.activePlugins.size() }),
   clear: () => services.activePlugins.forget(),
-}));
+});
 
 /**
  * Host → site lookups (services.sites). Its size is not exported by services/platform/tenancy.ts
  * yet (`size: () => cache.size` on the resolver would report it; docs/plugins.md).
  */
-registerDefaultCache((services) => siteResolverCache(services.sites));
+export const builtinCaches = (services: Services): NamedCache[] => [publicContentCache(), activePluginsCache(services), siteResolverCache(services.sites)];

@@ -3,8 +3,6 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ForbiddenError } from '../core/errors.ts';
 import type { OperationContext } from '../core/context.ts';
 import { hasCapability } from '../core/principal.ts';
-import { listCaches } from './caches.ts';
-import './builtin-caches.ts';
 
 const CacheView = z.object({
   name: z.string(),
@@ -17,7 +15,7 @@ const CacheView = z.object({
 /** Site caches for everybody with the operation's capability; process-wide ones with platform rights only. */
 function visibleCaches(ctx: OperationContext, platformRight: 'platform:read' | 'platform:manage') {
   const platform = hasCapability(ctx.principal, platformRight) && (ctx.principal.kind === 'system' || ('isPlatformOperator' in ctx.principal && ctx.principal.isPlatformOperator));
-  return listCaches(ctx.services).filter((cache) => cache.reach === 'site' || platform);
+  return ctx.services.caches.list().filter((cache) => cache.reach === 'site' || platform);
 }
 
 export const cacheStatsOp = defineOperation({
@@ -54,7 +52,7 @@ export const cacheClearOp = defineOperation({
   input: z.object({ caches: z.array(z.string().min(1)).min(1).max(50).optional() }),
   output: z.object({ cleared: z.array(z.string()) }),
   async handler(ctx, input) {
-    const all = listCaches(ctx.services);
+    const all = ctx.services.caches.list();
     const known = new Set(all.map((c) => c.name));
     const unknown = input.caches?.find((name) => !known.has(name));
     if (unknown) throw new BadRequestError(`Unknown cache: ${unknown}`);

@@ -1,4 +1,4 @@
-import type { OperationContext, Services } from '../core/context.ts';
+import type { OperationContext } from '../core/context.ts';
 
 /** Figures one cache reports for `GET /cache/stats`; `entries` is null when the owner does not expose it. */
 export interface CacheFigures {
@@ -20,34 +20,20 @@ export interface NamedCache {
   clear(ctx: OperationContext): void | Promise<void>;
 }
 
-const registries = new WeakMap<Services, Map<string, NamedCache>>();
-const defaults: Array<(services: Services) => NamedCache> = [];
-
-function registry(services: Services): Map<string, NamedCache> {
-  let found = registries.get(services);
-  if (!found) {
-    found = new Map();
-    registries.set(services, found);
-    for (const make of defaults) {
-      const cache = make(services);
-      found.set(cache.name, cache);
-    }
-  }
-  return found;
+/** The named caches of this process (`services.caches`, built once in services/runtime.ts). */
+export interface CacheRegistry {
+  /** Registers (or replaces, e.g. a rebuilt app's resolver) a cache of this process. */
+  register(cache: NamedCache): void;
+  /** Every cache, by name. */
+  list(): NamedCache[];
 }
 
-/** Caches every process has (registered by this folder's `builtin-caches.ts`). */
-export function registerDefaultCache(make: (services: Services) => NamedCache): void {
-  defaults.push(make);
-}
-
-/** Registers (or replaces, e.g. a rebuilt app's resolver) a cache of this process. */
-export function registerCache(services: Services, cache: NamedCache): void {
-  registry(services).set(cache.name, cache);
-}
-
-export function listCaches(services: Services): NamedCache[] {
-  return [...registry(services).values()].sort((a, b) => (a.name < b.name ? -1 : 1));
+export function createCacheRegistry(initial: readonly NamedCache[]): CacheRegistry {
+  const byName = new Map(initial.map((cache) => [cache.name, cache]));
+  return {
+    register: (cache) => void byName.set(cache.name, cache),
+    list: () => [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : 1)),
+  };
 }
 
 /** The site resolver's host cache (services/platform/tenancy.ts), as a named cache. */

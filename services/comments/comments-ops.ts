@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { assertWithinScope, scopeFilter } from '../access/scope.ts';
 import { decodeAfterId, manageLimit, pageEnvelope, pageOf } from '../core/paging.ts';
 import { bumpContentGeneration } from '../public-read/state.ts';
 import { COMMENT_SCOPE, CommentStatusSchema, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
@@ -21,18 +20,15 @@ export const listCommentsOp = defineOperation({
   summary: 'Comments by status, newest first',
   description: '`status` is one status or a comma-separated list; without it, pending and approved comments. `entryId` narrows to one entry.',
   requires: 'comments:moderate',
+  scope: COMMENT_SCOPE,
   input: z.object({ status: StatusList.optional(), entryId: z.string().optional(), limit: manageLimit, cursor: z.string().max(500).optional() }),
   output: pageEnvelope(CommentView),
   async handler(ctx, query) {
-    const filter: Filter<CommentDoc> = {
-      ...(scopeFilter(ctx.principal, COMMENT_SCOPE) as Filter<CommentDoc>),
-      siteId: ctx.site._id,
-      status: { $in: query.status ?? ['pending', 'approved'] },
-    };
+    const filter: Filter<CommentDoc> = { siteId: ctx.site._id, status: { $in: query.status ?? ['pending', 'approved'] } };
     if (query.entryId) filter.entryId = query.entryId;
     const after = decodeAfterId(ctx, 'comments', query.cursor);
     if (after) filter._id = { $lt: after };
-    const rows = await commentsCollection(ctx).find(filter).sort({ _id: -1 }).limit(query.limit + 1).toArray();
+    const rows = await commentsCollection(ctx).find(ctx.scope.filter(filter, COMMENT_SCOPE)).sort({ _id: -1 }).limit(query.limit + 1).toArray();
     const { items, nextCursor } = pageOf(ctx, 'comments', rows, query.limit);
     return { data: items.map(toCommentView), page: { limit: query.limit, cursor: query.cursor ?? null, nextCursor, total: items.length } };
   },
@@ -46,6 +42,7 @@ export const bulkStatusOp = defineOperation({
   summary: 'Set the status of several comments',
   description: 'All ids must exist (404) and be within the key scope (401); otherwise nothing changes.',
   requires: 'comments:moderate',
+  scope: COMMENT_SCOPE,
   input: z.object({ ids: z.array(z.string().min(1)).min(1).max(200), status: CommentStatusSchema }),
   output: z.object({ updated: z.number().int(), ids: z.array(z.string()) }),
   async handler(ctx, { ids, status }) {
@@ -53,7 +50,7 @@ export const bulkStatusOp = defineOperation({
     const filter = { siteId: ctx.site._id, _id: { $in: unique } };
     const found = await commentsCollection(ctx).find(filter).toArray();
     if (found.length !== unique.length) throw new NotFoundError('Comment not found');
-    for (const doc of found) assertWithinScope(ctx.principal, COMMENT_SCOPE, doc as unknown as Record<string, unknown>);
+    for (const doc of found) ctx.scope.check(doc, COMMENT_SCOPE);
     await commentsCollection(ctx).updateMany(filter, { $set: { status, updatedAt: ctx.services.clock.now() }, $inc: { version: 1 } });
     // Approved comments are public: cached public answers must not outlive a moderation.
     await bumpContentGeneration(ctx);
@@ -68,6 +65,7 @@ export const patchCommentOp = defineOperation({
   path: '/comments/:id',
   summary: 'Edit or re-status one comment',
   requires: 'comments:moderate',
+  scope: COMMENT_SCOPE,
   input: z.object({
     id: z.string(),
     body: CommentText.body.optional(),
@@ -83,7 +81,7 @@ export const patchCommentOp = defineOperation({
     const current = await commentsCollection(ctx).findOne(base);
     if (!current) throw new NotFoundError('Comment not found');
     // Out of scope is the generic 401 (contract 5.4), as for entries.
-    assertWithinScope(ctx.principal, COMMENT_SCOPE, current as unknown as Record<string, unknown>);
+    ctx.scope.check(current, COMMENT_SCOPE);
     const set = Object.fromEntries(Object.entries(changes).filter(([, v]) => v !== undefined));
     const doc = await commentsCollection(ctx).findOneAndUpdate(
       expectedVersion === undefined ? base : { ...base, version: expectedVersion },
@@ -107,6 +105,7 @@ export const purgeCommentsOp = defineOperation({
   summary: 'Permanently delete trashed comments (all, or the given `ids`)',
   description: 'Only comments in the trash are deleted; other ids are ignored. Replies to a deleted comment move up to its parent.',
   requires: 'comments:moderate',
+  scope: COMMENT_SCOPE,
   input: z.object({
     ids: z
       .union([z.string(), z.array(z.string())])
@@ -116,9 +115,9 @@ export const purgeCommentsOp = defineOperation({
   }),
   output: z.object({ deleted: z.number().int(), ids: z.array(z.string()) }),
   async handler(ctx, { ids }) {
-    const filter: Filter<CommentDoc> = { ...(scopeFilter(ctx.principal, COMMENT_SCOPE) as Filter<CommentDoc>), siteId: ctx.site._id, status: 'trash' };
+    const filter: Filter<CommentDoc> = { siteId: ctx.site._id, status: 'trash' };
     if (ids) filter._id = { $in: ids };
-    const doomed = await commentsCollection(ctx).find(filter, { projection: { _id: 1, parentId: 1 } }).limit(1000).toArray();
+    const doomed = await commentsCollection(ctx).find(ctx.scope.filter(filter, COMMENT_SCOPE), { projection: { _id: 1, parentId: 1 } }).limit(1000).toArray();
     for (const c of doomed) {
       // Keep the thread readable: children of a removed comment hang from its parent instead. The
       // parent is read again because an earlier step of this loop may have moved it up already.

@@ -3,7 +3,6 @@ import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { actorUserId } from '../core/principal.ts';
-import { assertWithinScope } from '../access/scope.ts';
 import { accessCollections } from '../access/model.ts';
 import { bumpContentGeneration } from '../public-read/state.ts';
 import { COMMENT_SCOPE, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
@@ -15,6 +14,7 @@ export const replyOp = defineOperation({
   path: '/comments/:id/reply',
   summary: 'Reply to a comment as moderator (approved at once; a pending parent is approved too)',
   requires: 'comments:moderate',
+  scope: COMMENT_SCOPE,
   errors: [409],
   status: 201,
   input: z.object({ id: z.string(), body: CommentText.body, authorName: CommentText.authorName.optional() }),
@@ -23,7 +23,7 @@ export const replyOp = defineOperation({
     const filter = { siteId: ctx.site._id, _id: id };
     const parent = await commentsCollection(ctx).findOne(filter);
     if (!parent) throw new NotFoundError('Comment not found');
-    assertWithinScope(ctx.principal, COMMENT_SCOPE, parent as unknown as Record<string, unknown>);
+    ctx.scope.check(parent, COMMENT_SCOPE);
     if (parent.status === 'spam' || parent.status === 'trash') throw new ConflictError(`Cannot reply to a comment in ${parent.status}`);
     const now = ctx.services.clock.now();
     // Answering a held comment publishes the conversation, as moderators expect (WordPress does the same).

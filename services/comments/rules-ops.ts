@@ -30,6 +30,7 @@ export const listRulesOp = defineOperation({
   path: '/comment-rules',
   summary: 'Comment moderation rules, oldest first',
   requires: 'comments:moderate',
+  scope: 'none',
   input: z.object(PageQuery),
   output: pageEnvelope(RuleView),
   async handler(ctx, query) {
@@ -78,6 +79,7 @@ export const listSpamTermsOp = defineOperation({
   path: '/comment-spam-terms',
   summary: 'Spam terms, oldest first',
   requires: 'comments:moderate',
+  scope: 'none',
   input: z.object(PageQuery),
   output: pageEnvelope(SpamTermView),
   async handler(ctx, query) {

@@ -23,6 +23,7 @@ export const listContentTypesOp = defineOperation({
   path: '/content-types',
   summary: 'Content type definitions and field schemas',
   requires: 'content:read',
+  scope: 'none',
   input: ListQuery,
   output: pageEnvelope(ContentTypeView),
   async handler(ctx, query) {
@@ -38,6 +39,7 @@ export const getContentTypeOp = defineOperation({
   path: '/content-types/:slug',
   summary: 'One content type',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ slug: z.string() }),
   output: ContentTypeView,
   async handler(ctx, { slug }) {

@@ -1,3 +1,4 @@
+import { ENTRY_SCOPE } from './model.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
@@ -23,6 +24,7 @@ export const publishEntryOp = defineOperation({
   summary: 'Publish the working revision',
   description: 'A pending scheduled publish date is dropped (a scheduled unpublish date stays).',
   requires: 'content:publish',
+  scope: ENTRY_SCOPE,
   events: ['content.published'],
   input: z.object({ id: z.string(), expectedVersion: z.number().int().min(0).optional() }),
   output: EntryView,
@@ -45,6 +47,7 @@ export const unpublishEntryOp = defineOperation({
   summary: 'Take an entry off the public site (back to draft)',
   description: 'Also cancels its schedule, so a pending publish date does not bring it back.',
   requires: 'content:publish',
+  scope: ENTRY_SCOPE,
   events: ['content.unpublished'],
   input: z.object({ id: z.string(), expectedVersion: z.number().int().min(0).optional() }),
   output: EntryView,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
-import { scopeFilter } from '../access/scope.ts';
 import { contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, toEntryView, toListItem } from './entry-view.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
@@ -15,6 +14,7 @@ export const listEntriesOp = defineOperation({
   path: '/content',
   summary: 'List content entries (newest first), filtered to the key scope',
   requires: 'content:read',
+  scope: ENTRY_SCOPE,
   input: z.object({
     type: z.string().optional(),
     status: EntryStatusSchema.optional(),
@@ -42,7 +42,7 @@ export const listEntriesOp = defineOperation({
       query.$or = [{ titleLower: { $regex: pattern } }, { slug: { $regex: pattern } }];
     }
     const rows = await contentCollections(ctx.db)
-      .entries.find({ $and: [query, scopeFilter(ctx.principal, ENTRY_SCOPE)] } as Filter<EntryDoc>)
+      .entries.find(ctx.scope.filter(query as Filter<EntryDoc>, ENTRY_SCOPE))
       .sort({ _id: -1 })
       .limit(input.limit + 1)
       .toArray();
@@ -61,6 +61,7 @@ export const getEntryOp = defineOperation({
   path: '/content/:id',
   summary: 'One content entry (working revision)',
   requires: 'content:read',
+  scope: ENTRY_SCOPE,
   input: z.object({ id: z.string() }),
   output: EntryView,
   async handler(ctx, { id }) {

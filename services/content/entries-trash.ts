@@ -1,14 +1,12 @@
-import type { Filter } from 'mongodb';
 import type { TrashKind } from '../core/feature.ts';
 import type { OperationContext } from '../core/context.ts';
-import { assertWithinScope, scopeFilter } from '../access/scope.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { bumpContentGeneration } from '../public-read/state.ts';
 import { cancelSchedule } from './schedule.ts';
 
 async function findTrashed(ctx: OperationContext, id: string): Promise<EntryDoc | null> {
   const doc = await contentCollections(ctx.db).entries.findOne({ _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } });
-  if (doc) assertWithinScope(ctx.principal, ENTRY_SCOPE, doc as unknown as Record<string, unknown>);
+  if (doc) ctx.scope.check(doc, ENTRY_SCOPE);
   return doc;
 }
 
@@ -21,7 +19,7 @@ export const entryTrashKind: TrashKind = {
   kind: 'entry',
   async list(ctx, limit) {
     const rows = await contentCollections(ctx.db)
-      .entries.find({ $and: [{ siteId: ctx.site._id, trashedAt: { $ne: null } }, scopeFilter(ctx.principal, ENTRY_SCOPE)] } as Filter<EntryDoc>, {
+      .entries.find(ctx.scope.filter<EntryDoc>({ siteId: ctx.site._id, trashedAt: { $ne: null } }, ENTRY_SCOPE), {
         projection: { _id: 1, title: 1, trashedAt: 1 },
       })
       .sort({ trashedAt: -1 })

@@ -3,7 +3,6 @@ import { withinCountQuota } from '../platform/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
-import { assertWithinScope } from '../access/scope.ts';
 import { actorUserId } from '../core/principal.ts';
 import { contentCollections, emptyBlocks, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
@@ -22,6 +21,7 @@ export const createEntryOp = defineOperation({
   path: '/content',
   summary: 'Create a content entry (draft)',
   requires: 'content:create',
+  scope: ENTRY_SCOPE,
   errors: [409],
   status: 201,
   events: ['content.created'],
@@ -33,7 +33,7 @@ export const createEntryOp = defineOperation({
     validateFields(type, fields);
     const locale = await entryLocale(ctx, input.locale);
     const authorId = actorUserId(ctx.principal);
-    assertWithinScope(ctx.principal, ENTRY_SCOPE, { type: type.slug, locale, authorId });
+    ctx.scope.check({ type: type.slug, locale, authorId }, ENTRY_SCOPE);
     const now = ctx.services.clock.now();
     const base = slugify(input.title);
     const { entries } = contentCollections(ctx.db);
@@ -86,6 +86,7 @@ export const updateEntryOp = defineOperation({
   summary: 'Change the working revision and/or the status',
   description: 'With `expectedVersion` the write only lands if the entry is still at that version (else 409).',
   requires: 'content:update',
+  scope: ENTRY_SCOPE,
   events: ['content.updated', 'content.published', 'content.unpublished'],
   input: EntryUpdateInput,
   output: EntryView,
@@ -116,6 +117,7 @@ export const deleteEntryOp = defineOperation({
   path: '/content/:id',
   summary: 'Move an entry to the trash',
   requires: 'content:delete',
+  scope: ENTRY_SCOPE,
   events: ['content.deleted'],
   input: z.object({ id: z.string() }),
   output: z.object({ id: z.string(), trashed: z.boolean() }),

@@ -1,6 +1,5 @@
 import type { OperationContext } from '../core/context.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { assertWithinScope } from '../access/scope.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { actorUserId } from '../core/principal.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc, type LiveSnapshot } from './model.ts';
@@ -19,7 +18,7 @@ export function slugify(text: string): string {
 
 /**
  * Live (not trashed) entry of this site; 404 if there is none. One outside the caller's key scope
- * is refused by `assertWithinScope` (the access feature's generic 401), as for writes.
+ * is refused by the operation's declared scope (`ctx.scope`, a generic 401), as for writes.
  */
 export async function findEntry(ctx: OperationContext, id: string): Promise<EntryDoc> {
   return findEntryForWrite(ctx, id);
@@ -29,7 +28,7 @@ export async function findEntry(ctx: OperationContext, id: string): Promise<Entr
 export async function findEntryForWrite(ctx: OperationContext, id: string): Promise<EntryDoc> {
   const doc = await contentCollections(ctx.db).entries.findOne({ _id: id, siteId: ctx.site._id, trashedAt: null });
   if (!doc) throw new NotFoundError();
-  assertWithinScope(ctx.principal, ENTRY_SCOPE, doc as unknown as Record<string, unknown>);
+  ctx.scope.check(doc, ENTRY_SCOPE);
   return doc;
 }
 
@@ -55,7 +54,7 @@ export async function mutateEntry(
       throw new ConflictError(`Version mismatch: expected ${expectedVersion}, current ${before.version}`);
     }
     const set = await compute(before);
-    assertWithinScope(ctx.principal, ENTRY_SCOPE, { ...before, ...set } as unknown as Record<string, unknown>);
+    ctx.scope.check({ ...before, ...set }, ENTRY_SCOPE);
     let after: EntryDoc | null;
     try {
       after = await entries.findOneAndUpdate(

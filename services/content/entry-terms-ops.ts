@@ -1,3 +1,4 @@
+import { ENTRY_SCOPE } from './model.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError } from '../core/errors.ts';
@@ -14,6 +15,7 @@ export const getEntryTermsOp = defineOperation({
   path: '/content/:id/terms',
   summary: 'Categories, tags and custom taxonomy terms of the entry',
   requires: 'content:read',
+  scope: ENTRY_SCOPE,
   input: z.object({ id: z.string() }),
   output: z.object({ terms: z.record(z.string(), z.array(TermView)) }),
   async handler(ctx, { id }) {
@@ -35,6 +37,7 @@ export const putEntryTermsOp = defineOperation({
   path: '/content/:id/terms',
   summary: 'Set the terms of some taxonomies; taxonomies left out keep their terms',
   requires: 'content:update',
+  scope: ENTRY_SCOPE,
   events: ['content.updated'],
   input: z.object({
     id: z.string(),
@@ -76,6 +79,7 @@ export const putHeaderRefOp = defineOperation({
   path: '/content/:id/header-ref',
   summary: 'Point the entry at a named header from the library, the site default, or none',
   requires: 'content:update',
+  scope: ENTRY_SCOPE,
   events: ['content.updated'],
   input: z.object({ id: z.string(), headerRef: HeaderRefInput, expectedVersion: z.number().int().min(0).optional() }),
   output: EntryView,

@@ -116,5 +116,5 @@ export function contentCollections(db: Db) {
 
 export type EntriesCollection = Collection<EntryDoc>;
 
-/** Scope fields of an entry for `scopeFilter` / `assertWithinScope`. */
+/** Scope fields of an entry, declared by the operations on entries (`scope: ENTRY_SCOPE`, core/scope.ts). */
 export const ENTRY_SCOPE = { type: 'type', locale: 'locale', owner: 'authorId' } as const;

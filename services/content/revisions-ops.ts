@@ -1,3 +1,4 @@
+import { ENTRY_SCOPE } from './model.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
@@ -41,6 +42,7 @@ export const listRevisionsOp = defineOperation({
   path: '/content/:id/revisions',
   summary: 'Revision history (newest first, without block bodies)',
   requires: 'content:revisions:read',
+  scope: ENTRY_SCOPE,
   input: z.object({ id: z.string(), limit: manageLimit, cursor: z.string().optional() }),
   output: z.object({
     data: z.array(RevisionSummary),
@@ -68,6 +70,7 @@ export const getRevisionOp = defineOperation({
   path: '/content/:id/revisions/:revisionId',
   summary: 'One revision including its block body',
   requires: 'content:revisions:read',
+  scope: ENTRY_SCOPE,
   input: z.object({ id: z.string(), revisionId: z.string() }),
   output: RevisionView,
   async handler(ctx, { id, revisionId }) {

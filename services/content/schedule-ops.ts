@@ -1,3 +1,4 @@
+import { ENTRY_SCOPE } from './model.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError } from '../core/errors.ts';
@@ -20,6 +21,7 @@ export const scheduleEntryOp = defineOperation({
     'At publishOn the working revision is published; at unpublishOn the entry returns to draft. ' +
     'While waiting to be published the entry is `scheduled`. A new schedule replaces the previous one.',
   requires: ['content:update', 'content:publish'],
+  scope: ENTRY_SCOPE,
   input: z.object({
     id: z.string(),
     publishOn: DateOrNull,

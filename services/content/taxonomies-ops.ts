@@ -17,6 +17,7 @@ export const listTaxonomiesOp = defineOperation({
   path: '/taxonomies',
   summary: 'Categories, tags and custom taxonomies with the content types using each',
   requires: 'content:read',
+  scope: 'none',
   input: ListQuery,
   output: pageEnvelope(TaxonomyView),
   async handler(ctx, query) {
@@ -32,6 +33,7 @@ export const getTaxonomyOp = defineOperation({
   path: '/taxonomies/:slug',
   summary: 'One taxonomy',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ slug: z.string() }),
   output: TaxonomyView,
   async handler(ctx, { slug }) {

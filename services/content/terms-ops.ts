@@ -42,6 +42,7 @@ export const listTermsOp = defineOperation({
   path: '/taxonomies/:slug/terms',
   summary: 'Terms of a taxonomy (newest first)',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ slug: z.string(), limit: manageLimit, cursor: z.string().optional() }),
   output: z.object({
     data: z.array(TermView),
@@ -67,6 +68,7 @@ export const getTermOp = defineOperation({
   path: '/taxonomies/:slug/terms/:id',
   summary: 'One term',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ slug: z.string(), id: z.string() }),
   output: TermView,
   async handler(ctx, { slug, id }) {
@@ -81,6 +83,7 @@ export const createTermOp = defineOperation({
   path: '/taxonomies/:slug/terms',
   summary: 'Add a term (optionally under a parent)',
   requires: 'content:publish',
+  scope: 'none',
   errors: [409],
   status: 201,
   input: z.object({ slug: z.string(), name: z.string().trim().min(1).max(200), termSlug: SlugSchema.optional(), parentId: z.string().nullable().default(null) }),
@@ -103,6 +106,7 @@ export const updateTermOp = defineOperation({
   path: '/taxonomies/:slug/terms/:id',
   summary: 'Rename, re-slug or move a term',
   requires: 'content:publish',
+  scope: 'none',
   errors: [409],
   input: z.object({ slug: z.string(), id: z.string(), name: z.string().trim().min(1).max(200).optional(), termSlug: SlugSchema.optional(), parentId: z.string().nullable().optional() }),
   output: TermView,
@@ -132,6 +136,7 @@ export const deleteTermOp = defineOperation({
   path: '/taxonomies/:slug/terms/:id',
   summary: 'Delete a term: its children move up to its parent, entries lose it',
   requires: 'content:publish',
+  scope: 'none',
   input: z.object({ slug: z.string(), id: z.string() }),
   output: z.object({ deleted: z.boolean() }),
   async handler(ctx, { slug, id }) {

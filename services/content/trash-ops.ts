@@ -1,3 +1,5 @@
+import { MEDIA_SCOPE_FIELDS } from '../media/model.ts';
+import { ENTRY_SCOPE } from './model.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
@@ -26,6 +28,7 @@ export const listTrashOp = defineOperation({
   summary: 'Trashed items of every kind, most recently trashed first',
   description: 'One page of up to `limit` items (no cursor: the trash is merged from several stores).',
   requires: 'content:delete',
+  scope: [ENTRY_SCOPE, MEDIA_SCOPE_FIELDS],
   input: z.object({ kind: z.string().optional(), limit: manageLimit }),
   output: z.object({
     data: z.array(TrashedItem),
@@ -49,6 +52,7 @@ export const restoreTrashOp = defineOperation({
   path: '/trash/restore',
   summary: 'Restore one trashed item',
   requires: 'content:delete',
+  scope: [ENTRY_SCOPE, MEDIA_SCOPE_FIELDS],
   input: z.object({ kind: z.string(), id: z.string() }),
   output: z.object({ kind: z.string(), id: z.string(), restored: z.boolean() }),
   async handler(ctx, { kind, id }) {
@@ -64,6 +68,8 @@ export const purgeTrashOp = defineOperation({
   path: '/trash',
   summary: 'Permanently remove one trashed item (kind and id) or everything in the trash (of one kind)',
   requires: 'site:admin',
+  // Needs no scoped capability, but purges entries and media: a scoped key purges only its own.
+  scope: [ENTRY_SCOPE, MEDIA_SCOPE_FIELDS],
   input: z.object({ kind: z.string().optional(), id: z.string().optional() }),
   output: z.object({ purged: z.number().int() }),
   async handler(ctx, { kind, id }) {

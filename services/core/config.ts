@@ -40,6 +40,12 @@ const ConfigSchema = z.object({
    * query every 50 ms; the default, because the local engine's change streams re-scan its oplog).
    */
   STATE_FEED: z.enum(['change-stream', 'poll']).default('poll'),
+  /**
+   * Contract checks in the operation runner: every answer against the operation's `output` schema,
+   * every emitted event against its `events` (a violation is a 500 with an error log line). Unset:
+   * on unless NODE_ENV is `production`; `true`/`false` forces it either way.
+   */
+  CHECK_CONTRACTS: booleanFlag.optional(),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -47,6 +53,9 @@ export type Config = z.infer<typeof ConfigSchema>;
 export class ConfigError extends Error {
   override name = 'ConfigError';
 }
+
+export const contractChecksOn = (config: Pick<Config, 'NODE_ENV' | 'CHECK_CONTRACTS'>): boolean =>
+  config.CHECK_CONTRACTS ?? config.NODE_ENV !== 'production';
 
 /** Reads and validates the environment. A bad value stops start-up with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

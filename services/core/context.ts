@@ -8,6 +8,7 @@ import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from './hooks.ts';
 import type { Principal } from './principal.ts';
 import type { Site, Workspace } from './tenants.ts';
+import { contextScope, type ScopeGuard } from './scope.ts';
 
 /** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
 export interface EventPublisher {
@@ -69,6 +70,8 @@ export interface OperationContext {
   request: RequestFacts;
   emit(event: string, data: Record<string, unknown>): Promise<void>;
   effects: OperationEffects;
+  /** The caller's key scope over the fields the running operation declared (`core/scope.ts`). */
+  scope: ScopeGuard;
 }
 
 export function createContext(
@@ -85,6 +88,7 @@ export function createContext(
     principal,
     request,
     effects: {},
+    scope: contextScope(principal),
     emit: (event, data) => services.events.publish(ctx, event, data),
   };
   return ctx;

@@ -5,6 +5,8 @@ import { isPlatformCapability, requiredCapabilities } from './capabilities.ts';
 import { hasCapability } from './principal.ts';
 import { findUnsafeKey } from './safe-keys.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
+import { contractChecksOn } from './config.ts';
+import { scopeGuard, UndeclaredScopeError, type ScopeDeclaration } from './scope.ts';
 
 /**
  * `public` is the read-only Public Content API (GET only, contract 4); `comments` is the anonymous
@@ -40,7 +42,14 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
    * 409 from the rest of the definition). The OpenAPI entry declares exactly these.
    */
   errors?: readonly DomainErrorStatus[];
+  /** Every event the handler may emit (`ctx.emit`); checked in tests and development. */
   events?: readonly string[];
+  /**
+   * Key scope over the documents the operation reads or writes (core/scope.ts): which field holds
+   * the type, the locale, the owner. The runner hands the handler `ctx.scope` built from it; an
+   * operation needing a content, media, comments or analytics capability must declare it.
+   */
+  scope?: ScopeDeclaration;
   /** Expensive routes (uploads, activations, exports) pass through the extra limiter too. */
   heavy?: boolean;
   /** An extra per-operation limit enforced by the gate's `admit` (public search: 60/min per IP). */
@@ -52,6 +61,8 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
    * and OpenAPI lists these content types. Such operations are not MCP tools.
    */
   produces?: { contentTypes: readonly string[]; ranges?: boolean };
+  /** The plugin a mounted plugin operation belongs to (plugins/routes.ts hides it where inactive). */
+  plugin?: string;
   /** Not exposed as an MCP tool (e.g. binary uploads). */
   hiddenFromTools?: boolean;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
@@ -91,13 +102,69 @@ export function parseInput<I extends z.ZodType>(operation: Operation<I>, raw: un
   return result.data;
 }
 
-/** The one way to run an operation: authorize, validate, handle. Used by every surface and by tests. */
+/** A handler broke its own definition (answer outside `output`, undeclared event): a 500 in tests. */
+export class ContractViolationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContractViolationError';
+  }
+}
+
+function violation(ctx: OperationContext, operation: Operation, message: string): ContractViolationError {
+  const error = new ContractViolationError(`operation ${operation.id}: ${message}`);
+  ctx.services.log.error({ operation: operation.id, requestId: ctx.request.id }, `contract violation: ${error.message}`);
+  return error;
+}
+
+/**
+ * The handler's view of the context: `scope` built from the operation's declaration and, while
+ * contract checks are on (config `CHECK_CONTRACTS`), an `emit` that refuses undeclared events.
+ */
+function operationContext(operation: Operation, ctx: OperationContext, checking: boolean): OperationContext {
+  // Production, no declaration (every public read): the context as built, nothing allocated. Its
+  // `scope` still refuses a key (contextScope); the strict refusal runs in tests.
+  if (!checking && operation.scope === undefined) return ctx;
+  const scope = scopeGuard(ctx.principal, operation.scope, `operation ${operation.id}`);
+  if (!checking) return { ...ctx, scope };
+  const declared = operation.events ?? [];
+  return {
+    ...ctx,
+    scope,
+    emit: (event, data) => {
+      if (!declared.includes(event)) return Promise.reject(violation(ctx, operation, `emitted ${event}, which its events list does not declare`));
+      return ctx.emit(event, data);
+    },
+  };
+}
+
+function checkOutput(ctx: OperationContext, operation: Operation, result: unknown): void {
+  // A file answer (FileReply) and an empty 204 are not JSON bodies: nothing to compare.
+  if (operation.produces || operation.status === 204) return;
+  const parsed = operation.output.safeParse(result);
+  if (!parsed.success) throw violation(ctx, operation, `answer does not match its output schema (${formatZodError(parsed.error)})`);
+}
+
+/**
+ * The one way to run an operation: authorize, validate, apply the declared scope, handle, and
+ * (in tests and development) check the answer and the emitted events against the definition.
+ * Used by every surface (through http/run-operation.ts) and by tests.
+ */
 export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   operation: Operation<I, O>,
   ctx: OperationContext,
   raw: unknown,
 ): Promise<z.input<O>> {
-  authorize(operation as unknown as Operation, ctx);
+  const op = operation as unknown as Operation;
+  authorize(op, ctx);
   const input = parseInput(operation, raw);
-  return operation.handler(ctx, input);
+  const checking = contractChecksOn(ctx.services.config);
+  let result: z.input<O>;
+  try {
+    result = await operation.handler(operationContext(op, ctx, checking), input);
+  } catch (error) {
+    if (error instanceof UndeclaredScopeError) throw violation(ctx, op, error.message);
+    throw error;
+  }
+  if (checking) checkOutput(ctx, op, result);
+  return result;
 }

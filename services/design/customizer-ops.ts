@@ -32,6 +32,7 @@ export const getCustomizerOp = defineOperation({
   path: '/themes/customize',
   summary: 'Customizer values: what visitors see and the unpublished draft',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({}),
   output: View,
   async handler(ctx) {

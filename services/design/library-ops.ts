@@ -36,6 +36,7 @@ export function libraryOperations<S extends z.ZodObject>(spec: LibrarySpec<S>): 
     path: spec.path,
     summary: `Export the ${spec.noun} library`,
     requires: 'content:read',
+    scope: 'none',
     input: z.object(PageQuery),
     output: pageEnvelope(View),
     async handler(ctx: OperationContext, query) {

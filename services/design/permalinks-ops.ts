@@ -35,6 +35,7 @@ export const getPermalinksOp = defineOperation({
   path: '/permalinks',
   summary: 'Permalink structure and bases',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({}),
   output: View,
   async handler(ctx) {

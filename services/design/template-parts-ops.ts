@@ -39,6 +39,7 @@ export const getTemplatePartOp = defineOperation({
   path: '/template-parts/:part',
   summary: 'One template part (header, footer, sidebar or general)',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ part: z.string() }),
   output: PartView,
   async handler(ctx, { part }) {
@@ -76,6 +77,7 @@ export const listHeadersOp = defineOperation({
   path: '/headers',
   summary: 'The header library (template parts in the header area) and the site default header',
   requires: 'content:read',
+  scope: 'none',
   input: ListQuery,
   output: pageEnvelope(PartView).extend({ default: z.string() }),
   async handler(ctx, query) {

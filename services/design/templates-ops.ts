@@ -54,6 +54,7 @@ export const listTemplatesOp = defineOperation({
   path: '/templates',
   summary: 'Template hierarchy slots: built-in ones and saved variants, with source and draft state',
   requires: 'content:read',
+  scope: 'none',
   input: ListQuery,
   output: pageEnvelope(TemplateView.omit({ blocks: true, draft: true }).extend({ hasDraft: z.boolean() })),
   async handler(ctx, query) {
@@ -76,6 +77,7 @@ export const getTemplateOp = defineOperation({
   path: '/templates/:slug',
   summary: 'One template: what visitors get and the unpublished draft',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ slug: z.string() }),
   output: TemplateView,
   async handler(ctx, { slug }) {

@@ -16,6 +16,7 @@ export const listAreasOp = defineOperation({
   path: '/widgets/areas',
   summary: 'Widget areas with their widgets in order',
   requires: 'content:read',
+  scope: 'none',
   input: z.object(PageQuery),
   output: pageEnvelope(AreaView),
   async handler(ctx, query) {
@@ -57,6 +58,7 @@ export const getAreaOp = defineOperation({
   path: '/widgets/areas/:key',
   summary: 'One widget area with its widgets',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ key: z.string() }),
   output: AreaView,
   async handler(ctx, { key }) {

@@ -26,6 +26,7 @@ export const getLayoutOp = defineOperation({
   path: '/widgets/layout',
   summary: 'Which widget areas each content type shows',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({}),
   output: LayoutView,
   async handler(ctx) {

@@ -19,6 +19,7 @@ export const listWidgetsOp = defineOperation({
   path: '/widgets',
   summary: 'Widgets (`?area=key`, or `?area=inactive` for widgets in no area)',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ ...PageQuery, area: z.string().optional() }),
   output: pageEnvelope(WidgetView),
   async handler(ctx, { area, ...query }) {

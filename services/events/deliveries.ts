@@ -8,7 +8,6 @@ import {
   type EndpointActorWorkflow,
 } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections, type DeliveryDoc, type EndpointDoc } from './model.ts';
-import { webhookSettings } from './settings.ts';
 
 /** The contract's payload ceiling (6.2.2, 8). */
 export const MAX_BODY_BYTES = 256 * 1024;
@@ -24,7 +23,7 @@ export interface DeliveryTarget {
 
 /** The actor's input: where the endpoint lives, and the workflow-side knobs of this process. */
 export function actorInput(services: Services, where: DeliveryTarget, endpointId: string): EndpointActorInput {
-  const settings = webhookSettings(services);
+  const settings = services.webhooks;
   return {
     workspaceId: where.workspaceId,
     dbName: where.dbName,
@@ -44,7 +43,7 @@ export function actorInput(services: Services, where: DeliveryTarget, endpointId
  * this process: while one is in flight, any number of further calls send exactly one more.
  */
 export async function wakeActor(services: Services, where: DeliveryTarget, endpointId: string): Promise<void> {
-  const { wakes } = webhookSettings(services);
+  const { wakes } = services.webhooks;
   const workflowId = endpointActorId(where.workspaceId, endpointId);
   const inFlight = wakes.get(workflowId);
   if (inFlight) {

@@ -9,7 +9,7 @@ import { actorKeyId, actorUserId } from '../core/principal.ts';
 import { knownEventNames } from './catalog.ts';
 import { eventCollections, type EndpointDoc } from './model.ts';
 import { generateWebhookSecret, secretBinding } from './secrets.ts';
-import { DEFAULT_ENDPOINT_CONCURRENCY, webhookSettings } from './settings.ts';
+import { DEFAULT_ENDPOINT_CONCURRENCY } from './settings.ts';
 import { wakeActor } from './deliveries.ts';
 import { TargetRejectedError } from './target-guard.ts';
 
@@ -69,7 +69,7 @@ export function ownerFilter(ctx: OperationContext, surface: 'manage' | 'admin'):
 async function checkInput(ctx: OperationContext, input: Partial<EndpointInput>): Promise<void> {
   if (input.url !== undefined) {
     try {
-      await webhookSettings(ctx.services).guard.vet(input.url);
+      await ctx.services.webhooks.guard.vet(input.url);
     } catch (error) {
       if (error instanceof TargetRejectedError) throw new BadRequestError(error.message);
       throw error;
@@ -97,7 +97,7 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
     url: input.url,
     events: [...new Set(input.events)],
     active: input.active ?? true,
-    secretEnc: webhookSettings(ctx.services).secrets.seal(secret, secretBinding(ctx.site._id, id)),
+    secretEnc: ctx.services.webhooks.secrets.seal(secret, secretBinding(ctx.site._id, id)),
     ownerKeyId: actorKeyId(ctx.principal),
     createdBy: actorUserId(ctx.principal),
     createdAt: now,
@@ -157,7 +157,7 @@ export async function resumeEndpoint(ctx: OperationContext, filter: Filter<Endpo
 /** The old secret stops signing at once; the new one is returned this one time. */
 export async function rotateSecret(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string) {
   const secret = generateWebhookSecret();
-  const secretEnc = webhookSettings(ctx.services).secrets.seal(secret, secretBinding(ctx.site._id, id));
+  const secretEnc = ctx.services.webhooks.secrets.seal(secret, secretBinding(ctx.site._id, id));
   const updated = await eventCollections(ctx.db).endpoints.findOneAndUpdate(
     { ...filter, _id: id },
     { $set: { secretEnc, updatedAt: ctx.services.clock.now() } },

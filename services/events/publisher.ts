@@ -3,7 +3,6 @@ import { isSwitchOn } from '../platform/quota-guard.ts';
 import { newId } from '../core/ids.ts';
 import { buildDeliveries } from './deliveries.ts';
 import { createOutbox } from './outbox.ts';
-import { configureWebhooks, type WebhookOptions } from './settings.ts';
 
 /**
  * `ctx.emit` → the webhook deliveries: the site's active endpoints subscribed to the event each get
@@ -12,8 +11,7 @@ import { configureWebhooks, type WebhookOptions } from './settings.ts';
  * the background and anything that goes wrong is logged and left to the drain. Concurrent emits of
  * a site share their database statements (outbox.ts).
  */
-export function createWebhookPublisher(services: Services, options: WebhookOptions = {}): EventPublisher {
-  configureWebhooks(services, options);
+export function createWebhookPublisher(services: Services): EventPublisher {
   const outbox = createOutbox(services);
   return {
     async publish(ctx: OperationContext, event: string, data: Record<string, unknown>) {

@@ -5,7 +5,6 @@ import { platformCollections } from '../platform/workspaces.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections } from './model.ts';
 import { deliveryWorkflowId, wakeActor } from './deliveries.ts';
-import { webhookSettings } from './settings.ts';
 
 /** Per site and pass: enough to catch up after an outage without one pass running for ages. */
 const BATCH = 500;
@@ -70,7 +69,7 @@ export async function drainDeliveries(services: Services): Promise<number> {
  * closes, and never keeps the process alive on its own.
  */
 export function startDeliveryRecovery(services: Services): { stop(): Promise<void>; drainNow(): Promise<number> } {
-  const { drainIntervalMs } = webhookSettings(services);
+  const { drainIntervalMs } = services.webhooks;
   const drain = startPeriodicPass('webhook drain', drainIntervalMs, services.log, () => drainDeliveries(services));
   services.mongo.once('topologyClosed', () => void drain.stop());
   return { stop: drain.stop, drainNow: () => drainDeliveries(services) };

@@ -1,3 +1,4 @@
+import type { Config } from '../core/config.ts';
 import type { Services } from '../core/context.ts';
 import { createSecretBox, type SecretBox } from './secrets.ts';
 import { createTargetGuard, type Resolver, type TargetGuard } from './target-guard.ts';
@@ -74,11 +75,11 @@ export function retryDelayMs(retry: RetrySettings, attempt: number): number {
 }
 
 /**
- * Settings of this process's services (`services.webhooks`), fixed once when the publisher is
- * built (services/runtime.ts → createWebhookPublisher).
+ * Settings of this process (`services.webhooks`), built once in services/runtime.ts from the
+ * configuration and the runtime's `webhooks` options (tests shorten the backoff and timeouts).
  */
-export function configureWebhooks(services: Services, options: WebhookOptions = {}): WebhookSettings {
-  const settings: WebhookSettings = {
+export function createWebhookSettings(config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_TARGETS' | 'SECRET_KEY'>, options: WebhookOptions = {}): WebhookSettings {
+  return {
     retry: { ...DEFAULT_RETRY, ...options.retry },
     attemptTimeoutMs: options.attemptTimeoutMs ?? 10_000,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? 30_000,
@@ -90,12 +91,15 @@ export function configureWebhooks(services: Services, options: WebhookOptions = 
     lingerMs: options.lingerMs ?? 2_000,
     lingerPollMs: 100,
     passesPerRun: options.passesPerRun ?? 200,
-    guard: createTargetGuard({ allowPrivate: services.config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
-    secrets: createSecretBox(services.config.SECRET_KEY),
+    guard: createTargetGuard({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
+    secrets: createSecretBox(config.SECRET_KEY),
     wakes: new Map(),
   };
-  services.webhooks = settings;
-  return settings;
+}
+
+function configureWebhooks(services: Services): WebhookSettings {
+  services.webhooks = createWebhookSettings(services.config);
+  return services.webhooks;
 }
 
 export function webhookSettings(services: Services): WebhookSettings {

@@ -1,13 +1,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { assertSwitch } from '../platform/quota-guard.ts';
 import mercurius from 'mercurius';
 import type { Services, OperationContext } from '../core/context.ts';
-import { createContext } from '../core/context.ts';
-import { invokeOperation, type Operation } from '../core/operation.ts';
+import type { Operation } from '../core/operation.ts';
 import { AppError, NotFoundError } from '../core/errors.ts';
 import type { AccessGate } from '../access/gate.ts';
-import type { Principal } from '../core/principal.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
+import { createOperationRunner } from './run-operation.ts';
 import { JsonScalar, typeDefs } from '../content/graphql-schema.ts';
 import { costLimitRule } from '../content/graphql-cost.ts';
 import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSearchOp } from '../content/public-content-ops.ts';
@@ -18,14 +16,14 @@ export const MAX_QUERY_DEPTH = 8;
 
 declare module 'fastify' {
   interface FastifyRequest {
-    graphqlPrincipal?: Principal;
+    /** Opened once per GraphQL request (authenticated, switches checked); every resolver runs in it. */
+    graphqlContext?: OperationContext;
   }
 }
 
 interface GraphqlContext {
   request: FastifyRequest;
-  operationContext: OperationContext;
-  admit(operation: Operation): Promise<void>;
+  run(operation: Operation, input: Args): Promise<unknown>;
 }
 
 type Args = Record<string, unknown>;
@@ -33,15 +31,12 @@ const previewFlag = (args: Args) => (args.preview === true ? { preview: '1' } : 
 const defined = (args: Args) => Object.fromEntries(Object.entries(args).filter(([k, v]) => v !== undefined && v !== null && k !== 'preview'));
 
 /**
- * The GraphQL adapter: every resolver runs the same public operation as REST (through
- * `invokeOperation`, so visibility, locale, preview and cache rules are the REST ones), after the
- * gate admitted it (rate limits, e.g. search). No business logic here.
+ * The GraphQL adapter: every resolver runs the same public operation as REST through the operation
+ * runner (./run-operation.ts), so admission (rate limits, e.g. search), visibility, locale, preview
+ * and cache rules are the REST ones. No business logic here.
  */
 function resolvers() {
-  const run = async (ctx: GraphqlContext, operation: Operation, input: Args) => {
-    await ctx.admit(operation);
-    return invokeOperation(operation, ctx.operationContext, input);
-  };
+  const run = (ctx: GraphqlContext, operation: Operation, input: Args) => ctx.run(operation, input);
   const orNull = async <T>(promise: Promise<T>) => {
     try {
       return await promise;
@@ -65,17 +60,19 @@ function resolvers() {
 
 /** Mercurius at `/api/v1/graphql`, in its own encapsulated context so its hook guards only this route. */
 export async function graphqlExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
+  const runner = createOperationRunner(services, gate);
   await app.register(async (scoped) => {
-    // Same door as REST: the gate answers 404 when the Public API is off, and gives a `user`
-    // principal (for previews) when a valid session cookie is sent.
+    // Same door as REST: 404 when the Public API is off, a `user` principal (for previews) when a
+    // valid session cookie is sent, then the platform's GraphQL switch.
     scoped.addHook('preHandler', async (request, reply) => {
       try {
-        request.graphqlPrincipal = await gate.authenticate(
-          'public',
-          { authorization: request.headers.authorization, cookies: request.cookies ?? {}, ip: request.ip, origin: request.headers.origin, method: request.method },
-          requireScope(request),
-        );
-        assertSwitch(requireScope(request), 'graphql');
+        request.graphqlContext = await runner.open({
+          surface: 'public',
+          credentials: { authorization: request.headers.authorization, cookies: request.cookies ?? {}, ip: request.ip, origin: request.headers.origin, method: request.method },
+          scope: requireScope(request),
+          request: requestFacts(request),
+          transportSwitch: 'graphql',
+        });
       } catch (error) {
         // Answered here, in the REST shape: mercurius's own error handler would wrap it in a 200.
         if (!(error instanceof AppError)) throw error;
@@ -90,12 +87,13 @@ export async function graphqlExtension(app: FastifyInstance, services: Services,
       queryDepth: MAX_QUERY_DEPTH,
       validationRules: [costLimitRule()],
       context: (request, reply): GraphqlContext => {
-        const operationContext = createContext(services, requireScope(request), request.graphqlPrincipal!, requestFacts(request));
+        const operationContext = request.graphqlContext!;
         return {
           request,
-          operationContext,
-          async admit(operation) {
-            reply.headers(await gate.admit(operationContext, operation));
+          async run(operation, input) {
+            const { value, headers } = await runner.run(operationContext, operation, input);
+            reply.headers(headers);
+            return value;
           },
         };
       },

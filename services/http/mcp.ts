@@ -1,16 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { assertSwitch } from '../platform/quota-guard.ts';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Services } from '../core/context.ts';
-import { createContext } from '../core/context.ts';
 import { AppError, UnauthorizedError } from '../core/errors.ts';
 import { mcpResourceOf, protectedResourceMetadataUrl } from './oauth.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { serviceVersion } from '../core/version.ts';
 import { toolsFor } from '../mcp/tools.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
+import { createOperationRunner } from './run-operation.ts';
 
 /**
  * `/api/mcp`: the Management operations as MCP tools over the Streamable HTTP transport, stateless
@@ -19,25 +18,30 @@ import { requestFacts, requireScope } from './request-scope.ts';
  * tools its key or grant can use.
  */
 export async function mcpExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
+  const runner = createOperationRunner(services, gate);
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const scope = requireScope(request);
-    // An API key, or an OAuth access token bound to this endpoint or to the Management API.
-    const credentials = {
-      authorization: request.headers.authorization,
-      cookies: {},
-      ip: request.ip,
-      origin: request.headers.origin,
-      method: request.method,
-      resources: [mcpResourceOf(request), `${request.protocol}://${request.host}/api/manage/v1`],
-    };
-    const principal = await gate.authenticate('manage', credentials, scope).catch((error) => {
-      // Tells an OAuth-capable client where to find the authorization server (RFC 9728).
-      if (error instanceof UnauthorizedError) error.headers['www-authenticate'] = `Bearer resource_metadata="${protectedResourceMetadataUrl(request)}"`;
-      throw error;
-    });
-    // MCP switched off by the platform: 403 naming the switch, after authentication.
-    assertSwitch(scope, 'mcp');
-    const ctx = createContext(services, scope, principal, requestFacts(request));
+    // An API key, or an OAuth access token bound to this endpoint or to the Management API; MCP
+    // switched off by the platform is a 403 naming the switch, after authentication.
+    const ctx = await runner
+      .open({
+        surface: 'manage',
+        credentials: {
+          authorization: request.headers.authorization,
+          cookies: {},
+          ip: request.ip,
+          origin: request.headers.origin,
+          method: request.method,
+          resources: [mcpResourceOf(request), `${request.protocol}://${request.host}/api/manage/v1`],
+        },
+        scope: requireScope(request),
+        request: requestFacts(request),
+        transportSwitch: 'mcp',
+      })
+      .catch((error) => {
+        // Tells an OAuth-capable client where to find the authorization server (RFC 9728).
+        if (error instanceof UnauthorizedError) error.headers['www-authenticate'] = `Bearer resource_metadata="${protectedResourceMetadataUrl(request)}"`;
+        throw error;
+      });
     const tools = await toolsFor(ctx);
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
 
@@ -50,8 +54,8 @@ export async function mcpExtension(app: FastifyInstance, services: Services, gat
       // An unknown tool and a tool this caller may not use look the same.
       if (!tool) return { isError: true, content: [{ type: 'text', text: 'Unknown tool' }] };
       try {
-        if (tool.operation) await gate.admit(ctx, tool.operation);
-        const result = await tool.run(ctx, params.arguments ?? {});
+        // An operation's tool runs the same sequence as its REST route; a plugin's own tool just runs.
+        const result = tool.operation ? (await runner.run(ctx, tool.operation, params.arguments ?? {})).value : await tool.run(ctx, params.arguments ?? {});
         const structured = result && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result };
         return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }], structuredContent: structured };
       } catch (error) {

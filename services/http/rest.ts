@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../core/context.ts';
-import { createContext } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
-import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
+import type { Operation, Surface } from '../core/operation.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
 import { sendAnswer, sendJsonWithEtag } from './etag.ts';
 import { publicLane } from './public-lane.ts';
 import type { FileReply } from '../core/file-reply.ts';
 import { buildOpenApiDocument } from './openapi.ts';
+import { createOperationRunner } from './run-operation.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -60,10 +60,11 @@ async function collectInput(operation: Operation, request: FastifyRequest): Prom
 
 /**
  * Mounts every operation of one surface as a Fastify route. No business logic lives here: the
- * adapter authenticates, admits (rate limits), gathers the input and hands it to the operation.
+ * route maps the request to a call of the operation runner (./run-operation.ts) and its answer back.
  */
 export async function mountSurface(app: FastifyInstance, options: SurfaceOptions): Promise<void> {
   const { services, gate, surface } = options;
+  const runner = createOperationRunner(services, gate);
   const operations = options.operations.filter((op) => op.surface === surface);
 
   await app.register(
@@ -75,12 +76,12 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
           url: operation.path,
           config: { operation },
           handler: async (request: FastifyRequest, reply: FastifyReply) => {
+            // The public cache-hit lane answers before the runner (public-lane.ts): same bytes, no work.
             const ready = lane?.(request);
             if (ready?.answer) return sendAnswer(request, reply, ready.answer);
-            const scope = requireScope(request);
-            const principal = await gate.authenticate(
+            const ctx = await runner.open({
               surface,
-              {
+              credentials: {
                 authorization: request.headers.authorization,
                 cookies: request.cookies ?? {},
                 ip: request.ip,
@@ -88,12 +89,11 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
                 method: request.method,
                 resources: [`${request.protocol}://${request.host}${options.basePath}`],
               },
-              scope,
-            );
-            const ctx = createContext(services, scope, principal, requestFacts(request));
-            reply.headers(await gate.admit(ctx, operation));
-            const result = await invokeOperation(operation, ctx, await collectInput(operation, request));
-            reply.headers(gate.finish(ctx));
+              scope: requireScope(request),
+              request: requestFacts(request),
+            });
+            const { value: result, headers } = await runner.run(ctx, operation, await collectInput(operation, request));
+            reply.headers(headers);
             if (operation.produces) {
               const file = result as FileReply;
               reply.code(file.status).headers(file.headers);

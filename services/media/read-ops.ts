@@ -3,7 +3,6 @@ import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { scopeFilter } from '../access/scope.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem, type MediaDoc } from './model.ts';
 
@@ -11,12 +10,7 @@ const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'
 
 /** A stored (not trashed) item of this site that the caller's scope can see, or 404. */
 export async function findVisible(ctx: OperationContext, id: string): Promise<MediaDoc> {
-  const doc = await mediaItems(ctx).findOne({
-    _id: id,
-    siteId: ctx.site._id,
-    status: 'stored',
-    ...scopeFilter(ctx.principal, MEDIA_SCOPE_FIELDS),
-  } as Filter<MediaDoc>);
+  const doc = await mediaItems(ctx).findOne(ctx.scope.filter<MediaDoc>({ _id: id, siteId: ctx.site._id, status: 'stored' }, MEDIA_SCOPE_FIELDS));
   if (!doc) throw new NotFoundError('Media item not found');
   return doc;
 }
@@ -28,6 +22,7 @@ export const listMediaOp = defineOperation({
   path: '/media',
   summary: 'List media items, newest first',
   requires: 'media:read',
+  scope: MEDIA_SCOPE_FIELDS,
   input: z.object({
     limit: manageLimit,
     cursor: z.string().optional(),
@@ -44,15 +39,11 @@ export const listMediaOp = defineOperation({
   }),
   async handler(ctx, input) {
     const after = decodeAfterId(ctx, 'media', input.cursor);
-    const filter: Filter<MediaDoc> = {
-      siteId: ctx.site._id,
-      status: 'stored',
-      ...(scopeFilter(ctx.principal, MEDIA_SCOPE_FIELDS) as Filter<MediaDoc>),
-    };
+    const filter: Filter<MediaDoc> = { siteId: ctx.site._id, status: 'stored' };
     if (after) filter._id = { $lt: after };
     if (input.type) filter.mimeType = input.type.includes('/') ? input.type : { $regex: `^${escapeRegex(input.type)}/` };
     if (input.search) filter.filenameLower = { $regex: `^${escapeRegex(input.search.toLowerCase())}` };
-    const rows = await mediaItems(ctx).find(filter).sort({ _id: -1 }).limit(input.limit + 1).toArray();
+    const rows = await mediaItems(ctx).find(ctx.scope.filter(filter, MEDIA_SCOPE_FIELDS)).sort({ _id: -1 }).limit(input.limit + 1).toArray();
     const { items, nextCursor } = pageOf(ctx, 'media', rows, input.limit);
     return {
       data: items.map((doc) => toMediaItem(ctx, doc)),
@@ -68,6 +59,7 @@ export const getMediaOp = defineOperation({
   path: '/media/:id',
   summary: 'One media item',
   requires: 'media:read',
+  scope: MEDIA_SCOPE_FIELDS,
   input: z.object({ id: z.string().min(1).max(64) }),
   output: MediaItemSchema,
   async handler(ctx, input) {

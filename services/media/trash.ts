@@ -1,18 +1,13 @@
 import type { Filter } from 'mongodb';
 import type { TrashKind } from '../core/feature.ts';
 import type { OperationContext } from '../core/context.ts';
-import { scopeFilter } from '../access/scope.ts';
 import { MEDIA_SCOPE_FIELDS, mediaItems, type MediaDoc } from './model.ts';
 import { deleteStoredBytes } from './ingest.ts';
 import { releaseBytes } from './quota.ts';
 import { bumpContentGeneration } from '../public-read/state.ts';
 
-const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> => ({
-  ...(id === undefined ? {} : { _id: id }),
-  siteId: ctx.site._id,
-  status: 'trashed',
-  ...(scopeFilter(ctx.principal, MEDIA_SCOPE_FIELDS) as Filter<MediaDoc>),
-});
+const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> =>
+  ctx.scope.filter<MediaDoc>({ ...(id === undefined ? {} : { _id: id }), siteId: ctx.site._id, status: 'trashed' }, MEDIA_SCOPE_FIELDS);
 
 /** Media in the trash: restore puts the item back; purge drops its bytes and frees its quota. */
 export const mediaTrash: TrashKind = {

@@ -1,3 +1,4 @@
+import { MEDIA_SCOPE_FIELDS } from './model.ts';
 import { z } from 'zod';
 import { Readable } from 'node:stream';
 import { defineOperation } from '../core/operation.ts';
@@ -22,6 +23,7 @@ export const uploadMediaOp = defineOperation({
   description:
     'The type is detected from the bytes and checked against the site\'s allowed list; 413 over the size limit or the library quota.',
   requires: 'media:upload',
+  scope: MEDIA_SCOPE_FIELDS,
   input: z.object({
     file: z.custom<IncomingFile>(isIncomingFile, { message: 'Expected a file' }).optional(),
   }),

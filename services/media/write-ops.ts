@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
-import { assertWithinScope } from '../access/scope.ts';
 import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem } from './model.ts';
 import { findVisible } from './read-ops.ts';
 import { bumpContentGeneration } from '../public-read/state.ts';
@@ -15,6 +14,7 @@ export const updateMediaOp = defineOperation({
   path: '/media/:id',
   summary: 'Change alt text, caption or focal point',
   requires: 'media:upload',
+  scope: MEDIA_SCOPE_FIELDS,
   input: z
     .object({
       id: z.string().min(1).max(64),
@@ -30,7 +30,7 @@ export const updateMediaOp = defineOperation({
     const set = Object.fromEntries(Object.entries(changes).filter(([, value]) => value !== undefined));
     if (Object.keys(set).length === 0) throw new BadRequestError('Nothing to change: send altText, caption, focalX or focalY');
     const current = await findVisible(ctx, id);
-    assertWithinScope(ctx.principal, MEDIA_SCOPE_FIELDS, current as unknown as Record<string, unknown>);
+    ctx.scope.check(current, MEDIA_SCOPE_FIELDS);
     const updated = await mediaItems(ctx).findOneAndUpdate(
       { _id: id, siteId: ctx.site._id, status: 'stored' },
       { $set: { ...set, updatedAt: ctx.services.clock.now() }, $inc: { version: 1 } },
@@ -49,12 +49,13 @@ export const deleteMediaOp = defineOperation({
   path: '/media/:id',
   summary: 'Move a media item to the trash (restore or purge through /trash)',
   requires: 'media:delete',
+  scope: MEDIA_SCOPE_FIELDS,
   input: z.object({ id: z.string().min(1).max(64) }),
   output: MediaItemSchema,
   events: ['media.deleted'],
   async handler(ctx, input) {
     const current = await findVisible(ctx, input.id);
-    assertWithinScope(ctx.principal, MEDIA_SCOPE_FIELDS, current as unknown as Record<string, unknown>);
+    ctx.scope.check(current, MEDIA_SCOPE_FIELDS);
     const now = ctx.services.clock.now();
     const trashed = await mediaItems(ctx).findOneAndUpdate(
       { _id: input.id, siteId: ctx.site._id, status: 'stored' },

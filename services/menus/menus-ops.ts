@@ -30,6 +30,7 @@ export const listMenusOp = defineOperation({
   path: '/menus',
   summary: 'Menus with resolved items, layout and design',
   requires: 'content:read',
+  scope: 'none',
   input: ListQuery,
   output: pageEnvelope(MenuView),
   async handler(ctx, query) {
@@ -46,6 +47,7 @@ export const getMenuOp = defineOperation({
   path: '/menus/:slug',
   summary: 'One menu with resolved items',
   requires: 'content:read',
+  scope: 'none',
   input: z.object({ slug: z.string() }),
   output: MenuView,
   async handler(ctx, { slug }) {

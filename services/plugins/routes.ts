@@ -4,21 +4,18 @@ import { NotFoundError } from '../core/errors.ts';
 import type { PluginDefinition } from './definition.ts';
 import { siteOfArgs } from './active-sites.ts';
 
-/** Which plugin each mounted plugin operation belongs to. */
-const owners = new Map<Operation, string>();
-
 /** A plugin's operations, each answering 404 on sites where the plugin is not active. */
 export function gatedPluginOperations(plugins: readonly PluginDefinition[]): Operation[] {
   return plugins.flatMap((plugin) =>
     (plugin.operations ?? []).map((operation) => {
       const gated: Operation = {
         ...operation,
+        plugin: plugin.id,
         async handler(ctx, input) {
           if (!(await ctx.services.activePlugins.of(ctx.site._id, ctx.db)).has(plugin.id)) throw new NotFoundError();
           return operation.handler(ctx, input);
         },
       };
-      owners.set(gated, plugin.id);
       return gated;
     }),
   );
@@ -38,13 +35,13 @@ export function installRouteFilters(services: Services): void {
     const site = siteOfArgs(args);
     const active = site ? await services.activePlugins.of(site.siteId, site.db) : new Set<string>();
     return (operation: Operation | undefined) => {
-      const owner = operation && owners.get(operation);
+      const owner = operation?.plugin;
       return owner !== undefined && !active.has(owner);
     };
   };
   services.hooks.addFilter<OpenApiLike>('openapi.document', async (doc, args) => {
     const hidden = await inactiveOwners(args);
-    for (const operation of owners.keys()) {
+    for (const operation of services.features.flatMap((feature) => feature.operations)) {
       if (operation.surface !== args.surface || !hidden(operation)) continue;
       const path = openApiPath(operation.path);
       const item = doc.paths?.[path];

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation, type Operation } from '../core/operation.ts';
-import { NotFoundError } from '../core/errors.ts';
 import { hasCapability } from '../core/principal.ts';
 import { resolveLocale } from '../languages/languages.ts';
 import { cachedResponse, publicState, type PublicState } from './state.ts';
@@ -33,8 +32,9 @@ export interface PublicOperationSpec<S extends z.ZodRawShape, O extends z.ZodTyp
 
 /**
  * The shared runner of every Public Content API read (REST and GraphQL both go through it):
- * 404 when the Public API is switched off, locale resolution, preview, and the response cache
- * (never for previews, which show unpublished work).
+ * locale resolution, preview, and the response cache (never for previews, which show unpublished
+ * work). The Public API switch is not read here: the operation runner's door (the access gate)
+ * answers 404 before any public operation runs.
  */
 export function definePublicOperation<S extends z.ZodRawShape, O extends z.ZodType>(spec: PublicOperationSpec<S, O>) {
   const input = spec.input.extend({ preview: PreviewParam });
@@ -52,7 +52,6 @@ export function definePublicOperation<S extends z.ZodRawShape, O extends z.ZodTy
     async handler(ctx, raw) {
       const { preview: flag, ...rest } = raw as { preview?: string } & Record<string, unknown>;
       const state = await publicState(ctx);
-      if (!state.publicEnabled) throw new NotFoundError();
       const params = rest as z.output<z.ZodObject<S>>;
       const view: PublicView = {
         state,

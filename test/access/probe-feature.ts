@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Feature } from '../../services/core/feature.ts';
 import { defineOperation } from '../../services/core/operation.ts';
-import { assertWithinScope, scopeFilter } from '../../services/access/scope.ts';
 import { features } from '../../services/features.ts';
 
 /**
@@ -19,11 +18,11 @@ export const probeOperations = [
     path: '/probe',
     summary: 'probe list',
     requires: 'content:read',
+    scope: ScopeFields,
     input: z.object({}),
     output: z.object({ data: z.array(z.string()) }),
     async handler(ctx) {
-      const filter = { siteId: ctx.site._id, ...scopeFilter(ctx.principal, ScopeFields) } as Record<string, unknown>;
-      const rows = await items(ctx.db).find(filter).sort({ _id: 1 }).toArray();
+      const rows = await items(ctx.db).find(ctx.scope.filter({ siteId: ctx.site._id }, ScopeFields)).sort({ _id: 1 }).toArray();
       return { data: rows.map((row) => row._id) };
     },
   }),
@@ -34,12 +33,13 @@ export const probeOperations = [
     path: '/probe/:id',
     summary: 'probe one',
     requires: 'content:read',
+    scope: ScopeFields,
     input: z.object({ id: z.string() }),
     output: z.object({ id: z.string() }),
     async handler(ctx, { id }) {
       const row = await items(ctx.db).findOne({ _id: id, siteId: ctx.site._id });
       if (!row) throw new (await import('../../services/core/errors.ts')).NotFoundError();
-      assertWithinScope(ctx.principal, ScopeFields, row);
+      ctx.scope.check(row, ScopeFields);
       return { id: row._id };
     },
   }),

@@ -6,7 +6,6 @@ import type { Principal } from '../../services/core/principal.ts';
 import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { eventCollections } from '../../services/events/model.ts';
-import { createWebhookPublisher } from '../../services/events/publisher.ts';
 import type { WebhookOptions } from '../../services/events/settings.ts';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 
@@ -16,14 +15,13 @@ export function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOp
   return startWorld({
     ...rest,
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...rest.env },
-    events: (services) =>
-      createWebhookPublisher(services, {
-        retry: { initialIntervalMs: 1_000, backoffCoefficient: 2, maximumIntervalMs: 4_000, maximumAttempts: 6 },
-        attemptTimeoutMs: 3_000,
-        heartbeatTimeoutMs: 5_000,
-        drainIntervalMs: 1_000,
-        ...webhooks,
-      }),
+    webhooks: {
+      retry: { initialIntervalMs: 1_000, backoffCoefficient: 2, maximumIntervalMs: 4_000, maximumAttempts: 6 },
+      attemptTimeoutMs: 3_000,
+      heartbeatTimeoutMs: 5_000,
+      drainIntervalMs: 1_000,
+      ...webhooks,
+    },
   });
 }
 

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { registerCache } from '../../services/cache/caches.ts';
 
 interface CacheRow {
   name: string;
@@ -21,7 +20,7 @@ describe('cache routes', () => {
     manager = await pw.keyWith(['settings:read', 'settings:manage', 'content:read', 'platform:manage']);
     reader = await pw.keyWith(['settings:read', 'platform:read']);
     // A module registering its own cache, as other features would.
-    registerCache(pw.world.services, {
+    pw.world.services.caches.register({
       name: 'probe',
       description: 'test cache',
       reach: 'process',

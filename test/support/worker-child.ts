@@ -5,11 +5,10 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../../services/core/config.ts';
 import { createRuntime } from '../../services/runtime.ts';
 import { createWorker } from '../../services/worker-factory.ts';
-import { createWebhookPublisher } from '../../services/events/publisher.ts';
 
 const options = JSON.parse(process.env.WEBHOOK_TEST_OPTIONS ?? '{}');
 const config = loadConfig();
-const { services } = await createRuntime(config, { events: (s) => createWebhookPublisher(s, options) });
+const { services } = await createRuntime(config, { webhooks: options });
 const bundle = process.env.TEST_WORKFLOW_BUNDLE;
 const { worker } = await createWorker(services, bundle ? { workflowBundle: { codePath: resolve(bundle) } } : {});
 const running = worker.run();

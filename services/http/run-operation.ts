@@ -1,0 +1,62 @@
+import type { OperationContext, RequestFacts, Services } from '../core/context.ts';
+import { createContext } from '../core/context.ts';
+import { AppError } from '../core/errors.ts';
+import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
+import type { AccessGate, Credentials } from '../access/gate.ts';
+import type { SiteScope } from '../platform/tenancy.ts';
+import { assertSwitch } from '../platform/quota-guard.ts';
+import type { SwitchName } from '../platform/quota-model.ts';
+
+/** What a transport knows about one call before anything is checked. */
+export interface Call {
+  /** The surface whose door the caller comes through (MCP comes through `manage`'s). */
+  surface: Surface;
+  credentials: Credentials;
+  scope: SiteScope;
+  request: RequestFacts;
+  /** A platform switch that closes this transport (MCP, GraphQL), checked after authentication. */
+  transportSwitch?: SwitchName;
+}
+
+/** An operation's answer plus the headers the surface adds to the response (rate limits, cookies). */
+export interface RunResult {
+  value: unknown;
+  headers: Record<string, string>;
+}
+
+/**
+ * The one sequence every surface runs (REST, MCP, GraphQL): authenticate → build the context →
+ * admit (capability, switches, limits) → invoke (input parsed, declared scope applied, output and
+ * events checked in tests: core/operation.ts) → finish (session effects). A surface only maps its
+ * transport to a `Call` and back. MCP and GraphQL open one context per HTTP request and run several
+ * operations in it; REST runs one.
+ */
+export interface OperationRunner {
+  open(call: Call): Promise<OperationContext>;
+  run(ctx: OperationContext, operation: Operation, input: unknown): Promise<RunResult>;
+}
+
+export function createOperationRunner(services: Services, gate: AccessGate): OperationRunner {
+  return {
+    async open(call) {
+      // The gate is the one place the site's API switches are read (Public API off → 404 on every
+      // public route, Management API off → 403): no operation checks them again.
+      const principal = await gate.authenticate(call.surface, call.credentials, call.scope);
+      if (call.transportSwitch) assertSwitch(call.scope, call.transportSwitch);
+      return createContext(services, call.scope, principal, call.request);
+    },
+    async run(ctx, operation, input) {
+      const admitted = await gate.admit(ctx, operation);
+      let value: unknown;
+      try {
+        value = await invokeOperation(operation, ctx, input);
+      } catch (error) {
+        // A refusal still tells the caller where it stands with its limits.
+        if (error instanceof AppError) for (const [name, v] of Object.entries(admitted)) error.headers[name] ??= v;
+        throw error;
+      }
+      const finished = gate.finish(ctx);
+      return { value, headers: finished['set-cookie'] ? { ...admitted, ...finished } : admitted };
+    },
+  };
+}
