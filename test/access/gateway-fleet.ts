@@ -94,12 +94,3 @@ export function call(
   });
 }
 
-/** Waits until `predicate` holds (polling), or fails after `ms`. */
-export async function until(predicate: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await predicate()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}

@@ -8,7 +8,8 @@ import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
 import { ALL_CAPABILITIES } from '../../services/core/capabilities.ts';
 import { bearer } from './world-helpers.ts';
-import { call, startGateway, stopGateways, until, type Gateway } from './gateway-fleet.ts';
+import { call, startGateway, stopGateways, type Gateway } from './gateway-fleet.ts';
+import { eventually } from '../support/polling.ts';
 
 // The database engine itself restarted under two gateway processes that hold access state in
 // memory (docs/access.md, "State held by each gateway"). A MongoDB engine of this test's own (own
@@ -52,7 +53,7 @@ const setPublic = (gateway: Gateway, on: boolean) =>
 describe('state held by each gateway, across a database engine restart', () => {
   it('no stale answer: nothing from memory while the engine is down, and a switch flipped right after the restart is seen by the next request', { timeout: 300_000 }, async () => {
     for (let round = 0; round < 2; round++) {
-      await until(() => trusted(g2), 20_000, 'gateway 2 trusted');
+      await eventually(() => trusted(g2), 'gateway 2 trusted', 20_000);
       // Warm: gateway 2 answers from memory (the cache-hit lane included).
       for (let i = 0; i < 3; i++) expect((await publicList(g2)).status).toBe(200);
 
@@ -71,7 +72,7 @@ describe('state held by each gateway, across a database engine restart', () => {
       expect((await publicList(g2)).status).toBe(200);
 
       // Back in memory on its own, and still exact there.
-      await until(() => trusted(g2), 20_000, 'gateway 2 trusted after the restart');
+      await eventually(() => trusted(g2), 'gateway 2 trusted after the restart', 20_000);
       for (let i = 0; i < 2; i++) expect((await publicList(g2)).status).toBe(200);
       expect((await setPublic(g1, false)).status).toBe(200);
       expect((await publicList(g2)).status).toBe(404);

@@ -6,7 +6,8 @@ import { createApiKey } from '../support/access.ts';
 import { ALL_CAPABILITIES } from '../../services/core/capabilities.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { addUser, bearer } from './world-helpers.ts';
-import { call, startGateway, stopGateways, until, type Gateway } from './gateway-fleet.ts';
+import { call, startGateway, stopGateways, type Gateway } from './gateway-fleet.ts';
+import { eventually } from '../support/polling.ts';
 
 // Two real gateway processes (plus this process's in-process gateway) on one set of databases,
 // each holding access and workspace state in memory (docs/access.md, "State held by each
@@ -58,13 +59,13 @@ describe('state held by each gateway', () => {
   });
 
   it('a switch flipped, a key revoked, a role narrowed, a workspace suspended through gateway 1: the next request on gateway 2 sees it', { timeout: 180_000 }, async () => {
-    await until(async () => (await feedOf(g2)).trusted, 10_000, 'gateway 2 trusted');
+    await eventually(async () => (await feedOf(g2)).trusted, 'gateway 2 trusted', 10_000);
     await scenarios(ROUNDS);
   });
 
   it('gateway 2 frozen past its lease: the write waits for the lease, then gateway 2 is exact on waking', { timeout: 120_000 }, async () => {
     for (let round = 0; round < 2; round++) {
-      await until(async () => (await feedOf(g2)).trusted, 10_000, 'gateway 2 trusted');
+      await eventually(async () => (await feedOf(g2)).trusted, 'gateway 2 trusted', 10_000);
       expect((await publicList(g2)).status).toBe(200);
       g2.child.kill('SIGSTOP');
       try {
@@ -83,20 +84,20 @@ describe('state held by each gateway', () => {
       expect((await publicList(g2)).status).toBe(200);
     }
     // It comes back to memory on its own (new session, empty caches).
-    await until(async () => (await feedOf(g2)).trusted, 10_000, 'gateway 2 trusted again');
+    await eventually(async () => (await feedOf(g2)).trusted, 'gateway 2 trusted again', 10_000);
     await scenarios(1);
   });
 
   it('gateway 2 with its feed cut falls back to per-request reads (writes do not wait for it), then returns to memory', { timeout: 120_000 }, async () => {
-    await until(async () => (await feedOf(g2)).trusted, 10_000, 'gateway 2 trusted');
+    await eventually(async () => (await feedOf(g2)).trusted, 'gateway 2 trusted', 10_000);
     g2.child.kill('SIGUSR2');
-    await until(async () => g2.output.includes('CUT'), 5000, 'cut acknowledged');
+    await eventually(async () => g2.output.includes('CUT'), 'cut acknowledged', 5000);
     expect(await feedOf(g2)).toMatchObject({ trusted: false });
     const started = Date.now();
     await scenarios(2);
     // Two rounds of eight writes; a cut gateway released its lease, so nobody waited for it.
     expect(Date.now() - started).toBeLessThan(60_000);
-    await until(async () => (await feedOf(g2)).trusted, 15_000, 'feed back');
+    await eventually(async () => (await feedOf(g2)).trusted, 'feed back', 15_000);
     await scenarios(1);
   });
 });

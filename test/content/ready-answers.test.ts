@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandStartedEvent } from 'mongodb';
 import { startContentWorld, signIn, type ContentWorld } from './support.ts';
 import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../../services/core/change-feed.ts';
+import { eventually } from '../support/polling.ts';
 
 // The public cache-hit lane (docs/content.md, "Public read cache"): a repeated public read is sent
 // again from memory — same bytes, same ETag, no database command — and stays exact: the next read
@@ -93,10 +94,7 @@ describe('public cache-hit lane', () => {
     const used = await commandsDuring(async () => expect((await cw.pub('/content/lane-2')).statusCode).toBe(200));
     expect(used.length).toBeGreaterThan(0);
     // Back under the feed (a new session starts with empty caches): memory again after one read.
-    for (let waited = 0; !feed.trusted(); waited += 50) {
-      if (waited > 15_000) throw new Error('the change feed did not come back');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(() => feed.trusted(), 'the change feed back', 15_000);
     await cw.pub('/content/lane-2');
     expect(await commandsDuring(() => cw.pub('/content/lane-2'))).toEqual([]);
   });

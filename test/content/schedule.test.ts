@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, type ContentWorld } from './support.ts';
 import { scheduleWorkflowId } from '../../services/content/schedule.ts';
+import { eventually } from '../support/polling.ts';
 
 let cw: ContentWorld;
 beforeAll(async () => {
@@ -9,15 +10,6 @@ beforeAll(async () => {
 afterAll(async () => cw?.close());
 
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
-
-async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 30_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 describe('scheduled publishing', () => {
   it('publishes at publishOn and returns to draft at unpublishOn (durable timers in one workflow per entry)', async () => {
@@ -30,14 +22,20 @@ describe('scheduled publishing', () => {
     expect((await handle.describe()).status.name).toBe('RUNNING');
     expect((await cw.pub('/content/timed')).statusCode).toBe(404);
 
-    const published = await waitFor(() => cw.manage('GET', `/content/${entry.id}`).then((r) => r.json()), (e) => e.status === 'published');
+    const published = await eventually(async () => {
+      const entryNow = await cw.manage('GET', `/content/${entry.id}`).then((r) => r.json());
+      return entryNow.status === 'published' && entryNow;
+    }, 'the entry published by its schedule');
     expect(published).toMatchObject({ status: 'published', publishOn: null });
     expect((await cw.pub('/content/timed')).statusCode).toBe(200);
 
     // Unpublishing at a date: the entry returns to draft and leaves the public site.
     await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: null, unpublishOn: inSeconds(2) });
     expect((await cw.manage('GET', `/content/${entry.id}`)).json().status).toBe('published');
-    const back = await waitFor(() => cw.manage('GET', `/content/${entry.id}`).then((r) => r.json()), (e) => e.status === 'draft');
+    const back = await eventually(async () => {
+      const entryNow = await cw.manage('GET', `/content/${entry.id}`).then((r) => r.json());
+      return entryNow.status === 'draft' && entryNow;
+    }, 'the entry back to draft at unpublishOn');
     expect(back).toMatchObject({ status: 'draft', publishOn: null, unpublishOn: null, publishedAt: null });
     expect((await cw.pub('/content/timed')).statusCode).toBe(404);
     expect(cw.events.filter((e) => e.data.id === entry.id).map((e) => e.event)).toEqual(

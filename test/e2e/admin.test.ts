@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startWorld, type World } from '../support/world.ts';
 import { signIn } from '../support/access.ts';
-import { startHookReceiver, waitUntil, type HookReceiver } from './receiver.ts';
+import { startHookReceiver, type HookReceiver } from './receiver.ts';
+import { eventually } from '../support/polling.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 /** Password hashing and the worker may be slow on a busy CI machine. */
@@ -165,16 +166,16 @@ describe('admin UI in Chromium', () => {
 
     // A sign-in emits auth.login, which the worker delivers to the receiver.
     await signIn(world);
-    await waitUntil(() => receiver.received.length >= 1, 90_000, 'the first delivery');
+    await eventually(() => receiver.received.length >= 1, 'the first delivery', 90_000);
     const history = page.locator('#history tr', { hasText: 'auth.login' });
-    await waitUntil(async () => {
+    await eventually(async () => {
       await page.getByRole('button', { name: 'Refresh' }).click();
       return (await history.count()) >= 1;
-    }, 60_000, 'the delivery in the history');
+    }, 'the delivery in the history', 60_000);
     await shot('06-webhooks-history');
 
     await history.first().getByRole('button', { name: 'Redeliver' }).click();
-    await waitUntil(() => receiver.received.length >= 2, 90_000, 'the redelivery');
+    await eventually(() => receiver.received.length >= 2, 'the redelivery', 90_000);
     const [first, second] = receiver.received;
     expect(second.headers['x-service-delivery']).not.toBe(first.headers['x-service-delivery']);
     expect(JSON.parse(second.body).event).toBe('auth.login');

@@ -31,10 +31,3 @@ export async function startHookReceiver(): Promise<HookReceiver> {
   };
 }
 
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, label: string): Promise<void> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}

@@ -4,7 +4,8 @@ import type { World } from '../support/world.ts';
 import { adminEndpoints, manageEndpoints } from '../../services/events/endpoint-ops.ts';
 import { deliveryHistoryOp } from '../../services/events/delivery-ops.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
-import { call, emit, failure, keyPrincipal, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+import { call, emit, failure, keyPrincipal, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const createEndpoint = adminEndpoints.create;
 
@@ -40,7 +41,7 @@ describe('one delivery actor per endpoint', () => {
       await Promise.all(Array.from({ length: EVENTS }, (_, seq) => emit(world, 'content.published', { id: `e${seq}`, seq })));
 
       const { deliveries, attempts, ctx } = await siteDb(world);
-      await waitFor(async () => (await deliveries.countDocuments({ endpointId: { $in: ids }, status: 'delivered' })) === EVENTS * ids.length, 30_000, 'live deliveries');
+      await eventually(async () => (await deliveries.countDocuments({ endpointId: { $in: ids }, status: 'delivered' })) === EVENTS * ids.length, 'live deliveries', 30_000);
       const elapsed = Date.now() - started;
       // The hanging endpoint needs 60 s for one round of attempts (40 × 3 s timeout, two at a time);
       // the live ones finish long before, on a busy shared machine included.
@@ -88,7 +89,7 @@ describe('one delivery actor per endpoint', () => {
       await call(world, createEndpoint, { name: 'two at a time', url: slow.url, events: ['media.uploaded'], concurrency: 2 });
       await call(world, createEndpoint, { name: 'five per second', url: paced.url, events: ['media.uploaded'], maxPerSecond: 5 });
       await Promise.all(Array.from({ length: 10 }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })));
-      await waitFor(async () => slow.received.length === 10 && paced.received.length === 10, 30_000, 'both receivers');
+      await eventually(async () => slow.received.length === 10 && paced.received.length === 10, 'both receivers', 30_000);
       expect(most).toBe(2);
       // Ten starts at five per second: nine gaps of 200 ms between the first and the last (1.8 s,
       // less arrival jitter); unpaced, ten local requests take a few milliseconds.
@@ -121,14 +122,14 @@ describe('one delivery actor per endpoint', () => {
       const { endpoint } = await call(world, manageEndpoints.create, { name: 'breaker', url: receiver.url, events: ['user.created'] }, key);
       await emit(world, 'user.created', { id: 'u1', email: 'a@b.test', role: 'editor' });
       const { endpoints, deliveries } = await siteDb(world);
-      const paused = await waitFor(async () => {
+      const paused = await eventually(async () => {
         const row = await endpoints.findOne({ _id: endpoint.id });
         return row?.pausedAt && row;
-      }, 30_000, 'the breaker');
+      }, 'the breaker', 30_000);
       expect(paused.pauseReason).toMatch(/every attempt failed for 3 s/);
       // (Endpoints of the other tests whose receivers are gone trip it too: only this one's entry counts.)
       // The pass writes the pause, then the history entry, then announces it: wait for the last step.
-      await waitFor(async () => announced.some((a) => a.endpointId === endpoint.id), 10_000, 'the announcement');
+      await eventually(async () => announced.some((a) => a.endpointId === endpoint.id), 'the announcement', 10_000);
       expect(announced.filter((a) => a.endpointId === endpoint.id)).toEqual([expect.objectContaining({ name: 'breaker' })]);
       // The owner sees it: in the endpoint list (its key) and in the delivery history.
       const listed = await call(world, manageEndpoints.list, {}, key);
@@ -149,10 +150,10 @@ describe('one delivery actor per endpoint', () => {
       healthy = true;
       const resumed = await call(world, manageEndpoints.resume, { id: endpoint.id }, key);
       expect(resumed.endpoint.pausedAt).toBeNull();
-      const done = await waitFor(async () => {
+      const done = await eventually(async () => {
         const rows = await deliveries.find({ endpointId: endpoint.id }).toArray();
         return rows.every((row) => row.status === 'delivered') && rows;
-      }, 20_000, 'deliveries after the resume');
+      }, 'deliveries after the resume', 20_000);
       expect(done).toHaveLength(2);
       const events = new Set(receiver.received.filter((r) => r.headers['x-service-attempt'] && healthy).map((r) => JSON.parse(r.body).data.id));
       expect(events).toEqual(new Set(['u1', 'u2']));

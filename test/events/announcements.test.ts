@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWebhookWorld, call, startReceiver, waitFor, siteDb } from './support.ts';
+import { startWebhookWorld, call, startReceiver, siteDb } from './support.ts';
 import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import { announceVersion } from '../../services/platform/version-announcement.ts';
 import { createApiKey } from '../support/access.ts';
+import { eventually } from '../support/polling.ts';
 
 describe('events without a request behind them', () => {
   let world: World;
@@ -25,12 +26,12 @@ describe('events without a request behind them', () => {
     expect(racing.filter(Boolean)).toHaveLength(1);
     expect(await announceVersion(world.services, '1.1.0')).toBe(false);
     const { deliveries } = await siteDb(world);
-    const rows = await waitFor(async () => {
+    const rows = await eventually(async () => {
       const found = await deliveries.find({ event: 'core.updated' }).toArray();
       return found.length === 1 && found;
-    });
+    }, 'condition');
     expect(rows).toHaveLength(1);
-    const delivered = await waitFor(async () => receiver.received.find((r) => r.body.includes('core.updated')));
+    const delivered = await eventually(async () => receiver.received.find((r) => r.body.includes('core.updated')), 'condition');
     expect(JSON.parse(delivered.body)).toMatchObject({ event: 'core.updated', data: { from: '1.0.0', to: '1.1.0' } });
   });
 
@@ -43,7 +44,7 @@ describe('events without a request behind them', () => {
       payload: { title: 'Renamed site' },
     });
     expect(response.statusCode).toBe(200);
-    const delivered = await waitFor(async () => receiver.received.find((r) => r.body.includes('settings.updated')));
+    const delivered = await eventually(async () => receiver.received.find((r) => r.body.includes('settings.updated')), 'condition');
     expect(JSON.parse(delivered.body)).toMatchObject({ event: 'settings.updated', data: { changed: ['title'] } });
   });
 });

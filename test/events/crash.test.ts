@@ -6,7 +6,8 @@ import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import type { WebhookOptions } from '../../services/events/settings.ts';
 import { storeDeliveries, wakeActor } from '../../services/events/deliveries.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
-import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+import { call, emit, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const createEndpoint = adminEndpoints.create;
 const webhooks: WebhookOptions = {
@@ -38,7 +39,7 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
       children.push(first);
       const { endpoint } = await call(world, createEndpoint, { name: 'crash', url: receiver.url, events: ['content.created'] });
       await emit(world, 'content.created', { id: 'c1', type: 'post', slug: 'a', locale: 'en', title: 'A', status: 'draft', authorId: null });
-      await waitFor(async () => receiver.received.length === 1, 30_000, 'first request');
+      await eventually(async () => receiver.received.length === 1, 'first request', 30_000);
       const { deliveries, attempts } = await siteDb(world);
       const inFlight = await deliveries.findOne({ endpointId: endpoint.id });
       expect(inFlight?.status).toBe('pending');
@@ -48,10 +49,10 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
       const second = await spawnWorker(world);
       children.push(second);
 
-      const done = await waitFor(async () => {
+      const done = await eventually(async () => {
         const row = await deliveries.findOne({ _id: inFlight!._id });
         return row?.status === 'delivered' && row;
-      }, 45_000, 'delivery after the crash');
+      }, 'delivery after the crash', 45_000);
       expect(done.attempts).toBe(2);
       expect(receiver.received).toHaveLength(2);
       // Same delivery id on both attempts: the receiver can tell it is the same delivery.
@@ -76,13 +77,13 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
       const { endpoint } = await call(world, createEndpoint, { name: 'burst', url: receiver.url, events: ['media.uploaded'], concurrency: 4 });
       const EVENTS = 60;
       await Promise.all(Array.from({ length: EVENTS }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })));
-      await waitFor(async () => receiver.received.length >= 10, 30_000, 'the burst under way');
+      await eventually(async () => receiver.received.length >= 10, 'the burst under way', 30_000);
       await kill9(children.at(-1)!);
       const { deliveries } = await siteDb(world);
       expect(await deliveries.countDocuments({ endpointId: endpoint.id, status: 'pending' })).toBeGreaterThan(0);
       children.push(await spawnWorker(world));
 
-      await waitFor(async () => (await deliveries.countDocuments({ endpointId: endpoint.id, status: 'delivered' })) === EVENTS, 60_000, 'the burst after the crash');
+      await eventually(async () => (await deliveries.countDocuments({ endpointId: endpoint.id, status: 'delivered' })) === EVENTS, 'the burst after the crash', 60_000);
       const stored = new Set((await deliveries.find({ endpointId: endpoint.id }).toArray()).map((row) => row._id));
       const got = receiver.received.map((r) => String(r.headers['x-service-delivery']));
       expect(new Set(got)).toEqual(stored); // zero lost
@@ -115,17 +116,17 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
 
       children.push(await spawnWorker(world));
       const booted = Date.now();
-      const done = await waitFor(async () => {
+      const done = await eventually(async () => {
         const row = await deliveries.findOne({ _id: orphan._id });
         return row?.status === 'delivered' && row;
-      }, 30_000, 'the orphan delivered after boot');
+      }, 'the orphan delivered after boot', 30_000);
       // At once: no grace period for young rows (the old drain waited 30 s, then up to a minute).
       expect(Date.now() - booted).toBeLessThan(10_000);
       expect(done.attempts).toBe(1);
       expect(orphanReceiver.received.map((r) => r.headers['x-service-delivery'])).toEqual([orphan._id]);
       expect(orphanReceiver.received[0].body).toBe(body);
 
-      await waitFor(async () => (await deliveries.findOne({ _id: queued._id }))?.status === 'delivered', 30_000, 'the queued delivery');
+      await eventually(async () => (await deliveries.findOne({ _id: queued._id }))?.status === 'delivered', 'the queued delivery', 30_000);
       expect((await actor.describe()).runId).toBe(before.runId); // the same actor run, not a second one
       expect(runningReceiver.received.map((r) => r.headers['x-service-delivery'])).toEqual([queued._id]);
     } finally {

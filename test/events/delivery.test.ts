@@ -7,7 +7,8 @@ import { verifyWebhookSignature } from '../../services/events/verify.ts';
 import { createEntryOp } from '../../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../../services/content/entries-publish-ops.ts';
 import { invokeOperation } from '../../services/core/operation.ts';
-import { adminPrincipal, call, contextFor, emit, keyPrincipal, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+import { adminPrincipal, call, contextFor, emit, keyPrincipal, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const createKeyEndpoint = manageEndpoints.create;
 const createEndpoint = adminEndpoints.create;
@@ -25,7 +26,7 @@ describe('webhook deliveries on Temporal', () => {
       const { secret, endpoint } = await call(world, createEndpoint, { name: 'signed', url: receiver.url, events: ['content.published'] });
       expect(secret).toMatch(/^whsec_/);
       await emit(world, 'content.published', { id: 'e1', type: 'post', slug: 'hello', locale: 'en', title: 'Hello', version: 2 });
-      const [got] = await waitFor(async () => receiver.received.length >= 1 && receiver.received, 20_000, 'receipt');
+      const [got] = await eventually(async () => receiver.received.length >= 1 && receiver.received, 'receipt', 20_000);
 
       const timestamp = String(got.headers['x-service-timestamp']);
       const signature = String(got.headers['x-service-signature']);
@@ -41,7 +42,7 @@ describe('webhook deliveries on Temporal', () => {
       const { deliveries } = await siteDb(world);
       const row = await deliveries.findOne({ _id: String(got.headers['x-service-delivery']) });
       expect(row?.endpointId).toBe(endpoint.id);
-      await waitFor(async () => (await deliveries.findOne({ _id: row!._id }))?.status === 'delivered', 10_000, 'delivered');
+      await eventually(async () => (await deliveries.findOne({ _id: row!._id }))?.status === 'delivered', 'delivered', 10_000);
 
       // The shipped verifier: accepts the fresh request, refuses it replayed six minutes later,
       // a tampered body and a wrong secret.
@@ -63,10 +64,10 @@ describe('webhook deliveries on Temporal', () => {
       const { endpoint } = await call(world, createEndpoint, { name: 'flaky', url: receiver.url, events: ['media.uploaded'] });
       await emit(world, 'media.uploaded', { id: 'm1', filename: 'a.png', mimeType: 'image/png', size: 10, url: '/a.png' });
       const { deliveries, attempts } = await siteDb(world);
-      const delivery = await waitFor(
+      const delivery = await eventually(
         async () => (await deliveries.findOne({ endpointId: endpoint.id, status: { $in: ['delivered', 'failed'] } })) ?? undefined,
-        30_000,
         'flaky delivery',
+        30_000,
       );
       expect(delivery.status).toBe('delivered');
       expect(delivery.attempts).toBe(4);
@@ -103,10 +104,10 @@ describe('webhook deliveries on Temporal', () => {
       const { endpoint } = await call(world, createEndpoint, { name: 'broken', url: receiver.url, events: ['user.deleted'] });
       await emit(world, 'user.deleted', { id: 'u1' });
       const { deliveries, attempts } = await siteDb(world);
-      const delivery = await waitFor(
+      const delivery = await eventually(
         async () => (await deliveries.findOne({ endpointId: endpoint.id, status: { $in: ['delivered', 'failed'] } })) ?? undefined,
-        40_000,
         'failed delivery',
+        40_000,
       );
       expect(delivery).toMatchObject({ status: 'failed', attempts: 6, responseCode: 500 });
       expect(await attempts.countDocuments({ deliveryId: delivery._id })).toBe(6);
@@ -115,10 +116,10 @@ describe('webhook deliveries on Temporal', () => {
       healthy = true;
       const result = await call(world, redeliverOp, { id: delivery._id });
       expect(result.delivery.id).not.toBe(delivery._id);
-      const copy = await waitFor(async () => {
+      const copy = await eventually(async () => {
         const row = await deliveries.findOne({ _id: result.delivery.id });
         return row?.status === 'delivered' && row;
-      }, 20_000, 'redelivery');
+      }, 'redelivery', 20_000);
       expect(copy).toMatchObject({ redeliveryOf: delivery._id, body: delivery.body, attempts: 1 });
       expect(receiver.received.at(-1)?.headers['x-service-delivery']).toBe(copy._id);
       expect(receiver.received.at(-1)?.body).toBe(delivery.body);
@@ -135,7 +136,7 @@ describe('webhook deliveries on Temporal', () => {
       const { endpoint } = await call(world, createEndpoint, { name: 'slow-once', url: receiver.url, events: ['auth.login'] });
       await emit(world, 'auth.login', { userId: 'u', method: 'password' });
       const { deliveries, attempts } = await siteDb(world);
-      const delivery = await waitFor(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'delivered' })) ?? undefined, 30_000, 'delivered');
+      const delivery = await eventually(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'delivered' })) ?? undefined, 'delivered', 30_000);
       const rows = await attempts.find({ deliveryId: delivery._id }).sort({ attempt: 1 }).toArray();
       expect(rows.map((r) => r.status)).toEqual(['timeout', 'succeeded']);
       expect(rows[0].responseCode).toBeNull();
@@ -165,14 +166,14 @@ describe('webhook deliveries on Temporal', () => {
         const rows = await endpoints.find({ name: { $in: ['slow', 'fast', 'other'] } }).toArray();
         return Object.fromEntries(rows.map((row) => [row.name, row._id]));
       })();
-      const fastDone = await waitFor(async () => {
+      const fastDone = await eventually(async () => {
         const status = await byStatus();
         return status.get(endpointIds.fast) === 'delivered' && status.get(endpointIds.other) === 'delivered' && status;
-      }, 10_000, 'fast deliveries');
+      }, 'fast deliveries', 10_000);
       expect(fast.received[0].at - emittedAt).toBeLessThan(2_000);
       // The slow endpoint is still holding its answer while the others are done.
       expect(fastDone.get(endpointIds.slow)).not.toBe('delivered');
-      await waitFor(async () => (await byStatus()).get(endpointIds.slow) === 'delivered', 10_000, 'slow delivery');
+      await eventually(async () => (await byStatus()).get(endpointIds.slow) === 'delivered', 'slow delivery', 10_000);
       const ids = new Set([fast, other, slow].map((r) => r.received[0].headers['x-service-delivery']));
       expect(ids.size).toBe(3);
       const bodies = new Set([fast, other, slow].map((r) => JSON.parse(r.received[0].body).id));
@@ -205,12 +206,12 @@ describe('webhook deliveries on Temporal', () => {
     try {
       const { endpoint } = await call(world, createEndpoint, { name: 'shaped', url: receiver.url, events: ['plugin.installed', 'plugin.uninstalled'] });
       await emit(world, 'plugin.installed', { id: 'seo', name: 'SEO', version: '1.0.0' });
-      await waitFor(async () => receiver.received.length === 1, 10_000, 'receipt');
+      await eventually(async () => receiver.received.length === 1, 'receipt', 10_000);
       expect(JSON.parse(receiver.received[0].body)).toMatchObject({ reshaped: true, event: 'plugin.installed' });
 
       await emit(world, 'plugin.uninstalled', { id: 'seo', blob: 'x'.repeat(300 * 1024) });
       const { deliveries } = await siteDb(world);
-      const big = await waitFor(async () => (await deliveries.findOne({ endpointId: endpoint.id, event: 'plugin.uninstalled' })) ?? undefined, 5_000, 'row');
+      const big = await eventually(async () => (await deliveries.findOne({ endpointId: endpoint.id, event: 'plugin.uninstalled' })) ?? undefined, 'row', 5_000);
       expect(big.status).toBe('failed');
       expect(big.error).toMatch(/256|262144/);
       await new Promise((r) => setTimeout(r, 500));
@@ -228,7 +229,7 @@ describe('webhook deliveries on Temporal', () => {
       const ctx = await contextFor(world, adminPrincipal());
       const entry = (await invokeOperation(createEntryOp, ctx, { title: 'Webhook entry', blocks: { version: 1, blocks: [] } })) as { id: string };
       await invokeOperation(publishEntryOp, ctx, { id: entry.id });
-      await waitFor(async () => receiver.received.length >= 2, 20_000, 'two receipts');
+      await eventually(async () => receiver.received.length >= 2, 'two receipts', 20_000);
       const got = receiver.received.map((r) => JSON.parse(r.body)).sort((a, b) => a.event.localeCompare(b.event));
       expect(got.map((b) => [b.event, b.data.id])).toEqual([
         ['content.created', entry.id],

@@ -5,7 +5,8 @@ import { deliveryWorkflowId } from '../../services/events/deliveries.ts';
 import type { DeliveryDoc } from '../../services/events/model.ts';
 import { newId } from '../../services/core/ids.ts';
 import type { DeliveryWorkflowInput } from '../../workflows/delivery.ts';
-import { call, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+import { call, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 /** A row exactly as the per-delivery design stored it (no `via`, no `nextAttemptAt`). */
 function legacyRow(siteId: string, endpointId: string, body: string): DeliveryDoc {
@@ -46,10 +47,10 @@ describe('upgrade from one workflow per delivery to one actor per endpoint', () 
       // drain never sees it without its workflow running.
       await deliveries.insertOne(running);
 
-      const done = await waitFor(async () => {
+      const done = await eventually(async () => {
         const rows = await deliveries.find({ _id: { $in: [orphan._id, running._id] } }).toArray();
         return rows.length === 2 && rows.every((row) => row.status === 'delivered') && rows;
-      }, 40_000, 'both legacy deliveries');
+      }, 'both legacy deliveries', 40_000);
       const byId = new Map(done.map((row) => [row._id, row]));
       expect(byId.get(orphan._id)?.via).toBe('endpoint'); // taken over by the actor
       expect(byId.get(running._id)?.via).toBeUndefined(); // finished by its own workflow, never adopted

@@ -5,7 +5,8 @@ import { isPublicAddress } from '../../services/events/addresses.ts';
 import { createSecretBox, secretBinding } from '../../services/events/secrets.ts';
 import { newId } from '../../services/core/ids.ts';
 import type { ResolvedAddress } from '../../services/events/target-guard.ts';
-import { call, emit, failure, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+import { call, emit, failure, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const createEndpoint = adminEndpoints.create;
 
@@ -115,10 +116,10 @@ describe('SSRF guard', () => {
       })),
     );
     await emit(world, 'user.created', { id: 'u1', email: 'a@b.test', role: 'editor' });
-    const rows = await waitFor(async () => {
+    const rows = await eventually(async () => {
       const done = await deliveries.find({ endpointId: { $in: ids }, status: 'failed' }).toArray();
       return done.length === ids.length && done;
-    }, 30_000, `refused deliveries ${JSON.stringify(await deliveries.find({ endpointId: { $in: ids } }).project({ status: 1, error: 1, attempts: 1 }).limit(3).toArray())}`);
+    }, `refused deliveries ${JSON.stringify(await deliveries.find({ endpointId: { $in: ids } }).project({ status: 1, error: 1, attempts: 1 }).limit(3).toArray())}`, 30_000);
     for (const row of rows) {
       expect(row.attempts).toBe(1); // refused for good: no retries
       const history = await attempts.find({ deliveryId: row._id }).toArray();
@@ -136,7 +137,7 @@ describe('SSRF guard', () => {
       dns.set('rebind.example.test', v4('127.0.0.1'));
       await emit(world, 'media.deleted', { id: 'm', filename: 'x.png' });
       const { deliveries, attempts } = await siteDb(world);
-      const row = await waitFor(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 20_000, 'refused');
+      const row = await eventually(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 'refused', 20_000);
       const [history] = await attempts.find({ deliveryId: row._id }).toArray();
       expect(history).toMatchObject({ status: 'blocked', error: 'url: private, loopback and link-local addresses are not allowed' });
       expect(receiver.received).toHaveLength(0);
@@ -161,10 +162,10 @@ describe('SSRF guard with private targets allowed (tests, local development)', (
       dns.set('pinned.example.test', v4('127.0.0.1'));
       const { endpoint } = await call(world, createEndpoint, { name: 'pinned', url: `http://pinned.example.test:${receiver.port}/hook`, events: ['content.deleted'] });
       await emit(world, 'content.deleted', { id: 'c', type: 'post', slug: 's', locale: 'en' });
-      await waitFor(async () => receiver.received.length === 1, 20_000, 'receipt');
+      await eventually(async () => receiver.received.length === 1, 'receipt', 20_000);
       expect(receiver.received[0].headers.host).toBe(`pinned.example.test:${receiver.port}`);
       const { deliveries } = await siteDb(world);
-      await waitFor(async () => (await deliveries.findOne({ endpointId: endpoint.id }))?.status === 'delivered', 10_000, 'delivered');
+      await eventually(async () => (await deliveries.findOne({ endpointId: endpoint.id }))?.status === 'delivered', 'delivered', 10_000);
     } finally {
       await receiver.close();
     }
@@ -177,7 +178,7 @@ describe('SSRF guard with private targets allowed (tests, local development)', (
       const { endpoint } = await call(world, createEndpoint, { name: 'redirect', url: redirecting.url, events: ['plugin.deactivated'] });
       await emit(world, 'plugin.deactivated', { id: 'seo' });
       const { attempts } = await siteDb(world);
-      const first = await waitFor(async () => (await attempts.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 20_000, 'attempt');
+      const first = await eventually(async () => (await attempts.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 'attempt', 20_000);
       expect(first).toMatchObject({ responseCode: 302, error: 'HTTP 302 (redirects are not followed)' });
       expect(target.received).toHaveLength(0);
     } finally {

@@ -97,16 +97,6 @@ export async function startReceiver(respond: (req: Received, index: number) => {
   };
 }
 
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 30_000, label = 'condition'): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 export async function siteDb(world: World) {
   const ctx = await contextFor(world, adminPrincipal());
   return { ctx, ...eventCollections(ctx.db) };

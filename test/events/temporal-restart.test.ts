@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureEngines, stopEngines } from '../../scripts/engines.mjs';
 import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
-import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from './support.ts';
+import { call, emit, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const createEndpoint = adminEndpoints.create;
 
@@ -38,7 +39,7 @@ describe('Temporal dev server stopped and restarted with deliveries pending', ()
       const { endpoint } = await call(world, createEndpoint, { name: 'outage', url: receiver.url, events: ['content.updated'] });
       // Before the outage: a burst whose first attempts fail; the actor waits on its retry timer.
       await Promise.all(Array.from({ length: 10 }, (_, i) => emit(world, 'content.updated', { id: `before-${i}`, type: 'post', slug: `a${i}`, locale: 'en', status: 'draft', version: 2 })));
-      await waitFor(async () => receiver.received.length >= 10, 30_000, 'first attempts');
+      await eventually(async () => receiver.received.length >= 10, 'first attempts', 30_000);
 
       await stopEngines({ dataDir });
       // During the outage: the emitting operations still succeed; the deliveries are stored pending.
@@ -52,10 +53,10 @@ describe('Temporal dev server stopped and restarted with deliveries pending', ()
       healthy = true;
       await ensureEngines(engineOptions);
 
-      const done = await waitFor(async () => {
+      const done = await eventually(async () => {
         const all = await deliveries.find({ endpointId: endpoint.id }).toArray();
         return all.length === 20 && all.every((row) => row.status === 'delivered') && all;
-      }, 120_000, 'deliveries after the restart');
+      }, 'deliveries after the restart', 120_000);
       // The receiver's own count: every stored id was accepted (a pass cut off by the outage may
       // send one again after it: always with the same delivery id, so the set is what counts).
       expect(new Set(accepted)).toEqual(new Set(done.map((row) => row._id)));

@@ -5,7 +5,8 @@ import type { OperationContext } from '../../services/core/context.ts';
 import { exportFiles } from '../../services/export/model.ts';
 import { readExportFile } from '../../services/export/files.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { call, liveFiles, until } from './support.ts';
+import { call, liveFiles } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const spawnWorker = (pw: PluginWorld) => spawnWorkerProcess(pw.world.config, {}, 60_000);
 
@@ -43,10 +44,10 @@ describe('static export: a worker SIGKILLed mid-run', { timeout: 300_000 }, () =
     const res = await pw.manage('POST', '/static-export/run', key, { mode: 'full' });
     expect(res.statusCode).toBe(202);
     const { requestId } = res.json();
-    await until(async () => {
+    await eventually(async () => {
       const s = await status();
       return s.progress?.phase === 'rendering' && s.progress.done >= 2 ? s : undefined;
-    }, 'run under way');
+    }, 'run under way', 150_000);
     await kill9(first);
 
     // Dead worker, run open: its staged files exist but nothing is served yet.
@@ -56,7 +57,7 @@ describe('static export: a worker SIGKILLed mid-run', { timeout: 300_000 }, () =
     expect((await status()).status).toBe('running');
 
     children.push(await spawnWorker(pw));
-    const done = await until(async () => {
+    const done = await eventually(async () => {
       const s = await status();
       return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
     }, 'resumed run', 240_000);

@@ -3,7 +3,8 @@ import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
 import { exportFiles } from '../../services/export/model.ts';
 import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { checkHistory } from '../support/histories.ts';
-import { liveFiles, runToEnd, until } from './support.ts';
+import { liveFiles, runToEnd } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 // Generous timeouts: a run is several activities on a shared dev server that other suites load too.
 describe('static export runs: progress, cancel, queue, history', { timeout: 240_000 }, () => {
@@ -47,19 +48,19 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     const res = await pw.manage('POST', '/static-export/run', key, { mode: 'full' });
     expect(res.statusCode).toBe(202);
     const { requestId } = res.json();
-    const live = await until(async () => {
+    const live = await eventually(async () => {
       const s = await status();
       return s.status === 'running' && s.progress?.phase === 'rendering' && s.progress.done >= 2 ? s : undefined;
-    }, 'progress');
+    }, 'progress', 150_000);
     expect(live.progress).toMatchObject({ mode: 'full', total: 6 });
     expect(live.progress.done).toBeLessThan(6);
     expect(live.progress.rate).toBeGreaterThan(0);
     expect(live.progress.etaSeconds).toBeGreaterThanOrEqual(0);
     expect(live.progress.startedAt).toBeTruthy();
-    const done = await until(async () => {
+    const done = await eventually(async () => {
       const s = await status();
       return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
-    }, 'run end');
+    }, 'run end', 150_000);
     expect(done.lastRun).toMatchObject({ mode: 'full', status: 'succeeded', rendered: 6, error: null });
     expect(done.lastRun.durationMs).toBeGreaterThan(0);
     expect(done.output.files).toBeGreaterThan(12);
@@ -81,10 +82,10 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
 
     tuning(1, 2500);
     const { requestId } = (await pw.manage('POST', '/static-export/run', key, { mode: 'full' })).json();
-    await until(async () => {
+    await eventually(async () => {
       const s = await status();
       return s.progress?.phase === 'rendering' && s.progress.done >= 1 ? s : undefined;
-    }, 'run under way');
+    }, 'run under way', 150_000);
     // The run has staged files by now; none of them is served.
     expect(await exportFiles(ctx.db).countDocuments({ 'metadata.siteId': ctx.site._id, 'metadata.state': 'staged' })).toBeGreaterThan(0);
     const served = await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/alpha/' });
@@ -92,10 +93,10 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     const cancel = await pw.manage('POST', '/static-export/cancel', key, {});
     expect(cancel.statusCode).toBe(202);
     expect(cancel.json()).toEqual({ cancelling: true });
-    const done = await until(async () => {
+    const done = await eventually(async () => {
       const s = await status();
       return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
-    }, 'cancelled run');
+    }, 'cancelled run', 150_000);
     expect(done.lastRun).toMatchObject({ status: 'cancelled', error: null });
     expect(done.lastRun.rendered).toBeLessThan(6);
     expect(done.output).toEqual(beforeStatus.output);
@@ -110,14 +111,14 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     const runs = (await pw.manage('GET', '/static-export/runs', reader)).json().data;
     expect(runs.map((r: { status: string }) => r.status)).toEqual(['cancelled', 'succeeded']);
     const handle = pw.world.services.temporal.client.workflow.getHandle(staticExportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
-    await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
+    await eventually(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end', 150_000);
     await checkHistory(handle, 'export-cancelled');
   });
 
   it('serialises runs: requests made during a run queue behind it and are merged', async () => {
     tuning(1, 3000);
     const first = (await pw.manage('POST', '/static-export/run', key, { mode: 'full' })).json();
-    await until(async () => ((await status()).status === 'running' ? true : undefined), 'first run');
+    await eventually(async () => ((await status()).status === 'running' ? true : undefined), 'first run', 150_000);
     const second = (await pw.manage('POST', '/static-export/run', key, { mode: 'incremental' })).json();
     const third = (await pw.manage('POST', '/static-export/run', key, { mode: 'full' })).json();
     const s = await status();
@@ -133,10 +134,10 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     expect(clear.json().error).toBeTruthy();
     expect(await liveFiles(ctx)).toEqual(before);
 
-    const done = await until(async () => {
+    const done = await eventually(async () => {
       const st = await status();
       return st.lastRun?.requestIds.includes(third.requestId) && st.status === 'idle' ? st : undefined;
-    }, 'merged run');
+    }, 'merged run', 150_000);
     expect(done.lastRun.requestIds).toEqual([second.requestId, third.requestId]);
     expect(done.lastRun.mode).toBe('full');
     expect(first.requestId).not.toBe(second.requestId);
@@ -144,7 +145,7 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
 
     // Both runs were one execution of the site's actor, which ended once nothing was queued.
     const handle = pw.world.services.temporal.client.workflow.getHandle(staticExportWorkflowId({ workspaceId: ctx.workspace._id, siteId: ctx.site._id }));
-    await until(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end');
+    await eventually(async () => (await handle.describe()).status.name === 'COMPLETED', 'actor end', 150_000);
     await checkHistory(handle, 'export-full-and-queued');
     tuning(2, 0);
   });

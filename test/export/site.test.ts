@@ -7,7 +7,8 @@ import { createContext, type OperationContext } from '../../services/core/contex
 import { systemPrincipal } from '../../services/core/principal.ts';
 import { newId } from '../../services/core/ids.ts';
 import { readExportFile } from '../../services/export/files.ts';
-import { call, checkLinks, listFiles, liveFiles, runToEnd, unpack, until } from './support.ts';
+import { call, checkLinks, listFiles, liveFiles, runToEnd, unpack } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const ALL_BLOCKS = [
   { type: 'heading', level: 2, text: 'Section <one>' },
@@ -239,10 +240,10 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     const created = await call<{ id: string }>(s, other, 'content.create', { title: 'Only on B', slug: 'only-on-b' });
     await call(s, other, 'content.publish', { id: created.id });
     const { requestId } = await call<{ requestId: string }>(s, other, 'staticExport.run', { mode: 'full' });
-    await until(async () => {
+    await eventually(async () => {
       const st = await call<{ lastRun: { requestIds: string[] } | null; status: string }>(s, other, 'staticExport.status');
       return st.lastRun?.requestIds.includes(requestId) && st.status === 'idle';
-    }, 'site B export');
+    }, 'site B export', 150_000);
     expect(site._id).not.toBe(ctx.site._id);
     const onB = (url: string) => pw.world.app.inject({ method: 'GET', url, headers: { host } });
     expect((await onB('/static-preview/en/post/only-on-b/')).statusCode).toBe(200);

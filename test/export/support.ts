@@ -7,16 +7,7 @@ import type { Services, OperationContext } from '../../services/core/context.ts'
 import { invokeOperation } from '../../services/core/operation.ts';
 import type { PluginWorld } from '../plugins/support.ts';
 import { exportFiles } from '../../services/export/model.ts';
-
-export async function until<T>(check: () => Promise<T | undefined | null | false>, label: string, timeoutMs = 150_000): Promise<T> {
-  const started = Date.now();
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() - started > timeoutMs) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { eventually } from '../support/polling.ts';
 
 /** Runs an operation as the system principal (test setup that is not what the test is about). */
 export async function call<T = Record<string, unknown>>(services: Services, ctx: OperationContext, id: string, input: Record<string, unknown> = {}): Promise<T> {
@@ -36,10 +27,10 @@ export async function runToEnd(pw: PluginWorld, key: string, mode: string) {
   const res = await pw.manage('POST', '/static-export/run', key, { mode });
   expect(res.statusCode).toBe(202);
   const { requestId } = res.json();
-  return until(async () => {
+  return eventually(async () => {
     const s = (await pw.manage('GET', '/static-export', key)).json();
     return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
-  }, `export ${requestId}`);
+  }, `export ${requestId}`, 150_000);
 }
 
 /** Unpacks a tar or tar.gz with the system's tar into a fresh folder. */

@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ALL_MEDIA, multipartBody, pdfOfSize, startMediaWorld, type MediaWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 let mw: MediaWorld;
 
@@ -10,14 +11,6 @@ beforeAll(async () => {
   await mw.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => mw?.close());
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs = 40_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 it('an upload cut off halfway leaves no chunks, no item and no quota reservation', async () => {
   const { port } = mw.app.server.address() as AddressInfo;
@@ -31,11 +24,11 @@ it('an upload cut off halfway leaves no chunks, no item and no quota reservation
   socket.write(body.payload.subarray(0, body.head.length + 2 * 1024 * 1024));
 
   // The upload is under way: GridFS chunks are written and bytes are reserved.
-  await waitFor(async () => (await mw.chunkCount()) >= 4);
+  await eventually(async () => (await mw.chunkCount()) >= 4, 'the first chunks stored', 40_000);
   expect((await mw.usage()).site).toBeGreaterThan(0);
   socket.destroy();
 
-  await waitFor(async () => (await mw.usage()).site === 0 && (await mw.chunkCount()) === 0);
+  await eventually(async () => (await mw.usage()).site === 0 && (await mw.chunkCount()) === 0, 'the cut upload cleaned up', 40_000);
   expect((await mw.usage()).workspace).toBe(0);
   expect(await mw.itemCount()).toBe(0);
   expect(await mw.fileCount()).toBe(0);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { caller, createTenant, keyOnHost, operatorKey, tenantAdmin, type Call } from './support.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
+import { eventually } from '../support/polling.ts';
 
 const REDIRECT = 'http://127.0.0.1:8976/callback';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
@@ -86,16 +87,11 @@ describe('adversarial isolation: sessions, OAuth tokens, webhook deliveries', { 
       await oauthToken(side);
     }
     for (const side of [a, b]) {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const rows = (await history(side)).json().data as { deliveryId: string }[];
-        if (rows.length) {
-          side.delivery = rows[0].deliveryId;
-          break;
-        }
-        if (Date.now() > deadline) throw new Error(`no delivery attempt recorded on ${side.host}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      const rows = await eventually(async () => {
+        const data = (await history(side)).json().data as { deliveryId: string }[];
+        return data.length > 0 && data;
+      }, `a delivery attempt recorded on ${side.host}`, 60_000, 200);
+      side.delivery = rows[0].deliveryId;
     }
   });
   afterAll(() => world?.close());

@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { startWorld, type World } from '../support/world.ts';
 import { platformCollections } from '../../services/platform/workspaces.ts';
 import { databaseNames, newAdmin, operatorCaller, waitForWorkspace, workspaceRow } from './support.ts';
+import { eventually } from '../support/polling.ts';
 
 const spawnWorker = (world: World) => spawnWorkerProcess(world.config);
 
@@ -28,11 +29,7 @@ describe('a worker killed with SIGKILL in the middle of a lifecycle step', () =>
     const { tenant, site } = created.json();
     const dbName = `${world.config.DB_PREFIX}ws_${tenant.id}`;
     // Kill the worker as soon as step 1 (database and indexes) has begun.
-    const deadline = Date.now() + 60_000;
-    while (!(await databaseNames(world)).includes(dbName)) {
-      if (Date.now() > deadline) throw new Error('provisioning never started');
-      await new Promise((resolve) => setTimeout(resolve, 5));
-    }
+    await eventually(async () => (await databaseNames(world)).includes(dbName), 'provisioning to begin', 60_000, 5);
     await kill9(children[0]);
     expect((await workspaceRow(world, tenant.id))?.status).toBe('provisioning');
 

@@ -5,6 +5,7 @@ import { multipartBody, pdfOfSize } from '../media/support.ts';
 import { caller, createTenant, keyOnHost, operatorKey, type Call } from './support.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { readExportFile } from '../../services/export/files.ts';
+import { eventually } from '../support/polling.ts';
 
 describe('site origin rule for media and page links', () => {
   const site = { domains: ['blog.example.test', 'www.blog.example.test'] };
@@ -51,16 +52,11 @@ describe('media and page links of a site follow the same rule', { timeout: 240_0
     expect((await call('POST', `/content/${entry.id}/publish`, undefined, key, host)).statusCode).toBe(200);
     const run = await call('POST', '/static-export/run', { mode: 'full' }, key, host);
     expect(run.statusCode).toBe(202);
-    const deadline = Date.now() + 180_000;
-    for (;;) {
+    const finished = await eventually(async () => {
       const s = (await call('GET', '/static-export', undefined, key, host)).json();
-      if (s.status === 'idle' && s.lastRun?.requestIds.includes(run.json().requestId)) {
-        expect(s.lastRun.status).toBe('succeeded');
-        break;
-      }
-      if (Date.now() > deadline) throw new Error('export did not finish');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+      return s.status === 'idle' && s.lastRun?.requestIds.includes(run.json().requestId) && s;
+    }, 'the export run to finish', 180_000, 200);
+    expect(finished.lastRun.status).toBe('succeeded');
     const scope = (await createSiteResolver(world.services).resolve(host))!;
     const db = world.services.workspaceDb(scope.workspace);
     const file = async (path: string) => (await readExportFile(db, scope.site._id, path))!.body.toString('utf8');

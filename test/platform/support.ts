@@ -12,6 +12,7 @@ import { findUserByEmail } from '../../services/access/users.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
 import { createKey } from '../../services/access/keys.ts';
 import { DEFAULT_KEY_SETTINGS, writeKeySettings } from '../../services/access/site-settings-store.ts';
+import { eventually } from '../support/polling.ts';
 
 export const PLATFORM_KEY_CAPABILITIES: Capability[] = ['platform:read', 'platform:manage', ...CAPABILITIES];
 export const tenantAdmin = { email: 'owner@tenant.example.test', password: 'correct horse battery staple' };
@@ -41,15 +42,12 @@ export async function operatorCaller(world: World) {
 
 export const workspaceRow = (world: World, id: string) => platformCollections(world.services).workspaces.findOne({ _id: id });
 
-/** Polls the workspace row until `done` holds (the worker finishing a step), or fails after `ms`. */
-export async function waitForWorkspace(world: World, id: string, done: (w: Workspace) => boolean, ms = 60_000): Promise<Workspace> {
-  const deadline = Date.now() + ms;
-  for (;;) {
+/** The workspace row once `done` holds (the worker finishing a step), or fails after `ms`. */
+export function waitForWorkspace(world: World, id: string, done: (w: Workspace) => boolean, ms = 60_000): Promise<Workspace> {
+  return eventually(async () => {
     const row = await workspaceRow(world, id);
-    if (row && done(row)) return row;
-    if (Date.now() > deadline) throw new Error(`workspace ${id} stayed ${row?.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+    return row && done(row) ? row : null;
+  }, `workspace ${id} to reach its state`, ms, 100);
 }
 
 export async function databaseNames(world: World): Promise<string[]> {
@@ -77,11 +75,8 @@ export async function createTenant(call: Call, name: string, domain: string) {
   const created = await call('POST', '/tenants', { name, domains: [domain], admin: tenantAdmin });
   if (created.statusCode !== 202) throw new Error(`tenant creation failed: ${created.statusCode} ${created.body}`);
   const { tenant, site } = created.json();
-  const deadline = Date.now() + 60_000;
-  for (let status = tenant.status as string; status !== 'active'; ) {
-    if (Date.now() > deadline) throw new Error(`tenant ${tenant.id} stayed ${status}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    status = (await call('GET', `/tenants/${tenant.id}`)).json().tenant.status;
+  if (tenant.status !== 'active') {
+    await eventually(async () => (await call('GET', `/tenants/${tenant.id}`)).json().tenant.status === 'active', `tenant ${tenant.id} active`, 60_000, 100);
   }
   return { tenantId: tenant.id as string, siteId: site.id as string, host: domain };
 }

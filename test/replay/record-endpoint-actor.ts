@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import { actorInput } from '../../services/events/deliveries.ts';
 import { endpointActorId, endpointActorWorkflowName, wakeSignal } from '../../workflows/contracts/endpoint-actor.ts';
-import { call, contextFor, adminPrincipal, emit, startReceiver, startWebhookWorld, waitFor } from '../events/support.ts';
+import { call, contextFor, adminPrincipal, emit, startReceiver, startWebhookWorld } from '../events/support.ts';
+import { eventually } from '../support/polling.ts';
 
 const world = await startWebhookWorld({ worker: true, webhooks: { passesPerRun: 2, idleMs: 2_000 } });
 const receiver = await startReceiver();
@@ -22,12 +23,12 @@ try {
   });
   for (let i = 0; i < 3; i++) {
     await emit(world, 'user.created', { id: `u${i}`, email: `u${i}@example.test`, role: 'editor' });
-    await waitFor(async () => receiver.received.length > i, 20_000, `delivery ${i}`);
+    await eventually(async () => receiver.received.length > i, `delivery ${i}`, 20_000);
   }
   const firstRun = client.workflow.getHandle(first.workflowId, first.signaledRunId);
-  await waitFor(async () => (await firstRun.describe()).status.name === 'CONTINUED_AS_NEW', 30_000, 'continue-as-new');
+  await eventually(async () => (await firstRun.describe()).status.name === 'CONTINUED_AS_NEW', 'continue-as-new', 30_000);
   const latest = client.workflow.getHandle(first.workflowId);
-  await waitFor(async () => (await latest.describe()).status.name === 'COMPLETED', 60_000, 'idle end');
+  await eventually(async () => (await latest.describe()).status.name === 'COMPLETED', 'idle end', 60_000);
   const histories = { 'endpoint-actor-continued.json': await firstRun.fetchHistory(), 'endpoint-actor-idle.json': await latest.fetchHistory() };
   for (const [name, history] of Object.entries(histories)) {
     writeFileSync(new URL(`./histories/${name}`, import.meta.url), JSON.stringify(history, null, 1));

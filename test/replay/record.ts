@@ -16,7 +16,8 @@ import { workspaceWorkflowId } from '../../workflows/contracts/workspace.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { requestWorkspace } from '../../services/platform/provisioning.ts';
 import { sendWorkspaceCommand } from '../../services/platform/workspace-actor.ts';
-import { call, emit, siteDb, startReceiver, startWebhookWorld, waitFor } from '../events/support.ts';
+import { call, emit, siteDb, startReceiver, startWebhookWorld } from '../events/support.ts';
+import { eventually } from '../support/polling.ts';
 
 async function save(handle: WorkflowHandle, name: string) {
   await handle.result();
@@ -41,7 +42,7 @@ async function recordDelivery(world: World) {
     await call(world, adminEndpoints.create, { name: 'recorded', url: receiver.url, events: ['content.published'] });
     await emit(world, 'content.published', { id: 'e1', type: 'post', slug: 'recorded', locale: 'en', title: 'Recorded', version: 1 });
     const { deliveries } = await siteDb(world);
-    const delivery = await waitFor(async () => (await deliveries.findOne({ status: 'delivered' })) ?? undefined, 60_000, 'delivered');
+    const delivery = await eventually(async () => (await deliveries.findOne({ status: 'delivered' })) ?? undefined, 'delivered', 60_000);
     await save(world.services.temporal.client.workflow.getHandle(deliveryWorkflowId(delivery._id)), 'delivery-retried');
   } finally {
     await receiver.close();
