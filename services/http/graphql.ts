@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import mercurius from 'mercurius';
+import { GraphQLError } from 'graphql';
 import type { Services, OperationContext } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
 import { AppError, NotFoundError } from '../core/errors.ts';
@@ -64,20 +65,15 @@ export async function graphqlExtension(app: FastifyInstance, services: Services,
   await app.register(async (scoped) => {
     // Same door as REST: 404 when the Public API is off, a `user` principal (for previews) when a
     // valid session cookie is sent, then the platform's GraphQL switch.
-    scoped.addHook('preHandler', async (request, reply) => {
-      try {
-        request.graphqlContext = await runner.open({
-          surface: 'public',
-          credentials: { authorization: request.headers.authorization, cookies: request.cookies ?? {}, ip: request.ip, origin: request.headers.origin, method: request.method },
-          scope: requireScope(request),
-          request: requestFacts(request),
-          transportSwitch: 'graphql',
-        });
-      } catch (error) {
-        // Answered here, in the REST shape: mercurius's own error handler would wrap it in a 200.
-        if (!(error instanceof AppError)) throw error;
-        return reply.code(error.status).headers(error.headers).send({ error: error.message });
-      }
+    // A refusal here reaches the error handler below, which answers in the REST shape.
+    scoped.addHook('preHandler', async (request) => {
+      request.graphqlContext = await runner.open({
+        surface: 'public',
+        credentials: { authorization: request.headers.authorization, cookies: request.cookies ?? {}, ip: request.ip, origin: request.headers.origin, method: request.method },
+        scope: requireScope(request),
+        request: requestFacts(request),
+        transportSwitch: 'graphql',
+      });
     });
     await scoped.register(mercurius, {
       schema: typeDefs,
@@ -86,6 +82,17 @@ export async function graphqlExtension(app: FastifyInstance, services: Services,
       graphiql: false,
       queryDepth: MAX_QUERY_DEPTH,
       validationRules: [costLimitRule()],
+      // A refusal before GraphQL runs (unknown or suspended site from the Host hook, the gate, a
+      // switch) answers in the REST shape with its status; mercurius would wrap it in a 200.
+      errorHandler: (error, _request, reply) => {
+        if (error instanceof AppError) {
+          void reply.code(error.status).headers(error.headers).send({ error: error.message });
+          return;
+        }
+        const graphqlError = error instanceof GraphQLError ? error : new GraphQLError(error.message, { originalError: error });
+        const { statusCode, response } = mercurius.defaultErrorFormatter({ errors: [graphqlError] }, { reply, app: scoped } as never);
+        void reply.code(statusCode).send(response);
+      },
       context: (request, reply): GraphqlContext => {
         const operationContext = request.graphqlContext!;
         return {

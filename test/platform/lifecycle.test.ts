@@ -63,7 +63,7 @@ describe('workspace lifecycle through the workspace actor', () => {
     expect(suspended.json().tenant.status).toBe('suspended');
     for (const url of ['/api/v1/openapi.json', '/api/v1/entries', '/api/v1/graphql', '/media/files/any']) {
       const answer = await on(host, url);
-      expect(answer.statusCode, url).toBe(404);
+      expect(answer.statusCode, `${url} ${answer.body}`).toBe(404);
       expect(answer.json(), url).toEqual({ error: 'Unknown site' });
     }
     for (const [url, method] of [['/api/auth/me', 'GET'], ['/api/manage/v1/health', 'GET'], ['/api/mcp', 'POST'], ['/admin', 'GET'], ['/.well-known/oauth-authorization-server', 'GET']]) {
