@@ -22,6 +22,7 @@ export const scheduleEntryOp = defineOperation({
     'While waiting to be published the entry is `scheduled`. A new schedule replaces the previous one.',
   requires: ['content:update', 'content:publish'],
   scope: ENTRY_SCOPE,
+  events: ['content.updated'],
   input: z.object({
     id: z.string(),
     publishOn: DateOrNull,

@@ -55,6 +55,8 @@ export const restoreTrashOp = defineOperation({
   scope: [ENTRY_SCOPE, MEDIA_SCOPE_FIELDS],
   input: z.object({ kind: z.string(), id: z.string() }),
   output: z.object({ kind: z.string(), id: z.string(), restored: z.boolean() }),
+  // A restored entry is a draft again: subscribers hear it as an update.
+  events: ['content.updated'],
   async handler(ctx, { kind, id }) {
     if (!(await kindNamed(ctx, kind).restore(ctx, id))) throw new NotFoundError();
     return { kind, id, restored: true };

@@ -58,9 +58,10 @@ describe('one delivery actor per endpoint', () => {
       expect(deadRows.every((row) => row.status !== 'delivered')).toBe(true);
       expect(await attempts.countDocuments({ endpointId: deadId, status: 'failed', error: /connection failed/ })).toBeGreaterThan(0);
       // A batch that failed entirely holds the dead endpoint until its first retry probes it again:
-      // only that first batch (2 × the default concurrency of 8) has been tried, the rest waits untried
-      // (and the breaker, 3 s here, pauses it before the probe batch runs out of attempts).
-      expect(deadRows.filter((row) => row.attempts === 0).length).toBeGreaterThanOrEqual(EVENTS - 16);
+      // at most that first batch and, on a slow machine where the retry came before the live
+      // deliveries finished, one probe batch (each 2 × the default concurrency of 8) have been tried;
+      // the rest waits untried (the breaker, 3 s here, pauses it before more runs out of attempts).
+      expect(deadRows.filter((row) => row.attempts === 0).length).toBeGreaterThanOrEqual(EVENTS - 2 * 16);
       // Never three of its requests within one attempt timeout (3 s, less arrival jitter): two at a time.
       const times = hanging.received.map((r) => r.at).sort((a, b) => a - b);
       expect(times.length).toBeGreaterThanOrEqual(2);

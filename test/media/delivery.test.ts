@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_MEDIA, pdfOfSize, pngImage, startMediaWorld, upload, type MediaWorld } from './support.ts';
-import { forgetPublicState } from '../../services/public-read/state.ts';
 
 let mw: MediaWorld;
 let pdf: Buffer;
@@ -110,21 +109,18 @@ describe('public media list', () => {
     expect(res.json()).toEqual({ error: 'Invalid cursor' });
   });
 
-  it('answers 404 when the Public API switch is off', async () => {
-    const ctx = await mw.ctx();
-    // Both places a site's switch has lived in (content's reader and the settings store).
-    for (const name of ['settings', 'site_settings']) {
-      await ctx.db.collection(name).updateOne(
-        { _id: ctx.site._id as never },
-        { $set: { siteId: ctx.site._id, 'values.api.publicEnabled': false, 'api.publicEnabled': false } },
-        { upsert: true },
-      );
-    }
-    forgetPublicState(mw.world.services, ctx.site._id);
+  it('answers 404 when the Public API switch is off, and lists again once it is back on', async () => {
+    const headers = { ...(await mw.key(['settings:manage'])), 'content-type': 'application/json' };
+    const patch = (publicEnabled: boolean) =>
+      mw.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers, payload: { api: { publicEnabled } } });
+    expect((await patch(false)).statusCode).toBe(200);
     const res = await get('/api/v1/media');
     expect(res.statusCode).toBe(404);
     expect(res.json()).toHaveProperty('error');
+    expect((await patch(true)).statusCode).toBe(200);
+    expect((await get('/api/v1/media')).statusCode).toBe(200);
   });
+
 });
 
 it('needs no key for files but a key for the management list', async () => {
