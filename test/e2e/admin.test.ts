@@ -1,18 +1,15 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { signIn } from '../support/access.ts';
 import { startHookReceiver, type HookReceiver } from './receiver.ts';
 import { eventually } from '../support/polling.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 /** Password hashing and the worker may be slow on a busy CI machine. */
 const SLOW = { timeout: 60_000 };
 const STEP = { timeout: 240_000 };
-const SCREENSHOTS = resolve(import.meta.dirname, '../../.data/screenshots');
 
 /**
  * The real browser against the real gateway: sign in, switch the Management API on, create a key
@@ -29,30 +26,12 @@ describe('admin UI in Chromium', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `Chromium is missing at ${CHROMIUM}; the admin UI end-to-end test needs it. Install it with ` +
-          '`sudo apt-get update && sudo apt-get install -y chromium` (see docs/admin-ui.md).',
-      );
-    }
-    mkdirSync(SCREENSHOTS, { recursive: true });
     world = await startWorld({ worker: true, env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     await world.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
     receiver = await startHookReceiver();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    context.setDefaultTimeout(60_000);
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    // Revoke, delete and rotate ask for confirmation.
-    page.on('dialog', (dialog) => void dialog.accept());
+    // Revoke, delete and rotate ask for confirmation: the page accepts dialogs.
+    ({ browser, page } = await openAdminBrowser(problems));
   });
 
   afterAll(async () => {

@@ -1,15 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { platformCollections } from '../../services/platform/workspaces.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SLOW = { timeout: 60_000 };
 const STEP = { timeout: 240_000 };
-const SCREENSHOTS = resolve(import.meta.dirname, '../../.data/screenshots');
 
 /**
  * The operator console (`/admin/platform`) in the real browser against a real gateway and worker:
@@ -25,25 +22,13 @@ describe('operator console in Chromium', () => {
   const owner = { email: 'owner@console.example.test', password: 'correct horse battery staple' };
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM} (see docs/admin-ui.md).`);
-    mkdirSync(SCREENSHOTS, { recursive: true });
     // The routes wait for the end state (a busy machine's worker may need more than the default 5 s).
     world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000' } });
     await world.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1300, height: 900 } });
-    context.setDefaultTimeout(60_000);
-    page = await context.newPage();
-    page.on('console', (message) => {
-      // 401 (signed-out check), 404 (a workspace gone between the list and its usage) and 409 (the
-      // refused suspend the delete step provokes on purpose) are answers the page expects and shows.
-      if (message.type() === 'error' && !/status of (401|404|409)\b/.test(message.text())) problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+    // 401 (signed-out check), 404 (a workspace gone between the list and its usage) and 409 (the
+    // refused suspend the delete step provokes on purpose) are answers the page expects and shows.
+    ({ browser, page } = await openAdminBrowser(problems, { width: 1300, expectedConsole: /status of (401|404|409)\b/ }));
   });
 
   afterAll(async () => {

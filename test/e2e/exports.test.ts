@@ -1,16 +1,13 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
 import { call } from '../export/support.ts';
 import { platformCollections } from '../../services/platform/workspaces.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SLOW = { timeout: 90_000 };
 const STEP = { timeout: 240_000 };
-const SCREENSHOTS = resolve(import.meta.dirname, '../../.data/screenshots');
 
 /**
  * The Exports page in a real browser against the real gateway and worker: a full run with the
@@ -24,8 +21,6 @@ describe('admin Exports page in Chromium', () => {
   const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM} (see docs/admin-ui.md)`);
-    mkdirSync(SCREENSHOTS, { recursive: true });
     pw = await startPluginWorld({ worker: true });
     // Slow batches, so the browser sees the bar move and can cancel.
     Object.assign(pw.world.services.exportTuning, { batchSize: 1, batchPauseMs: 1200 });
@@ -40,18 +35,7 @@ describe('admin Exports page in Chromium', () => {
     }
     await pw.world.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(pw.world.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, acceptDownloads: true });
-    context.setDefaultTimeout(60_000);
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-    });
-    page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
-    page.on('dialog', (dialog) => void dialog.accept());
+    ({ browser, page } = await openAdminBrowser(problems, { acceptDownloads: true }));
   }, 300_000);
 
   afterAll(async () => {
