@@ -5,16 +5,14 @@
 //   npx tsx bench/content.ts     (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
 // Env: BENCH_CONNECTIONS (50), BENCH_DURATION (5 s per round), BENCH_ROUNDS (3), BENCH_ENTRIES (60).
 import Fastify from 'fastify';
+import { seedPublishedEntries } from './support/seed-entries.ts';
 import { startBenchWorld } from './support/world.ts';
 import { compare, table, type LoadResult } from './support/load.ts';
 import { createRuntime } from '../services/runtime.ts';
 import { closeServices } from '../services/core/services.ts';
 import { createContext } from '../services/core/context.ts';
-import { invokeOperation } from '../services/core/operation.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
-import { createEntryOp } from '../services/content/entries-write-ops.ts';
-import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
 import { configurePublicCache } from '../services/public-read/state.ts';
 import { buildApp } from '../services/http/app.ts';
 import { anonymous } from '../services/core/principal.ts';
@@ -27,16 +25,7 @@ const entries = Number(process.env.BENCH_ENTRIES ?? 60);
 const world = await startBenchWorld();
 const scope = (await createSiteResolver(world.services).resolve('localhost'))!;
 const ctx = createContext(world.services, scope, systemPrincipal('benchmark seed'), { id: 'bench', ip: '127.0.0.1' });
-for (let i = 0; i < entries; i++) {
-  const entry = await invokeOperation(createEntryOp, ctx, {
-    title: `Benchmark entry ${i}`,
-    slug: `bench-${i}`,
-    excerpt: 'A short summary of the entry.',
-    blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'Lorem ipsum dolor sit amet. '.repeat(8) }] },
-    fields: { rank: i },
-  });
-  await invokeOperation(publishEntryOp, ctx, { id: entry.id });
-}
+await seedPublishedEntries(ctx, entries);
 
 // Three gateways on the same databases, differing only in their public read cache.
 const others = await Promise.all([createRuntime(world.config), createRuntime(world.config)]);

@@ -9,6 +9,7 @@
 // Env: BENCH_CONNECTIONS (50), BENCH_DURATION (5 s per round), BENCH_ROUNDS (3), BENCH_ENTRIES (60),
 // BENCH_WORKSPACES (1000, provisioned through POST /tenants with a worker in its own process),
 // BENCH_PROVISION_CONCURRENCY (16), BENCH_ONLY (a regexp: only the matching targets, for profiling).
+import { seedPublishedEntries } from './support/seed-entries.ts';
 import { spawn } from 'node:child_process';
 import Fastify from 'fastify';
 import type { CommandStartedEvent } from 'mongodb';
@@ -16,10 +17,7 @@ import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { provisionWorkspaces } from './support/provision.ts';
 import { createContext } from '../services/core/context.ts';
-import { invokeOperation } from '../services/core/operation.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
-import { createEntryOp } from '../services/content/entries-write-ops.ts';
-import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
 import { createKey } from '../services/access/keys.ts';
 import { loadUserAccess } from '../services/access/user-access.ts';
 import { findUserByEmail } from '../services/access/users.ts';
@@ -63,16 +61,7 @@ for (let waited = 0; !services.changeFeed.trusted(); waited += 100) {
 
 const scope = (await services.sites.resolve('localhost'))!;
 const ctx = createContext(services, scope, systemPrincipal('benchmark seed'), { id: 'bench', ip: '127.0.0.1' });
-for (let i = 0; i < entries; i++) {
-  const entry = await invokeOperation(createEntryOp, ctx, {
-    title: `Benchmark entry ${i}`,
-    slug: `bench-${i}`,
-    excerpt: 'A short summary of the entry.',
-    blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'Lorem ipsum dolor sit amet. '.repeat(8) }] },
-    fields: { rank: i },
-  });
-  await invokeOperation(publishEntryOp, ctx, { id: entry.id });
-}
+await seedPublishedEntries(ctx, entries);
 // A Management API key (content:read) with a limit the benchmark cannot reach.
 const owner = (await findUserByEmail(ctx, world.admin.email))!;
 const access = (await loadUserAccess(ctx.db, ctx.site._id, owner._id))!;
