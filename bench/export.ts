@@ -2,7 +2,7 @@
 // second, target ≥ 500; peak growth of the worker's resident memory, target < 128 MB), then an
 // incremental run after one entry changed (seconds, target < 3), then archive download throughput
 // (tar with Content-Length, and tar.gz) against reading the same bytes straight from storage (the
-// GridFS-shaped export collections, read by id as services/export/files.ts does, no tar, no HTTP).
+// export packs, read by id as services/export/files.ts does, no tar, no HTTP).
 //   BENCH_EXPORT_ENTRIES=10000 npx tsx bench/export.ts
 // The Temporal worker runs in its own process (its memory is what is measured, from
 // /proc/<pid>/status every 25 ms); the download client runs in its own process too. Entries are
@@ -20,8 +20,8 @@ import { newId } from '../services/core/ids.ts';
 import { createEntryOp } from '../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
-import { liveListing, readChunks, readSmallBodies } from '../services/export/files.ts';
-import type { ExportFileDoc } from '../services/export/model.ts';
+import { livePacks, readFile } from '../services/export/files.ts';
+import { readExportState } from '../services/export/model.ts';
 
 const N = Number(process.env.BENCH_EXPORT_ENTRIES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -120,25 +120,17 @@ const incremental = await exportRun('incremental');
 clearInterval(sampler);
 
 // --- archive download against the same bytes straight from storage -------------------------------
-/** The baseline: every live file's bytes straight from storage (files.ts readers, 200 files per round trip), no tar, no HTTP. */
+/** The baseline: every live file's bytes straight from storage (the packs in order, as files.ts reads them), no tar, no HTTP. */
 async function fromStorage() {
   const started = performance.now();
+  const live = (await readExportState(ctx.db, scope.site._id))!.live!;
   let bytes = 0;
-  let group: ExportFileDoc[] = [];
-  const flush = async () => {
-    const bodies = await readSmallBodies(ctx.db, group);
-    for (const file of group) {
-      const body = bodies.get(file._id);
-      if (body) bytes += body.length;
-      else for await (const chunk of readChunks(ctx.db, file)) bytes += chunk.length;
+  for await (const pack of livePacks(ctx.db, scope.site._id, live, true)) {
+    for (const file of pack.files) {
+      if (file.parts.length === 1) bytes += pack.data!.subarray(file.parts[0][1], file.parts[0][1] + file.length).length;
+      else for await (const chunk of readFile(ctx.db, file)) bytes += chunk.length;
     }
-    group = [];
-  };
-  for await (const file of liveListing(ctx.db, scope.site._id)) {
-    group.push(file);
-    if (group.length === 200) await flush();
   }
-  await flush();
   return { bytes, ms: performance.now() - started };
 }
 function download(format: 'tar' | 'tar.gz') {

@@ -2,13 +2,13 @@ import { pipeline, Readable } from 'node:stream';
 import { createGzip } from 'node:zlib';
 import type { Db } from 'mongodb';
 import type { ByteRange } from '../media/range.ts';
-import { liveListing, readChunks, readSmallBodies } from './files.ts';
-import type { ExportFileDoc } from './model.ts';
+import { livePacks, packData, readFile } from './files.ts';
+import type { LiveOutput, StoredFile } from './model.ts';
 
 /**
  * The export as a tar archive (POSIX ustar, PAX records for paths longer than ustar holds),
- * generated while it streams: one file at a time from GridFS, so memory stays flat whatever the
- * size. Headers are a pure function of the path, size and upload time, so the archive's length is
+ * generated while it streams: one pack of files at a time (files.ts), so memory stays flat
+ * whatever the size. Files come in pack order (the order they were written), not path order. Headers are a pure function of the path, size and upload time, so the archive's length is
  * known before the first byte (Content-Length) and any byte range can be produced on its own.
  */
 const BLOCK = 512;
@@ -57,9 +57,9 @@ function paxRecord(path: string): Buffer {
 }
 
 /** The bytes that precede a file's content (its header, or PAX header + record + header). */
-export function entryHead(file: Pick<ExportFileDoc, 'length' | 'uploadDate' | 'metadata'>): Buffer {
-  const path = file.metadata.path;
-  const mtime = Math.floor(file.uploadDate.getTime() / 1000);
+export function entryHead(file: Pick<StoredFile, 'length' | 'mtime' | 'path'>): Buffer {
+  const path = file.path;
+  const mtime = Math.floor(file.mtime / 1000);
   const split = ustarSplit(path);
   if (split) return header(split.name, file.length, mtime, '0', split.prefix);
   const record = paxRecord(path);
@@ -68,42 +68,25 @@ export function entryHead(file: Pick<ExportFileDoc, 'length' | 'uploadDate' | 'm
   return Buffer.concat([header('PaxHeader', record.length, mtime, 'x'), recordBlock, header(path.slice(-100), file.length, mtime, '0')]);
 }
 
-const entryLength = (file: ExportFileDoc) => entryHead(file).length + padded(file.length);
+const entryLength = (file: StoredFile) => entryHead(file).length + padded(file.length);
 const TRAILER = Buffer.alloc(BLOCK * 2);
 
-/** The archive's exact length (one pass over the listing, nothing kept). */
-export async function tarLength(db: Db, siteId: string): Promise<{ bytes: number; files: number }> {
+/** The archive's exact length (one pass over the listing, no bodies read). */
+export async function tarLength(db: Db, siteId: string, live: LiveOutput): Promise<{ bytes: number; files: number }> {
   let bytes = TRAILER.length;
   let files = 0;
-  for await (const file of liveListing(db, siteId)) {
-    bytes += entryLength(file);
-    files += 1;
+  for await (const pack of livePacks(db, siteId, live, false)) {
+    for (const file of pack.files) bytes += entryLength(file);
+    files += pack.files.length;
   }
   return { bytes, files };
 }
 
-/** Listing rows read ahead, and their bodies fetched together (small files, one round trip per group). */
-const GROUP_FILES = 200;
-const GROUP_BYTES = 4 * 1024 * 1024;
-
-/** The listing in groups of at most GROUP_FILES files / GROUP_BYTES bytes (a bounded read-ahead). */
-async function* groups(db: Db, siteId: string): AsyncGenerator<ExportFileDoc[]> {
-  let group: ExportFileDoc[] = [];
-  let bytes = 0;
-  for await (const file of liveListing(db, siteId)) {
-    group.push(file);
-    bytes += file.length;
-    if (group.length >= GROUP_FILES || bytes >= GROUP_BYTES) {
-      yield group;
-      group = [];
-      bytes = 0;
-    }
-  }
-  if (group.length) yield group;
-}
-
-/** The archive's bytes `range` (inclusive) or all of it, streamed. */
-export function tarStream(db: Db, siteId: string, range: ByteRange | null): Readable {
+/**
+ * The archive's bytes `range` (inclusive) or all of it, streamed. The whole archive reads each
+ * pack once with its bytes; a range lists the packs first and fetches only those it touches.
+ */
+export function tarStream(db: Db, siteId: string, live: LiveOutput, range: ByteRange | null): Readable {
   async function* generate(): AsyncGenerator<Buffer> {
     const start = range?.start ?? 0;
     const end = range ? range.end + 1 : Number.POSITIVE_INFINITY; // exclusive
@@ -114,31 +97,30 @@ export function tarStream(db: Db, siteId: string, range: ByteRange | null): Read
       if (to > from) yield bytes.subarray(from, to);
       offset += bytes.length;
     };
-    for await (const group of groups(db, siteId)) {
-      // Bodies of the group's small files that the range touches, in one round trip.
-      let at = offset;
-      const touched = group.filter((file) => {
-        const head = entryHead(file).length;
-        const hit = at + head < end && at + head + file.length > start;
-        at += head + padded(file.length);
-        return hit;
-      });
-      const bodies = await readSmallBodies(db, touched);
-      for (const file of group) {
-        if (offset >= end) return;
+    for await (const pack of livePacks(db, siteId, live, range === null)) {
+      if (offset >= end) break;
+      const span = pack.files.reduce((sum, file) => sum + entryLength(file), 0);
+      if (offset + span <= start) {
+        offset += span; // wholly before the range: its bytes are not read
+        continue;
+      }
+      const data = pack.data ?? (await packData(db, pack.id));
+      for (const file of pack.files) {
+        if (offset >= end) break;
         const head = entryHead(file);
         const total = head.length + padded(file.length);
         if (offset + total <= start) {
-          offset += total; // wholly before the range: not read at all
+          offset += total;
           continue;
         }
         yield* part(head);
         const dataStart = Math.max(start - offset, 0);
         const dataEnd = Math.min(end - offset, file.length);
         if (dataEnd > dataStart) {
-          const body = bodies.get(file._id);
-          if (body) yield body.subarray(dataStart, dataEnd);
-          else yield* readChunks(db, file, { start: dataStart, end: dataEnd - 1 });
+          if (file.parts.length === 1) {
+            const [, at] = file.parts[0];
+            yield data.subarray(at + dataStart, at + dataEnd);
+          } else yield* readFile(db, file, { start: dataStart, end: dataEnd - 1 });
         }
         offset += file.length;
         yield* part(Buffer.alloc(padded(file.length) - file.length));
@@ -150,7 +132,7 @@ export function tarStream(db: Db, siteId: string, range: ByteRange | null): Read
 }
 
 /** The same archive gzip-compressed (length unknown in advance: sent chunked, no ranges). */
-export function tarGzStream(db: Db, siteId: string): Readable {
+export function tarGzStream(db: Db, siteId: string, live: LiveOutput): Readable {
   // pipeline, not pipe: a failed read destroys the gzip stream too, so the reply is cut, not left hanging.
-  return pipeline(tarStream(db, siteId, null), createGzip({ level: 6 }), () => undefined);
+  return pipeline(tarStream(db, siteId, live, null), createGzip({ level: 6 }), () => undefined);
 }

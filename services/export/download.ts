@@ -17,7 +17,8 @@ const TYPES: Record<ArchiveFormat, string> = { 'tar.gz': 'application/gzip', tar
  */
 export async function downloadReply(ctx: OperationContext, format: ArchiveFormat): Promise<FileReply> {
   const state = await readExportState(ctx.db, ctx.site._id);
-  if (!state?.outputVersion || state.output.files === 0) throw new NotFoundError('No static export to download yet');
+  const live = state?.live;
+  if (!state?.outputVersion || !live || live.files === 0) throw new NotFoundError('No static export to download yet');
   const etag = `"${state.outputVersion}-${format === 'tar' ? 't' : 'z'}"`;
   const name = `${ctx.site.name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'site'}-export.${format}`;
   const headers: Record<string, string> = {
@@ -29,9 +30,9 @@ export async function downloadReply(ctx: OperationContext, format: ArchiveFormat
     'x-content-type-options': 'nosniff',
   };
   if (etagMatches(ctx.request.ifNoneMatch, etag)) return { kind: 'file', status: 304, headers, body: null };
-  if (format === 'tar.gz') return { kind: 'file', status: 200, headers, body: tarGzStream(ctx.db, ctx.site._id) };
+  if (format === 'tar.gz') return { kind: 'file', status: 200, headers, body: tarGzStream(ctx.db, ctx.site._id, live) };
 
-  const { bytes } = await tarLength(ctx.db, ctx.site._id);
+  const { bytes } = await tarLength(ctx.db, ctx.site._id, live);
   const { ifRange } = ctx.request;
   const range = ifRange === undefined || ifRange === etag ? parseRange(ctx.request.range, bytes) : null;
   if (range === 'unsatisfiable') throw new AppError(416, 'Range not satisfiable', { 'content-range': `bytes */${bytes}`, 'accept-ranges': 'bytes' });
@@ -40,8 +41,8 @@ export async function downloadReply(ctx: OperationContext, format: ArchiveFormat
       kind: 'file',
       status: 206,
       headers: { ...headers, 'content-range': `bytes ${range.start}-${range.end}/${bytes}`, 'content-length': String(range.end - range.start + 1) },
-      body: tarStream(ctx.db, ctx.site._id, range),
+      body: tarStream(ctx.db, ctx.site._id, live, range),
     };
   }
-  return { kind: 'file', status: 200, headers: { ...headers, 'content-length': String(bytes) }, body: tarStream(ctx.db, ctx.site._id, null) };
+  return { kind: 'file', status: 200, headers: { ...headers, 'content-length': String(bytes) }, body: tarStream(ctx.db, ctx.site._id, live, null) };
 }

@@ -3,7 +3,7 @@ import { assertSwitch, countExportRun } from '../platform/quota-guard.ts';
 import { defineOperation, type Surface } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { FileReplySchema } from '../core/file-reply.ts';
-import { EXPORT_BUCKET, EXPORT_MODES, exportRuns, exportStates, readExportState, type RunSummary } from './model.ts';
+import { EXPORT_MODES, EXPORT_STORAGE, exportRuns, exportStates, readExportState, type RunSummary } from './model.ts';
 import { cancelExportRun, exportProgress, requestExportRun } from './control.ts';
 import { clearExportFiles, discardStaged } from './files.ts';
 import { ARCHIVE_FORMATS, downloadReply } from './download.ts';
@@ -89,7 +89,7 @@ const statusOp = (surface: Surface) =>
         lastRun: runView(state?.lastRun),
         lastSuccessAt: state?.lastSuccessStartedAt?.toISOString() ?? null,
         lastError: lastFailed?.error ?? null,
-        output: { storage: `gridfs:${EXPORT_BUCKET}`, files: state?.output.files ?? 0, bytes: state?.output.bytes ?? 0, version: state?.outputVersion ?? null },
+        output: { storage: `mongodb:${EXPORT_STORAGE}`, files: state?.output.files ?? 0, bytes: state?.output.bytes ?? 0, version: state?.outputVersion ?? null },
       };
     },
   });
@@ -183,13 +183,14 @@ export const clearExportOp = defineOperation({
   output: z.object({ removed: z.number().int() }),
   async handler(ctx) {
     if ((await exportProgress(ctx)).running) throw new ConflictError('A static export run is in progress');
+    const removed = (await readExportState(ctx.db, ctx.site._id))?.live?.files ?? 0;
     await discardStaged(ctx.db, ctx.site._id);
-    const removed = await clearExportFiles(ctx.db, ctx.site._id);
+    await clearExportFiles(ctx.db, ctx.site._id);
     const now = ctx.services.clock.now();
     await exportStates(ctx.db).updateOne(
       { _id: ctx.site._id, siteId: ctx.site._id },
       {
-        $set: { lastSuccessStartedAt: null, basis: null, output: { files: 0, bytes: 0 }, outputVersion: null, updatedAt: now },
+        $set: { lastSuccessStartedAt: null, basis: null, output: { files: 0, bytes: 0 }, outputVersion: null, live: null, garbage: null, updatedAt: now },
         $setOnInsert: { status: 'idle', current: null, lastRun: null, generation: 0 },
       },
       { upsert: true },

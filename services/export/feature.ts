@@ -1,15 +1,10 @@
 import type { Feature } from '../core/feature.ts';
 import { exportOperations } from './export-ops.ts';
-import { EXPORT_BUCKET } from './model.ts';
 
-/** Static export of published content to HTML + JSON in GridFS (docs/plugins.md, "Static export"). */
+/** Static export of published content to HTML + JSON in the workspace database (docs/plugins.md, "Static export"). */
 export const exportFeature: Feature = {
   name: 'static-export',
   operations: exportOperations,
-  indexes: [
-    // GridFS keeps the site in metadata: lookups by path (reads, rewrites), by entry and by run (the full-run sweep).
-    { collection: `${EXPORT_BUCKET}.files`, keys: { 'metadata.siteId': 1, 'metadata.path': 1 } },
-    { collection: `${EXPORT_BUCKET}.files`, keys: { 'metadata.siteId': 1, 'metadata.entryId': 1 } },
-    { collection: `${EXPORT_BUCKET}.files`, keys: { 'metadata.siteId': 1, 'metadata.runId': 1 } },
-  ],
+  // No secondary index: every read and write of the output goes by `_id` (files.ts).
+  indexes: [],
 };

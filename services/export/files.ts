@@ -1,141 +1,112 @@
 import { createHash } from 'node:crypto';
-import { Binary, MongoBulkWriteError, type Collection, type Db, type Filter, type OptionalUnlessRequiredId, type WithoutId } from 'mongodb';
-import { EXPORT_BUCKET, exportEntryChanges, exportFiles, type ExportFileDoc, type ExportFileMeta } from './model.ts';
+import { Binary, MongoBulkWriteError, MongoServerError, type Collection, type Db, type Filter, type OptionalUnlessRequiredId, type WithoutId } from 'mongodb';
+import {
+  exportIndex,
+  exportManifest,
+  exportPacks,
+  exportRows,
+  exportStates,
+  readExportState,
+  type ExportPackDoc,
+  type LiveOutput,
+  type StoredFile,
+} from './model.ts';
 
+/**
+ * Storage of the export output (docs/plugins.md, "Storage layout"). Chosen for an engine that pays
+ * per document written and uses only `_id` (and unique) indexes:
+ * - bodies are packed, many files per document (`export_packs`, up to PACK_BYTES each);
+ * - a manifest maps path → file in buckets by hash of the path (`export_manifest`), each bucket
+ *   with its own live version, so an incremental run rewrites only the buckets it touches;
+ * - which generation of everything is served is one field of `export_state` (`live`): a run's
+ *   commit is one write, and everything a run wrote before it is invisible to readers;
+ * - every id starts `<siteId>:<generation>:`, so "this run's documents", "everything older" and
+ *   "the site's output" are `_id` ranges.
+ */
 export const sha256 = (body: Buffer | string) => createHash('sha256').update(body).digest('base64url');
 
-/**
- * One id per (generation, path): a retried activity rewrites the same file instead of adding a
- * second one, and ids sort by generation, so "the newest version of a path" is the highest id.
- */
-export const fileId = (generation: number, path: string) => `g${String(generation).padStart(10, '0')}-${sha256(path).slice(0, 32)}`;
+/** Bytes per pack: a batch of 200 entry pages is one or two writes; a preview read fetches one pack. */
+export const PACK_BYTES = 512 * 1024;
 
-const chunks = (db: Db) => db.collection<ChunkDoc>(`${EXPORT_BUCKET}.chunks`);
+const pad = (generation: number) => String(generation).padStart(10, '0');
+export const docId = (siteId: string, generation: number, rest: string) => `${siteId}:${pad(generation)}:${rest}`;
 
-/**
- * Storage layout, chosen for engines that only use `_id` and unique indexes (the local one scans
- * a whole collection for any other filter): every hot lookup goes by `_id`. Files are GridFS-shaped
- * (`export.files` / `export.chunks`), but this module writes them itself, with chunk ids derived
- * from the file id (`<fileId>#<n>`): a retried write overwrites the same documents, and readers
- * and deletes reach a file's chunks by id instead of by `files_id` (which costs a full scan of the
- * chunks collection per file there: 20,000 pages took minutes instead of seconds).
- */
-export const CHUNK_SIZE = 255 * 1024;
-/**
- * Bodies up to one chunk are kept in the files document itself (`data`, `inline: true`): one
- * document per file instead of two, and writes are what a run mostly costs on the local engine.
- */
-const INLINE_MAX = CHUNK_SIZE;
-export const chunkId = (fileId: string, n: number) => `${fileId}#${n}`;
-const chunkCount = (length: number, chunkSize: number) => Math.max(1, Math.ceil(length / chunkSize));
-type FileShape = Pick<ExportFileDoc, '_id' | 'length' | 'chunkSize' | 'inline'>;
-const chunkIdsOf = (file: FileShape) => (file.inline ? [] : Array.from({ length: chunkCount(file.length, file.chunkSize) }, (_, n) => chunkId(file._id, n)));
-
-interface ChunkDoc {
-  _id: string;
-  files_id: string;
-  n: number;
-  data: Binary;
+/** `_id` filter: a site's documents of generations [from, to) (to null: no upper bound). Site ids hold no `:`. */
+export function generations(siteId: string, from: number, to: number | null): { _id: { $gte: string; $lt: string } } {
+  return { _id: { $gte: `${siteId}:${pad(from)}`, $lt: to === null ? `${siteId};` : `${siteId}:${pad(to)}` } };
 }
 
-const bytesOf = (data: Binary) => Buffer.from(data.buffer.buffer, data.buffer.byteOffset, data.position);
+/** `_id` filter: documents whose id starts with `<siteId>:<generation>:<prefix>:`. */
+export const prefixed = (siteId: string, generation: number, prefix: string) => ({ _id: { $gte: docId(siteId, generation, `${prefix}:`), $lt: docId(siteId, generation, `${prefix};`) } });
 
-/** Files per write or read round trip (bounded: 200 pages are a few MB). */
-const BATCH = 200;
+export const bucketOf = (path: string, buckets: number) => Number.parseInt(createHash('sha256').update(path).digest('hex').slice(0, 8), 16) % buckets;
+export const manifestId = (siteId: string, generation: number, bucket: number) => docId(siteId, generation, String(bucket).padStart(5, '0'));
 
-async function deleteFiles(db: Db, files: FileShape[]): Promise<number> {
-  let deleted = 0;
-  for (let i = 0; i < files.length; i += BATCH) {
-    const slice = files.slice(i, i + BATCH);
-    // The files document goes first: without it the file is not listed, so no reader meets a file
-    // whose chunks are half gone; chunks left by a crash in between are overwritten by a retry.
-    deleted += (await exportFiles(db).deleteMany({ _id: { $in: slice.map((f) => f._id) } })).deletedCount;
-    const ids = slice.flatMap(chunkIdsOf);
-    if (ids.length) await chunks(db).deleteMany({ _id: { $in: ids } });
-  }
-  return deleted;
-}
+/** About 300 files per manifest bucket (a bucket is read per preview request and rewritten when one of its paths changes). */
+export const bucketCount = (files: number) => Math.min(4096, Math.max(8, 2 ** Math.ceil(Math.log2(Math.max(1, files / 300)))));
 
-const FILE_SHAPE = { projection: { _id: 1, length: 1, chunkSize: 1, inline: 1 } } as const;
-
-/** The newest live version of a path (two live versions exist only while a finishing run commits). */
-export async function liveFile(db: Db, siteId: string, path: string): Promise<ExportFileDoc | null> {
-  const [file] = await exportFiles(db).find({ 'metadata.siteId': siteId, 'metadata.path': path, 'metadata.state': 'live' }).sort({ _id: -1 }).limit(1).toArray();
-  return file ?? null;
-}
-
-/** sha and content type of the newest live version of each of `paths` (one query for all of them). */
-async function liveVersions(db: Db, siteId: string, paths: string[]): Promise<Map<string, { sha: string; contentType: string }>> {
-  const out = new Map<string, { sha: string; contentType: string }>();
-  if (paths.length === 0) return out;
-  const rows = exportFiles(db)
-    .find({ 'metadata.siteId': siteId, 'metadata.state': 'live', 'metadata.path': { $in: paths } }, { projection: { _id: 1, 'metadata.path': 1, 'metadata.sha': 1, 'metadata.contentType': 1 } })
-    .sort({ _id: -1 });
-  for await (const row of rows) if (!out.has(row.metadata.path)) out.set(row.metadata.path, { sha: row.metadata.sha, contentType: row.metadata.contentType });
-  return out;
-}
-
-export type StageInput = Omit<ExportFileMeta, 'state' | 'sha'> & { body: string | Buffer; unlessSame?: boolean };
-
-/**
- * Stages files of a run (one site), a few round trips per 200 files. With `unlessSame`, a page
- * whose bytes equal the live version is not written at all ('same'): incremental runs rewrite
- * exactly the pages that changed. Idempotent: a retry rewrites the same ids.
- */
-export async function stageFiles(db: Db, files: StageInput[]): Promise<('written' | 'same')[]> {
-  const results: ('written' | 'same')[] = [];
-  for (let i = 0; i < files.length; i += BATCH) results.push(...(await stageSlice(db, files.slice(i, i + BATCH))));
-  return results;
-}
-
-async function stageSlice(db: Db, files: StageInput[]): Promise<('written' | 'same')[]> {
-  const prepared = files.map((file) => {
-    const body = typeof file.body === 'string' ? Buffer.from(file.body, 'utf8') : file.body;
-    return { file, body, sha: sha256(body), id: fileId(file.generation, file.path) };
-  });
-  const compared = prepared.filter((p) => p.file.unlessSame);
-  const live = compared.length ? await liveVersions(db, compared[0].file.siteId, compared.map((p) => p.file.path)) : new Map();
-  const results = prepared.map((p) => {
-    const current = p.file.unlessSame ? live.get(p.file.path) : undefined;
-    return current && current.sha === p.sha && current.contentType === p.file.contentType ? ('same' as const) : ('written' as const);
-  });
-  const toWrite = prepared.filter((_, i) => results[i] === 'written');
-  if (toWrite.length === 0) return results;
-  // A retry meets its own earlier version: unlist it first, and drop chunks it had beyond the new count.
-  const earlier = await exportFiles(db).find({ _id: { $in: toWrite.map((p) => p.id) } }, FILE_SHAPE).toArray();
-  if (earlier.length) await exportFiles(db).deleteMany({ _id: { $in: earlier.map((f) => f._id) } });
-  const chunkWrites = toWrite.filter((p) => p.body.length > INLINE_MAX).flatMap((p) =>
-    Array.from({ length: chunkCount(p.body.length, CHUNK_SIZE) }, (_, n) => {
-      const doc = { _id: chunkId(p.id, n), files_id: p.id, n, data: new Binary(p.body.subarray(n * CHUNK_SIZE, (n + 1) * CHUNK_SIZE)) };
-      return { replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } };
-    }),
-  );
-  if (chunkWrites.length) await insertOrReplace(chunks(db), chunkWrites.map((w) => w.replaceOne.replacement), earlier.length === 0);
-  const fresh = new Set(chunkWrites.map((w) => w.replaceOne.filter._id));
-  const extra = earlier.flatMap(chunkIdsOf).filter((id) => !fresh.has(id));
-  if (extra.length) await chunks(db).deleteMany({ _id: { $in: extra } });
-  const uploadDate = new Date();
-  const docs = toWrite.map((p): ExportFileDoc => {
-    const metadata: ExportFileMeta = { siteId: p.file.siteId, path: p.file.path, contentType: p.file.contentType, entryId: p.file.entryId, runId: p.file.runId, generation: p.file.generation, state: 'staged', sha: p.sha };
-    const inline = p.body.length <= INLINE_MAX ? { inline: true as const, data: new Binary(p.body) } : {};
-    return { _id: p.id, length: p.body.length, chunkSize: CHUNK_SIZE, uploadDate, filename: p.file.path, metadata, ...inline };
-  });
-  await insertOrReplace(exportFiles(db), docs, true);
-  return results;
+export interface NewFile {
+  path: string;
+  contentType: string;
+  body: Buffer;
+  entryId: string | null;
 }
 
 /**
- * Plain inserts when nothing of these ids should exist (a first attempt: inserts cost the engine
- * far less than upserts), upserts by id otherwise or when a crashed attempt left some behind.
+ * Lays files out in packs `<siteId>:<generation>:<prefix>:<n>`: small files share a pack, a file
+ * bigger than a pack gets packs of its own (its listing entry sits in the first). Pure.
  */
-async function insertOrReplace<T extends { _id: string }>(collection: Collection<T>, docs: T[], fresh: boolean): Promise<void> {
-  if (fresh) {
-    try {
-      await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
-      return;
-    } catch (error) {
-      if (!(error instanceof MongoBulkWriteError) || error.code !== 11000) throw error;
+export function buildPacks(siteId: string, generation: number, prefix: string, runId: string, files: NewFile[], mtime: number): { packs: ExportPackDoc[]; stored: StoredFile[] } {
+  const packs: ExportPackDoc[] = [];
+  const stored: StoredFile[] = [];
+  let bodies: Buffer[] = [];
+  let listed: StoredFile[] = [];
+  let size = 0;
+  const nextId = () => docId(siteId, generation, `${prefix}:${String(packs.length).padStart(5, '0')}`);
+  const flush = () => {
+    if (bodies.length === 0 && listed.length === 0) return;
+    packs.push({ _id: nextId(), siteId, generation, files: listed, data: new Binary(Buffer.concat(bodies)) });
+    bodies = [];
+    listed = [];
+    size = 0;
+  };
+  for (const file of files) {
+    const base = { path: file.path, contentType: file.contentType, sha: sha256(file.body), length: file.body.length, mtime, runId, entryId: file.entryId };
+    if (file.body.length > PACK_BYTES) {
+      flush();
+      const parts: [string, number, number][] = [];
+      const first: StoredFile = { ...base, parts, slot: 0 };
+      for (let offset = 0; offset < file.body.length; offset += PACK_BYTES) {
+        const slice = file.body.subarray(offset, offset + PACK_BYTES);
+        const id = nextId();
+        parts.push([id, 0, slice.length]);
+        packs.push({ _id: id, siteId, generation, files: offset === 0 ? [first] : [], data: new Binary(slice) });
+      }
+      stored.push(first);
+      continue;
     }
+    if (size + file.body.length > PACK_BYTES) flush();
+    const entry: StoredFile = { ...base, parts: [[nextId(), size, file.body.length]], slot: listed.length };
+    listed.push(entry);
+    bodies.push(file.body);
+    size += file.body.length;
+    stored.push(entry);
+  }
+  flush();
+  return { packs, stored };
+}
+
+/**
+ * Plain inserts (a first attempt: inserts cost the engine far less than upserts); upserts by id
+ * when a retried activity meets documents of its own earlier attempt.
+ */
+export async function writeDocs<T extends { _id: string }>(collection: Collection<T>, docs: T[]): Promise<void> {
+  if (docs.length === 0) return;
+  try {
+    await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
+    return;
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError) || error.code !== 11000) throw error;
   }
   await collection.bulkWrite(
     docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id } as Filter<T>, replacement: doc as WithoutId<T>, upsert: true } })),
@@ -143,135 +114,159 @@ async function insertOrReplace<T extends { _id: string }>(collection: Collection
   );
 }
 
-/** Stages one file of a run (see stageFiles). */
-export async function stageFile(db: Db, file: StageInput): Promise<'written' | 'same'> {
-  return (await stageFiles(db, [file]))[0];
+/** Writes files as packs under `prefix`, first dropping what an earlier attempt of the same step wrote there. */
+export async function stagePacks(db: Db, siteId: string, generation: number, prefix: string, runId: string, files: NewFile[]): Promise<StoredFile[]> {
+  await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
+  const { packs, stored } = buildPacks(siteId, generation, prefix, runId, files, Date.now());
+  await writeDocs(exportPacks(db), packs);
+  return stored;
 }
 
-/**
- * The bytes of a file, or of `range` (inclusive) of it, fetched by chunk id a few chunks per round
- * trip. Files written by the GridFS driver before this layout (chunk ids that are ObjectIds) are
- * read by `files_id` instead.
- */
-export async function* readChunks(db: Db, file: FileShape & Pick<ExportFileDoc, 'data'>, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
-  if (file.length === 0) return;
-  const start = range?.start ?? 0;
-  const end = range?.end ?? file.length - 1;
-  if (file.inline) {
-    const data = file.data ?? (await exportFiles(db).findOne({ _id: file._id }, { projection: { data: 1 } }))?.data;
-    if (!data) throw new Error(`export file ${file._id} is gone`);
-    yield bytesOf(data).subarray(start, end + 1);
-    return;
-  }
-  const first = Math.floor(start / file.chunkSize);
-  const last = Math.floor(end / file.chunkSize);
-  for (let n = first; n <= last; n += 8) {
-    const ids = Array.from({ length: Math.min(8, last - n + 1) }, (_, k) => chunkId(file._id, n + k));
-    let rows = await chunks(db).find({ _id: { $in: ids } }).toArray();
-    if (rows.length !== ids.length) rows = await chunks(db).find({ files_id: file._id, n: { $gte: n, $lt: n + ids.length } }).toArray();
-    rows.sort((a, b) => a.n - b.n);
-    for (const [k, row] of rows.entries()) {
-      if (row.n !== n + k) throw new Error(`export chunk ${n + k} of ${file._id} is missing`);
-      const bytes = bytesOf(row.data);
-      const offset = row.n * file.chunkSize;
-      yield bytes.subarray(Math.max(0, start - offset), Math.min(bytes.length, end + 1 - offset));
-    }
-    if (rows.length !== ids.length) throw new Error(`export chunk ${n + rows.length} of ${file._id} is missing`);
-  }
+export async function liveOutput(db: Db, siteId: string): Promise<LiveOutput | null> {
+  return (await readExportState(db, siteId))?.live ?? null;
 }
 
-/**
- * Whole bodies of small files (each within one chunk), one round trip for all of them: the
- * archive reads pages this way. Files not found by chunk id (driver-written ones) are left out;
- * callers stream those with readChunks.
- */
-export async function readSmallBodies(db: Db, files: FileShape[]): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  const wanted = files.filter((f) => f.length > 0 && f.length <= f.chunkSize);
-  const inline = wanted.filter((f) => f.inline).map((f) => f._id);
-  const chunked = wanted.filter((f) => !f.inline).map((f) => chunkId(f._id, 0));
-  if (inline.length) for await (const row of exportFiles(db).find({ _id: { $in: inline } }, { projection: { data: 1 } })) if (row.data) out.set(row._id, bytesOf(row.data));
-  if (chunked.length) for await (const row of chunks(db).find({ _id: { $in: chunked } })) out.set(row.files_id, bytesOf(row.data));
+/** The live files of `paths` (one read of the buckets they fall in, by `_id`). */
+export async function liveFilesAt(db: Db, siteId: string, live: LiveOutput | null, paths: Iterable<string>): Promise<Map<string, StoredFile>> {
+  const out = new Map<string, StoredFile>();
+  if (!live) return out;
+  const wanted = new Set(paths);
+  if (wanted.size === 0) return out;
+  const ids = [...new Set([...wanted].map((path) => bucketOf(path, live.buckets)))].map((b) => manifestId(siteId, live.versions[b], b));
+  for await (const bucket of exportManifest(db).find({ _id: { $in: ids } })) for (const file of bucket.files) if (wanted.has(file.path)) out.set(file.path, file);
   return out;
 }
 
-/** Drops every staged file except those of `keepRunId` (a cancelled, failed or killed run's output). */
-export async function discardStaged(db: Db, siteId: string, keepRunId: string | null = null): Promise<number> {
-  const filter = { 'metadata.siteId': siteId, 'metadata.state': 'staged' as const, ...(keepRunId ? { 'metadata.runId': { $ne: keepRunId } } : {}) };
-  const rows = await exportFiles(db).find(filter, FILE_SHAPE).toArray();
-  return deleteFiles(db, rows);
+/** The served file at a path, or null. */
+export async function liveFile(db: Db, siteId: string, path: string, live?: LiveOutput | null): Promise<StoredFile | null> {
+  const output = live === undefined ? await liveOutput(db, siteId) : live;
+  return (await liveFilesAt(db, siteId, output, [path])).get(path) ?? null;
 }
 
-/**
- * Makes a run's staged files the served output (idempotent: a retried finish repeats it harmlessly).
- * Order matters for readers: the new versions go live first (the newest version wins), then what
- * they replace is deleted: older versions of the same paths, pages of entries the run withdrew or
- * moved, site pages no longer produced, and after a full run everything older.
- */
-export async function commitRun(
-  db: Db,
-  siteId: string,
-  run: { runId: string; generation: number; mode: 'full' | 'incremental'; sitePaths: string[] },
-): Promise<number> {
-  await exportFiles(db).updateMany({ 'metadata.siteId': siteId, 'metadata.runId': run.runId, 'metadata.state': 'staged' }, { $set: { 'metadata.state': 'live' } });
-  const older = { 'metadata.siteId': siteId, 'metadata.generation': { $lt: run.generation } };
-  let removed = 0;
-  if (run.mode === 'full') {
-    const rows = await exportFiles(db).find(older, FILE_SHAPE).toArray();
-    return deleteFiles(db, rows);
-  }
-  const written = await exportFiles(db).find({ 'metadata.siteId': siteId, 'metadata.runId': run.runId }, { projection: { 'metadata.path': 1 } }).toArray();
-  const writtenPaths = written.map((row) => row.metadata.path);
-  for (let i = 0; i < writtenPaths.length; i += 500) {
-    const rows = await exportFiles(db).find({ ...older, 'metadata.path': { $in: writtenPaths.slice(i, i + 500) } }, FILE_SHAPE).toArray();
-    await deleteFiles(db, rows);
-  }
-  // Entries the run looked at keep exactly the paths it recorded for them (none when withdrawn).
-  for await (const change of exportEntryChanges(db).find({ siteId, runId: run.runId })) {
-    const rows = await exportFiles(db).find({ ...older, 'metadata.entryId': change.entryId, 'metadata.path': { $nin: change.keep } }, FILE_SHAPE).toArray();
-    removed += await deleteFiles(db, rows);
-  }
-  const siteRows = await exportFiles(db).find({ ...older, 'metadata.entryId': null, 'metadata.path': { $nin: run.sitePaths } }, FILE_SHAPE).toArray();
-  removed += await deleteFiles(db, siteRows);
-  return removed;
-}
+const bytesOf = (data: Binary) => Buffer.from(data.buffer.buffer, data.buffer.byteOffset, data.position);
 
-export async function clearExportFiles(db: Db, siteId: string): Promise<number> {
-  const rows = await exportFiles(db).find({ 'metadata.siteId': siteId }, FILE_SHAPE).toArray();
-  return deleteFiles(db, rows);
-}
-
-/**
- * The served output, one row per path (newest live version), sorted by path. A cursor: callers
- * stream it (the archive reads it twice, never holding the list).
- */
-export async function* liveListing(db: Db, siteId: string): AsyncGenerator<ExportFileDoc> {
-  let previous: string | null = null;
-  const cursor = exportFiles(db)
-    .find({ 'metadata.siteId': siteId, 'metadata.state': 'live' }, { projection: { _id: 1, length: 1, chunkSize: 1, inline: 1, uploadDate: 1, metadata: 1, filename: 1 } })
-    .sort({ 'metadata.path': 1, _id: -1 });
-  for await (const file of cursor) {
-    if (file.metadata.path === previous) continue;
-    previous = file.metadata.path;
-    yield file;
+/** The bytes of a file, or of `range` (inclusive) of it: the packs it lies in, a few per round trip. */
+export async function* readFile(db: Db, file: StoredFile, range?: { start: number; end: number }): AsyncGenerator<Buffer> {
+  if (file.length === 0) return;
+  const start = range?.start ?? 0;
+  const end = range?.end ?? file.length - 1;
+  let at = 0;
+  const touched = file.parts.filter(([, , length]) => {
+    const hit = at + length > start && at <= end;
+    at += length;
+    return hit;
+  });
+  let position = file.parts.slice(0, file.parts.indexOf(touched[0])).reduce((sum, [, , length]) => sum + length, 0);
+  for (let i = 0; i < touched.length; i += 4) {
+    const group = touched.slice(i, i + 4);
+    const rows = new Map((await exportPacks(db).find({ _id: { $in: group.map(([id]) => id) } }, { projection: { data: 1 } }).toArray()).map((row) => [row._id, row.data]));
+    for (const [id, offset, length] of group) {
+      const data = rows.get(id);
+      if (!data) throw new Error(`export pack ${id} is missing`);
+      const bytes = bytesOf(data).subarray(offset, offset + length);
+      yield bytes.subarray(Math.max(0, start - position), Math.min(length, end + 1 - position));
+      position += length;
+    }
   }
-}
-
-export async function outputFigures(db: Db, siteId: string): Promise<{ files: number; bytes: number }> {
-  let files = 0;
-  let bytes = 0;
-  for await (const file of liveListing(db, siteId)) {
-    files += 1;
-    bytes += file.length;
-  }
-  return { files, bytes };
 }
 
 /** The served bytes of a path (small files: pages, feeds, rules). */
-export async function readExportFile(db: Db, siteId: string, path: string): Promise<{ body: Buffer; file: ExportFileDoc } | null> {
-  const file = await liveFile(db, siteId, path);
+export async function readExportFile(db: Db, siteId: string, path: string, live?: LiveOutput | null): Promise<{ body: Buffer; file: StoredFile } | null> {
+  const file = await liveFile(db, siteId, path, live);
   if (!file) return null;
   const parts: Buffer[] = [];
-  for await (const chunk of readChunks(db, file)) parts.push(chunk);
+  for await (const chunk of readFile(db, file)) parts.push(chunk);
   return { body: Buffer.concat(parts), file };
+}
+
+/** A pack of the live output: its live files, and its bytes when asked for. */
+export interface LivePack {
+  id: string;
+  files: StoredFile[];
+  data: Buffer | null;
+}
+
+/**
+ * The live output pack by pack in `_id` order (the archive's order): files a later generation
+ * replaced or removed are left out by their dead marks. A cursor of a few packs at a time, so
+ * memory stays flat whatever the size.
+ */
+export async function* livePacks(db: Db, siteId: string, live: LiveOutput, withData: boolean): AsyncGenerator<LivePack> {
+  const cursor = exportPacks(db)
+    .find(generations(siteId, 0, live.generation + 1), withData ? {} : { projection: { files: 1, dead: 1 } })
+    .sort({ _id: 1 })
+    .batchSize(4);
+  for await (const pack of cursor) {
+    if (pack.files.length === 0) continue; // a continuation of a big file
+    const dead = new Set((pack.dead ?? []).filter((mark) => mark.generation <= live.generation).map((mark) => mark.slot));
+    const files = dead.size ? pack.files.filter((file) => !dead.has(file.slot)) : pack.files;
+    if (files.length) yield { id: pack._id, files, data: withData ? bytesOf(pack.data) : null };
+  }
+}
+
+/** The bytes of one pack (the archive fetches the packs a range touches). */
+export async function packData(db: Db, id: string): Promise<Buffer> {
+  const row = await exportPacks(db).findOne({ _id: id }, { projection: { data: 1 } });
+  if (!row) throw new Error(`export pack ${id} is missing`);
+  return bytesOf(row.data);
+}
+
+const collections = (db: Db) => [exportPacks(db), exportManifest(db), exportIndex(db), exportRows(db)].map((c) => db.collection<{ _id: string }>(c.collectionName));
+
+/**
+ * Drops what runs wrote that never became live (a cancelled, failed or killed run) and their dead
+ * marks on live packs. Readers never saw any of it.
+ */
+export async function discardStaged(db: Db, siteId: string): Promise<void> {
+  const state = await readExportState(db, siteId);
+  const live = state?.live?.generation ?? 0;
+  await Promise.all(collections(db).map((c) => c.deleteMany(generations(siteId, live + 1, null))));
+  const marked = state?.current?.marked ?? [];
+  if (marked.length) await exportPacks(db).updateMany({ _id: { $in: marked } }, { $pull: { dead: { generation: { $gt: live } } } });
+}
+
+/** Every document of a site's output, live or not. */
+export async function clearExportFiles(db: Db, siteId: string): Promise<void> {
+  await Promise.all(collections(db).map((c) => c.deleteMany(generations(siteId, 0, null))));
+}
+
+/** Collections of the earlier GridFS-shaped layout: not read any more; a full run drops them. */
+const LEGACY = ['export.files', 'export.chunks', 'export_entry_changes'];
+
+async function dropLegacy(db: Db): Promise<void> {
+  for (const name of LEGACY) {
+    await db
+      .collection(name)
+      .drop()
+      .catch((error: unknown) => {
+        if (!(error instanceof MongoServerError && (error.codeName === 'NamespaceNotFound' || /ns not found/i.test(error.message)))) throw error;
+      });
+  }
+}
+
+/**
+ * Deletes what the live generation replaced (listed in `export_state.garbage` by the commit, so a
+ * retried finish completes it): after a full run everything older; after an incremental run the
+ * manifest buckets and rows it replaced and the packs whose every file is now dead. Idempotent.
+ */
+export async function collectGarbage(db: Db, siteId: string): Promise<void> {
+  const state = await readExportState(db, siteId);
+  const live = state?.live;
+  const garbage = state?.garbage;
+  if (!live || !garbage) return;
+  const deletes: Promise<unknown>[] = [exportIndex(db).deleteMany(generations(siteId, 0, live.generation + 1))];
+  if (garbage.below !== null) {
+    deletes.push(...collections(db).map((c) => c.deleteMany(generations(siteId, 0, garbage.below))), dropLegacy(db));
+  }
+  if (garbage.manifests.length) deletes.push(exportManifest(db).deleteMany({ _id: { $in: garbage.manifests } }));
+  if (garbage.rows.length) deletes.push(exportRows(db).deleteMany({ _id: { $in: garbage.rows } }));
+  await Promise.all(deletes);
+  if (garbage.marked.length) {
+    const packs = await exportPacks(db).find({ _id: { $in: garbage.marked } }, { projection: { files: 1, dead: 1 } }).toArray();
+    const gone = packs
+      .filter((pack) => pack.files.length > 0 && new Set((pack.dead ?? []).filter((m) => m.generation <= live.generation).map((m) => m.slot)).size >= pack.files.length)
+      .flatMap((pack) => [pack._id, ...pack.files.flatMap((file) => file.parts.map(([id]) => id))]);
+    if (gone.length) await exportPacks(db).deleteMany({ _id: { $in: [...new Set(gone)] } });
+  }
+  await exportStates(db).updateOne({ _id: siteId, siteId, 'live.generation': live.generation }, { $set: { garbage: null } });
 }

@@ -11,38 +11,118 @@ export interface ExportTuning {
 export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 200, batchPauseMs: 0 };
 
 /**
- * The export output lives in the GridFS bucket `export` of the workspace database: every gateway
- * and worker reaches it (a DATA_DIR folder would exist on one machine only), it is dropped with
- * the workspace. A run writes `staged` versions; only its finish makes them `live` (files.ts).
+ * Where the output lives (files.ts, docs/plugins.md "Storage layout"): collections of the workspace
+ * database, so every gateway and worker reaches it (a DATA_DIR folder exists on one machine only)
+ * and it is dropped with the workspace. Every document id starts `<siteId>:<generation>:`, so a
+ * site's output, a run's writes and everything older than a generation are `_id` ranges: the local
+ * engine (mongo-java-server) uses only `_id` and unique indexes, any other filter scans.
  */
-export const EXPORT_BUCKET = 'export';
-export const exportFiles = (db: Db) => db.collection<ExportFileDoc>(`${EXPORT_BUCKET}.files`);
+export const EXPORT_STORAGE = 'export_packs';
 
-export interface ExportFileMeta {
-  siteId: string;
+/** One exported file: what the manifest, a pack's listing and readers know of it. */
+export interface StoredFile {
   path: string;
   contentType: string;
-  /** The entry a page belongs to; null for site pages (home, lists, feeds, sitemap, redirects). */
-  entryId: string | null;
-  runId: string;
-  generation: number;
-  /** `staged`: written by a run still going (never served); `live`: part of the served output. */
-  state: 'staged' | 'live';
   /** sha256 of the bytes (base64url): an unchanged page is not rewritten; the preview's strong ETag. */
   sha: string;
+  length: number;
+  /** Written at (ms): the archive's mtime. */
+  mtime: number;
+  runId: string;
+  /** The entry a page belongs to; null for site pages (home, lists, feeds, sitemap, redirects). */
+  entryId: string | null;
+  /** The bytes, in order: `[packId, offset, length]` (one part unless the file is bigger than a pack). */
+  parts: [string, number, number][];
+  /** Position in its first pack's `files` (dead marks name it). */
+  slot: number;
 }
 
-/** GridFS files document of one exported file (GridFS keeps the site in `metadata`). */
-export interface ExportFileDoc {
+/**
+ * Many small files in one document: the engine pays per document written (5–10 ms each under
+ * load), so a batch of 200 entries is one or two writes, not 400. `files` lists the files that
+ * start here (archive order); `dead` marks the ones a later committed generation replaced or
+ * removed (a mark counts only once its generation is live, so a run that never commits changes
+ * nothing for readers).
+ */
+export interface ExportPackDoc {
   _id: string;
-  length: number;
-  chunkSize: number;
-  /** The body is `data` itself (files up to one chunk), no chunk documents (files.ts). */
-  inline?: true;
-  data?: Binary;
-  filename: string;
-  uploadDate: Date;
-  metadata: ExportFileMeta;
+  siteId: string;
+  generation: number;
+  files: StoredFile[];
+  data: Binary;
+  dead?: { slot: number; generation: number }[];
+}
+export const exportPacks = (db: Db) => db.collection<ExportPackDoc>(EXPORT_STORAGE);
+
+/** path → file, in buckets by hash of the path (`<siteId>:<generation>:<bucket>`); each bucket has its own live version. */
+export interface ExportManifestDoc {
+  _id: string;
+  siteId: string;
+  generation: number;
+  bucket: number;
+  /** Sorted by path. */
+  files: StoredFile[];
+}
+export const exportManifest = (db: Db) => db.collection<ExportManifestDoc>('export_manifest');
+
+/** What a batch of a run wrote and decided (`<siteId>:<generation>:e:<after>`), read by the run's finish. */
+export interface ExportIndexDoc {
+  _id: string;
+  siteId: string;
+  generation: number;
+  files: StoredFile[];
+  /** Per entry looked at: its list row, or null when it is withdrawn (no pages). */
+  changes: { entryId: string; row: EntryRow | null }[];
+}
+export const exportIndex = (db: Db) => db.collection<ExportIndexDoc>('export_index');
+
+/**
+ * The rows of the live output (what list pages, feeds and the sitemap show), in chunks
+ * (`<siteId>:<generation>:<n>`), plus the site pages' paths: an incremental finish renders the
+ * lists from them and the run's changes, without reading every entry.
+ */
+export interface ExportRowsDoc {
+  _id: string;
+  siteId: string;
+  generation: number;
+  rows: EntryRow[];
+  sitePaths: string[];
+}
+export const exportRows = (db: Db) => db.collection<ExportRowsDoc>('export_rows');
+
+/** The served output: switching it is one write of this (the commit). */
+export interface LiveOutput {
+  generation: number;
+  buckets: number;
+  /** Generation of each manifest bucket's live version. */
+  versions: number[];
+  rowChunks: number;
+  files: number;
+  bytes: number;
+}
+
+/** Left to delete once a generation is live (kept in the state so a retried finish completes it). */
+export interface OutputGarbage {
+  /** Everything of the site older than this generation (a full run). */
+  below: number | null;
+  manifests: string[];
+  rows: string[];
+  /** Packs that got dead marks: deleted when every file in them is dead. */
+  marked: string[];
+}
+
+/** What list pages, feeds and the sitemap need of a published entry. */
+export interface EntryRow {
+  id: string;
+  type: string;
+  locale: string;
+  slug: string;
+  title: string;
+  excerpt: string | null;
+  publishedAt: string | null;
+  updatedAt: string;
+  /** taxonomy → term ids */
+  terms: Record<string, string[]>;
 }
 
 export type RunStatus = 'succeeded' | 'failed' | 'cancelled';
@@ -73,7 +153,16 @@ export interface ExportStateDoc {
   _id: string;
   siteId: string;
   status: 'idle' | 'running';
-  current: { runId: string; mode: ExportMode; startedAt: Date; generation: number; since: Date | null; basis: RenderBasis } | null;
+  current: {
+    runId: string;
+    mode: ExportMode;
+    startedAt: Date;
+    generation: number;
+    since: Date | null;
+    basis: RenderBasis;
+    /** Packs of the live output this run's finish is marking dead (cleaned if the run never commits). */
+    marked?: string[];
+  } | null;
   /** Last generation handed out: file versions sort by it. */
   generation: number;
   lastRun: RunSummary | null;
@@ -82,6 +171,9 @@ export interface ExportStateDoc {
   /** What the served output was rendered from. */
   basis: RenderBasis | null;
   output: { files: number; bytes: number };
+  /** The served output (null: none, or one of the earlier GridFS layout, which is not read). */
+  live?: LiveOutput | null;
+  garbage?: OutputGarbage | null;
   /** Changes whenever the served output does (a finished run, a clear): the archive's ETag. */
   outputVersion: string | null;
   updatedAt: Date;
@@ -95,19 +187,6 @@ export interface ExportRunDoc extends RunSummary {
   siteId: string;
 }
 export const exportRuns = (db: Db) => db.collection<ExportRunDoc>('export_runs');
-
-/**
- * Per run and entry it looked at: the paths the entry keeps once the run finishes (empty when it
- * was withdrawn). Written during the run, applied by its commit, so withdrawals wait for the finish too.
- */
-export interface ExportEntryChangeDoc {
-  _id: string;
-  siteId: string;
-  runId: string;
-  entryId: string;
-  keep: string[];
-}
-export const exportEntryChanges = (db: Db) => db.collection<ExportEntryChangeDoc>('export_entry_changes');
 
 export async function readExportState(db: Db, siteId: string): Promise<ExportStateDoc | null> {
   return exportStates(db).findOne({ _id: siteId, siteId });

@@ -5,6 +5,7 @@ import { renderBlocks } from './blocks.ts';
 import { absoluteLinks, blockEnv, relativeLinks, renderPage, type LinkTargets, type ListingFacts } from './layout.ts';
 import { PAGE_SIZE, entryDir, feedPath, homeDir, indexFile, termDir, typeDir } from './paths.ts';
 import type { SiteData } from './site-data.ts';
+import type { EntryRow } from './model.ts';
 
 /** A file of the export: path from the output root, type, bytes. */
 export interface OutFile {
@@ -15,19 +16,7 @@ export interface OutFile {
 
 const HTML = 'text/html; charset=utf-8';
 
-/** What list pages, feeds and the sitemap need of a published entry. */
-export interface EntryRow {
-  id: string;
-  type: string;
-  locale: string;
-  slug: string;
-  title: string;
-  excerpt: string | null;
-  publishedAt: string | null;
-  updatedAt: string;
-  /** taxonomy → term ids */
-  terms: Record<string, string[]>;
-}
+export type { EntryRow };
 
 export function renderEntryPage(site: SiteData, entry: PublicEntryView, terms: Record<string, string[]>, alternates: Record<string, string>, targets: LinkTargets): string {
   const dir = entryDir(entry);

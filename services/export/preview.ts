@@ -1,13 +1,13 @@
 import { Readable } from 'node:stream';
 import type { Db } from 'mongodb';
-import { liveFile, readChunks, readExportFile } from './files.ts';
-import type { ExportFileDoc } from './model.ts';
+import { liveFile, liveOutput, readExportFile, readFile } from './files.ts';
+import type { LiveOutput, StoredFile } from './model.ts';
 
 /** Where a site's preview lives on its own host: `https://<site host>/static-preview/…`. */
 export const PREVIEW_PREFIX = '/static-preview';
 
 export type PreviewAnswer =
-  | { kind: 'file'; file: ExportFileDoc; status: 200 | 404 }
+  | { kind: 'file'; file: StoredFile; status: 200 | 404 }
   | { kind: 'redirect'; status: number; location: string }
   | { kind: 'missing' };
 
@@ -34,8 +34,8 @@ export function exportPathOf(urlPath: string): string | null {
 }
 
 /** `_redirects` of the served export: `from to status` per line. */
-async function redirectRules(db: Db, siteId: string): Promise<{ from: string; to: string; status: number }[]> {
-  const rules = await readExportFile(db, siteId, '_redirects');
+async function redirectRules(db: Db, siteId: string, live: LiveOutput | null): Promise<{ from: string; to: string; status: number }[]> {
+  const rules = await readExportFile(db, siteId, '_redirects', live);
   if (!rules) return [];
   return rules.body
     .toString('utf8')
@@ -51,20 +51,22 @@ async function redirectRules(db: Db, siteId: string): Promise<{ from: string; to
  * the export → its status and target; else the export's 404 page.
  */
 export async function resolvePreview(db: Db, siteId: string, urlPath: string): Promise<PreviewAnswer> {
+  const live = await liveOutput(db, siteId);
+  if (!live) return { kind: 'missing' };
   const path = exportPathOf(urlPath);
   if (path !== null) {
     const wantsFolder = urlPath === '' || urlPath.endsWith('/');
-    const file = await liveFile(db, siteId, wantsFolder ? `${path ? `${path}/` : ''}index.html` : path);
+    const file = await liveFile(db, siteId, wantsFolder ? `${path ? `${path}/` : ''}index.html` : path, live);
     if (file) return { kind: 'file', file, status: 200 };
-    if (!wantsFolder && (await liveFile(db, siteId, `${path}/index.html`))) {
+    if (!wantsFolder && (await liveFile(db, siteId, `${path}/index.html`, live))) {
       return { kind: 'redirect', status: 301, location: `${PREVIEW_PREFIX}/${path}/` };
     }
     const sitePath = `/${path}`.replace(/\/+$/, '') || '/';
-    const rule = (await redirectRules(db, siteId)).find((r) => r.from === sitePath);
+    const rule = (await redirectRules(db, siteId, live)).find((r) => r.from === sitePath);
     if (rule) return { kind: 'redirect', status: rule.status, location: rule.to.startsWith('/') ? `${PREVIEW_PREFIX}${rule.to}` : rule.to };
   }
-  const notFound = await liveFile(db, siteId, '404.html');
+  const notFound = await liveFile(db, siteId, '404.html', live);
   return notFound ? { kind: 'file', file: notFound, status: 404 } : { kind: 'missing' };
 }
 
-export const openPreviewFile = (db: Db, file: ExportFileDoc): Readable => Readable.from(readChunks(db, file), { objectMode: false });
+export const openPreviewFile = (db: Db, file: StoredFile): Readable => Readable.from(readFile(db, file), { objectMode: false });

@@ -5,9 +5,10 @@ import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
 import { findSiteScope } from '../platform/workspaces.ts';
 import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
-import { commitRun, discardStaged, outputFigures, stageFiles, type StageInput } from './files.ts';
-import { exportEntryChanges, exportRuns, exportStates, readExportState, type ExportEntryChangeDoc, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
-import { renderEntryPage, renderSitePages, type EntryRow } from './pages.ts';
+import { collectGarbage, discardStaged, docId, liveFilesAt, sha256, stagePacks, writeDocs, type NewFile } from './files.ts';
+import { entryPaths, prepareCommit, readLiveRows, readRunIndex, stageSitePages } from './commit.ts';
+import { exportIndex, exportRuns, exportStates, readExportState, type EntryRow, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
+import { renderEntryPage, renderSitePages } from './pages.ts';
 import { entryDir, entryJson, indexFile } from './paths.ts';
 import type { LinkTargets } from './layout.ts';
 import { loadSiteData, type SiteData } from './site-data.ts';
@@ -67,14 +68,14 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
   const previous = state?.basis ?? null;
   // A theme switch re-renders everything (full); another design change re-renders every page but
   // writes only the ones whose bytes changed (incremental over all published entries).
-  const incremental = requested === 'incremental' && state?.lastSuccessStartedAt && previous && previous.themeId === basis.themeId;
+  // An output of the earlier storage layout (no `live`) is not read: the next run is full.
+  const incremental = requested === 'incremental' && state?.live && state.lastSuccessStartedAt && previous && previous.themeId === basis.themeId;
   const mode: ExportMode = incremental ? 'incremental' : 'full';
   const since = incremental && previous.designHash === basis.designHash ? state.lastSuccessStartedAt : null;
   const now = services.clock.now();
   const generation = (state?.generation ?? 0) + 1;
   // Left-overs of a run that never finished (a killed worker, a failed abort) are never served: drop them.
   await discardStaged(db, ref.siteId);
-  await exportEntryChanges(db).deleteMany({ siteId: ref.siteId });
   const total = await contentCollections(db).entries.countDocuments(candidates(ref.siteId, since));
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId },
@@ -110,33 +111,26 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
         .filter((s) => s.type === type && s.live?.slug === slug && data.locales.includes(s.locale))
         .map((s) => [s.locale, entryDir({ locale: s.locale, type: s.type, slug })]),
     );
-  const unlessSame = args.mode === 'incremental';
   let rendered = 0;
   let removed = 0;
-  // The whole batch is written together: a few round trips per 200 files, not several per file.
-  const staged: StageInput[] = [];
-  const changes: ExportEntryChangeDoc[] = [];
-  // Kept paths per entry matter only to an incremental commit (a full one drops everything older).
-  const change = (entryId: string, keep: string[]) => {
-    if (args.mode === 'incremental') changes.push({ _id: `${args.runId}:${entryId}`, siteId: ref.siteId, runId: args.runId, entryId, keep });
-  };
+  // The whole batch is written together: one or two pack documents and one index document.
+  const staged: NewFile[] = [];
+  const changes: { entryId: string; row: EntryRow | null }[] = [];
   const render = (doc: EntryDoc) => {
     const entry = toPublicEntry(doc, false);
     const alternates = alternatesOf(entry.type, entry.slug);
-    const html = indexFile(entryDir(entry));
-    const json = entryJson(entry);
-    const common = { siteId: ref.siteId, entryId: doc._id, runId: args.runId, generation: args.generation, unlessSame };
+    const page = renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets);
     staged.push(
-      { ...common, path: html, contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets) },
-      { ...common, path: json, contentType: 'application/json', body: JSON.stringify(entry) },
+      { path: indexFile(entryDir(entry)), contentType: 'text/html; charset=utf-8', body: Buffer.from(page, 'utf8'), entryId: doc._id },
+      { path: entryJson(entry), contentType: 'application/json', body: Buffer.from(JSON.stringify(entry), 'utf8'), entryId: doc._id },
     );
-    change(doc._id, [html, json]);
+    changes.push({ entryId: doc._id, row: rowOf(doc) });
   };
   const touched = new Set<string>();
   for (const doc of docs) {
     touched.add(doc._id);
     if (!isPublished(doc) || !data.locales.includes(doc.locale)) {
-      change(doc._id, []);
+      changes.push({ entryId: doc._id, row: null });
       removed += 1;
       continue;
     }
@@ -150,15 +144,34 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
     const others = siblings.filter((s) => !touched.has(s._id) && keys.has(`${s.type}\u0000${s.live?.slug}`)).map((s) => s._id);
     if (others.length) for (const doc of await entries.find({ siteId: ref.siteId, _id: { $in: others } }).toArray()) if (isPublished(doc)) render(doc);
   }
-  const written = (await stageFiles(db, staged)).filter((r) => r === 'written').length;
-  if (changes.length) {
-    await exportEntryChanges(db).bulkWrite(
-      changes.map(({ _id, ...rest }) => ({ updateOne: { filter: { _id }, update: { $set: rest }, upsert: true } })),
-      { ordered: false },
-    );
+  // Incremental: a page whose bytes equal the live version is not written at all.
+  let toWrite = staged;
+  if (args.mode === 'incremental') {
+    const live = (await readExportState(db, ref.siteId))?.live ?? null;
+    const current = await liveFilesAt(db, ref.siteId, live, staged.map((f) => f.path));
+    toWrite = staged.filter((f) => {
+      const old = current.get(f.path);
+      return !old || old.contentType !== f.contentType || old.sha !== sha256(f.body);
+    });
   }
-  return { processed: docs.length, rendered, written, removed, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit };
+  // Ids derive from the batch's cursor: a retried batch replaces its own earlier attempt.
+  const prefix = `e:${args.afterId ?? '_'}`;
+  const files = await stagePacks(db, ref.siteId, args.generation, prefix, args.runId, toWrite);
+  await writeDocs(exportIndex(db), [{ _id: docId(ref.siteId, args.generation, prefix), siteId: ref.siteId, generation: args.generation, files, changes }]);
+  return { processed: docs.length, rendered, written: files.length, removed, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit };
 }
+
+const rowOf = (doc: EntryDoc): EntryRow => ({
+  id: doc._id,
+  type: doc.type,
+  locale: doc.locale,
+  slug: doc.live!.slug,
+  title: doc.live!.title,
+  excerpt: doc.live!.excerpt,
+  publishedAt: doc.publishedAt?.toISOString() ?? null,
+  updatedAt: doc.updatedAt.toISOString(),
+  terms: doc.terms ?? {},
+});
 
 async function recordRun(db: Db, siteId: string, run: RunSummary): Promise<void> {
   await exportRuns(db).updateOne({ _id: `${siteId}:${run.runId}` }, { $set: { siteId, ...run } }, { upsert: true });
@@ -166,41 +179,75 @@ async function recordRun(db: Db, siteId: string, run: RunSummary): Promise<void>
   if (old.length) await exportRuns(db).deleteMany({ _id: { $in: old.map((r) => r._id) } });
 }
 
-/** Renders the site pages, makes the run's files the served output and records the run. Idempotent. */
+/**
+ * Renders the site pages, makes the run's files the served output (one write of the state) and
+ * records the run. The list pages come from the live output's rows and the run's changes, so an
+ * incremental finish reads no entry and touches only the manifest buckets of what changed.
+ * Idempotent: a retry after the commit only completes the garbage collection.
+ */
 export async function finishRun(services: Services, ref: ExportRef, run: RunOutcome): Promise<void> {
   const { db, data } = await loadSite(services, ref);
   const state = await readExportState(db, ref.siteId);
-  if (state?.current?.runId !== run.runId) return; // finished already (a retried activity)
-  const rows = await contentCollections(db)
-    .entries.find({ siteId: ref.siteId, ...PUBLISHED }, { projection: { _id: 1, type: 1, locale: 1, live: 1, publishedAt: 1, updatedAt: 1, terms: 1 } })
-    .toArray();
-  const entryRows: EntryRow[] = rows
-    .filter((r) => r.live && data.locales.includes(r.locale))
-    .map((r) => ({ id: r._id, type: r.type, locale: r.locale, slug: r.live!.slug, title: r.live!.title, excerpt: r.live!.excerpt, publishedAt: r.publishedAt?.toISOString() ?? null, updatedAt: r.updatedAt.toISOString(), terms: r.terms ?? {} }));
-  const files = renderSitePages(data, entryRows, await linkTargets(db, ref.siteId, data));
-  const results = await stageFiles(
-    db,
-    files.map((file) => ({ ...file, siteId: ref.siteId, entryId: null, runId: run.runId, generation: run.generation, unlessSame: run.mode === 'incremental' })),
-  );
-  const written = run.written + results.filter((r) => r === 'written').length;
-  const removedFiles = await commitRun(db, ref.siteId, { runId: run.runId, generation: run.generation, mode: run.mode, sitePaths: files.map((f) => f.path) });
-  await exportEntryChanges(db).deleteMany({ siteId: ref.siteId, runId: run.runId });
-  const output = await outputFigures(db, ref.siteId);
+  if (state?.current?.runId !== run.runId) {
+    if (state?.live?.generation === run.generation) await collectGarbage(db, ref.siteId);
+    return;
+  }
+  const live = state.live ?? null;
+  const { staged, changes, superseded } = await readRunIndex(db, ref.siteId, run.generation);
+  const previous = run.mode === 'incremental' ? await readLiveRows(db, ref.siteId, live) : { rows: [], sitePaths: [] };
+  // Everything was looked at (a full run, or a design change): the rows are exactly this run's.
+  const rebuild = state.current.since === null;
+  const byId = new Map(rebuild ? [] : previous.rows.map((row) => [row.id, row]));
+  for (const [id, row] of changes) {
+    if (row) byId.set(id, row);
+    else byId.delete(id);
+  }
+  const rows = [...byId.values()].filter((row) => data.locales.includes(row.locale));
+  const pages = renderSitePages(data, rows, await linkTargets(db, ref.siteId, data));
+  const sitePaths = pages.map((p) => p.path);
+  const siteFiles = await stageSitePages(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, live, staged }, pages);
+  for (const file of siteFiles) {
+    const earlier = staged.get(file.path);
+    if (earlier) superseded.push(earlier);
+    staged.set(file.path, file);
+  }
+  // Paths the output loses: pages of entries withdrawn or moved, site pages no longer produced.
+  const removed = new Set<string>();
+  if (run.mode === 'incremental') {
+    const kept = new Set([...rows.flatMap(entryPaths), ...sitePaths]);
+    const before = rebuild ? previous.rows : previous.rows.filter((row) => changes.has(row.id));
+    for (const path of [...before.flatMap(entryPaths), ...previous.sitePaths]) if (!kept.has(path) && !staged.has(path)) removed.add(path);
+  }
+  const commit = await prepareCommit(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, live, staged, superseded, rows, sitePaths, removed });
+  const written = run.written + siteFiles.length;
   const now = services.clock.now();
   const startedAt = run.startedAt ? new Date(run.startedAt) : now;
-  const summary: RunSummary = { runId: run.runId, mode: run.mode, status: 'succeeded', requestIds: run.requestIds, startedAt, finishedAt: now, rendered: run.rendered, written, removed: run.mode === 'full' ? removedFiles : run.removed, error: null };
+  const summary: RunSummary = { runId: run.runId, mode: run.mode, status: 'succeeded', requestIds: run.requestIds, startedAt, finishedAt: now, rendered: run.rendered, written, removed: run.mode === 'full' ? Math.max(0, (live?.files ?? 0) - commit.live.files) : run.removed, error: null };
   await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId, 'current.runId': run.runId },
-    { $set: { status: 'idle', current: null, lastSuccessStartedAt: startedAt, basis: state.current.basis, output, outputVersion: newId(), updatedAt: now, lastRun: summary } },
+    {
+      $set: {
+        status: 'idle',
+        current: null,
+        live: commit.live,
+        garbage: commit.garbage,
+        lastSuccessStartedAt: startedAt,
+        basis: state.current.basis,
+        output: { files: commit.live.files, bytes: commit.live.bytes },
+        outputVersion: newId(),
+        updatedAt: now,
+        lastRun: summary,
+      },
+    },
   );
+  await collectGarbage(db, ref.siteId);
 }
 
 /** A cancelled or failed run: its staged files go, the served output stays as it was. Idempotent. */
 export async function abortRun(services: Services, ref: ExportRef, run: RunOutcome, end: { status: Exclude<RunStatus, 'succeeded'>; error: string | null }): Promise<void> {
   const { db } = await siteOf(services, ref);
   await discardStaged(db, ref.siteId);
-  await exportEntryChanges(db).deleteMany({ siteId: ref.siteId, runId: run.runId });
   const now = services.clock.now();
   const summary: RunSummary = { runId: run.runId, mode: run.mode, status: end.status, requestIds: run.requestIds, startedAt: run.startedAt ? new Date(run.startedAt) : now, finishedAt: now, rendered: run.rendered, written: 0, removed: 0, error: end.error };
   await recordRun(db, ref.siteId, summary);

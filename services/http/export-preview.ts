@@ -21,8 +21,8 @@ async function servePreview(services: Services, request: FastifyRequest, reply: 
   if (answer.kind === 'missing') throw new NotFoundError('No static export to preview');
   if (answer.kind === 'redirect') return reply.redirect(answer.location, answer.status);
   const { file } = answer;
-  const etag = `"${file.metadata.sha}"`;
-  reply.headers({ etag, 'content-security-policy': PREVIEW_CSP, 'content-type': file.metadata.contentType, 'content-length': String(file.length) });
+  const etag = `"${file.sha}"`;
+  reply.headers({ etag, 'content-security-policy': PREVIEW_CSP, 'content-type': file.contentType, 'content-length': String(file.length) });
   if (answer.status === 200 && etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
   reply.code(answer.status);
   if (request.method === 'HEAD' || file.length === 0) return reply.send();

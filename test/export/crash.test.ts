@@ -2,10 +2,9 @@ import type { ChildProcess } from 'node:child_process';
 import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationContext } from '../../services/core/context.ts';
-import { exportFiles } from '../../services/export/model.ts';
 import { readExportFile } from '../../services/export/files.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { call, liveFiles } from './support.ts';
+import { archivedPaths, call, liveFiles, stagedDocs } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
 const spawnWorker = (pw: PluginWorld) => spawnWorkerProcess(pw.world.config, {}, 60_000);
@@ -51,8 +50,7 @@ describe('static export: a worker SIGKILLed mid-run', { timeout: 300_000 }, () =
     await kill9(first);
 
     // Dead worker, run open: its staged files exist but nothing is served yet.
-    const staged = { 'metadata.siteId': ctx.site._id, 'metadata.state': 'staged' };
-    expect(await exportFiles(ctx.db).countDocuments(staged)).toBeGreaterThan(0);
+    expect(await stagedDocs(ctx)).toBeGreaterThan(0);
     expect((await liveFiles(ctx)).size).toBe(0);
     expect((await status()).status).toBe('running');
 
@@ -62,13 +60,14 @@ describe('static export: a worker SIGKILLed mid-run', { timeout: 300_000 }, () =
       return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
     }, 'resumed run', 240_000);
     expect(done.lastRun).toMatchObject({ mode: 'full', status: 'succeeded', rendered: 6, error: null });
-    expect(await exportFiles(ctx.db).countDocuments(staged)).toBe(0);
+    expect(await stagedDocs(ctx)).toBe(0);
 
     const live = await liveFiles(ctx);
     for (let i = 1; i <= 6; i++) expect(live.has(`en/post/crash-${i}/index.html`), `crash-${i}`).toBe(true);
     // One live version per path, and every file complete.
-    const rows = await exportFiles(ctx.db).find({ 'metadata.siteId': ctx.site._id, 'metadata.state': 'live' }).toArray();
-    expect(rows.length).toBe(live.size);
+    const archived = await archivedPaths(ctx);
+    expect(archived.length).toBe(live.size);
+    expect(new Set(archived)).toEqual(new Set(live.keys()));
     expect(done.output.files).toBe(live.size);
     for (const path of live.keys()) {
       const file = (await readExportFile(ctx.db, ctx.site._id, path))!;

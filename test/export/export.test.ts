@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { exportFiles } from '../../services/export/model.ts';
 import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { checkHistory } from '../support/histories.ts';
-import { liveFiles, runToEnd } from './support.ts';
+import { allDocs, liveFiles, runToEnd, stagedDocs } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
 // Generous timeouts: a run is several activities on a shared dev server that other suites load too.
@@ -87,7 +86,7 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
       return s.progress?.phase === 'rendering' && s.progress.done >= 1 ? s : undefined;
     }, 'run under way', 150_000);
     // The run has staged files by now; none of them is served.
-    expect(await exportFiles(ctx.db).countDocuments({ 'metadata.siteId': ctx.site._id, 'metadata.state': 'staged' })).toBeGreaterThan(0);
+    expect(await stagedDocs(ctx)).toBeGreaterThan(0);
     const served = await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/alpha/' });
     expect(served.body).toContain('<h1>Alpha</h1>');
     const cancel = await pw.manage('POST', '/static-export/cancel', key, {});
@@ -102,7 +101,7 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     expect(done.output).toEqual(beforeStatus.output);
     expect(done.lastSuccessAt).toBe(beforeStatus.lastSuccessAt);
     expect(await liveFiles(ctx)).toEqual(before);
-    expect(await exportFiles(ctx.db).countDocuments({ 'metadata.siteId': ctx.site._id, 'metadata.state': 'staged' })).toBe(0);
+    expect(await stagedDocs(ctx)).toBe(0);
     const again = await pw.manage('GET', '/static-export/download?format=tar', reader);
     expect(again.statusCode).toBe(200);
     expect(again.headers.etag).toBe(archive.headers.etag);
@@ -179,8 +178,7 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     const res = await pw.manage('POST', '/static-export/clear', key);
     expect(res.statusCode).toBe(200);
     expect(res.json().removed).toBe(count);
-    expect(await exportFiles(ctx.db).countDocuments({ 'metadata.siteId': ctx.site._id })).toBe(0);
-    expect(await ctx.db.collection('export.chunks').countDocuments({})).toBe(0);
+    expect(await allDocs(ctx)).toBe(0);
     const s = await status();
     expect(s.output).toMatchObject({ files: 0, bytes: 0, version: null });
     expect(s.lastSuccessAt).toBeNull();

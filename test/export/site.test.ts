@@ -7,7 +7,7 @@ import { createContext, type OperationContext } from '../../services/core/contex
 import { systemPrincipal } from '../../services/core/principal.ts';
 import { newId } from '../../services/core/ids.ts';
 import { readExportFile } from '../../services/export/files.ts';
-import { call, checkLinks, listFiles, liveFiles, runToEnd, unpack } from './support.ts';
+import { archivedPaths, call, checkLinks, listFiles, liveFiles, runToEnd, unpack } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
 const ALL_BLOCKS = [
@@ -270,6 +270,10 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     expect(rewritten).toEqual(['en/feed.xml', 'en/post/filler-3.json', 'en/post/filler-3/index.html', publishedIndex, typeIndex, 'index.json', 'sitemap.xml'].sort());
     expect(done.lastRun.written).toBe(rewritten.length);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
+    // The archive lists each served path once: the replaced versions are marked dead in their packs.
+    const archived = await archivedPaths(ctx);
+    expect(archived.length).toBe(after.size);
+    expect(new Set(archived)).toEqual(new Set(after.keys()));
   });
 
   it('staleness: a menu change re-renders every page, a theme switch runs full, withdrawn entries lose their pages', async () => {
@@ -292,6 +296,12 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     expect((await pw.manage('DELETE', `/content/${ids.p6}`, key)).statusCode).toBe(200);
     const trashRun = await runToEnd(pw, key, 'incremental');
     expect(trashRun.lastRun).toMatchObject({ mode: 'incremental', removed: 1 });
-    expect((await liveFiles(ctx)).has('en/post/filler-6/index.html')).toBe(false);
+    const final = await liveFiles(ctx);
+    expect(final.has('en/post/filler-6/index.html')).toBe(false);
+    expect(final.has('en/post/filler-6.json')).toBe(false);
+    const archived = await archivedPaths(ctx);
+    expect(archived.length).toBe(final.size);
+    expect(new Set(archived)).toEqual(new Set(final.keys()));
+    expect(await page('en/post/filler-6/index.html')).toBeUndefined();
   });
 });

@@ -6,7 +6,8 @@ import { expect } from 'vitest';
 import type { Services, OperationContext } from '../../services/core/context.ts';
 import { invokeOperation } from '../../services/core/operation.ts';
 import type { PluginWorld } from '../plugins/support.ts';
-import { exportFiles } from '../../services/export/model.ts';
+import { exportIndex, exportManifest, exportPacks, exportRows, readExportState } from '../../services/export/model.ts';
+import { generations, livePacks } from '../../services/export/files.ts';
 import { eventually } from '../support/polling.ts';
 
 /** Runs an operation as the system principal (test setup that is not what the test is about). */
@@ -18,8 +19,35 @@ export async function call<T = Record<string, unknown>>(services: Services, ctx:
 
 /** The served output of a site: path → run that wrote it. */
 export async function liveFiles(ctx: OperationContext): Promise<Map<string, string>> {
-  const rows = await exportFiles(ctx.db).find({ 'metadata.siteId': ctx.site._id, 'metadata.state': 'live' }).sort({ _id: 1 }).toArray();
-  return new Map(rows.map((row) => [row.metadata.path, row.metadata.runId]));
+  const live = (await readExportState(ctx.db, ctx.site._id))?.live;
+  if (!live) return new Map();
+  const ids = live.versions.map((version, bucket) => `${ctx.site._id}:${String(version).padStart(10, '0')}:${String(bucket).padStart(5, '0')}`);
+  const buckets = await exportManifest(ctx.db).find({ _id: { $in: ids } }).toArray();
+  expect(buckets).toHaveLength(live.buckets);
+  const files = buckets.flatMap((bucket) => bucket.files).sort((a, b) => a.path.localeCompare(b.path));
+  return new Map(files.map((file) => [file.path, file.runId]));
+}
+
+/** The paths the archive would list, in its order (packs of the live output minus dead files). */
+export async function archivedPaths(ctx: OperationContext): Promise<string[]> {
+  const live = (await readExportState(ctx.db, ctx.site._id))?.live;
+  if (!live) return [];
+  const out: string[] = [];
+  for await (const pack of livePacks(ctx.db, ctx.site._id, live, false)) out.push(...pack.files.map((file) => file.path));
+  return out;
+}
+
+/** Documents a run wrote that are not (yet) part of the served output: packs, manifest, index, rows of later generations. */
+export async function stagedDocs(ctx: OperationContext): Promise<number> {
+  const live = (await readExportState(ctx.db, ctx.site._id))?.live?.generation ?? 0;
+  const counts = await Promise.all([exportPacks, exportManifest, exportIndex, exportRows].map((c) => c(ctx.db).countDocuments(generations(ctx.site._id, live + 1, null))));
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+/** Every export document of the site, live or not. */
+export async function allDocs(ctx: OperationContext): Promise<number> {
+  const counts = await Promise.all([exportPacks, exportManifest, exportIndex, exportRows].map((c) => c(ctx.db).countDocuments(generations(ctx.site._id, 0, null))));
+  return counts.reduce((a, b) => a + b, 0);
 }
 
 /** Starts a run through the Management API and waits until a finished run served it. */
