@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
-import { bucketCount, bucketOf, docId, generations, liveFilesAt, manifestId, sha256, stagePacks, writeDocs, type NewFile } from './files.ts';
-import { exportIndex, exportManifest, exportPacks, exportRows, exportStates, type EntryRow, type ExportManifestDoc, type ExportRowsDoc, type LiveOutput, type OutputGarbage, type StoredFile } from './model.ts';
+import { bucketCount, bucketOf, docId, generations, manifestId, sha256, stagePacks, writeDocs, type NewFile } from './files.ts';
+import { exportIndex, exportManifest, exportPacks, exportRows, exportStates, fromJson, toJson, type EntryRow, type ExportManifestDoc, type ExportRowsDoc, type LiveOutput, type OutputGarbage, type SitePage, type StoredFile } from './model.ts';
 import { entryDir, entryJson, indexFile } from './paths.ts';
 import type { OutFile } from './pages.ts';
 
@@ -16,33 +16,33 @@ export async function readRunIndex(db: Db, siteId: string, generation: number) {
   /** Files of this run that a later file of the same path replaced (the last one written wins). */
   const superseded: StoredFile[] = [];
   for await (const doc of exportIndex(db).find(generations(siteId, generation, generation + 1)).sort({ _id: 1 })) {
-    for (const file of doc.files) {
+    for (const file of fromJson(doc.files)) {
       const earlier = staged.get(file.path);
       if (earlier) superseded.push(earlier);
       staged.set(file.path, file);
     }
-    for (const change of doc.changes) changes.set(change.entryId, change.row);
+    for (const change of fromJson(doc.changes)) changes.set(change.entryId, change.row);
   }
   return { staged, changes, superseded };
 }
 
 /** The rows and site paths of the live output. */
-export async function readLiveRows(db: Db, siteId: string, live: LiveOutput | null): Promise<{ rows: EntryRow[]; sitePaths: string[] }> {
-  if (!live) return { rows: [], sitePaths: [] };
+export async function readLiveRows(db: Db, siteId: string, live: LiveOutput | null): Promise<{ rows: EntryRow[]; sitePages: SitePage[] }> {
+  if (!live) return { rows: [], sitePages: [] };
   const ids = Array.from({ length: live.rowChunks }, (_, n) => rowsId(siteId, live.generation, n));
   const docs = await exportRows(db).find({ _id: { $in: ids } }).sort({ _id: 1 }).toArray();
-  return { rows: docs.flatMap((d) => d.rows), sitePaths: docs.flatMap((d) => d.sitePaths) };
+  return { rows: docs.flatMap((d) => fromJson(d.rows)), sitePages: docs.flatMap((d) => fromJson(d.sitePages)) };
 }
 
 /** Rows documents of a live output written at `generation` (each output writes all its rows: a few documents). */
 const rowsId = (siteId: string, generation: number, n: number) => docId(siteId, generation, String(n).padStart(5, '0'));
 
-async function writeRows(db: Db, siteId: string, generation: number, rows: EntryRow[], sitePaths: string[]): Promise<number> {
+async function writeRows(db: Db, siteId: string, generation: number, rows: EntryRow[], sitePages: SitePage[]): Promise<number> {
   const docs: ExportRowsDoc[] = [];
   for (let n = 0; n === 0 || n * ROWS_PER_DOC < rows.length; n++) {
-    docs.push({ _id: rowsId(siteId, generation, n), siteId, generation, rows: rows.slice(n * ROWS_PER_DOC, (n + 1) * ROWS_PER_DOC), sitePaths: n === 0 ? sitePaths : [] });
+    docs.push({ _id: rowsId(siteId, generation, n), siteId, generation, rows: toJson(rows.slice(n * ROWS_PER_DOC, (n + 1) * ROWS_PER_DOC)), sitePages: toJson(n === 0 ? sitePages : []) });
   }
-  await exportRows(db).deleteMany(generations(siteId, generation, generation + 1));
+  // A retry rewrites the same ids (a chunk beyond a retry's count is never read; the next full run drops it).
   await writeDocs(exportRows(db), docs);
   return docs.length;
 }
@@ -57,6 +57,8 @@ function marksOf(files: StoredFile[], generation: number): Map<string, { slot: n
   return marks;
 }
 
+const pathOrder = (a: StoredFile, b: StoredFile) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0);
+
 export interface CommitPlan {
   siteId: string;
   runId: string;
@@ -67,7 +69,7 @@ export interface CommitPlan {
   staged: Map<string, StoredFile>;
   superseded: StoredFile[];
   rows: EntryRow[];
-  sitePaths: string[];
+  sitePages: SitePage[];
   /** Incremental: paths the output loses (withdrawn or moved entries, site pages no longer produced). */
   removed: Set<string>;
 }
@@ -80,18 +82,20 @@ export interface CommitPlan {
  */
 export async function prepareCommit(db: Db, plan: CommitPlan): Promise<{ live: LiveOutput; garbage: OutputGarbage; removedFiles: number }> {
   const { siteId, generation } = plan;
-  const rowChunks = await writeRows(db, siteId, generation, plan.rows, plan.sitePaths);
+  const rowChunks = await writeRows(db, siteId, generation, plan.rows, plan.sitePages);
   const dead: StoredFile[] = [...plan.superseded];
   if (plan.mode === 'full' || !plan.live) {
     const buckets = bucketCount(plan.staged.size);
-    const docs: ExportManifestDoc[] = Array.from({ length: buckets }, (_, bucket) => ({ _id: manifestId(siteId, generation, bucket), siteId, generation, bucket, files: [] }));
+    const lists: StoredFile[][] = Array.from({ length: buckets }, () => []);
     let bytes = 0;
     for (const file of plan.staged.values()) {
-      docs[bucketOf(file.path, buckets)].files.push(file);
+      lists[bucketOf(file.path, buckets)].push(file);
       bytes += file.length;
     }
-    for (const doc of docs) doc.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    await writeDocs(exportManifest(db), docs);
+    await writeDocs(
+      exportManifest(db),
+      lists.map((files, bucket) => ({ _id: manifestId(siteId, generation, bucket), siteId, generation, bucket, files: toJson(files.sort(pathOrder)) })),
+    );
     await markDead(db, plan, dead);
     const live: LiveOutput = { generation, buckets, versions: Array(buckets).fill(generation), rowChunks, files: plan.staged.size, bytes };
     return { live, garbage: { below: generation, manifests: [], rows: [], marked: [] }, removedFiles: 0 };
@@ -107,7 +111,7 @@ export async function prepareCommit(db: Db, plan: CommitPlan): Promise<{ live: L
   const docs: ExportManifestDoc[] = [];
   for (const bucket of touched) {
     const doc = current.find((d) => d.bucket === bucket && d.generation === live.versions[bucket]);
-    const byPath = new Map((doc?.files ?? []).map((file) => [file.path, file]));
+    const byPath = new Map((doc ? fromJson(doc.files) : []).map((file) => [file.path, file]));
     for (const path of plan.removed) {
       if (bucketOf(path, live.buckets) !== bucket) continue;
       const old = byPath.get(path);
@@ -128,8 +132,7 @@ export async function prepareCommit(db: Db, plan: CommitPlan): Promise<{ live: L
       byPath.set(path, file);
       bytes += file.length;
     }
-    const sorted = [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-    docs.push({ _id: manifestId(siteId, generation, bucket), siteId, generation, bucket, files: sorted });
+    docs.push({ _id: manifestId(siteId, generation, bucket), siteId, generation, bucket, files: toJson([...byPath.values()].sort(pathOrder)) });
   }
   await writeDocs(exportManifest(db), docs);
   const marked = await markDead(db, plan, dead);
@@ -159,20 +162,28 @@ async function markDead(db: Db, plan: CommitPlan, dead: StoredFile[]): Promise<s
   return marked;
 }
 
-/** Site pages whose bytes differ from the live version (all of them for a full run), written as the run's `s` packs. */
+/**
+ * Site pages whose bytes differ from the live output's (all of them for a full run), written as
+ * the run's `s` packs. The live hashes come from the rows documents, not from the manifest.
+ */
 export async function stageSitePages(
   db: Db,
-  run: { siteId: string; runId: string; generation: number; mode: 'full' | 'incremental'; live: LiveOutput | null; staged: Map<string, StoredFile> },
+  run: { siteId: string; runId: string; generation: number; mode: 'full' | 'incremental'; staged: Map<string, StoredFile> },
   pages: OutFile[],
-): Promise<StoredFile[]> {
-  const bodies = pages.map((page) => ({ page, body: Buffer.from(page.body, 'utf8') }));
-  const current = run.mode === 'incremental' ? await liveFilesAt(db, run.siteId, run.live, pages.map((p) => p.path)) : new Map<string, StoredFile>();
-  const changed: NewFile[] = bodies
-    .filter(({ page, body }) => {
-      const old = current.get(page.path);
+  previous: SitePage[],
+): Promise<{ written: StoredFile[]; sitePages: SitePage[] }> {
+  const before = new Map(previous.map(([path, sha, contentType]) => [path, { sha, contentType }]));
+  const hashed = pages.map((page) => {
+    const body = Buffer.from(page.body, 'utf8');
+    return { page, body, sha: sha256(body) };
+  });
+  const changed: NewFile[] = hashed
+    .filter(({ page, sha }) => {
+      const old = run.mode === 'incremental' ? before.get(page.path) : undefined;
       // A site page that shares its path with an entry page of this run (a redirect's page) wins, as it always did.
-      return !old || run.staged.has(page.path) || old.contentType !== page.contentType || old.sha !== sha256(body);
+      return !old || run.staged.has(page.path) || old.contentType !== page.contentType || old.sha !== sha;
     })
     .map(({ page, body }) => ({ path: page.path, contentType: page.contentType, body, entryId: null }));
-  return stagePacks(db, run.siteId, run.generation, 's', run.runId, changed);
+  const written = await stagePacks(db, run.siteId, run.generation, 's', run.runId, changed);
+  return { written, sitePages: hashed.map(({ page, sha }) => [page.path, sha, page.contentType]) };
 }

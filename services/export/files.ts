@@ -4,9 +4,12 @@ import {
   exportIndex,
   exportManifest,
   exportPacks,
+  exportPlan,
   exportRows,
   exportStates,
+  fromJson,
   readExportState,
+  toJson,
   type ExportPackDoc,
   type LiveOutput,
   type StoredFile,
@@ -65,7 +68,7 @@ export function buildPacks(siteId: string, generation: number, prefix: string, r
   const nextId = () => docId(siteId, generation, `${prefix}:${String(packs.length).padStart(5, '0')}`);
   const flush = () => {
     if (bodies.length === 0 && listed.length === 0) return;
-    packs.push({ _id: nextId(), siteId, generation, files: listed, data: new Binary(Buffer.concat(bodies)) });
+    packs.push({ _id: nextId(), siteId, generation, files: toJson(listed), data: new Binary(Buffer.concat(bodies)) });
     bodies = [];
     listed = [];
     size = 0;
@@ -74,15 +77,17 @@ export function buildPacks(siteId: string, generation: number, prefix: string, r
     const base = { path: file.path, contentType: file.contentType, sha: sha256(file.body), length: file.body.length, mtime, runId, entryId: file.entryId };
     if (file.body.length > PACK_BYTES) {
       flush();
+      // Its parts are known before any pack is listed: the listing is serialised with the pack.
+      const first = packs.length;
       const parts: [string, number, number][] = [];
-      const first: StoredFile = { ...base, parts, slot: 0 };
       for (let offset = 0; offset < file.body.length; offset += PACK_BYTES) {
-        const slice = file.body.subarray(offset, offset + PACK_BYTES);
-        const id = nextId();
-        parts.push([id, 0, slice.length]);
-        packs.push({ _id: id, siteId, generation, files: offset === 0 ? [first] : [], data: new Binary(slice) });
+        parts.push([docId(siteId, generation, `${prefix}:${String(first + parts.length).padStart(5, '0')}`), 0, Math.min(PACK_BYTES, file.body.length - offset)]);
       }
-      stored.push(first);
+      const entry: StoredFile = { ...base, parts, slot: 0 };
+      for (const [n, [id]] of parts.entries()) {
+        packs.push({ _id: id, siteId, generation, files: toJson(n === 0 ? [entry] : []), data: new Binary(file.body.subarray(n * PACK_BYTES, (n + 1) * PACK_BYTES)) });
+      }
+      stored.push(entry);
       continue;
     }
     if (size + file.body.length > PACK_BYTES) flush();
@@ -114,11 +119,21 @@ export async function writeDocs<T extends { _id: string }>(collection: Collectio
   );
 }
 
-/** Writes files as packs under `prefix`, first dropping what an earlier attempt of the same step wrote there. */
+/**
+ * Writes files as packs under `prefix`. A retried step meets its own earlier attempt (duplicate
+ * ids): then what that attempt wrote under the prefix goes first (it may have had more packs).
+ * Range deletes are not free on the local engine, so a first attempt does none.
+ */
 export async function stagePacks(db: Db, siteId: string, generation: number, prefix: string, runId: string, files: NewFile[]): Promise<StoredFile[]> {
-  await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
   const { packs, stored } = buildPacks(siteId, generation, prefix, runId, files, Date.now());
-  await writeDocs(exportPacks(db), packs);
+  if (packs.length === 0) return stored;
+  try {
+    await exportPacks(db).insertMany(packs, { ordered: false });
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError) || error.code !== 11000) throw error;
+    await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
+    await exportPacks(db).insertMany(packs, { ordered: false });
+  }
   return stored;
 }
 
@@ -133,7 +148,7 @@ export async function liveFilesAt(db: Db, siteId: string, live: LiveOutput | nul
   const wanted = new Set(paths);
   if (wanted.size === 0) return out;
   const ids = [...new Set([...wanted].map((path) => bucketOf(path, live.buckets)))].map((b) => manifestId(siteId, live.versions[b], b));
-  for await (const bucket of exportManifest(db).find({ _id: { $in: ids } })) for (const file of bucket.files) if (wanted.has(file.path)) out.set(file.path, file);
+  for await (const bucket of exportManifest(db).find({ _id: { $in: ids } })) for (const file of fromJson(bucket.files)) if (wanted.has(file.path)) out.set(file.path, file);
   return out;
 }
 
@@ -197,9 +212,10 @@ export async function* livePacks(db: Db, siteId: string, live: LiveOutput, withD
     .sort({ _id: 1 })
     .batchSize(4);
   for await (const pack of cursor) {
-    if (pack.files.length === 0) continue; // a continuation of a big file
+    const listed = fromJson(pack.files);
+    if (listed.length === 0) continue; // a continuation of a big file
     const dead = new Set((pack.dead ?? []).filter((mark) => mark.generation <= live.generation).map((mark) => mark.slot));
-    const files = dead.size ? pack.files.filter((file) => !dead.has(file.slot)) : pack.files;
+    const files = dead.size ? listed.filter((file) => !dead.has(file.slot)) : listed;
     if (files.length) yield { id: pack._id, files, data: withData ? bytesOf(pack.data) : null };
   }
 }
@@ -211,7 +227,7 @@ export async function packData(db: Db, id: string): Promise<Buffer> {
   return bytesOf(row.data);
 }
 
-const collections = (db: Db) => [exportPacks(db), exportManifest(db), exportIndex(db), exportRows(db)].map((c) => db.collection<{ _id: string }>(c.collectionName));
+const collections = (db: Db) => [exportPacks(db), exportManifest(db), exportIndex(db), exportRows(db), exportPlan(db)].map((c) => db.collection<{ _id: string }>(c.collectionName));
 
 /**
  * Drops what runs wrote that never became live (a cancelled, failed or killed run) and their dead
@@ -219,9 +235,11 @@ const collections = (db: Db) => [exportPacks(db), exportManifest(db), exportInde
  */
 export async function discardStaged(db: Db, siteId: string): Promise<void> {
   const state = await readExportState(db, siteId);
-  const live = state?.live?.generation ?? 0;
+  // Only a run that neither finished nor was aborted (its `current` is still set) leaves anything.
+  if (!state?.current) return;
+  const live = state.live?.generation ?? 0;
   await Promise.all(collections(db).map((c) => c.deleteMany(generations(siteId, live + 1, null))));
-  const marked = state?.current?.marked ?? [];
+  const marked = state.current.marked ?? [];
   if (marked.length) await exportPacks(db).updateMany({ _id: { $in: marked } }, { $pull: { dead: { generation: { $gt: live } } } });
 }
 
@@ -264,8 +282,9 @@ export async function collectGarbage(db: Db, siteId: string): Promise<void> {
   if (garbage.marked.length) {
     const packs = await exportPacks(db).find({ _id: { $in: garbage.marked } }, { projection: { files: 1, dead: 1 } }).toArray();
     const gone = packs
-      .filter((pack) => pack.files.length > 0 && new Set((pack.dead ?? []).filter((m) => m.generation <= live.generation).map((m) => m.slot)).size >= pack.files.length)
-      .flatMap((pack) => [pack._id, ...pack.files.flatMap((file) => file.parts.map(([id]) => id))]);
+      .map((pack) => ({ pack, files: fromJson(pack.files) }))
+      .filter(({ pack, files }) => files.length > 0 && new Set((pack.dead ?? []).filter((m) => m.generation <= live.generation).map((m) => m.slot)).size >= files.length)
+      .flatMap(({ pack, files }) => [pack._id, ...files.flatMap((file) => file.parts.map(([id]) => id))]);
     if (gone.length) await exportPacks(db).deleteMany({ _id: { $in: [...new Set(gone)] } });
   }
   await exportStates(db).updateOne({ _id: siteId, siteId, 'live.generation': live.generation }, { $set: { garbage: null } });

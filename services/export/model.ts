@@ -19,6 +19,15 @@ export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 200, batchPauseM
  */
 export const EXPORT_STORAGE = 'export_packs';
 
+/**
+ * Lists inside export documents are stored as one JSON string: the local engine converts every
+ * field of a nested document on each write and read (a 4,000-entry manifest as an array of
+ * objects took over a second to write), a string is one field. `Json<T>` says what it holds.
+ */
+export type Json<T> = string & { readonly __json?: T };
+export const toJson = <T>(value: T): Json<T> => JSON.stringify(value) as Json<T>;
+export const fromJson = <T>(text: Json<T>): T => JSON.parse(text) as T;
+
 /** One exported file: what the manifest, a pack's listing and readers know of it. */
 export interface StoredFile {
   path: string;
@@ -48,7 +57,7 @@ export interface ExportPackDoc {
   _id: string;
   siteId: string;
   generation: number;
-  files: StoredFile[];
+  files: Json<StoredFile[]>;
   data: Binary;
   dead?: { slot: number; generation: number }[];
 }
@@ -61,7 +70,7 @@ export interface ExportManifestDoc {
   generation: number;
   bucket: number;
   /** Sorted by path. */
-  files: StoredFile[];
+  files: Json<StoredFile[]>;
 }
 export const exportManifest = (db: Db) => db.collection<ExportManifestDoc>('export_manifest');
 
@@ -70,24 +79,42 @@ export interface ExportIndexDoc {
   _id: string;
   siteId: string;
   generation: number;
-  files: StoredFile[];
+  files: Json<StoredFile[]>;
   /** Per entry looked at: its list row, or null when it is withdrawn (no pages). */
-  changes: { entryId: string; row: EntryRow | null }[];
+  changes: Json<{ entryId: string; row: EntryRow | null }[]>;
 }
 export const exportIndex = (db: Db) => db.collection<ExportIndexDoc>('export_index');
 
 /**
+ * A run's candidates, listed once by its plan (`<siteId>:<generation>:p:<after>`: the ids that
+ * follow `after`, in `_id` order): each batch fetches its entries by `_id` instead of querying the
+ * entries again (on the local engine every such query scans the whole collection).
+ */
+export interface ExportPlanDoc {
+  _id: string;
+  siteId: string;
+  generation: number;
+  ids: Json<string[]>;
+  /** The run's last batch. */
+  last: boolean;
+}
+export const exportPlan = (db: Db) => db.collection<ExportPlanDoc>('export_plan');
+
+/**
  * The rows of the live output (what list pages, feeds and the sitemap show), in chunks
- * (`<siteId>:<generation>:<n>`), plus the site pages' paths: an incremental finish renders the
- * lists from them and the run's changes, without reading every entry.
+ * (`<siteId>:<generation>:<n>`), plus the site pages' paths and hashes: an incremental finish
+ * renders the lists from them and the run's changes and knows which site pages changed, without
+ * reading every entry or the whole manifest.
  */
 export interface ExportRowsDoc {
   _id: string;
   siteId: string;
   generation: number;
-  rows: EntryRow[];
-  sitePaths: string[];
+  rows: Json<EntryRow[]>;
+  /** The site pages of the output (in the first document): path, sha256, content type. */
+  sitePages: Json<SitePage[]>;
 }
+export type SitePage = [path: string, sha: string, contentType: string];
 export const exportRows = (db: Db) => db.collection<ExportRowsDoc>('export_rows');
 
 /** The served output: switching it is one write of this (the commit). */
@@ -160,6 +187,8 @@ export interface ExportStateDoc {
     generation: number;
     since: Date | null;
     basis: RenderBasis;
+    /** Candidates of the run (its plan). */
+    total?: number;
     /** Packs of the live output this run's finish is marking dead (cleaned if the run never commits). */
     marked?: string[];
   } | null;

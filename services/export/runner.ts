@@ -5,9 +5,9 @@ import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
 import { findSiteScope } from '../platform/workspaces.ts';
 import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
-import { collectGarbage, discardStaged, docId, liveFilesAt, sha256, stagePacks, writeDocs, type NewFile } from './files.ts';
+import { collectGarbage, discardStaged, docId, generations, liveFilesAt, sha256, stagePacks, writeDocs, type NewFile } from './files.ts';
 import { entryPaths, prepareCommit, readLiveRows, readRunIndex, stageSitePages } from './commit.ts';
-import { exportIndex, exportRuns, exportStates, readExportState, type EntryRow, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
+import { exportIndex, exportPlan, exportRuns, exportStates, fromJson, readExportState, toJson, type EntryRow, type ExportPlanDoc, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
 import { renderEntryPage, renderSitePages } from './pages.ts';
 import { entryDir, entryJson, indexFile } from './paths.ts';
 import type { LinkTargets } from './layout.ts';
@@ -61,7 +61,7 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
   if (state?.current?.runId === runId) {
     // A retried begin: the plan already made.
     const { current } = state;
-    const total = await contentCollections(db).entries.countDocuments(candidates(ref.siteId, current.since));
+    const total = current.total ?? (await contentCollections(db).entries.countDocuments(candidates(ref.siteId, current.since)));
     return { mode: current.mode, since: current.since?.toISOString() ?? null, total, startedAt: current.startedAt.toISOString(), generation: current.generation };
   }
   const basis: RenderBasis = { themeId: data.theme.id, designHash: data.designHash };
@@ -76,16 +76,45 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
   const generation = (state?.generation ?? 0) + 1;
   // Left-overs of a run that never finished (a killed worker, a failed abort) are never served: drop them.
   await discardStaged(db, ref.siteId);
-  const total = await contentCollections(db).entries.countDocuments(candidates(ref.siteId, since));
+  const total = await writePlan(db, ref.siteId, generation, since, services.exportTuning.batchSize);
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId },
     {
-      $set: { status: 'running', current: { runId, mode, startedAt: now, generation, since, basis }, generation, updatedAt: now },
+      $set: { status: 'running', current: { runId, mode, startedAt: now, generation, since, basis, total }, generation, updatedAt: now },
       $setOnInsert: { lastRun: null, lastSuccessStartedAt: null, basis: null, output: { files: 0, bytes: 0 }, outputVersion: null },
     },
     { upsert: true },
   );
   return { mode, since: since?.toISOString() ?? null, total, startedAt: now.toISOString(), generation };
+}
+
+/** The run's candidates, one query for the whole run, in batches keyed by the id they follow (ExportPlanDoc). */
+async function writePlan(db: Db, siteId: string, generation: number, since: Date | null, batchSize: number): Promise<number> {
+  const ids = (await contentCollections(db).entries.find(candidates(siteId, since), { projection: { _id: 1 } }).toArray()).map((row) => row._id).sort();
+  // Plan documents of the same generation left by a begin that failed before recording the run.
+  await exportPlan(db).deleteMany(generations(siteId, generation, generation + 1));
+  const docs: ExportPlanDoc[] = [];
+  for (let i = 0; i === 0 || i < ids.length; i += batchSize) {
+    const after = i === 0 ? '_' : ids[i - 1];
+    docs.push({ _id: docId(siteId, generation, `p:${after}`), siteId, generation, ids: toJson(ids.slice(i, i + batchSize)), last: i + batchSize >= ids.length });
+  }
+  await writeDocs(exportPlan(db), docs);
+  return ids.length;
+}
+
+/** The batch's entries: by `_id` from the run's plan; by query for a run planned before plans existed. */
+async function batchEntries(db: Db, siteId: string, args: BatchArgs): Promise<{ docs: EntryDoc[]; lastId: string | null; done: boolean; processed: number }> {
+  const entries = contentCollections(db).entries;
+  const plan = await exportPlan(db).findOne({ _id: docId(siteId, args.generation, `p:${args.afterId ?? '_'}`) });
+  if (plan) {
+    const ids = fromJson(plan.ids);
+    const docs = ids.length ? (await entries.find({ _id: { $in: ids } }).toArray()).filter((doc) => doc.siteId === siteId).sort((a, b) => (a._id < b._id ? -1 : 1)) : [];
+    return { docs, lastId: ids.at(-1) ?? args.afterId, done: plan.last, processed: ids.length };
+  }
+  const filter = candidates(siteId, args.since ? new Date(args.since) : null);
+  if (args.afterId) filter._id = { $gt: args.afterId };
+  const docs = await entries.find(filter).sort({ _id: 1 }).limit(args.limit).toArray();
+  return { docs, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit, processed: docs.length };
 }
 
 type Sibling = Pick<EntryDoc, '_id' | 'type' | 'locale' | 'live'>;
@@ -94,9 +123,8 @@ type Sibling = Pick<EntryDoc, '_id' | 'type' | 'locale' | 'live'>;
 export async function renderBatch(services: Services, ref: ExportRef, args: BatchArgs): Promise<BatchResult> {
   const { db, data } = await loadSite(services, ref);
   const entries = contentCollections(db).entries;
-  const filter = candidates(ref.siteId, args.since ? new Date(args.since) : null);
-  if (args.afterId) filter._id = { $gt: args.afterId };
-  const docs = await entries.find(filter).sort({ _id: 1 }).limit(args.limit).toArray();
+  const batch = await batchEntries(db, ref.siteId, args);
+  const { docs } = batch;
   const targets = await linkTargets(db, ref.siteId, data);
   const slugOf = (doc: EntryDoc) => doc.live?.slug ?? doc.slug;
   // Translations (same type and slug, other active locales) link to each other; with one active
@@ -157,8 +185,8 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
   // Ids derive from the batch's cursor: a retried batch replaces its own earlier attempt.
   const prefix = `e:${args.afterId ?? '_'}`;
   const files = await stagePacks(db, ref.siteId, args.generation, prefix, args.runId, toWrite);
-  await writeDocs(exportIndex(db), [{ _id: docId(ref.siteId, args.generation, prefix), siteId: ref.siteId, generation: args.generation, files, changes }]);
-  return { processed: docs.length, rendered, written: files.length, removed, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit };
+  await writeDocs(exportIndex(db), [{ _id: docId(ref.siteId, args.generation, prefix), siteId: ref.siteId, generation: args.generation, files: toJson(files), changes: toJson(changes) }]);
+  return { processed: batch.processed, rendered, written: files.length, removed, lastId: batch.lastId, done: batch.done };
 }
 
 const rowOf = (doc: EntryDoc): EntryRow => ({
@@ -194,7 +222,7 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   }
   const live = state.live ?? null;
   const { staged, changes, superseded } = await readRunIndex(db, ref.siteId, run.generation);
-  const previous = run.mode === 'incremental' ? await readLiveRows(db, ref.siteId, live) : { rows: [], sitePaths: [] };
+  const previous = run.mode === 'incremental' ? await readLiveRows(db, ref.siteId, live) : { rows: [], sitePages: [] };
   // Everything was looked at (a full run, or a design change): the rows are exactly this run's.
   const rebuild = state.current.since === null;
   const byId = new Map(rebuild ? [] : previous.rows.map((row) => [row.id, row]));
@@ -205,7 +233,7 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   const rows = [...byId.values()].filter((row) => data.locales.includes(row.locale));
   const pages = renderSitePages(data, rows, await linkTargets(db, ref.siteId, data));
   const sitePaths = pages.map((p) => p.path);
-  const siteFiles = await stageSitePages(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, live, staged }, pages);
+  const { written: siteFiles, sitePages } = await stageSitePages(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, staged }, pages, previous.sitePages);
   for (const file of siteFiles) {
     const earlier = staged.get(file.path);
     if (earlier) superseded.push(earlier);
@@ -216,9 +244,9 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   if (run.mode === 'incremental') {
     const kept = new Set([...rows.flatMap(entryPaths), ...sitePaths]);
     const before = rebuild ? previous.rows : previous.rows.filter((row) => changes.has(row.id));
-    for (const path of [...before.flatMap(entryPaths), ...previous.sitePaths]) if (!kept.has(path) && !staged.has(path)) removed.add(path);
+    for (const path of [...before.flatMap(entryPaths), ...previous.sitePages.map(([path]) => path)]) if (!kept.has(path) && !staged.has(path)) removed.add(path);
   }
-  const commit = await prepareCommit(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, live, staged, superseded, rows, sitePaths, removed });
+  const commit = await prepareCommit(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, live, staged, superseded, rows, sitePages, removed });
   const written = run.written + siteFiles.length;
   const now = services.clock.now();
   const startedAt = run.startedAt ? new Date(run.startedAt) : now;

@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import type { Services, OperationContext } from '../../services/core/context.ts';
 import { invokeOperation } from '../../services/core/operation.ts';
 import type { PluginWorld } from '../plugins/support.ts';
-import { exportIndex, exportManifest, exportPacks, exportRows, readExportState } from '../../services/export/model.ts';
+import { exportIndex, exportManifest, exportPacks, exportRows, fromJson, readExportState } from '../../services/export/model.ts';
 import { generations, livePacks } from '../../services/export/files.ts';
 import { eventually } from '../support/polling.ts';
 
@@ -24,7 +24,7 @@ export async function liveFiles(ctx: OperationContext): Promise<Map<string, stri
   const ids = live.versions.map((version, bucket) => `${ctx.site._id}:${String(version).padStart(10, '0')}:${String(bucket).padStart(5, '0')}`);
   const buckets = await exportManifest(ctx.db).find({ _id: { $in: ids } }).toArray();
   expect(buckets).toHaveLength(live.buckets);
-  const files = buckets.flatMap((bucket) => bucket.files).sort((a, b) => a.path.localeCompare(b.path));
+  const files = buckets.flatMap((bucket) => fromJson(bucket.files)).sort((a, b) => a.path.localeCompare(b.path));
   return new Map(files.map((file) => [file.path, file.runId]));
 }
 
