@@ -3,7 +3,10 @@
 // incremental run after one entry changed (seconds, target < 3), then archive download throughput
 // (tar with Content-Length, and tar.gz) against reading the same bytes straight from storage (the
 // export packs, read by id as services/export/files.ts does, no tar, no HTTP).
-//   BENCH_EXPORT_ENTRIES=10000 npx tsx bench/export.ts
+//   BENCH_OWN_ENGINES=1 BENCH_EXPORT_ENTRIES=10000 npx tsx bench/export.ts
+// (BENCH_OWN_ENGINES=1: a MongoDB engine and Temporal dev server of its own on random ports, stopped
+// at the end; or MONGODB_URI / TEMPORAL_ADDRESS of engines started for it. BENCH_ROUNDS: download
+// rounds, default 3. BENCH_GC_PROBE=1: also the worker's live heap, see below.)
 // The Temporal worker runs in its own process (its memory is what is measured, from
 // /proc/<pid>/status every 25 ms); the download client runs in its own process too. Entries are
 // seeded by inserting copies of one entry made and published through the operations (seeding is
@@ -11,7 +14,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { startBenchWorld } from './support/world.ts';
+import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { createContext } from '../services/core/context.ts';
 import { invokeOperation } from '../services/core/operation.ts';
@@ -25,10 +28,13 @@ import { readExportState } from '../services/export/model.ts';
 
 const N = Number(process.env.BENCH_EXPORT_ENTRIES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** BENCH_GC_PROBE=1: the worker runs a full GC every 2 s and reports its live heap (then RSS says little: report the live heap). */
+const GC_PROBE = process.env.BENCH_GC_PROBE === '1';
 const MB = 1024 * 1024;
 const load = () => loadavg().map((v) => v.toFixed(2)).join(' ');
 const loadAtStart = load();
 
+const stopOwnEngines = await ownEnginesIfAsked();
 const world = await startBenchWorld();
 const { config } = world;
 const key = await createApiKey(world);
@@ -67,7 +73,7 @@ const seedSec = (performance.now() - seedStarted) / 1000;
 process.stderr.write(`seeded ${N} entries in ${seedSec.toFixed(1)} s\n`);
 
 // --- the worker in its own process, its memory sampled ------------------------------------------
-const worker: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], {
+const worker: ChildProcess = spawn(process.execPath, [...(GC_PROBE ? ['--expose-gc'] : []), '--import', 'tsx', 'bench/support/worker-process.ts'], {
   env: { ...process.env, DB_PREFIX: config.DB_PREFIX, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, SECRET_KEY: config.SECRET_KEY, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -83,6 +89,10 @@ await new Promise<void>((resolve, reject) => {
 });
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 let peakRss = 0;
+let liveHeap: number[] = [];
+worker.stderr!.on('data', (chunk: Buffer) => {
+  for (const match of String(chunk).matchAll(/gc-probe heapUsed=(\d+)/g)) liveHeap.push(Number(match[1]));
+});
 const sampler = setInterval(() => {
   peakRss = Math.max(peakRss, rssOf(worker.pid!));
 }, 25);
@@ -107,11 +117,14 @@ async function exportRun(mode: 'full' | 'incremental') {
 }
 
 // Settle, then the idle baseline of the worker (it has bundled its workflows and connected).
-await new Promise((resolve) => setTimeout(resolve, 2000));
+await new Promise((resolve) => setTimeout(resolve, GC_PROBE ? 4500 : 2000));
 const baseRss = rssOf(worker.pid!);
 peakRss = baseRss;
+const baseHeap = liveHeap.at(-1) ?? 0;
+liveHeap = [];
 const full = await exportRun('full');
 const fullPeak = peakRss;
+const fullHeapPeak = Math.max(0, ...liveHeap);
 
 const changed = await entries.findOne({ slug: `bench-${Math.floor(N / 2)}` });
 await api('PATCH', `/content/${changed!._id}`, { title: 'Benchmark entry changed' });
@@ -162,6 +175,7 @@ console.log('| measure | value | target |');
 console.log('|---|---|---|');
 console.log(`| full export: ${full.run.rendered} entries (${full.output.files} files, ${(full.output.bytes / MB).toFixed(1)} MB) | ${full.seconds.toFixed(1)} s wall = **${pagesPerSec.toFixed(0)} pages/s** | ≥ 500 pages/s: ${verdict(pagesPerSec >= 500)} |`);
 console.log(`| worker peak RSS growth during the full run | **${growthMb.toFixed(0)} MB** (idle ${(baseRss / MB).toFixed(0)} MB → peak ${(fullPeak / MB).toFixed(0)} MB) | < 128 MB: ${verdict(growthMb < 128)} |`);
+if (GC_PROBE) console.log(`| worker live heap after a full GC every 2 s (BENCH_GC_PROBE) | **${((fullHeapPeak - baseHeap) / MB).toFixed(0)} MB** growth (idle ${(baseHeap / MB).toFixed(0)} MB → peak ${(fullHeapPeak / MB).toFixed(0)} MB) | — |`);
 console.log(`| incremental after one change (${incremental.run.rendered} rendered, ${incremental.run.written} files written) | **${incremental.seconds.toFixed(2)} s** wall | < 3 s: ${verdict(incremental.seconds < 3)} |`);
 console.log(`| straight from storage (${(rounds[0].gridBytes / MB).toFixed(1)} MB, every live file in path order), baseline | ${mbps.grid.toFixed(1)} MB/s | 1.00 |`);
 console.log(`| download tar (${(rounds[0].tarBytes / MB).toFixed(1)} MB, Content-Length) | ${mbps.tar.toFixed(1)} MB/s | ${(mbps.tar / mbps.grid).toFixed(2)} |`);
@@ -171,4 +185,5 @@ console.log(`(median of ${ROUNDS} alternating rounds for the downloads)`);
 worker.kill('SIGTERM');
 await new Promise((resolve) => worker.once('exit', resolve));
 await world.close();
+await stopOwnEngines();
 process.exit(0);

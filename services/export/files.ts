@@ -126,13 +126,19 @@ export async function writeDocs<T extends { _id: string }>(collection: Collectio
  */
 export async function stagePacks(db: Db, siteId: string, generation: number, prefix: string, runId: string, files: NewFile[]): Promise<StoredFile[]> {
   const { packs, stored } = buildPacks(siteId, generation, prefix, runId, files, Date.now());
-  if (packs.length === 0) return stored;
-  try {
-    await exportPacks(db).insertMany(packs, { ordered: false });
-  } catch (error) {
-    if (!(error instanceof MongoBulkWriteError) || error.code !== 11000) throw error;
-    await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
-    await exportPacks(db).insertMany(packs, { ordered: false });
+  // Nothing to write: an earlier attempt may still have written packs here (its entries changed since).
+  if (packs.length === 0) await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
+  // A few packs per insert: the driver serialises each insert whole, so this bounds that copy.
+  for (let i = 0; i < packs.length; i += 4) {
+    const group = packs.slice(i, i + 4);
+    try {
+      await exportPacks(db).insertMany(group, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError) || error.code !== 11000) throw error;
+      if (i > 0) throw error; // our own packs of this attempt: ids are unique within it
+      await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
+      await exportPacks(db).insertMany(group, { ordered: false });
+    }
   }
   return stored;
 }

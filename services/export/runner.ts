@@ -102,13 +102,16 @@ async function writePlan(db: Db, siteId: string, generation: number, since: Date
   return ids.length;
 }
 
+/** The working copy of an entry (top-level content fields) is not rendered, only `live` is: not fetched. */
+const WORKING_COPY = { blocks: 0, fields: 0, titleLower: 0, excerpt: 0, 'live.titleLower': 0 } as const;
+
 /** The batch's entries: by `_id` from the run's plan; by query for a run planned before plans existed. */
 async function batchEntries(db: Db, siteId: string, args: BatchArgs): Promise<{ docs: EntryDoc[]; lastId: string | null; done: boolean; processed: number }> {
   const entries = contentCollections(db).entries;
   const plan = await exportPlan(db).findOne({ _id: docId(siteId, args.generation, `p:${args.afterId ?? '_'}`) });
   if (plan) {
     const ids = fromJson(plan.ids);
-    const docs = ids.length ? (await entries.find({ _id: { $in: ids } }).toArray()).filter((doc) => doc.siteId === siteId).sort((a, b) => (a._id < b._id ? -1 : 1)) : [];
+    const docs = ids.length ? (await entries.find({ _id: { $in: ids } }, { projection: WORKING_COPY }).toArray()).filter((doc) => doc.siteId === siteId).sort((a, b) => (a._id < b._id ? -1 : 1)) : [];
     return { docs, lastId: ids.at(-1) ?? args.afterId, done: plan.last, processed: ids.length };
   }
   const filter = candidates(siteId, args.since ? new Date(args.since) : null);
