@@ -8,7 +8,7 @@ export interface ExportTuning {
   batchSize: number;
   batchPauseMs: number;
 }
-export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 100, batchPauseMs: 0 };
+export const DEFAULT_EXPORT_TUNING: ExportTuning = { batchSize: 200, batchPauseMs: 0 };
 
 /**
  * Where the output lives (files.ts, docs/plugins.md "Storage layout"): collections of the workspace
