@@ -9,6 +9,10 @@ export const topics = {
   siteContent: (siteId: string) => `site-content:${siteId}`,
   /** A workspace's own state: status (suspension, deletion), quotas. */
   workspace: (workspaceId: string) => `workspace:${workspaceId}`,
-  /** Host names, sites and the default site: what a Host resolves to. */
-  hosts: 'hosts',
+  /** What one Host name resolves to (its domain row): claims and releases name the hosts they touch. */
+  host: (name: string) => `host:${name}`,
+  /** Which site `localhost` means (the platform's default-site row). */
+  defaultSite: 'default-site',
+  /** A site's own row as hosts carry it (quotas, switches). */
+  site: (siteId: string) => `site:${siteId}`,
 } as const;
