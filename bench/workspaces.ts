@@ -120,9 +120,8 @@ try {
   });
   const heapAfter = heap();
 
-  // 3. Gateway start with N workspaces (this deployment) against one.
-  // Gateway start with N workspaces against one (a fresh deployment), alternating, so both see the
-  // same machine (a start is mostly compiling the gateway, which the machine's load slows).
+  // 3. Gateway start with N workspaces (this deployment) against one (a fresh deployment),
+  // alternating, so both see the same machine (a start is mostly compiling the gateway, which the machine's load slows).
   const startOne: number[] = [];
   const startMany: number[] = [];
   for (let i = 0; i < 5; i++) {
