@@ -73,9 +73,10 @@ export function createPublicLane(services: Services, gate: AccessGate, log: () =
           'x-content-type-options': 'nosniff',
           etag: held.etag,
           'content-type': 'application/json; charset=utf-8',
-          'content-length': held.bytes.length,
+          'content-length': held.length,
         });
-        response.end(held.bytes);
+        // A string, not a Buffer: Node sends the headers and a string body in one write.
+        response.end(held.body);
       }
       // The one access-log line the full path writes (Fastify's "request completed").
       log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');

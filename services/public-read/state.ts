@@ -49,9 +49,10 @@ export interface ReadyAnswer {
   etag: string;
 }
 
-/** What the cache-hit lane holds for a URL: the answer's bytes, and the operation that made it (for the gate). */
+/** What the cache-hit lane holds for a URL: the answer, its length in bytes, and the operation that made it (for the gate). */
 export interface HeldAnswer {
-  bytes: Buffer;
+  body: string;
+  length: number;
   etag: string;
   operation: Operation;
 }
@@ -218,7 +219,7 @@ export function readyAnswerSlot(services: Services, siteId: string, url: string,
     keep(answer) {
       if (cache.state !== state || !cache.pushed || cache.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return;
       if (cache.answers.size >= reg.options.maxEntriesPerSite) cache.answers.delete(cache.answers.keys().next().value!);
-      cache.answers.set(url, { bytes: Buffer.from(answer.body), etag: answer.etag, operation });
+      cache.answers.set(url, { body: answer.body, length: Buffer.byteLength(answer.body), etag: answer.etag, operation });
     },
   };
 }
