@@ -9,6 +9,8 @@ export const topics = {
   siteContent: (siteId: string) => `site-content:${siteId}`,
   /** A workspace's own state: status (suspension, deletion), quotas. */
   workspace: (workspaceId: string) => `workspace:${workspaceId}`,
+  /** A site's webhook endpoints: which are active and what they subscribe to (services/events/outbox.ts). */
+  webhookEndpoints: (siteId: string) => `webhook-endpoints:${siteId}`,
   /** Host names, sites and the default site: what a Host resolves to. */
   hosts: 'hosts',
 } as const;
