@@ -116,7 +116,7 @@ export async function publicState(ctx: OperationContext): Promise<PublicState> {
     .then((state) => {
       cache.state = state;
       cache.loadedAt = Date.now();
-      cache.pushed = trusted && feed.trusted() && feed.epoch() === epoch;
+      cache.pushed = trusted && feed.trusted() && !feed.changedSince(epoch, [topics.siteContent(ctx.site._id), topics.siteAccess(ctx.site._id)]);
       return state;
     })
     .finally(() => {
