@@ -123,9 +123,8 @@ if (temporalMode !== 'shared') {
     process.env.TEMPORAL_ADDRESS = '127.0.0.1:7590';
   }
 }
+// A gateway (its change feed open, as startBenchWorld runs it): the publisher holds the site's endpoints.
 const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, monitorCommands: true });
-// Emits come from a gateway (operations), whose change feed is open: it holds the site's endpoints.
-await world.services.changeFeed.start();
 // Where the database time goes: every command of the process, by name and collection.
 const commands = new Map<string, { count: number; ms: number }>();
 const pendingCommands = new Map<number, string>();
