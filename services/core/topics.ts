@@ -15,4 +15,6 @@ export const topics = {
   defaultSite: 'default-site',
   /** A site's own row as hosts carry it (quotas, switches). */
   site: (siteId: string) => `site:${siteId}`,
+  /** A site's webhook endpoints: which are active and what they subscribe to (services/events/outbox.ts). */
+  webhookEndpoints: (siteId: string) => `webhook-endpoints:${siteId}`,
 } as const;
