@@ -13,7 +13,11 @@
 //                     | memory (own dev server with its in-memory store: no fsync per commit)
 //                     | shared (TEMPORAL_ADDRESS / the shared dev server),
 //      BENCH_MONGO = own (default: own mongo-java-server engine, H2 file, via scripts/engines.mjs)
-//                  | shared (MONGODB_URI / the shared engine).
+//                  | shared (MONGODB_URI / the shared engine),
+//      BENCH_OPLOG = 1 (default: the own engine keeps its oplog, as engines.mjs runs it everywhere)
+//                  | 0 (own engine without its oplog: about 70% of the engine's CPU per write is the
+//                    oplog append, see bench/RESULTS.md; STATE_FEED=poll, the default, needs none).
+// The process plays a gateway: its change feed is open, so publishers hold the site's endpoints.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import fs from 'node:fs';
@@ -88,11 +92,12 @@ async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promis
 
 const temporalMode = process.env.BENCH_TEMPORAL ?? 'file';
 const mongoMode = process.env.BENCH_MONGO ?? 'own';
+const oplog = process.env.BENCH_OPLOG !== '0';
 const ownTemporalDir = temporalMode === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-')) : null;
 const ownMongoDir = mongoMode === 'own' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-mongo-')) : null;
 let memoryTemporal: ChildProcess | null = null;
 if (ownMongoDir) {
-  process.env.MONGODB_URI = (await ensureEngines({ dataDir: ownMongoDir, mongoPort: 27590, temporal: false, log: () => undefined })).mongoUri;
+  process.env.MONGODB_URI = (await ensureEngines({ dataDir: ownMongoDir, mongoPort: 27590, temporal: false, oplog, log: () => undefined })).mongoUri;
 }
 if (temporalMode !== 'shared') {
   if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
@@ -118,6 +123,7 @@ if (temporalMode !== 'shared') {
     process.env.TEMPORAL_ADDRESS = '127.0.0.1:7590';
   }
 }
+// A gateway (its change feed open, as startBenchWorld runs it): the publisher holds the site's endpoints.
 const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, monitorCommands: true });
 // Where the database time goes: every command of the process, by name and collection.
 const commands = new Map<string, { count: number; ms: number }>();
@@ -238,7 +244,7 @@ try {
   const rows = [baseline, result, withDead].map(
     (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
   );
-  console.log(`\nTemporal: ${temporalMode}; MongoDB: ${mongoMode}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
+  console.log(`\nTemporal: ${temporalMode}; MongoDB: ${mongoMode}${mongoMode === 'own' ? (oplog ? ' (oplog on)' : ' (no oplog)') : ''}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
   console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
   console.log(`\nTemporal history events per delivery (all actor runs, both runs' ${2 * EVENTS * ENDPOINTS + EVENTS} deliveries incl. the dead endpoint's): ${(historyEvents / (2 * EVENTS * ENDPOINTS + EVENTS)).toFixed(3)}`);
   console.log(`ratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);

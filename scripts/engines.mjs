@@ -406,7 +406,7 @@ function foreignEngine(name, port, dataDir) {
   ].join('\n');
 }
 
-async function ensureMongo({ dataDir, engineDir, mongoPort, log, timeoutMs }) {
+async function ensureMongo({ dataDir, engineDir, mongoPort, log, timeoutMs, oplog }) {
   const f = files(dataDir, 'mongo');
   const pid = readPid(f.pid);
   const ours = isOurProcess(pid, 'Launcher');
@@ -432,7 +432,7 @@ async function ensureMongo({ dataDir, engineDir, mongoPort, log, timeoutMs }) {
   const { java, args } = await installMongo(engineDir, log);
   const dbFile = path.join(dataDir, 'mongo.mv.db');
   const t0 = Date.now();
-  const { child, exit } = spawnDetached(java, [...args, String(mongoPort), dbFile, '--host', HOST], { logFile: f.log, pidFile: f.pid, cwd: dataDir });
+  const { child, exit } = spawnDetached(java, [...args, String(mongoPort), dbFile, '--host', HOST, ...(oplog === false ? ['--no-oplog'] : [])], { logFile: f.log, pidFile: f.pid, cwd: dataDir });
   await waitFor('mongo', () => mongoHandshake(mongoPort).then(Boolean), { exit, logFile: f.log, timeoutMs });
   log(`[engines] mongo: started (pid ${child.pid}) on ${HOST}:${mongoPort} in ${Date.now() - t0} ms, data ${dbFile}`);
 }
@@ -514,12 +514,15 @@ export async function ensureEngines({
   // A test of its own Temporal server (restart tests) starts only that one beside the shared MongoDB.
   mongo = true,
   temporal = true,
+  // false: the MongoDB engine runs without its oplog (no change streams; STATE_FEED=poll needs none).
+  // Only a benchmark of its own engine uses it, to show what the oplog costs every write.
+  oplog = true,
 } = {}) {
   dataDir = resolveDir(dataDir);
   engineDir = resolveDir(engineDir);
   ensureIgnoredDir(dataDir);
   ensureIgnoredDir(engineDir);
-  const opts = { dataDir, engineDir, mongoPort, temporalPort, temporalHttpPort, temporalMetricsPort, log, timeoutMs };
+  const opts = { dataDir, engineDir, mongoPort, temporalPort, temporalHttpPort, temporalMetricsPort, log, timeoutMs, oplog };
   await withLock(dataDir, 'engines', async () => {
     const results = await Promise.allSettled([mongo ? ensureMongo(opts) : undefined, temporal ? ensureTemporal(opts) : undefined]);
     const errors = results.filter((r) => r.status === 'rejected').map((r) => r.reason);

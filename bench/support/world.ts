@@ -55,6 +55,13 @@ export async function startBenchWorld(options: RuntimeOptions & { env?: Record<s
   const runtime = await createRuntime(config, options);
   await bootstrapPlatform(runtime.services);
   const app = await runtime.buildApp({ logger: false });
+  // As services/gateway.ts does: without its change feed a gateway holds nothing per site and reads
+  // the database on every request, which is not what a deployment serves.
+  await runtime.services.changeFeed.start();
+  for (let waited = 0; !runtime.services.changeFeed.trusted(); waited += 100) {
+    if (waited > 60_000) throw new Error('the change feed did not come up');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   return {
     ...runtime,
     app,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
-import { EntryListItem, EntryView, toEntryView, toListItem } from './entry-view.ts';
+import { EntryListItem, EntryView, LIST_ITEM_FIELDS, toEntryView, toListItem } from './entry-view.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { escapeRegex } from '../core/mongo-errors.ts';
 import { findEntry } from './entries.ts';
@@ -42,7 +42,7 @@ export const listEntriesOp = defineOperation({
       query.$or = [{ titleLower: { $regex: pattern } }, { slug: { $regex: pattern } }];
     }
     const rows = await contentCollections(ctx.db)
-      .entries.find(ctx.scope.filter(query as Filter<EntryDoc>, ENTRY_SCOPE))
+      .entries.find(ctx.scope.filter(query as Filter<EntryDoc>, ENTRY_SCOPE), { projection: LIST_ITEM_FIELDS })
       .sort({ _id: -1 })
       .limit(input.limit + 1)
       .toArray();

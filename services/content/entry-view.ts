@@ -64,7 +64,10 @@ export function toEntryView(doc: EntryDoc): EntryView {
   };
 }
 
-export function toListItem(doc: EntryDoc) {
+/** The fields `toListItem` reads: a list fetches only these (bodies and revisions stay in the database). */
+export const LIST_ITEM_FIELDS = { _id: 1, type: 1, title: 1, slug: 1, status: 1, version: 1, locale: 1, updatedAt: 1, publishedAt: 1 } as const;
+
+export function toListItem(doc: Pick<EntryDoc, keyof typeof LIST_ITEM_FIELDS>) {
   return {
     id: doc._id,
     type: doc.type,

@@ -7,9 +7,9 @@ import type { Logger } from 'pino';
  * The change feed that lets each gateway hold access and workspace state in memory and still be
  * exact on the next request (protocol: docs/access.md, "State held by each gateway").
  *
- * - A write that changes who gets in appends a change (`topic`) to `state_changes` and returns only
- *   once every gateway holding a live lease has acknowledged it (dropped what it cached for the
- *   topic) or its lease has lapsed and the writer has evicted it.
+ * - A write that changes who gets in appends a change (the `topics` it invalidates) to
+ *   `state_changes` and returns only once every gateway holding a live lease has acknowledged it
+ *   (dropped what it cached for those topics) or its lease has lapsed and the writer has evicted it.
  * - A gateway serves from its caches only while `trusted()`: its change stream is open, and a lease
  *   renewed less than `leaseMs` ago. A renewal first reads the changes it has not acknowledged and
  *   applies them, so every change committed before the renewal began is applied when the lease grows.
@@ -20,14 +20,20 @@ import type { Logger } from 'pino';
 export interface ChangeFeed {
   /** True while this process may answer from its caches. Cheap: called on every request. */
   trusted(): boolean;
-  /** Bumped by every change applied and every loss of trust; a read that saw the epoch move is not cached. */
+  /** Bumped by every change applied and every loss of trust (pair with `changedSince`). */
   epoch(): number;
+  /**
+   * True when, since `epoch()` returned `since`, trust was lost or a change to one of `topics` was
+   * applied: a value loaded meanwhile may be older than that change and must not be kept. Changes
+   * to other topics do not matter, so a busy feed (thousands of workspaces) does not stop caching.
+   */
+  changedSince(since: number, topics: readonly string[]): boolean;
   /** Called for every change applied (before it is acknowledged), and with `null` when all caches must go. */
   subscribe(listener: (topic: string | null) => void): void;
-  /** Records a change; resolves once every live gateway dropped the old state (or its lease lapsed). */
-  publish(topic: string): Promise<void>;
+  /** Records one change of these topics; resolves once every live gateway dropped the old state (or its lease lapsed). */
+  publish(topics: string | readonly string[]): Promise<void>;
   /** Records a change without waiting for acknowledgements (freshness, not access). */
-  announce(topic: string): Promise<void>;
+  announce(topics: string | readonly string[]): Promise<void>;
   /** Opens the feed and keeps it (re)opened until `stop()`. Only processes that serve requests start it. */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -55,7 +61,7 @@ export interface ChangeFeedOptions {
 
 interface ChangeDoc {
   _id: ObjectId;
-  topic: string;
+  topics: string[];
   at: Date;
   acked: string[];
 }
@@ -70,6 +76,11 @@ interface GatewayDoc {
 
 export const STATE_CHANGES_COLLECTION = 'state_changes';
 export const GATEWAYS_COLLECTION = 'gateways';
+
+/** How many applied changes `changedSince` remembers; a load spanning more is not kept. */
+const RECENT_CHANGES = 4096;
+/** How often a gateway deletes changes nobody can still need (the local engine has no TTL indexes). */
+const PURGE_EVERY_MS = 30_000;
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
@@ -90,11 +101,17 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
   let sessionCount = 0;
   let trustUntil = 0;
   let epoch = 0;
+  let trustLostAt = 0;
+  // The topics of the last RECENT_CHANGES changes applied, slot = epoch % RECENT_CHANGES.
+  const recent: (string | undefined)[] = new Array<string | undefined>(RECENT_CHANGES);
   let pausedUntil = 0;
+  let purgedAt = 0;
   let loop: Promise<void> | null = null;
 
   const notify = (topic: string | null) => {
     epoch++;
+    if (topic === null) trustLostAt = epoch;
+    else recent[epoch % RECENT_CHANGES] = topic;
     for (const listener of listeners) {
       try {
         listener(topic);
@@ -116,16 +133,23 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
     }
   }
 
-  async function apply(doc: Pick<ChangeDoc, '_id' | 'topic'>, mine: string) {
-    notify(doc.topic);
-    await changes.updateOne({ _id: doc._id }, { $addToSet: { acked: mine } });
+  /**
+   * Drops what the changes invalidate (each topic once, however many changes name it), then
+   * acknowledges them all in one statement: a backlog of thousands (a burst of provisioning) costs
+   * one write, not one per change.
+   */
+  async function apply(docs: readonly Pick<ChangeDoc, '_id' | 'topics'>[], mine: string) {
+    if (docs.length === 0) return;
+    // A change written before changes named several topics carries none: drop everything.
+    if (docs.some((doc) => !Array.isArray(doc.topics))) notify(null);
+    for (const topic of new Set(docs.flatMap((doc) => doc.topics ?? []))) notify(topic);
+    await changes.updateMany({ _id: { $in: docs.map((doc) => doc._id) } }, { $addToSet: { acked: mine } });
   }
 
   /** Applies every recent change this session has not acknowledged (the poll, and the renewal's check). */
   async function catchUp(mine: string, since: Date) {
     const from = new Date(Math.max(since.getTime(), Date.now() - 120_000));
-    const missed = await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topic: 1 } }).toArray();
-    for (const doc of missed) await apply(doc, mine);
+    await apply(await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topics: 1 } }).toArray(), mine);
   }
 
   /**
@@ -170,7 +194,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
             continue;
           }
           if (pending) {
-            if (pending.operationType === 'insert') await apply(pending.fullDocument, mine);
+            if (pending.operationType === 'insert') await apply([pending.fullDocument], mine);
             pending = null;
           }
           pending = await opened.tryNext();
@@ -186,6 +210,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       while (running && session === mine && !failure) {
         failure = await Promise.race([renew(mine, since, first).catch((error: unknown) => `renewal failed: ${(error as Error)?.message}`), ended]);
         first = false;
+        if (Date.now() - purgedAt > PURGE_EVERY_MS) void purge();
         if (!failure) failure = await Promise.race([sleep(leaseMs / 4).then(() => null), ended]);
       }
       if (session === mine) await loseTrust(failure ?? 'stopped');
@@ -212,22 +237,40 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
     }
   }
 
-  /** Drop changes and gateway rows nobody needs any more (the local engine has no TTL indexes). */
+  /**
+   * Drops changes and gateway rows nobody needs any more. A change is read by catch-ups for 120 s
+   * and waited on by its writer for at most 2 leases + skew + 5 s; it is kept well past both. The
+   * poll scans the collection on an engine without secondary indexes, so it is kept small.
+   */
   async function purge() {
-    const before = new Date(Date.now() - 10 * 60_000);
-    await changes.deleteMany({ at: { $lt: before } });
-    await gateways.deleteMany({ leaseUntil: { $lt: before } });
+    purgedAt = Date.now();
+    const before = new Date(Date.now() - Math.max(180_000, 2 * leaseMs + skewMs + 65_000));
+    try {
+      await changes.deleteMany({ at: { $lt: before } });
+      await gateways.deleteMany({ leaseUntil: { $lt: before } });
+    } catch (error) {
+      log.warn({ err: error }, 'state feed purge failed');
+    }
   }
 
   return {
     trusted: () => session !== null && performance.now() < trustUntil,
     epoch: () => epoch,
+    changedSince(since, topicsOfValue) {
+      if (trustLostAt > since || epoch - since >= RECENT_CHANGES) return true;
+      for (let at = since + 1; at <= epoch; at++) {
+        const topic = recent[at % RECENT_CHANGES];
+        if (topic !== undefined && topicsOfValue.includes(topic)) return true;
+      }
+      return false;
+    },
     subscribe(listener) {
       listeners.push(listener);
     },
 
-    async publish(topic) {
-      const change = await changes.insertOne({ _id: new ObjectId(), topic, at: new Date(), acked: [] });
+    async publish(named) {
+      const topic = [named].flat().join(' ');
+      const change = await changes.insertOne({ _id: new ObjectId(), topics: [named].flat(), at: new Date(), acked: [] });
       let delay = 2;
       const giveUp = Date.now() + 2 * leaseMs + skewMs + 5000;
       for (;;) {
@@ -254,14 +297,14 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       }
     },
 
-    async announce(topic) {
-      await changes.insertOne({ _id: new ObjectId(), topic, at: new Date(), acked: [] });
+    async announce(named) {
+      await changes.insertOne({ _id: new ObjectId(), topics: [named].flat(), at: new Date(), acked: [] });
     },
 
     async start() {
       if (running) return;
       running = true;
-      await purge().catch((error) => log.warn({ err: error }, 'state feed purge failed'));
+      await purge();
       loop = keepOpen();
       // Callers (gateways) want the cached path from their first request when the feed is healthy.
       const until = Date.now() + 3000;

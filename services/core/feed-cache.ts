@@ -3,15 +3,15 @@ import type { ChangeFeed } from './change-feed.ts';
 /**
  * A per-process cache whose entries are used only while the change feed vouches for them
  * (`feed.trusted()`), dropped by topic when a change is applied, and all dropped when trust is lost.
- * A value loaded while a change was being applied is returned to its caller but not kept: the
- * change may have been committed after the load read the database.
+ * A value loaded while a change of one of its topics was applied (or trust was lost) is returned
+ * to its caller but not kept: the change may have been committed after the load read the database.
  */
 export interface FeedCache<V> {
   /** The cached value, when the feed vouches for it (synchronous: the hot path needs no promise). */
   peek(key: string): V | undefined;
   /**
-   * Cached value, or `load()` (kept when the feed stayed trusted and quiet during the load), tagged
-   * with the topics whose changes must drop it.
+   * Cached value, or `load()` (kept when the feed stayed trusted and no change of the value's
+   * topics arrived during the load), tagged with the topics whose changes must drop it.
    */
   read(key: string, load: () => Promise<V>, topicsOf: (value: V) => readonly string[]): Promise<V>;
   size(): number;
@@ -66,10 +66,10 @@ export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedC
       const epoch = feed.epoch();
       const trustedAtStart = feed.trusted();
       const value = await load();
-      if (trustedAtStart && feed.trusted() && feed.epoch() === epoch) {
+      const tags = topicsOf(value);
+      if (trustedAtStart && feed.trusted() && !feed.changedSince(epoch, tags)) {
         drop(key);
         while (entries.size >= maxEntries) drop(entries.keys().next().value!);
-        const tags = topicsOf(value);
         entries.set(key, { value, topics: tags });
         for (const topic of tags) {
           let keys = byTopic.get(topic);

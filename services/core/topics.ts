@@ -9,6 +9,12 @@ export const topics = {
   siteContent: (siteId: string) => `site-content:${siteId}`,
   /** A workspace's own state: status (suspension, deletion), quotas. */
   workspace: (workspaceId: string) => `workspace:${workspaceId}`,
-  /** Host names, sites and the default site: what a Host resolves to. */
-  hosts: 'hosts',
+  /** What one Host name resolves to (its domain row): claims and releases name the hosts they touch. */
+  host: (name: string) => `host:${name}`,
+  /** Which site `localhost` means (the platform's default-site row). */
+  defaultSite: 'default-site',
+  /** A site's own row as hosts carry it (quotas, switches). */
+  site: (siteId: string) => `site:${siteId}`,
+  /** A site's webhook endpoints: which are active and what they subscribe to (services/events/outbox.ts). */
+  webhookEndpoints: (siteId: string) => `webhook-endpoints:${siteId}`,
 } as const;

@@ -81,13 +81,18 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
   await queue.scan(services, ref);
   let lingerFrom = 0;
   let more = false;
+  // The next batch's rows, read while the current one is sent and written: a read by `_id` that
+  // changes nothing (only this actor changes its pending rows), so a pass that ends first just
+  // drops it and the rows stay pending for the next scan.
+  let readAhead: Promise<DeliveryDoc[]> | null = null;
+  const batchOf = () => 2 * (endpoint!.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY);
 
   for (;;) {
     if (Date.now() - began >= settings.passBudgetMs || control.stopping()) {
       more = true;
       break;
     }
-    if (queue.size === 0) {
+    if (queue.size === 0 && !readAhead) {
       if (queue.nextDueAt !== null && queue.nextDueAt <= Date.now()) {
         await queue.scan(services, ref); // a retry came due during the pass
         continue;
@@ -116,7 +121,8 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       continue;
     }
     lingerFrom = 0;
-    const rows = await loadDue(services, ref, queue.take(2 * (endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY)));
+    const rows = await (readAhead ?? loadDue(services, ref, queue.take(batchOf())));
+    readAhead = null;
     if (rows.length === 0) continue;
     const claims: Claim[] = [];
     const lost: Claim[] = [];
@@ -149,6 +155,11 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       return { attempted, more: false, nextDueAt: null, paused: false };
     }
     endpoint = state;
+    if (queue.size > 0) {
+      const next = loadDue(services, ref, queue.take(batchOf()));
+      next.catch(() => undefined); // awaited with the next batch; a pass that ends first drops it
+      readAhead = next;
+    }
     const outcomes = await sendBatch(services, ref, endpoint, claims, control, pace);
     attempted += outcomes.length;
     queue.retryAt(outcomes.filter((o) => o.retryAt !== null).map((o) => o.retryAt!));

@@ -5,6 +5,7 @@ import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { topics } from '../core/topics.ts';
 import { actorKeyId, actorUserId } from '../core/principal.ts';
 import { knownEventNames } from './catalog.ts';
 import { eventCollections, type EndpointDoc } from './model.ts';
@@ -82,6 +83,14 @@ async function checkInput(ctx: OperationContext, input: Partial<EndpointInput>):
   }
 }
 
+/**
+ * Publishers hold a site's active endpoints in memory (outbox.ts): returns once every process that
+ * holds them dropped them, so an event emitted after this save reaches exactly the endpoints saved.
+ */
+async function subscriptionsChanged(ctx: OperationContext) {
+  await ctx.services.changeFeed.publish(topics.webhookEndpoints(ctx.site._id));
+}
+
 export async function createEndpoint(ctx: OperationContext, input: EndpointInput) {
   await checkInput(ctx, input);
   const { endpoints } = eventCollections(ctx.db);
@@ -109,6 +118,7 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
     pauseReason: null,
     busyUntil: null,
   }));
+  await subscriptionsChanged(ctx);
   return { endpoint: { id }, secret };
 }
 
@@ -123,12 +133,14 @@ export async function updateEndpoint(ctx: OperationContext, filter: Filter<Endpo
   if (input.maxPerSecond !== undefined) set.maxPerSecond = input.maxPerSecond;
   const updated = await eventCollections(ctx.db).endpoints.findOneAndUpdate({ ...filter, _id: id }, { $set: set }, { returnDocument: 'after' });
   if (!updated) throw new NotFoundError();
+  if (input.events !== undefined || input.active !== undefined) await subscriptionsChanged(ctx);
   return { endpoint: toView(updated) };
 }
 
 export async function deleteEndpoint(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string) {
   const result = await eventCollections(ctx.db).endpoints.deleteOne({ ...filter, _id: id });
   if (result.deletedCount === 0) throw new NotFoundError();
+  await subscriptionsChanged(ctx);
   return { id, deleted: true };
 }
 

@@ -1,9 +1,14 @@
 import type { Services } from '../core/context.ts';
+import { createFeedCache } from '../core/feed-cache.ts';
+import { topics } from '../core/topics.ts';
 import { wakeActorsFor, type DeliveryTarget } from './deliveries.ts';
 import { eventCollections, type DeliveryDoc, type EndpointDoc } from './model.ts';
 
 /** What a publisher needs of an endpoint: where it subscribes, and hints for the wake. */
 export type SubscribedEndpoint = Pick<EndpointDoc, '_id' | 'siteId' | 'events' | 'busyUntil' | 'pausedAt' | 'heldUntil'>;
+
+/** Sites whose active endpoints a process holds at most (least recently used dropped first). */
+const CACHED_SITES = 10_000;
 
 interface Waiting {
   event: string;
@@ -20,23 +25,41 @@ interface SiteQueue {
 
 /**
  * Group commit of the publishers, per site: while one round is in flight, every other emit waits,
- * then they all go in the next round: one read of the subscribed endpoints (started after each of
- * them was emitted, so an endpoint saved before the emit is never missed), one insert of all rows,
- * one wake round (one push per endpoint). Each emit returns once its own rows are stored. Under a
- * burst this turns twenty reads, inserts and pushes into one of each: the local engine pays mostly
- * per statement.
+ * then they all go in the next round: one insert of all rows, then (in the background) one wake
+ * round (one push per endpoint). Each emit returns once its own rows are stored. Under a burst this
+ * turns twenty inserts and pushes into one of each: the local engine pays per statement and per
+ * document, and a statement waits for every other write of the engine (bench/RESULTS.md).
+ *
+ * The site's active endpoints are held in the process while the change feed vouches for them
+ * (`services.changeFeed.trusted()`, a gateway): saving, switching or deleting an endpoint publishes
+ * the topic `webhook-endpoints:<siteId>` and returns only once every trusted process dropped them
+ * (endpoints.ts), so an endpoint saved before an emit always gets that event, as when each round
+ * read them. A process without a trusted feed (the worker, a gateway whose feed is down) reads them
+ * once per round, after every emit the round serves.
  */
 export function createOutbox(services: Services) {
   const queues = new Map<string, SiteQueue>();
+  const subscriptions = createFeedCache<SubscribedEndpoint[]>(services.changeFeed, CACHED_SITES);
+
+  /** The site's active endpoints; `fresh` when read now (then their states are hints for the wake). */
+  async function activeEndpoints(where: DeliveryTarget): Promise<{ all: SubscribedEndpoint[]; fresh: boolean }> {
+    let fresh = false;
+    const { endpoints } = eventCollections(services.workspaceDb({ dbName: where.dbName }));
+    const load = async () => {
+      fresh = true;
+      return endpoints
+        .find({ siteId: where.siteId, active: true }, { projection: { _id: 1, siteId: 1, events: 1, busyUntil: 1, pausedAt: 1, heldUntil: 1 } })
+        .toArray();
+    };
+    const all = await subscriptions.read(`${where.dbName}/${where.siteId}`, load, () => [topics.webhookEndpoints(where.siteId)]);
+    return { all, fresh };
+  }
 
   async function round(queue: SiteQueue, batch: Waiting[]) {
-    const { endpoints, deliveries } = eventCollections(services.workspaceDb({ dbName: queue.where.dbName }));
-    const subscribed = await endpoints
-      .find(
-        { siteId: queue.where.siteId, active: true, events: { $in: [...new Set(batch.map((w) => w.event))] } },
-        { projection: { _id: 1, siteId: 1, events: 1, busyUntil: 1, pausedAt: 1, heldUntil: 1 } },
-      )
-      .toArray();
+    const { deliveries } = eventCollections(services.workspaceDb({ dbName: queue.where.dbName }));
+    const { all, fresh } = await activeEndpoints(queue.where);
+    const events = new Set(batch.map((w) => w.event));
+    const subscribed = all.filter((e) => e.events.some((event) => events.has(event)));
     const built = await Promise.allSettled(batch.map((w) => w.build(subscribed.filter((e) => e.events.includes(w.event)))));
     const stored: Waiting[] = [];
     const docs: DeliveryDoc[] = [];
@@ -48,7 +71,9 @@ export function createOutbox(services: Services) {
     if (docs.length) await deliveries.insertMany(docs);
     for (const w of stored) w.done();
     if (docs.length === 0) return;
-    void wakeActorsFor(services, queue.where, docs, subscribed.filter((e) => docs.some((d) => d.endpointId === e._id))).catch((error: unknown) => {
+    // A state held in the cache is stale (busy, held, paused change all the time): read again then.
+    const known = fresh ? subscribed.filter((e) => docs.some((d) => d.endpointId === e._id)) : undefined;
+    void wakeActorsFor(services, queue.where, docs, known).catch((error: unknown) => {
       services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'webhook wake failed; left for the drain');
     });
   }
@@ -57,6 +82,9 @@ export function createOutbox(services: Services) {
     queue.flushing = true;
     try {
       while (queue.waiting.length > 0) {
+        // The emitters the last round released come back within this turn of the event loop: let
+        // them join this round rather than send one alone and the rest in the round after.
+        await new Promise((resolve) => setImmediate(resolve));
         const batch = queue.waiting.splice(0);
         await round(queue, batch).catch((error: unknown) => {
           for (const w of batch) w.done(error);

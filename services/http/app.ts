@@ -1,7 +1,6 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
-import { randomUUID } from 'node:crypto';
 import type { Services } from '../core/context.ts';
 import { loggerOptions } from '../core/logger.ts';
 import type { AccessGate } from '../access/gate.ts';
@@ -9,6 +8,8 @@ import { installErrorHandling, sendError } from './errors.ts';
 import { MAX_PATH_PARAM_LENGTH } from '../core/statuses.ts';
 import { requestScopePlugin } from './request-scope.ts';
 import { mountSurface } from './rest.ts';
+import { createPublicLane, laneServerFactory } from './public-lane.ts';
+import { requestIdOf } from './request-id.ts';
 import { serviceVersion } from '../core/version.ts';
 
 export interface AppOptions {
@@ -35,11 +36,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     frameworkErrors: sendError,
     logController: new OneLinePerRequest(),
     trustProxy: config.TRUST_PROXY,
-    genReqId: (request) => {
-      const given = request.headers['x-request-id'];
-      return typeof given === 'string' && /^[A-Za-z0-9._-]{1,64}$/.test(given) ? given : randomUUID();
-    },
+    genReqId: requestIdOf,
+    // A repeated anonymous public read is answered before Fastify sees it (public-lane.ts).
+    serverFactory: laneServerFactory(() => lane),
   });
+  const lane = createPublicLane(services, gate, () => app.log);
+  app.decorate('publicLane', lane);
 
   installErrorHandling(app);
   // A callback hook, not an async one: this runs on every request, and it never waits.
@@ -56,7 +58,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/healthz', { config: { siteless: true } }, async () => ({ status: 'ok' }));
 
   const operations = services.features.flatMap((feature) => feature.operations);
-  const common = { services, gate, operations, version: serviceVersion };
+  const common = { services, gate, lane, operations, version: serviceVersion };
   await mountSurface(app, { ...common, surface: 'public', basePath: '/api/v1', title: 'Public Content API', openapi: true });
   await mountSurface(app, { ...common, surface: 'comments', basePath: '/api/comments/v1', title: 'Public Comments API', openapi: true });
   await mountSurface(app, { ...common, surface: 'manage', basePath: '/api/manage/v1', title: 'Management API', openapi: true });

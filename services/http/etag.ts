@@ -14,8 +14,8 @@ export function serializeAnswer(payload: unknown): ReadyAnswer {
   return { body, etag: weakEtag(body) };
 }
 
-/** Sends a serialized answer as it is; 304 when the client already has it. */
-export function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: ReadyAnswer) {
+/** Sends a serialized answer; 304 when the client already has it. */
+function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: ReadyAnswer) {
   reply.header('etag', answer.etag);
   if (etagMatches(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
   return reply.type('application/json; charset=utf-8').send(answer.body);

@@ -1,32 +1,104 @@
-import type { FastifyRequest } from 'fastify';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyRequest, FastifyServerFactory } from 'fastify';
+import { fastifyCookie } from '@fastify/cookie';
 import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
+import { etagMatches } from '../core/file-reply.ts';
+import { normalizeHost } from '../core/tenants.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
+import { requestIdOf } from './request-id.ts';
 
-/** What the lane found for one request: the answer to send as is, or where to keep the one computed. */
-export interface LaneTicket {
-  answer?: ReadyAnswer;
-  keep?: (answer: ReadyAnswer) => void;
+declare module 'fastify' {
+  interface FastifyInstance {
+    publicLane: PublicLane;
+  }
+}
+
+/** The public surface's prefix: only its URLs can have a held answer. */
+const PUBLIC_PREFIX = '/api/v1';
+
+/**
+ * The public cache-hit lane (docs/content.md, "Public read cache"), in two halves:
+ * - `slot(operation)`: a public GET that runs the full path keeps its serialized answer for its
+ *   exact URL (only when the gate says a ready answer is admissible and nothing changed meanwhile);
+ * - `answer(req, res)`: the HTTP server's first step. A GET for a URL whose answer is held under the
+ *   site's current content generation is sent as it is (same bytes, ETag, headers; 304 on
+ *   If-None-Match) before Fastify sees the request: no routing, hooks, context, input parsing or
+ *   serialization, no promise and no database command. Only when the Host is held in memory for an
+ *   active workspace and the gate's synchronous `admitsReadyAnswer` says the full path would neither
+ *   refuse nor count anything. Anything else returns false and the request takes the full path.
+ * The URL is the key: a URL routes to one operation, and another spelling is another entry.
+ */
+export interface PublicLane {
+  /** Requests this lane answered (diagnostics and tests). */
+  readonly answered: number;
+  slot(operation: Operation): ((request: FastifyRequest) => ((answer: ReadyAnswer) => void) | undefined) | null;
+  answer(request: IncomingMessage, response: ServerResponse): boolean;
+}
+
+export function createPublicLane(services: Services, gate: AccessGate, log: () => FastifyBaseLogger): PublicLane {
+  let answered = 0;
+  return {
+    get answered() {
+      return answered;
+    },
+    slot(operation) {
+      if (operation.surface !== 'public' || operation.method !== 'GET' || operation.produces) return null;
+      return (request) => {
+        const scope = request.siteScope;
+        if (!scope || !gate.admitsReadyAnswer(scope, operation, request.cookies ?? {})) return undefined;
+        return readyAnswerSlot(services, scope.site._id, request.url, operation)?.keep;
+      };
+    },
+
+    answer(request, response) {
+      const { url, headers } = request;
+      // A request with a body is left to the full path, which reads (and limits) it.
+      if (request.method !== 'GET' || !url?.startsWith(PUBLIC_PREFIX) || headers['content-length'] || headers['transfer-encoding']) return false;
+      const scope = services.sites.peek(normalizeHost(headers.host));
+      if (!scope || scope.workspace.status !== 'active') return false;
+      const held = peekReadyAnswer(services, scope.site._id, url);
+      if (!held || !gate.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;
+      const started = performance.now();
+      answered++;
+      const reqId = requestIdOf(request);
+      // The headers, in the order, the full path sends them (test/content/ready-answers.test.ts compares both).
+      if (etagMatches(headers['if-none-match'], held.etag)) {
+        response.writeHead(304, { 'x-request-id': reqId, 'x-content-type-options': 'nosniff', etag: held.etag });
+        response.end();
+      } else {
+        response.writeHead(200, {
+          'x-request-id': reqId,
+          'x-content-type-options': 'nosniff',
+          etag: held.etag,
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': held.length,
+        });
+        // A string, not a Buffer: Node sends the headers and a string body in one write.
+        response.end(held.body);
+      }
+      // The one access-log line the full path writes (Fastify's "request completed").
+      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
+      return true;
+    },
+  };
 }
 
 /**
- * The public cache-hit lane (docs/content.md, "Public read cache"). A public GET whose exact URL was
- * already answered under the site's current content generation gets the same bytes and ETag again,
- * before authentication, context construction or input parsing — only when the gate says the full
- * path would neither refuse nor count anything (`admitsReadyAnswer`) and the site's public state is
- * held under the change feed. Synchronous: a hit costs no promise and no database command.
- * Returns null for operations the lane never serves.
+ * Fastify's HTTP/1 server with the lane in front (the same timeouts Fastify gives its own server);
+ * `inject()` does not pass here, so tests of the lane use a listening server.
  */
-export function publicLane(services: Services, gate: AccessGate, operation: Operation): ((request: FastifyRequest) => LaneTicket | null) | null {
-  if (operation.surface !== 'public' || operation.method !== 'GET' || operation.produces) return null;
-  return (request) => {
-    const scope = request.siteScope;
-    if (!scope || !gate.admitsReadyAnswer(scope, operation, request.cookies ?? {})) return null;
-    // The URL is the key: another spelling of the same input is another entry, computed once.
-    const key = `${operation.id} ${request.url}`;
-    const answer = peekReadyAnswer(services, scope.site._id, key);
-    if (answer) return { answer };
-    return { keep: readyAnswerSlot(services, scope.site._id, key)?.keep };
+export function laneServerFactory(lane: () => PublicLane): FastifyServerFactory {
+  return (handler, rawOptions) => {
+    const options = rawOptions as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket?: number };
+    const server = createServer((request, response) => {
+      if (!lane().answer(request, response)) handler(request, response);
+    });
+    server.keepAliveTimeout = options.keepAliveTimeout;
+    server.requestTimeout = options.requestTimeout;
+    server.setTimeout(options.connectionTimeout);
+    if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
+    return server;
   };
 }

@@ -4,8 +4,8 @@ import { BadRequestError } from '../core/errors.ts';
 import type { Operation, Surface } from '../core/operation.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
-import { sendAnswer, sendJsonWithEtag } from './etag.ts';
-import { publicLane } from './public-lane.ts';
+import { sendJsonWithEtag } from './etag.ts';
+import type { PublicLane } from './public-lane.ts';
 import type { FileReply } from '../core/file-reply.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createOperationRunner } from './run-operation.ts';
@@ -24,6 +24,8 @@ export interface SurfaceOptions {
   operations: readonly Operation[];
   services: Services;
   gate: AccessGate;
+  /** The public cache-hit lane: routes keep their answers there. */
+  lane: PublicLane;
   /** Serve `openapi.json` under the base path (public and manage surfaces). */
   openapi?: boolean;
 }
@@ -70,15 +72,14 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
   await app.register(
     async (scoped) => {
       for (const operation of operations) {
-        const lane = publicLane(services, gate, operation);
+        const laneSlot = options.lane.slot(operation);
         scoped.route({
           method: operation.method,
           url: operation.path,
           config: { operation },
           handler: async (request: FastifyRequest, reply: FastifyReply) => {
-            // The public cache-hit lane answers before the runner (public-lane.ts): same bytes, no work.
-            const ready = lane?.(request);
-            if (ready?.answer) return sendAnswer(request, reply, ready.answer);
+            // A held answer was sent before Fastify saw the request (public-lane.ts); this one may be kept.
+            const keep = laneSlot?.(request);
             const ctx = await runner.open({
               surface,
               credentials: {
@@ -101,7 +102,7 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
             }
             const status = operation.status ?? 200;
             if (status === 204) return reply.code(204).send();
-            if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result, ready?.keep);
+            if (operation.method === 'GET') return sendJsonWithEtag(request, reply, result, keep);
             return reply.code(status).send(result);
           },
         });

@@ -6,8 +6,7 @@ import { deliveryWorkflowId } from '../events/deliveries.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { platformCollections } from './workspaces.ts';
-import { publishWorkspaceChange } from './lifecycle.ts';
-import { topics } from '../core/topics.ts';
+import { publishWorkspaceChange, workspaceHostNames } from './lifecycle.ts';
 
 /**
  * Step 1: the workspace stops answering (`deleting` does not resolve) and the request is recorded.
@@ -77,8 +76,9 @@ export async function cancelWorkspaceWork(services: Services, workspaceId: strin
 
 /** Step 3: other sites may claim the workspace's host names again. */
 export async function releaseWorkspaceDomainClaims(services: Services, workspaceId: string): Promise<number> {
+  const names = await workspaceHostNames(services, workspaceId);
   const result = await platformCollections(services).domains.deleteMany({ workspaceId });
-  await services.changeFeed.publish(topics.hosts);
+  await publishWorkspaceChange(services, workspaceId, names);
   return result.deletedCount;
 }
 

@@ -32,10 +32,18 @@ export async function setWorkspaceStatus(services: Services, workspaceId: string
 /**
  * Every gateway drops what it holds of the workspace (its hosts' answers carry the workspace row:
  * status, quotas) before this returns: the change feed waits for each live gateway's acknowledgement.
+ * The workspace's host names are named too (`hostNames`, or read): an answer cached before a domain
+ * was claimed carries only its host's topic.
  */
-export async function publishWorkspaceChange(services: Pick<Services, 'changeFeed'>, workspaceId: string): Promise<void> {
-  await services.changeFeed.publish(topics.workspace(workspaceId));
-  await services.changeFeed.publish(topics.hosts);
+export async function publishWorkspaceChange(services: Pick<Services, 'changeFeed' | 'platformDb'>, workspaceId: string, hostNames?: readonly string[]): Promise<void> {
+  const names = hostNames ?? (await workspaceHostNames(services, workspaceId));
+  await services.changeFeed.publish([topics.workspace(workspaceId), ...names.map(topics.host)]);
+}
+
+/** The host names a workspace's domain rows hold. */
+export async function workspaceHostNames(services: Pick<Services, 'platformDb'>, workspaceId: string): Promise<string[]> {
+  const rows = await platformCollections(services).domains.find({ workspaceId }, { projection: { _id: 1 } }).toArray();
+  return rows.map((row) => row._id);
 }
 
 export async function getWorkspace(services: Services, workspaceId: string): Promise<Workspace> {
@@ -46,8 +54,9 @@ export async function getWorkspace(services: Services, workspaceId: string): Pro
 
 /** Frees the workspace's host names so other sites may claim them. Idempotent. */
 export async function releaseDomains(services: Services, workspaceId: string): Promise<number> {
+  const names = await workspaceHostNames(services, workspaceId);
   const result = await platformCollections(services).domains.deleteMany({ workspaceId });
-  await services.changeFeed.publish(topics.hosts);
+  await publishWorkspaceChange(services, workspaceId, names);
   return result.deletedCount;
 }
 

@@ -62,7 +62,8 @@ function quotaOperations(kind: 'tenants' | 'sites') {
           { $set: { quotas, updatedAt: ctx.services.clock.now() } },
         );
         if (result.matchedCount === 0) throw new NotFoundError();
-        await ctx.services.changeFeed.publish(topics.hosts);
+        // Hosts carry their workspace's and their site's rows, quotas included.
+        await ctx.services.changeFeed.publish(kind === 'tenants' ? topics.workspace(id) : topics.site(id));
         return { quotas };
       },
     }),

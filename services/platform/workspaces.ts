@@ -79,7 +79,7 @@ export async function addSite(services: Services, workspace: Workspace, input: A
 
   const ctx = createContext(services, { workspace, site }, systemPrincipal('site provisioning'), { id: `provision:${siteId}`, ip: '127.0.0.1' });
   for (const feature of services.features) await feature.provisionWorkspace?.(ctx, input);
-  await services.changeFeed.publish(topics.hosts);
+  await services.changeFeed.publish([topics.site(siteId), ...hosts.map(topics.host)]);
   return site;
 }
 

@@ -4,6 +4,7 @@ import { loadLanguages, type LanguagesDoc } from '../languages/languages.ts';
 import { readAccessState } from '../access/site-settings-store.ts';
 import { topics } from '../core/topics.ts';
 import type { ChangeFeed } from '../core/change-feed.ts';
+import type { Operation } from '../core/operation.ts';
 
 /** Per-site counter every write that changes public output increments (content, menus, languages). */
 interface StateDoc {
@@ -38,7 +39,7 @@ interface SiteCache {
   loading: Promise<PublicState> | null;
   responses: Map<string, Promise<unknown>>;
   /** Answers ready to send as they are, by request URL, for `responsesGeneration` (the cache-hit lane). */
-  answers: Map<string, ReadyAnswer>;
+  answers: Map<string, HeldAnswer>;
   responsesGeneration: number;
 }
 
@@ -46,6 +47,14 @@ interface SiteCache {
 export interface ReadyAnswer {
   body: string;
   etag: string;
+}
+
+/** What the cache-hit lane holds for a URL: the answer, its length in bytes, and the operation that made it (for the gate). */
+export interface HeldAnswer {
+  body: string;
+  length: number;
+  etag: string;
+  operation: Operation;
 }
 
 /**
@@ -116,7 +125,7 @@ export async function publicState(ctx: OperationContext): Promise<PublicState> {
     .then((state) => {
       cache.state = state;
       cache.loadedAt = Date.now();
-      cache.pushed = trusted && feed.trusted() && feed.epoch() === epoch;
+      cache.pushed = trusted && feed.trusted() && !feed.changedSince(epoch, [topics.siteContent(ctx.site._id), topics.siteAccess(ctx.site._id)]);
       return state;
     })
     .finally(() => {
@@ -189,7 +198,7 @@ export function publicCacheFigures(services: Services, siteId: string): { respon
  * trusted, the API on) and the answer belongs to its generation. Synchronous and free of database
  * work; anything else is `undefined` and the request takes the full path.
  */
-export function peekReadyAnswer(services: Services, siteId: string, url: string): ReadyAnswer | undefined {
+export function peekReadyAnswer(services: Services, siteId: string, url: string): HeldAnswer | undefined {
   const cache = registry(services).sites.get(siteId);
   const state = cache?.state;
   if (!state?.publicEnabled || !cache!.pushed || cache!.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return undefined;
@@ -201,7 +210,7 @@ export function peekReadyAnswer(services: Services, siteId: string, url: string)
  * nothing changed meanwhile (the same state object, still pushed and trusted, same generation), so
  * an answer computed before an invalidation is never served after it.
  */
-export function readyAnswerSlot(services: Services, siteId: string, url: string): { keep(answer: ReadyAnswer): void } | null {
+export function readyAnswerSlot(services: Services, siteId: string, url: string, operation: Operation): { keep(answer: ReadyAnswer): void } | null {
   const reg = registry(services);
   const cache = reg.sites.get(siteId);
   const state = cache?.state;
@@ -210,7 +219,7 @@ export function readyAnswerSlot(services: Services, siteId: string, url: string)
     keep(answer) {
       if (cache.state !== state || !cache.pushed || cache.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return;
       if (cache.answers.size >= reg.options.maxEntriesPerSite) cache.answers.delete(cache.answers.keys().next().value!);
-      cache.answers.set(url, answer);
+      cache.answers.set(url, { body: answer.body, length: Buffer.byteLength(answer.body), etag: answer.etag, operation });
     },
   };
 }

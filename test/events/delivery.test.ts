@@ -198,6 +198,31 @@ describe('webhook deliveries on Temporal', () => {
     }
   });
 
+  it('sees an endpoint saved, switched off, resubscribed or deleted between two emits (publishers hold the endpoints while the feed vouches)', async () => {
+    const { deliveries } = await siteDb(world);
+    const rows = async (endpointId: string) => deliveries.countDocuments({ endpointId, event: 'theme.installed' });
+    // The world is a gateway: its feed is trusted, so the publisher answers from what it holds.
+    await eventually(async () => world.services.changeFeed.trusted(), 'a trusted feed', 10_000);
+    const first = await call(world, createEndpoint, { name: 'held 1', url: 'http://127.0.0.1:9/hook', events: ['theme.installed'], active: true });
+    await emit(world, 'theme.installed', { id: 'a' });
+    expect(await rows(first.endpoint.id)).toBe(1);
+    const second = await call(world, createEndpoint, { name: 'held 2', url: 'http://127.0.0.1:9/hook', events: ['theme.installed'] });
+    await emit(world, 'theme.installed', { id: 'b' });
+    expect([await rows(first.endpoint.id), await rows(second.endpoint.id)]).toEqual([2, 1]);
+    await call(world, adminEndpoints.update, { id: first.endpoint.id, active: false });
+    await call(world, adminEndpoints.update, { id: second.endpoint.id, events: ['core.updated'] });
+    await emit(world, 'theme.installed', { id: 'c' });
+    expect([await rows(first.endpoint.id), await rows(second.endpoint.id)]).toEqual([2, 1]);
+    await call(world, adminEndpoints.update, { id: first.endpoint.id, active: true });
+    await call(world, adminEndpoints.update, { id: second.endpoint.id, events: ['theme.installed'] });
+    await emit(world, 'theme.installed', { id: 'd' });
+    expect([await rows(first.endpoint.id), await rows(second.endpoint.id)]).toEqual([3, 2]);
+    await call(world, adminEndpoints.remove, { id: first.endpoint.id });
+    await call(world, adminEndpoints.remove, { id: second.endpoint.id });
+    await emit(world, 'theme.installed', { id: 'e' });
+    expect([await rows(first.endpoint.id), await rows(second.endpoint.id)]).toEqual([3, 2]);
+  });
+
   it('lets the webhook.payload filter reshape the body; a body over 256 KB is recorded as failed, not sent', async () => {
     const receiver = await startReceiver();
     const remove = world.services.hooks.addFilter<Record<string, unknown>>('webhook.payload', (payload, args) =>

@@ -4,6 +4,7 @@ import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import { isPublicAddress } from '../../services/events/addresses.ts';
 import { createSecretBox, secretBinding } from '../../services/events/secrets.ts';
 import { newId } from '../../services/core/ids.ts';
+import { topics } from '../../services/core/topics.ts';
 import type { ResolvedAddress } from '../../services/events/target-guard.ts';
 import { call, emit, failure, siteDb, startReceiver, startWebhookWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
@@ -115,6 +116,9 @@ describe('SSRF guard', () => {
         updatedAt: new Date(),
       })),
     );
+    // Publishers hold the site's endpoints in memory: a writer other than the endpoint operations
+    // announces its change the same way (services/events/endpoints.ts).
+    await world.services.changeFeed.publish(topics.webhookEndpoints(ctx.site._id));
     await emit(world, 'user.created', { id: 'u1', email: 'a@b.test', role: 'editor' });
     const rows = await eventually(async () => {
       const done = await deliveries.find({ endpointId: { $in: ids }, status: 'failed' }).toArray();

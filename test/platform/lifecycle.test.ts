@@ -83,6 +83,36 @@ describe('workspace lifecycle through the workspace actor', () => {
     expect([again.statusCode, again.json().tenant.status]).toEqual([202, 'active']);
   });
 
+  it('drops only the host answers a change affects, and the next request still sees the change', async () => {
+    const sites = world.services.sites;
+    const stay = (await call('POST', '/tenants', { name: 'Stay', domains: ['stay.example.test'], admin: newAdmin })).json();
+    const other = (await call('POST', '/tenants', { name: 'Other', domains: ['other.example.test'], admin: newAdmin })).json();
+    // A host nobody holds yet: its "unknown" answer is cached too.
+    expect(await sites.resolve('later.example.test')).toBeNull();
+    expect(sites.peek('later.example.test')).toBeNull();
+    expect((await sites.resolve('stay.example.test'))?.workspace._id).toBe(stay.tenant.id);
+    await sites.resolve('other.example.test');
+
+    // Another workspace's suspension and quotas, and a new workspace, leave this host's answer held.
+    expect((await call('POST', `/tenants/${other.tenant.id}/suspend`)).statusCode).toBe(202);
+    expect((await call('PUT', `/sites/${other.site.id}/quotas`, { quotas: { entries: 10 } })).statusCode).toBe(200);
+    const later = (await call('POST', '/tenants', { name: 'Later', domains: ['later.example.test'], admin: newAdmin })).json();
+    expect(sites.peek('stay.example.test')?.workspace._id).toBe(stay.tenant.id);
+    // ...while each affected answer was dropped and reads the new state.
+    expect(sites.peek('other.example.test')).toBeUndefined();
+    expect((await sites.resolve('other.example.test'))?.workspace.status).toBe('suspended');
+    expect((await sites.resolve('later.example.test'))?.workspace._id).toBe(later.tenant.id);
+    expect((await on('later.example.test', '/api/v1/openapi.json')).statusCode).toBe(200);
+
+    // Its own changes drop it: a site quota, then a suspension (the next request answers 404).
+    expect((await call('PUT', `/sites/${stay.site.id}/quotas`, { quotas: { entries: 5 } })).statusCode).toBe(200);
+    expect(sites.peek('stay.example.test')).toBeUndefined();
+    expect((await sites.resolve('stay.example.test'))?.site.quotas).toEqual({ entries: 5 });
+    expect((await call('POST', `/tenants/${stay.tenant.id}/suspend`)).statusCode).toBe(202);
+    expect(sites.peek('stay.example.test')).toBeUndefined();
+    expect((await on('stay.example.test', '/api/v1/openapi.json')).statusCode).toBe(404);
+  });
+
   it('deletes without dropping the database (data kept, domains freed, work cancelled), then drops it when asked', async () => {
     const { tenant, site } = (await call('POST', '/tenants', { name: 'Keep', domains: ['keep.example.test'], admin: newAdmin })).json();
     const row = (await workspaceRow(world, tenant.id))!;

@@ -72,5 +72,5 @@ async function isolateLocalSite(world: World): Promise<void> {
   await world.services.platformDb
     .collection<{ _id: string; siteId: string }>(PLATFORM_COLLECTIONS.meta)
     .updateOne({ _id: DEFAULT_SITE_META_ID }, { $set: { siteId: site._id } });
-  await world.services.changeFeed.publish(topics.hosts);
+  await world.services.changeFeed.publish(topics.defaultSite);
 }
