@@ -110,9 +110,18 @@ async function batchEntries(db: Db, siteId: string, args: BatchArgs): Promise<{ 
   const entries = contentCollections(db).entries;
   const plan = await exportPlan(db).findOne({ _id: docId(siteId, args.generation, `p:${args.afterId ?? '_'}`) });
   if (plan) {
-    const ids = fromJson(plan.ids);
+    let ids = fromJson(plan.ids);
+    let last = plan.last;
+    if (ids.length > args.limit) {
+      // The plan was cut by the planning worker's batch size; the workflow asks for smaller
+      // batches: the rest becomes the plan document that follows this batch (a retry writes it again).
+      const rest = ids.slice(args.limit);
+      ids = ids.slice(0, args.limit);
+      await writeDocs(exportPlan(db), [{ _id: docId(siteId, args.generation, `p:${ids.at(-1)}`), siteId, generation: args.generation, ids: toJson(rest), last }]);
+      last = false;
+    }
     const docs = ids.length ? (await entries.find({ _id: { $in: ids } }, { projection: WORKING_COPY }).toArray()).filter((doc) => doc.siteId === siteId).sort((a, b) => (a._id < b._id ? -1 : 1)) : [];
-    return { docs, lastId: ids.at(-1) ?? args.afterId, done: plan.last, processed: ids.length };
+    return { docs, lastId: ids.at(-1) ?? args.afterId, done: last, processed: ids.length };
   }
   const filter = candidates(siteId, args.since ? new Date(args.since) : null);
   if (args.afterId) filter._id = { $gt: args.afterId };
