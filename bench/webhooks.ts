@@ -14,9 +14,9 @@
 //                     | shared (TEMPORAL_ADDRESS / the shared dev server),
 //      BENCH_MONGO = own (default: own mongo-java-server engine, H2 file, via scripts/engines.mjs)
 //                  | shared (MONGODB_URI / the shared engine),
-//      BENCH_OPLOG = 1 (default: the own engine keeps its oplog, as engines.mjs runs it everywhere)
-//                  | 0 (own engine without its oplog: about 70% of the engine's CPU per write is the
-//                    oplog append, see bench/RESULTS.md; STATE_FEED=poll, the default, needs none).
+//      BENCH_OPLOG = 0 (default: the own engine without its oplog, as engines.mjs runs it unless
+//                    STATE_FEED=change-stream) | 1 (with it: about 70% of the engine's CPU per write
+//                    is the oplog append, see bench/RESULTS.md).
 // The process plays a gateway: its change feed is open, so publishers hold the site's endpoints.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
@@ -92,7 +92,7 @@ async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promis
 
 const temporalMode = process.env.BENCH_TEMPORAL ?? 'file';
 const mongoMode = process.env.BENCH_MONGO ?? 'own';
-const oplog = process.env.BENCH_OPLOG !== '0';
+const oplog = process.env.BENCH_OPLOG === '1';
 const ownTemporalDir = temporalMode === 'file' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-')) : null;
 const ownMongoDir = mongoMode === 'own' ? fs.mkdtempSync(path.join(os.tmpdir(), 'bench-webhooks-mongo-')) : null;
 let memoryTemporal: ChildProcess | null = null;

@@ -10,7 +10,7 @@ export interface EngineOptions {
   /** Start (or check) this engine; false leaves it to somebody else (default true). */
   mongo?: boolean;
   temporal?: boolean;
-  /** false: the MongoDB engine runs without its oplog (no change streams). Default true. */
+  /** true: the MongoDB engine keeps an oplog (change streams). Default: only when STATE_FEED=change-stream. */
   oplog?: boolean;
 }
 export function ensureEngines(options?: EngineOptions): Promise<{ mongoUri: string; temporalAddress: string; temporalNamespace: string }>;

@@ -514,9 +514,10 @@ export async function ensureEngines({
   // A test of its own Temporal server (restart tests) starts only that one beside the shared MongoDB.
   mongo = true,
   temporal = true,
-  // false: the MongoDB engine runs without its oplog (no change streams; STATE_FEED=poll needs none).
-  // Only a benchmark of its own engine uses it, to show what the oplog costs every write.
-  oplog = true,
+  // The MongoDB engine keeps an oplog only when change streams are asked for (STATE_FEED=change-stream):
+  // the default `poll` feed needs none, and mongo-java-server's oplog (never trimmed, one lock for
+  // every write) is about 70% of the engine's CPU per written document (bench/RESULTS.md, webhooks).
+  oplog = process.env.STATE_FEED === 'change-stream',
 } = {}) {
   dataDir = resolveDir(dataDir);
   engineDir = resolveDir(engineDir);
