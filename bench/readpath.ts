@@ -10,12 +10,13 @@
 // BENCH_WORKSPACES (1000, provisioned through POST /tenants with a worker in its own process),
 // BENCH_PROVISION_CONCURRENCY (16), BENCH_ONLY (a regexp: only the matching targets, for profiling).
 import { seedPublishedEntries } from './support/seed-entries.ts';
-import { spawn } from 'node:child_process';
 import Fastify from 'fastify';
 import type { CommandStartedEvent } from 'mongodb';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { provisionWorkspaces } from './support/provision.ts';
+import { runLoad } from './support/load.ts';
+import { spawn } from 'node:child_process';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { createKey } from '../services/access/keys.ts';
@@ -110,21 +111,11 @@ interface Result {
   laneShare: number;
 }
 
-function loadProcess(target: Target): Promise<{ requests: number; requestsPerSec: number; p50: number; p99: number; non2xx: number; errors: number }> {
-  const job = JSON.stringify({ url: target.url, connections, durationSec, headers: target.headers, hosts: target.hosts });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/load-process.ts', job], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (chunk) => (out += chunk));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`load process exited ${code}`))));
-  });
-}
-
 async function run(target: Target): Promise<Result> {
   const before = { request: requestCommands, feed: feedCommands, at: Date.now(), cpu: process.cpuUsage(), lane: world.app.publicLane.answered };
   commandTally = new Map();
   appliedTopics = [];
-  const r = await loadProcess(target);
+  const r = await runLoad({ url: target.url, connections, durationSec, headers: target.headers, hosts: target.hosts });
   if (appliedTopics.length > 0) console.error(`  ${target.name}: changes applied meanwhile: ${appliedTopics.slice(0, 10).join(', ')}${appliedTopics.length > 10 ? ` (+${appliedTopics.length - 10})` : ''}`);
   if (commandTally.size > 0) console.error(`  ${target.name}: ${[...commandTally].map(([what, n]) => `${what} ×${n}`).join(', ')}`);
   const seconds = (Date.now() - before.at) / 1000;

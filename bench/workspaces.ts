@@ -3,9 +3,8 @@
 // one run (p99 ratio, target ≤ 1.25); gateway heap growth per workspace (target ≤ 50 KB); gateway
 // start time with N workspaces against one (target ≤ 1.2×).
 //   BENCH_WORKSPACES=1000 npx tsx --expose-gc bench/workspaces.ts
-// The worker and each measured gateway start run in their own processes; the load generator runs
-// in a worker thread (autocannon), the gateway under load in this process.
-import autocannon from 'autocannon';
+// The worker, each measured gateway start and the load generator (autocannon, bench/support/load.ts)
+// run in their own processes; the gateway under load runs in this one.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
@@ -13,6 +12,7 @@ import { runInNewContext } from 'node:vm';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { provisionWorkspaces } from './support/provision.ts';
+import { runLoad } from './support/load.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -80,8 +80,8 @@ const heap = () => {
 };
 
 async function load(name: string, base: string, requests: { path: string; headers: Record<string, string> }[]) {
-  const result = await autocannon({ url: base, connections, duration: durationSec, workers: 1, requests: requests.map((r) => ({ method: 'GET', ...r })) });
-  return { name, rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, bad: result.non2xx + result.errors };
+  const result = await runLoad({ url: base, connections, durationSec, requests });
+  return { name, rps: result.requestsPerSec, p50: result.p50, p99: result.p99, bad: result.non2xx + result.errors };
 }
 
 const stopEngines = await ownEnginesIfAsked();

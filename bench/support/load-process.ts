@@ -1,23 +1,17 @@
 // The load generator in its own process (so it never shares the server's event loop or core):
 //   node --import tsx bench/support/load-process.ts '<json LoadJob>'  → prints one JSON result line.
+// Started through `runLoad` (./load.ts).
 import autocannon from 'autocannon';
-
-interface LoadJob {
-  url: string;
-  connections: number;
-  durationSec: number;
-  headers?: Record<string, string>;
-  /** Host headers to rotate through, one per request on each connection (multi-tenant runs). */
-  hosts?: string[];
-}
+import type { LoadJob } from './load.ts';
 
 const job = JSON.parse(process.argv[2]) as LoadJob;
+const requests = job.requests ?? job.hosts?.map((host) => ({ headers: { ...job.headers, host } }));
 const result = await autocannon({
   url: job.url,
   connections: job.connections,
   duration: job.durationSec,
   headers: job.headers,
-  requests: job.hosts?.map((host) => ({ headers: { ...job.headers, host } })),
+  requests: requests?.map((request) => ({ method: 'GET', ...request })),
 });
 process.stdout.write(
   `${JSON.stringify({

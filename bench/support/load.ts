@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -71,5 +72,36 @@ export async function compare(targets: readonly Target[], options: LoadOptions &
   return targets.map((target) => {
     const sorted = [...runs.get(target.name)!].sort((a, b) => a.requestsPerSec - b.requestsPerSec);
     return sorted[Math.floor(sorted.length / 2)];
+  });
+}
+
+/** One run of the load generator in its own process (`runLoad`). */
+export interface LoadJob {
+  url: string;
+  connections: number;
+  durationSec: number;
+  headers?: Record<string, string>;
+  /** Host headers to rotate through, one per request on each connection (multi-tenant runs). */
+  hosts?: string[];
+  /** Requests to rotate through (path and headers each), instead of `hosts`. */
+  requests?: { path: string; headers?: Record<string, string> }[];
+}
+
+export interface ProcessLoadResult {
+  requests: number;
+  requestsPerSec: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Runs autocannon in a process of its own (./load-process.ts): a load generator inside the server's process understates the server. */
+export function runLoad(job: LoadJob): Promise<ProcessLoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/load-process.ts', JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ProcessLoadResult) : reject(new Error(`load process exited ${code}`))));
   });
 }
