@@ -1,10 +1,12 @@
 // The load generator in its own process (so it never shares the server's event loop or core):
-//   node --import tsx bench/support/load-process.ts '<json LoadJob>'  → prints one JSON result line.
+//   node --import tsx bench/support/load-process.ts < job.json (a LoadJob)  → prints one JSON result line.
 // Started through `runLoad` (./load.ts).
 import autocannon from 'autocannon';
 import type { LoadJob } from './load.ts';
 
-const job = JSON.parse(process.argv[2]) as LoadJob;
+const chunks: Buffer[] = [];
+for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+const job = JSON.parse(Buffer.concat(chunks).toString()) as LoadJob;
 const requests = job.requests ?? job.hosts?.map((host) => ({ headers: { ...job.headers, host } }));
 const result = await autocannon({
   url: job.url,

@@ -99,7 +99,9 @@ export interface ProcessLoadResult {
 /** Runs autocannon in a process of its own (./load-process.ts): a load generator inside the server's process understates the server. */
 export function runLoad(job: LoadJob): Promise<ProcessLoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/load-process.ts', JSON.stringify(job)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // On stdin: a thousand requests with their headers do not fit in one command-line argument.
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/load-process.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    child.stdin.end(JSON.stringify(job));
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ProcessLoadResult) : reject(new Error(`load process exited ${code}`))));
