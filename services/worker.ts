@@ -11,7 +11,11 @@ async function main() {
   Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN') });
   const { services } = await createRuntime(config);
   const { worker, connection, recovery } = await createWorker(services);
-  const stop = () => worker.shutdown();
+  // Ctrl-C reaches the worker twice (the terminal's SIGINT and the one `npm start` forwards): the
+  // first signal starts the shutdown, a later one has nothing left to do.
+  const stop = () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   services.log.info({ taskQueue: services.temporal.taskQueue }, 'worker running');
