@@ -14,13 +14,6 @@ export function serializeAnswer(payload: unknown): ReadyAnswer {
   return { body, etag: weakEtag(body) };
 }
 
-/** Sends a serialized answer; 304 when the client already has it. */
-function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: ReadyAnswer) {
-  reply.header('etag', answer.etag);
-  if (etagMatches(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
-  return reply.type('application/json; charset=utf-8').send(answer.body);
-}
-
 /**
  * Sends a JSON body with an ETag; answers 304 when the client already has it. `keep` receives the
  * serialized answer (the public lane stores it so the next identical request skips all of this).
@@ -28,5 +21,7 @@ function sendAnswer(request: FastifyRequest, reply: FastifyReply, answer: ReadyA
 export function sendJsonWithEtag(request: FastifyRequest, reply: FastifyReply, payload: unknown, keep?: (answer: ReadyAnswer) => void) {
   const answer = serializeAnswer(payload);
   keep?.(answer);
-  return sendAnswer(request, reply, answer);
+  reply.header('etag', answer.etag);
+  if (etagMatches(request.headers['if-none-match'], answer.etag)) return reply.code(304).send();
+  return reply.type('application/json; charset=utf-8').send(answer.body);
 }
