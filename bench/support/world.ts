@@ -71,6 +71,8 @@ export async function startBenchWorld(options: RuntimeOptions & { env?: Record<s
       await app.close();
       // The feed stops before the databases go: its renewals would fail against dropped collections.
       await runtime.services.changeFeed.stop();
+      // Engines of the run's own are thrown away with their data (ownEnginesIfAsked): nothing to drop.
+      if (process.env.BENCH_OWN_ENGINES === '1') return closeServices(runtime.services);
       const { databases } = await runtime.services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
       for (const { name } of databases) {
         if (name.startsWith(config.DB_PREFIX)) await runtime.services.mongo.db(name).dropDatabase();
