@@ -13,6 +13,8 @@ import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { provisionWorkspaces } from './support/provision.ts';
 import { runLoad } from './support/load.ts';
+import type { CommandStartedEvent } from 'mongodb';
+import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../services/core/change-feed.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -79,13 +81,30 @@ const heap = () => {
   return process.memoryUsage().heapUsed;
 };
 
-async function load(name: string, base: string, requests: { path: string; headers: Record<string, string> }[]) {
-  const result = await runLoad({ url: base, connections, durationSec, requests });
-  return { name, rps: result.requestsPerSec, p50: result.p50, p99: result.p99, bad: result.non2xx + result.errors };
-}
-
 const stopEngines = await ownEnginesIfAsked();
-const world = await startBenchWorld({ env: { LIFECYCLE_WAIT_MS: '30000' } });
+const world = await startBenchWorld({ monitorCommands: true, env: { LIFECYCLE_WAIT_MS: '30000' } });
+// Database commands of the gateway under load, but for its change feed's own (what a read costs).
+let requestCommands = 0;
+world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
+  const collection = event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName];
+  if (collection !== STATE_CHANGES_COLLECTION && collection !== GATEWAYS_COLLECTION) requestCommands++;
+});
+
+async function load(name: string, base: string, requests: { path: string; headers: Record<string, string> }[]) {
+  const before = { commands: requestCommands, lane: world.app.publicLane.answered, cpu: process.cpuUsage() };
+  const result = await runLoad({ url: base, connections, durationSec, requests });
+  const perRequest = (n: number) => n / Math.max(1, result.requests);
+  return {
+    name,
+    rps: result.requestsPerSec,
+    p50: result.p50,
+    p99: result.p99,
+    bad: result.non2xx + result.errors,
+    commands: perRequest(requestCommands - before.commands),
+    lane: perRequest(world.app.publicLane.answered - before.lane),
+    cpuMicros: perRequest((({ user, system }) => user + system)(process.cpuUsage(before.cpu))),
+  };
+}
 const { config } = world;
 const worker = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], { env: childEnv(config), stdio: ['ignore', 'pipe', 'pipe'] });
 const oneWorld = await startBenchWorld();
@@ -113,7 +132,13 @@ try {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
   const runs = new Map(targets.map((t) => [t.name, [] as Awaited<ReturnType<typeof load>>[]]));
   for (const t of targets) await load(t.name, address, t.requests); // warm-up (fills the Host cache)
-  for (let r = 0; r < rounds; r++) for (const t of targets) runs.get(t.name)!.push(await load(t.name, address, t.requests));
+  for (let r = 0; r < rounds; r++) {
+    for (const t of targets) {
+      const result = await load(t.name, address, t.requests);
+      console.error(`  round ${r + 1}, ${t.name}: ${result.rps} req/s, p99 ${result.p99} ms, lane ${(100 * result.lane).toFixed(0)}%, ${result.commands.toFixed(4)} commands/request`);
+      runs.get(t.name)!.push(result);
+    }
+  }
   const results = targets.map((t) => {
     const list = runs.get(t.name)!;
     return { ...list.sort((a, b) => a.p99 - b.p99)[Math.floor(list.length / 2)], bad: list.reduce((sum, x) => sum + x.bad, 0) };
@@ -131,8 +156,8 @@ try {
 
   console.log(`\nWorkspaces at scale: ${N} workspaces, ${connections} connections, ${durationSec}s per round, median of ${rounds} rounds\n`);
   console.log(`provisioning through POST /tenants (concurrency ${CONCURRENCY}): ${provisioned.perMinute.toFixed(0)} workspaces/min (${provisioned.seconds.toFixed(0)} s, ${provisioned.notActive} not active within the wait)`);
-  console.log('\n| reads | req/s | p50 ms | p99 ms | non-2xx+errors |\n|---|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.bad} |`);
+  console.log('\n| reads | req/s | p50 ms | p99 ms | gateway CPU µs/request | DB commands/request | answered by the lane | non-2xx+errors |\n|---|---|---|---|---|---|---|---|');
+  for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuMicros.toFixed(0)} | ${r.commands.toFixed(4)} | ${(100 * r.lane).toFixed(0)}% | ${r.bad} |`);
   console.log(`\np99 ratio spread/one: public ${(results[1].p99 / results[0].p99).toFixed(2)}, management ${(results[3].p99 / results[2].p99).toFixed(2)} (target ≤ 1.25)`);
   console.log(`gateway heap growth: ${((heapAfter - heapBefore) / 1024 / N).toFixed(1)} KB per workspace (${((heapAfter - heapBefore) / 1048576).toFixed(1)} MiB for ${N}; target ≤ 50 KB)`);
   console.log(`gateway start (spawn → first /healthz 200, median of 5, alternating): ${median(startMany).toFixed(0)} ms with ${N + 1} workspaces, ${median(startOne).toFixed(0)} ms with 1: ratio ${(median(startMany) / median(startOne)).toFixed(2)} (target ≤ 1.2)`);
