@@ -85,14 +85,20 @@ const stopEngines = await ownEnginesIfAsked();
 const world = await startBenchWorld({ monitorCommands: true, env: { LIFECYCLE_WAIT_MS: '30000' } });
 // Database commands of the gateway under load, but for its change feed's own (what a read costs).
 let requestCommands = 0;
+let commandTally = new Map<string, number>();
 world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
   const collection = event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName];
-  if (collection !== STATE_CHANGES_COLLECTION && collection !== GATEWAYS_COLLECTION) requestCommands++;
+  if (collection === STATE_CHANGES_COLLECTION || collection === GATEWAYS_COLLECTION) return;
+  requestCommands++;
+  const what = `${event.commandName} ${String(collection)}`;
+  commandTally.set(what, (commandTally.get(what) ?? 0) + 1);
 });
 
 async function load(name: string, base: string, requests: { path: string; headers: Record<string, string> }[]) {
   const before = { commands: requestCommands, lane: world.app.publicLane.answered, cpu: process.cpuUsage() };
+  commandTally = new Map();
   const result = await runLoad({ url: base, connections, durationSec, requests });
+  if (commandTally.size > 0) console.error(`  ${name}: ${[...commandTally].map(([what, n]) => `${what} ×${n}`).join(', ')}`);
   const perRequest = (n: number) => n / Math.max(1, result.requests);
   return {
     name,
@@ -103,6 +109,7 @@ async function load(name: string, base: string, requests: { path: string; header
     commands: perRequest(requestCommands - before.commands),
     lane: perRequest(world.app.publicLane.answered - before.lane),
     cpuMicros: perRequest((({ user, system }) => user + system)(process.cpuUsage(before.cpu))),
+    generatorCpuMicros: result.generatorCpuMicrosPerRequest,
   };
 }
 const { config } = world;
@@ -135,7 +142,7 @@ try {
   for (let r = 0; r < rounds; r++) {
     for (const t of targets) {
       const result = await load(t.name, address, t.requests);
-      console.error(`  round ${r + 1}, ${t.name}: ${result.rps} req/s, p99 ${result.p99} ms, lane ${(100 * result.lane).toFixed(0)}%, ${result.commands.toFixed(4)} commands/request`);
+      console.error(`  round ${r + 1}, ${t.name}: ${result.rps} req/s, p99 ${result.p99} ms, lane ${(100 * result.lane).toFixed(0)}%, ${result.commands.toFixed(4)} commands/request, CPU µs/request gateway ${result.cpuMicros.toFixed(0)} generator ${result.generatorCpuMicros.toFixed(0)}`);
       runs.get(t.name)!.push(result);
     }
   }
@@ -156,8 +163,8 @@ try {
 
   console.log(`\nWorkspaces at scale: ${N} workspaces, ${connections} connections, ${durationSec}s per round, median of ${rounds} rounds\n`);
   console.log(`provisioning through POST /tenants (concurrency ${CONCURRENCY}): ${provisioned.perMinute.toFixed(0)} workspaces/min (${provisioned.seconds.toFixed(0)} s, ${provisioned.notActive} not active within the wait)`);
-  console.log('\n| reads | req/s | p50 ms | p99 ms | gateway CPU µs/request | DB commands/request | answered by the lane | non-2xx+errors |\n|---|---|---|---|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuMicros.toFixed(0)} | ${r.commands.toFixed(4)} | ${(100 * r.lane).toFixed(0)}% | ${r.bad} |`);
+  console.log('\n| reads | req/s | p50 ms | p99 ms | gateway CPU µs/request | generator CPU µs/request | DB commands/request | answered by the lane | non-2xx+errors |\n|---|---|---|---|---|---|---|---|---|');
+  for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuMicros.toFixed(0)} | ${r.generatorCpuMicros.toFixed(0)} | ${r.commands.toFixed(4)} | ${(100 * r.lane).toFixed(0)}% | ${r.bad} |`);
   console.log(`\np99 ratio spread/one: public ${(results[1].p99 / results[0].p99).toFixed(2)}, management ${(results[3].p99 / results[2].p99).toFixed(2)} (target ≤ 1.25)`);
   console.log(`gateway heap growth: ${((heapAfter - heapBefore) / 1024 / N).toFixed(1)} KB per workspace (${((heapAfter - heapBefore) / 1048576).toFixed(1)} MiB for ${N}; target ≤ 50 KB)`);
   console.log(`gateway start (spawn → first /healthz 200, median of 5, alternating): ${median(startMany).toFixed(0)} ms with ${N + 1} workspaces, ${median(startOne).toFixed(0)} ms with 1: ratio ${(median(startMany) / median(startOne)).toFixed(2)} (target ≤ 1.2)`);

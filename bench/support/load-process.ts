@@ -12,6 +12,7 @@ const requests = job.requests ?? job.hosts?.map((host) => ({ headers: { ...job.h
 // read takes, a p99 ratio of 2.0 can be one rounding step. Each 2xx answer's time is kept here in
 // fractions of a millisecond (the response event carries the hrtime measure) and ranked instead.
 const latencies: number[] = [];
+const cpuBefore = process.cpuUsage();
 const result = await new Promise<Result>((resolve, reject) => {
   const instance = autocannon(
     {
@@ -37,5 +38,7 @@ process.stdout.write(
     p99: percentile(99),
     non2xx: result.non2xx,
     errors: result.errors,
+    // Whether the generator itself was the bound: its own CPU per request.
+    generatorCpuMicrosPerRequest: (({ user, system }) => (user + system) / Math.max(1, result.requests.total))(process.cpuUsage(cpuBefore)),
   })}\n`,
 );

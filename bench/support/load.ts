@@ -94,6 +94,7 @@ export interface ProcessLoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  generatorCpuMicrosPerRequest: number;
 }
 
 /** Runs autocannon in a process of its own (./load-process.ts): a load generator inside the server's process understates the server. */
