@@ -16,7 +16,7 @@ import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { configurePublicCache } from '../services/public-read/state.ts';
 import { buildApp } from '../services/http/app.ts';
 import { anonymous } from '../services/core/principal.ts';
-import type { AccessGate } from '../services/access/gate.ts';
+import { createDenyAllGate, type AccessGate } from '../services/access/gate.ts';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const durationSec = Number(process.env.BENCH_DURATION ?? 5);
@@ -33,7 +33,7 @@ configurePublicCache(others[0].services, { stateTtlMs: 0 });
 configurePublicCache(others[1].services, { enabled: false });
 // Diagnostic: the warm path behind a gate that admits anonymous readers without its per-request
 // settings read, to show how much of a public read the content code itself costs.
-const noReadGate: AccessGate = { authenticate: async () => anonymous, admit: async () => ({}), finish: () => ({}), admitsReadyAnswer: () => false };
+const noReadGate: AccessGate = { ...createDenyAllGate(world.services), authenticate: async () => anonymous };
 const diagnostic = await buildApp({ services: world.services, gate: noReadGate, logger: false });
 const apps = [world.app, await others[0].buildApp({ logger: false }), await others[1].buildApp({ logger: false }), diagnostic];
 const [warm, perRequest, uncached, gateless] = await Promise.all(apps.map((app) => app.listen({ port: 0, host: '127.0.0.1' })));

@@ -33,7 +33,7 @@ const entries = Number(process.env.BENCH_ENTRIES ?? 60);
 const workspaceCount = Number(process.env.BENCH_WORKSPACES ?? 1000);
 
 const stopEngines = await ownEnginesIfAsked();
-const world = await startBenchWorld({ monitorCommands: true, env: { LIFECYCLE_WAIT_MS: '30000' } });
+const world = await startBenchWorld({ env: { LIFECYCLE_WAIT_MS: '30000' } });
 const { services } = world;
 // Command monitoring: every command this process sends, attributed to the target under load.
 let requestCommands = 0;
@@ -87,6 +87,7 @@ const ONE = `/api/v1/content/bench-${Math.floor(entries / 2)}`;
 const MANAGE = '/api/manage/v1/content?limit=20';
 const body = async (url: string, headers: Record<string, string> = {}) => (await world.app.inject({ method: 'GET', url, headers })).body;
 const bodies = { list: await body(LIST), one: await body(ONE), tenant: await body(LIST, { host: hosts[0] }) };
+const manageBytes = (await body(MANAGE, { authorization: `Bearer ${key}` })).length;
 const bare = Fastify();
 for (const [name, text] of Object.entries(bodies)) bare.get(`/${name}`, (_req, reply) => reply.type('application/json; charset=utf-8').send(text));
 const bareAddress = await bare.listen({ port: 0, host: '127.0.0.1' });
@@ -111,8 +112,11 @@ interface Result {
   laneShare: number;
 }
 
+/** Requests answered in front of Fastify: held public answers and held keyed reads. */
+const lanesAnswered = () => world.app.publicLane.answered + world.app.manageLane.answered;
+
 async function run(target: Target): Promise<Result> {
-  const before = { request: requestCommands, feed: feedCommands, at: Date.now(), cpu: process.cpuUsage(), lane: world.app.publicLane.answered };
+  const before = { request: requestCommands, feed: feedCommands, at: Date.now(), cpu: process.cpuUsage(), lane: lanesAnswered() };
   commandTally = new Map();
   appliedTopics = [];
   const r = await runLoad({ url: target.url, connections, durationSec, headers: target.headers, hosts: target.hosts });
@@ -128,7 +132,7 @@ async function run(target: Target): Promise<Result> {
     commandsPerRequest: (requestCommands - before.request) / Math.max(1, r.requests),
     feedCommandsPerSec: (feedCommands - before.feed) / seconds,
     cpuMicrosPerRequest: (({ user, system }) => (user + system) / Math.max(1, r.requests))(process.cpuUsage(before.cpu)),
-    laneShare: (world.app.publicLane.answered - before.lane) / Math.max(1, r.requests),
+    laneShare: (lanesAnswered() - before.lane) / Math.max(1, r.requests),
   };
 }
 
@@ -166,7 +170,7 @@ try {
   const by = (i: number) => results[i];
   const ratio = (a: Result, b: Result) => (a.requestsPerSec / b.requestsPerSec).toFixed(2);
   console.log(`\nRead path (${connections} connections, ${durationSec}s per round, median of ${rounds} alternating rounds; load generator in its own process)`);
-  console.log(`list ${bodies.list.length} B, entry ${bodies.one.length} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces provisioned through the API in ${seedSeconds}s (${provisioned.perMinute.toFixed(0)}/min, ${provisioned.notActive} not active within the wait)\n`);
+  console.log(`list ${bodies.list.length} B, entry ${bodies.one.length} B, manage list ${manageBytes} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces provisioned through the API in ${seedSeconds}s (${provisioned.perMinute.toFixed(0)}/min, ${provisioned.notActive} not active within the wait)\n`);
   console.log('| target | req/s | p50 ms | p99 ms | gateway CPU µs / request | db commands / request | feed commands / s | answered by the lane | non-2xx+errors |');
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${(100 * r.laneShare).toFixed(0)}% | ${r.bad} |`);

@@ -9,6 +9,7 @@ import { buildApp } from '../services/http/app.ts';
 import { anonymous } from '../services/core/principal.ts';
 import { startBenchWorld } from './support/world.ts';
 import { compare, table } from './support/load.ts';
+import { createDenyAllGate } from '../services/access/gate.ts';
 
 const payload = { items: Array.from({ length: 10 }, (_, i) => ({ id: `id-${i}`, title: `Item ${i}`, slug: `item-${i}` })) };
 
@@ -36,7 +37,7 @@ const gatewayAddress = await world.app.listen({ port: 0, host: '127.0.0.1' });
 // Public API switch, to separate the registry's own cost from that per-request database read.
 const stubbed = await buildApp({
   services: world.services,
-  gate: { authenticate: async () => anonymous, admit: async () => ({}), finish: () => ({}), admitsReadyAnswer: () => false },
+  gate: { ...createDenyAllGate(world.services), authenticate: async () => anonymous },
   logger: false,
 });
 const stubbedAddress = await stubbed.listen({ port: 0, host: '127.0.0.1' });

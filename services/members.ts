@@ -7,6 +7,8 @@ import type { WebhookSettings } from './events/settings.ts';
 import type { CacheRegistry } from './cache/caches.ts';
 import type { RateCounters } from './access/rate-limit.ts';
 import type { PublicCache } from './public-read/state.ts';
+import type { WriteWatch } from './core/write-watch.ts';
+import type { ManageAnswers } from './manage-read/held-answers.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -36,6 +38,10 @@ declare module './core/context.ts' {
     rateCounters: RateCounters;
     /** Public read cache: per site, its public state, responses and ready answers (`public-read/state.ts`). */
     publicCache: PublicCache;
+    /** Write generations of the workspace databases, from this process's writes and the feed (`core/write-watch.ts`). */
+    writes: WriteWatch;
+    /** Held management reads: per site, answers by key and URL (`manage-read/held-answers.ts`). */
+    manageAnswers: ManageAnswers;
   }
 }
 

@@ -6,6 +6,8 @@ import { createSiteResolver } from './platform/tenancy.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
 import { createActivePlugins } from './plugins/active-sites.ts';
 import { createPublicCache } from './public-read/state.ts';
+import { createWriteWatch } from './core/write-watch.ts';
+import { createManageAnswers } from './manage-read/held-answers.ts';
 import './members.ts';
 import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';
@@ -42,6 +44,16 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.features = options.features ?? features;
   services.sites = createSiteResolver(services);
   services.publicCache = createPublicCache(services.changeFeed);
+  // Only the collections held management reads depend on are watched: other writes announce nothing.
+  const heldReads = new Set(services.features.flatMap((feature) => feature.operations.flatMap((operation) => operation.heldAnswer?.reads ?? [])));
+  const workspacePrefix = `${config.DB_PREFIX}ws_`;
+  services.writes = createWriteWatch({
+    mongo: services.mongo,
+    feed: services.changeFeed,
+    log: services.log,
+    watched: (dbName, collection) => dbName.startsWith(workspacePrefix) && (collection === '*' || heldReads.has(collection)),
+  });
+  services.manageAnswers = createManageAnswers(services.changeFeed, services.writes);
   services.plugins = createPluginRegistry();
   services.activePlugins = createActivePlugins(services);
   services.exportTuning = { ...DEFAULT_EXPORT_TUNING };

@@ -11,7 +11,10 @@ import { compileIpRules } from './ip-rules.ts';
 import { loadUserAccess } from './user-access.ts';
 import { refuse, type FailureReason } from './auth-failure.ts';
 import { TooManyRequestsError } from '../core/errors.ts';
-import { createLiveState, ipField, keyField, type LiveResult } from './live-state.ts';
+import { createLiveState, ipField, keyField, RATE_WINDOW_MS, type LiveResult } from './live-state.ts';
+import { createCountLeases } from './count-leases.ts';
+import { countAndReadAccessState } from './site-settings-store.ts';
+import type { StateReader } from './state-reader.ts';
 
 interface CachedKey {
   version: number;
@@ -39,9 +42,13 @@ export interface KeyLimits {
  * compared with the clock each time. For a key this gateway already knows, the state read and the
  * per-key and per-IP counters are one batched round trip (`live-state.ts`).
  */
-export function createKeyAuthenticator(services: Services, readState: (db: Db, siteId: string) => Promise<AccessState>) {
+export function createKeyAuthenticator(services: Services, readState: StateReader) {
   const cache = new Map<string, CachedKey>();
   const live = createLiveState();
+  const leases = createCountLeases(
+    async (db, siteId, window, increments) => (await countAndReadAccessState(db, siteId, window, increments, [])).counts,
+    services.log,
+  );
 
   async function load(db: Db, siteId: string, lookup: string, version: number): Promise<CachedKey> {
     const key = await accessCollections(db).apiKeys.findOne({ siteId, lookup });
@@ -58,23 +65,42 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
     return entry;
   }
 
-  return async function authenticateKey(credentials: Credentials, scope: SiteScope): Promise<{ principal: Principal; limits: KeyLimits }> {
+  const bearerOf = (authorization: string | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+  /** The cached entry of a key this gateway has seen valid (active, with an owner), if the bearer names one. */
+  const knownEntry = (siteId: string, bearer: string | undefined) => {
+    const lookup = bearer ? parseSecret(bearer) : null;
+    const cached = lookup ? cache.get(`${siteId}:${lookup}`) : undefined;
+    return cached?.key && cached.owner && cached.key.status === 'active' ? cached : undefined;
+  };
+
+  const limitsOf = (state: AccessState, key: ApiKeyDoc, counted: LiveResult, ip: string): KeyLimits => ({
+    state,
+    key,
+    keyCount: counted.counts[keyField(key._id)] ?? 1,
+    ipCount: counted.counts[ipField(ip)] ?? 1,
+    resetSeconds: counted.resetSeconds,
+  });
+
+  async function authenticateKey(credentials: Credentials, scope: SiteScope): Promise<{ principal: Principal; limits: KeyLimits }> {
     const db = services.workspaceDb(scope.workspace);
     const siteId = scope.site._id;
     const now = services.clock.now();
     const { ip } = credentials;
 
-    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(credentials.authorization ?? '')?.[1];
+    const bearer = bearerOf(credentials.authorization);
     const lookup = bearer ? parseSecret(bearer) : null;
     const cached = lookup ? cache.get(`${siteId}:${lookup}`) : undefined;
-    const known = cached?.key && cached.owner && cached.key.status === 'active' ? cached.key : null;
+    const known = knownEntry(siteId, bearer)?.key ?? null;
 
     // A key this gateway has seen valid: count and read the state together. Anything else reads
     // the state only; counter fields are added for validated keys alone, so guessing with junk
-    // secrets cannot grow the site's document.
-    let counted: LiveResult | null = null;
+    // secrets cannot grow the site's document. A request the management lane already counted
+    // (and then handed over) is not counted again.
+    let counted: LiveResult | null = credentials.counted ?? null;
     let state: AccessState;
-    if (known) {
+    if (counted) {
+      state = counted.state;
+    } else if (known) {
       counted = await live(db, siteId, now, [ipField(ip), keyField(known._id)]);
       state = counted.state;
     } else {
@@ -104,7 +130,7 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
     if (entry.ipAllowed && !entry.ipAllowed(ip)) return fail('ip-not-allowed', key._id);
     if (!originAllowed(key, state, credentials.origin)) return fail('origin-not-allowed', key._id);
 
-    if (!counted || known?._id !== key._id) counted = await live(db, siteId, now, [ipField(ip), keyField(key._id)]);
+    if (!counted || !(keyField(key._id) in counted.counts)) counted = await live(db, siteId, now, [ipField(ip), keyField(key._id)]);
     const principal: Principal = {
       kind: 'key',
       keyId: key._id,
@@ -114,16 +140,76 @@ export function createKeyAuthenticator(services: Services, readState: (db: Db, s
       scope: key.scope,
       isPlatformOperator: owner.platformOperator,
     };
-    return {
-      principal,
-      limits: {
-        state,
-        key,
-        keyCount: counted.counts[keyField(key._id)] ?? 1,
-        ipCount: counted.counts[ipField(ip)] ?? 1,
-        resetSeconds: counted.resetSeconds,
-      },
+    return { principal, limits: limitsOf(state, key, counted, ip) };
+  }
+
+  /** Every check of `authenticateKey` against the key as this gateway holds it, under `state`. */
+  function heldKeyPasses(entry: CachedKey | undefined, state: AccessState, bearer: string | undefined, keyId: string, credentials: Credentials, now: Date): entry is CachedKey & { key: ApiKeyDoc } {
+    const key = entry?.key;
+    return (
+      !!key &&
+      entry.version === state.version &&
+      key._id === keyId &&
+      state.keys.enabled &&
+      secretMatches(bearer!, key.secretHash) &&
+      !(key.expiresAt && key.expiresAt.getTime() <= now.getTime()) &&
+      (!entry.ipAllowed || entry.ipAllowed(credentials.ip)) &&
+      originAllowed(key, state, credentials.origin)
+    );
+  }
+
+  /**
+   * The management lane's check without a round trip: the site's access state as the change feed
+   * holds it (exact by its lease, docs/access.md), the key as this gateway holds it, and one
+   * position of the key's and the IP's counters from blocks this gateway leased (count-leases.ts).
+   * `undefined` when any of them is not held: the lane then counts in the database (`countHeldRead`).
+   */
+  function heldReadNow(credentials: Credentials, scope: SiteScope, keyId: string): { counted: LiveResult; limits: KeyLimits } | undefined {
+    const siteId = scope.site._id;
+    const state = readState.peek(scope.workspace.dbName, siteId);
+    if (!state) return undefined;
+    const now = services.clock.now();
+    const entry = knownEntry(siteId, bearerOf(credentials.authorization));
+    if (!heldKeyPasses(entry, state, bearerOf(credentials.authorization), keyId, credentials, now)) return undefined;
+    const keyLimit = entry.key.rateLimitPerMin ?? state.keys.defaultRateLimitPerMin;
+    const window = Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS;
+    const fields = [keyField(keyId), ipField(credentials.ip)] as const;
+    const positions = leases.take(services.workspaceDb(scope.workspace), siteId, window, [
+      [fields[0], keyLimit],
+      [fields[1], Math.max(keyLimit, state.keys.defaultRateLimitPerMin)],
+    ]);
+    if (!positions) return undefined;
+    const counted: LiveResult = {
+      state,
+      counts: { [fields[0]]: positions[0], [fields[1]]: positions[1] },
+      resetSeconds: Math.max(1, Math.ceil((window + RATE_WINDOW_MS - now.getTime()) / 1000)),
     };
+    return { counted, limits: limitsOf(state, entry.key, counted, credentials.ip) };
+  }
+
+  /**
+   * The management lane's check with a round trip: counts the request as the full path would and
+   * reads the site's access state in the same statement, then runs every check of
+   * `authenticateKey`. `limits` only when all pass; the count stands either way (the full path
+   * reuses it).
+   */
+  async function countHeldRead(credentials: Credentials, scope: SiteScope, keyId: string): Promise<{ counted: LiveResult; limits?: KeyLimits }> {
+    const siteId = scope.site._id;
+    const now = services.clock.now();
+    const counted = await live(services.workspaceDb(scope.workspace), siteId, now, [ipField(credentials.ip), keyField(keyId)]);
+    const { state } = counted;
+    const bearer = bearerOf(credentials.authorization);
+    const entry = knownEntry(siteId, bearer);
+    if (!heldKeyPasses(entry, state, bearer, keyId, credentials, now)) return { counted };
+    return { counted, limits: limitsOf(state, entry.key, counted, credentials.ip) };
+  }
+
+  return {
+    authenticate: authenticateKey,
+    heldReadNow,
+    countHeldRead,
+    /** Synchronous, no database: the id of the valid key this bearer names, as this gateway last saw it. */
+    peekKeyId: (siteId: string, authorization: string | undefined) => knownEntry(siteId, bearerOf(authorization))?.key?._id,
   };
 }
 

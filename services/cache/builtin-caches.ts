@@ -33,4 +33,18 @@ const activePluginsCache = (services: Services): NamedCache => ({
  * Host → site lookups (services.sites). Its size is not exported by services/platform/tenancy.ts
  * yet (`size: () => cache.size` on the resolver would report it; docs/plugins.md).
  */
-export const builtinCaches = (services: Services): NamedCache[] => [publicContentCache(), activePluginsCache(services), siteResolverCache(services.sites)];
+/** Held management reads of this process (services/manage-read/held-answers.ts), every workspace's. */
+const manageReadsCache = (services: Services): NamedCache => ({
+  name: 'manage-reads',
+  description: 'Management API answers held per key and URL until a write to what they read, as held by this process.',
+  reach: 'process',
+  stats: () => ({ entries: services.manageAnswers.size() }),
+  clear: () => services.manageAnswers.clear(),
+});
+
+export const builtinCaches = (services: Services): NamedCache[] => [
+  publicContentCache(),
+  activePluginsCache(services),
+  siteResolverCache(services.sites),
+  manageReadsCache(services),
+];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
-import { contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
+import { COLLECTIONS, contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, LIST_ITEM_FIELDS, toEntryView, toListItem } from './entry-view.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { escapeRegex } from '../core/mongo-errors.ts';
@@ -15,6 +15,7 @@ export const listEntriesOp = defineOperation({
   summary: 'List content entries (newest first), filtered to the key scope',
   requires: 'content:read',
   scope: ENTRY_SCOPE,
+  heldAnswer: { reads: [COLLECTIONS.entries] },
   input: z.object({
     type: z.string().optional(),
     status: EntryStatusSchema.optional(),
@@ -62,6 +63,7 @@ export const getEntryOp = defineOperation({
   summary: 'One content entry (working revision)',
   requires: 'content:read',
   scope: ENTRY_SCOPE,
+  heldAnswer: { reads: [COLLECTIONS.entries] },
   input: z.object({ id: z.string() }),
   output: EntryView,
   async handler(ctx, { id }) {

@@ -65,6 +65,13 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   plugin?: string;
   /** Not exposed as an MCP tool (e.g. binary uploads). */
   hiddenFromTools?: boolean;
+  /**
+   * A keyed GET whose answer a gateway may hold per key and URL and send again without running it
+   * (docs/access.md, "Held management reads"): its answer depends on nothing but the URL, the key
+   * and these collections of the workspace database. Held until a write to one of them finishes in
+   * any process, or the key's access changes. Checked: test/access/held-reads.test.ts reads them.
+   */
+  heldAnswer?: { reads: readonly string[] };
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
 }
 

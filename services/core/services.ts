@@ -19,17 +19,17 @@ const silentPublisher = (log: Logger): EventPublisher => ({
 export interface CoreServiceOptions {
   clock?: Clock;
   log?: Logger;
-  /** Emit the driver's command events (benchmarks count database commands per request). */
-  monitorCommands?: boolean;
 }
 
 /**
  * Builds the process-wide dependencies: one MongoClient and one Temporal connection per process
  * (never one per request). Temporal connects lazily so a gateway can answer while Temporal is down.
+ * The driver's command events are on: the write watch (core/write-watch.ts) follows this process's
+ * writes through them, and benchmarks count commands with them.
  */
 export async function createServices(config: Config, options: CoreServiceOptions = {}): Promise<CoreServices> {
   const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL));
-  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000, monitorCommands: options.monitorCommands ?? false });
+  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000, monitorCommands: true });
   await mongo.connect();
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });

@@ -15,6 +15,8 @@ export const topics = {
   defaultSite: 'default-site',
   /** A site's own row as hosts carry it (quotas, switches). */
   site: (siteId: string) => `site:${siteId}`,
+  /** Writes to the watched collections of one workspace database by one process (core/write-watch.ts): announced, not awaited. */
+  dbWrites: (dbName: string, origin: string) => `db-writes:${origin}:${dbName}`,
   /** A site's webhook endpoints: which are active and what they subscribe to (services/events/outbox.ts). */
   webhookEndpoints: (siteId: string) => `webhook-endpoints:${siteId}`,
 } as const;

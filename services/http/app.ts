@@ -8,7 +8,9 @@ import { installErrorHandling, sendError } from './errors.ts';
 import { MAX_PATH_PARAM_LENGTH } from '../core/statuses.ts';
 import { requestScopePlugin } from './request-scope.ts';
 import { mountSurface } from './rest.ts';
-import { createPublicLane, laneServerFactory } from './public-lane.ts';
+import { createPublicLane } from './public-lane.ts';
+import { createManageLane } from './manage-lane.ts';
+import { laneServerFactory } from './lane-server.ts';
 import { requestIdOf } from './request-id.ts';
 import { serviceVersion } from '../core/version.ts';
 
@@ -37,11 +39,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new OneLinePerRequest(),
     trustProxy: config.TRUST_PROXY,
     genReqId: requestIdOf,
-    // A repeated anonymous public read is answered before Fastify sees it (public-lane.ts).
-    serverFactory: laneServerFactory(() => lane),
+    // A repeated anonymous public read, or a held keyed read, is answered before Fastify sees it (lane-server.ts).
+    serverFactory: laneServerFactory(() => ({ publicLane: lane, manageLane })),
   });
   const lane = createPublicLane(services, gate, () => app.log);
+  const manageLane = createManageLane(services, gate, () => app.log);
   app.decorate('publicLane', lane);
+  app.decorate('manageLane', manageLane);
 
   installErrorHandling(app);
   // A callback hook, not an async one: this runs on every request, and it never waits.
@@ -58,7 +62,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.get('/healthz', { config: { siteless: true } }, async () => ({ status: 'ok' }));
 
   const operations = services.features.flatMap((feature) => feature.operations);
-  const common = { services, gate, lane, operations, version: serviceVersion };
+  const common = { services, gate, lane, manageLane, operations, version: serviceVersion };
   await mountSurface(app, { ...common, surface: 'public', basePath: '/api/v1', title: 'Public Content API', openapi: true });
   await mountSurface(app, { ...common, surface: 'comments', basePath: '/api/comments/v1', title: 'Public Comments API', openapi: true });
   await mountSurface(app, { ...common, surface: 'manage', basePath: '/api/manage/v1', title: 'Management API', openapi: true });

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { FastifyBaseLogger, FastifyRequest, FastifyServerFactory } from 'fastify';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { fastifyCookie } from '@fastify/cookie';
 import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
@@ -82,23 +82,5 @@ export function createPublicLane(services: Services, gate: AccessGate, log: () =
       log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
       return true;
     },
-  };
-}
-
-/**
- * Fastify's HTTP/1 server with the lane in front (the same timeouts Fastify gives its own server);
- * `inject()` does not pass here, so tests of the lane use a listening server.
- */
-export function laneServerFactory(lane: () => PublicLane): FastifyServerFactory {
-  return (handler, rawOptions) => {
-    const options = rawOptions as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket?: number };
-    const server = createServer((request, response) => {
-      if (!lane().answer(request, response)) handler(request, response);
-    });
-    server.keepAliveTimeout = options.keepAliveTimeout;
-    server.requestTimeout = options.requestTimeout;
-    server.setTimeout(options.connectionTimeout);
-    if (options.maxRequestsPerSocket) server.maxRequestsPerSocket = options.maxRequestsPerSocket;
-    return server;
   };
 }

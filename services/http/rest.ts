@@ -6,6 +6,7 @@ import type { AccessGate } from '../access/gate.ts';
 import { requestFacts, requireScope } from './request-scope.ts';
 import { sendJsonWithEtag } from './etag.ts';
 import type { PublicLane } from './public-lane.ts';
+import type { ManageLane } from './manage-lane.ts';
 import type { FileReply } from '../core/file-reply.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { createOperationRunner } from './run-operation.ts';
@@ -26,6 +27,8 @@ export interface SurfaceOptions {
   gate: AccessGate;
   /** The public cache-hit lane: routes keep their answers there. */
   lane: PublicLane;
+  /** The management lane: `heldAnswer` routes keep their keyed answers there. */
+  manageLane: ManageLane;
   /** Serve `openapi.json` under the base path (public and manage surfaces). */
   openapi?: boolean;
 }
@@ -73,13 +76,14 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
     async (scoped) => {
       for (const operation of operations) {
         const laneSlot = options.lane.slot(operation);
+        const heldSlot = options.manageLane.slot(operation);
         scoped.route({
           method: operation.method,
           url: operation.path,
           config: { operation },
           handler: async (request: FastifyRequest, reply: FastifyReply) => {
             // A held answer was sent before Fastify saw the request (public-lane.ts); this one may be kept.
-            const keep = laneSlot?.(request);
+            const keepPublic = laneSlot?.(request);
             const ctx = await runner.open({
               surface,
               credentials: {
@@ -89,10 +93,13 @@ export async function mountSurface(app: FastifyInstance, options: SurfaceOptions
                 origin: request.headers.origin,
                 method: request.method,
                 resources: [`${request.protocol}://${request.host}${options.basePath}`],
+                counted: options.manageLane.countedFor(request.raw),
               },
               scope: requireScope(request),
               request: requestFacts(request),
             });
+            // Taken before the operation runs, so a write finishing meanwhile keeps its answer out.
+            const keep = keepPublic ?? heldSlot?.(request, ctx.principal);
             const { value: result, headers } = await runner.run(ctx, operation, await collectInput(operation, request));
             reply.headers(headers);
             if (operation.produces) {

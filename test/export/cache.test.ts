@@ -43,7 +43,7 @@ describe('cache routes', () => {
     // Warm the public read path so the resolver and the public cache hold something.
     expect((await pw.world.app.inject({ url: '/api/v1/content' })).statusCode).toBe(200);
     const caches = await stats();
-    expect(caches.map((c) => c.name)).toEqual(['plugins-active', 'probe', 'public-content', 'site-resolver']);
+    expect(caches.map((c) => c.name)).toEqual(['manage-reads', 'plugins-active', 'probe', 'public-content', 'site-resolver']);
     expect(caches.find((c) => c.name === 'probe')).toMatchObject({ reach: 'process', entries: 3, details: { hits: 7 } });
     expect(caches.find((c) => c.name === 'public-content')).toMatchObject({ reach: 'site' });
   });
@@ -52,7 +52,7 @@ describe('cache routes', () => {
     const before = await generation();
     const res = await pw.manage('POST', '/cache/clear', manager);
     expect(res.statusCode).toBe(200);
-    expect(res.json().cleared).toEqual(['plugins-active', 'probe', 'public-content', 'site-resolver']);
+    expect(res.json().cleared).toEqual(['manage-reads', 'plugins-active', 'probe', 'public-content', 'site-resolver']);
     expect(probeCleared).toBe(1);
     expect(await generation()).toBe(before + 1);
   });

@@ -1,0 +1,89 @@
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+
+/** Below this many requests left in a window nothing is leased: every request is counted in the database, in order. */
+export const LEASE_FLOOR = 64;
+const MAX_BLOCK = 1024;
+const MAX_LEASES = 10_000;
+
+/** Raises the window's counter fields by these amounts and answers their totals after the raise. */
+export type ClaimCounts = (db: Db, siteId: string, window: number, increments: Record<string, number>) => Promise<Record<string, number>>;
+
+interface Lease {
+  /** Claimed positions not yet handed out, oldest block first, each `[next, end]`. */
+  blocks: [number, number][];
+  claiming: boolean;
+  /** The field's total after this gateway's last claim: how much of the window is left. */
+  lastTotal: number;
+}
+
+/**
+ * Blocks of a site's per-minute counters leased by this gateway for the management lane (docs/access.md,
+ * "Held management reads"). A claim is one `$inc` of a counter field by the block size on the same
+ * document every other request is counted on, so the positions `[total − size + 1, total]` it
+ * returns are this gateway's alone; the lane hands them out one per request without a round trip,
+ * and claims the next block before the current one is used up. Every served request holds a
+ * unique position no greater than the limit, so a limit is never exceeded; a block is at most an
+ * eighth of what the window has left (1,024 at most) and nothing is leased once fewer than
+ * `LEASE_FLOOR` are left, so positions a gateway leased and did not use can make a key's refusals
+ * start that many requests early, never late.
+ */
+export interface CountLeases {
+  /** One position per field (`[field, limit]`), all or none; none also starts the claims that were missing. */
+  take(db: Db, siteId: string, window: number, fields: readonly (readonly [string, number])[]): number[] | undefined;
+}
+
+export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases {
+  const leases = new Map<string, Lease>();
+  let leasesWindow = 0;
+
+  const blockSize = (limit: number, lastTotal: number) => {
+    const left = limit - lastTotal;
+    return left < LEASE_FLOOR ? 0 : Math.min(MAX_BLOCK, Math.floor(left / 8));
+  };
+
+  function refill(db: Db, siteId: string, window: number, field: string, limit: number, lease: Lease) {
+    const size = blockSize(limit, lease.lastTotal);
+    if (lease.claiming || size === 0) return;
+    lease.claiming = true;
+    claim(db, siteId, window, { [field]: size }).then(
+      (totals) => {
+        const total = totals[field] ?? size;
+        lease.blocks.push([total - size + 1, total]);
+        lease.lastTotal = total;
+        lease.claiming = false;
+      },
+      (error) => {
+        lease.claiming = false;
+        log.warn({ err: error }, 'leasing a block of the rate counter failed');
+      },
+    );
+  }
+
+  const left = (lease: Lease) => lease.blocks.reduce((sum, [next, end]) => sum + end - next + 1, 0);
+
+  return {
+    take(db, siteId, window, fields) {
+      if (window !== leasesWindow || leases.size > MAX_LEASES) {
+        leases.clear();
+        leasesWindow = window;
+      }
+      const held = fields.map(([field, limit]) => {
+        const name = `${db.databaseName}|${siteId}|${field}`;
+        let lease = leases.get(name);
+        if (!lease) leases.set(name, (lease = { blocks: [], claiming: false, lastTotal: 0 }));
+        // Less than a block left: the next one is claimed while this one is used up (a claim's round
+        // trip can take longer than a busy key needs to use half a block).
+        if (left(lease) <= blockSize(limit, lease.lastTotal)) refill(db, siteId, window, field, limit, lease);
+        return lease;
+      });
+      if (held.some((lease) => lease.blocks.length === 0)) return undefined;
+      return held.map((lease) => {
+        const block = lease.blocks[0];
+        const position = block[0]++;
+        if (block[0] > block[1]) lease.blocks.shift();
+        return position;
+      });
+    },
+  };
+}

@@ -1,0 +1,111 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { Services } from '../core/context.ts';
+import type { Operation } from '../core/operation.ts';
+import type { Principal } from '../core/principal.ts';
+import { etagMatches } from '../core/file-reply.ts';
+import { normalizeHost } from '../core/tenants.ts';
+import type { AccessGate, HeldReadAdmission } from '../access/gate.ts';
+import type { LiveResult } from '../access/live-state.ts';
+import type { ReadyAnswer } from '../public-read/state.ts';
+import { requestIdOf } from './request-id.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    manageLane: ManageLane;
+  }
+}
+
+const MANAGE_PREFIX = '/api/manage/v1/';
+
+/**
+ * The management lane (docs/access.md, "Held management reads"): the public lane's counterpart for
+ * keyed reads, in two halves.
+ * - `slot(operation)`: a `heldAnswer` GET that runs the full path with a key keeps its serialized
+ *   answer for that key and exact URL (services/manage-read/held-answers.ts).
+ * - `answer(request, response, fullPath)`: in front of Fastify. A GET whose key this gateway holds
+ *   as valid and whose answer it holds for that key and URL is counted and checked by the gate in
+ *   one round trip (the same count, access state and key checks as the full path: revocations,
+ *   role and switch changes are seen on the next request) and, if admitted, sent as held, with its
+ *   rate-limit headers. Anything else goes to `fullPath`, which reuses the count the lane made.
+ * A request with an Origin (browser rules), a body, or no bearer never takes this lane.
+ */
+export interface ManageLane {
+  /** Requests this lane answered (diagnostics and tests). */
+  readonly answered: number;
+  slot(operation: Operation): ((request: FastifyRequest, principal: Principal) => ((answer: ReadyAnswer) => void) | undefined) | null;
+  /** The count this lane made for a request it handed to the full path. */
+  countedFor(request: IncomingMessage): LiveResult | undefined;
+  /** True when the lane took the request: it then answers it or hands it to `fullPath`. */
+  answer(request: IncomingMessage, response: ServerResponse, fullPath: () => void): boolean;
+}
+
+export function createManageLane(services: Services, gate: AccessGate, log: () => FastifyBaseLogger): ManageLane {
+  let answered = 0;
+  const counted = new WeakMap<IncomingMessage, LiveResult>();
+  const { manageAnswers, config } = services;
+  const clientIp = (request: IncomingMessage) => {
+    const socketAddress = request.socket.remoteAddress ?? '';
+    if (!config.TRUST_PROXY) return socketAddress;
+    // As Fastify's `trustProxy: true` derives `request.ip`: the client end of X-Forwarded-For.
+    const forwarded = request.headers['x-forwarded-for'];
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+    return first || socketAddress;
+  };
+
+  return {
+    get answered() {
+      return answered;
+    },
+    countedFor: (request) => counted.get(request),
+
+    slot(operation) {
+      // Plugin operations are mounted later and their collections are not watched: never held.
+      if (operation.surface !== 'manage' || operation.method !== 'GET' || !operation.heldAnswer || operation.plugin || operation.produces) return null;
+      return (request, principal) => {
+        const scope = request.siteScope;
+        const accessVersion = gate.accessVersionOf(principal);
+        if (!scope || principal.kind !== 'key' || accessVersion === undefined) return undefined;
+        return manageAnswers.slot(scope.workspace.dbName, scope.site._id, principal.keyId, request.url, operation, accessVersion)?.keep;
+      };
+    },
+
+    answer(request, response, fullPath) {
+      const { url, headers } = request;
+      if (request.method !== 'GET' || !url?.startsWith(MANAGE_PREFIX) || !headers.authorization || headers.origin || headers['content-length'] || headers['transfer-encoding']) return false;
+      const scope = services.sites.peek(normalizeHost(headers.host));
+      if (!scope || scope.workspace.status !== 'active') return false;
+      const keyId = gate.peekKeyId(scope, headers.authorization);
+      const held = keyId ? manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url) : undefined;
+      if (!keyId || !held) return false;
+      const started = performance.now();
+      const credentials = { authorization: headers.authorization, cookies: {}, ip: clientIp(request), method: 'GET' };
+      const send = (admission: HeldReadAdmission) => {
+        // Still held: a watched write that finished while the count was in flight sends this one the full path.
+        const still = manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url);
+        if (!admission.headers || still !== held) {
+          if (admission.counted) counted.set(request, admission.counted);
+          fullPath();
+          return;
+        }
+        answered++;
+        const reqId = requestIdOf(request);
+        // The headers, in the order, the full path sends them (test/access/held-reads.test.ts compares both).
+        const common = { 'x-request-id': reqId, 'x-content-type-options': 'nosniff', ...admission.headers, etag: held.etag };
+        if (etagMatches(headers['if-none-match'], held.etag)) {
+          response.writeHead(304, common);
+          response.end();
+        } else {
+          response.writeHead(200, { ...common, 'content-type': 'application/json; charset=utf-8', 'content-length': held.length });
+          response.end(held.body);
+        }
+        log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
+      };
+      const now = gate.admitHeldReadNow(scope, credentials, keyId, held.operation, held.accessVersion);
+      if (now) send(now);
+      // Nothing counted when the round trip fails: the full path runs and answers whatever it meets.
+      else gate.admitHeldRead(scope, credentials, keyId, held.operation, held.accessVersion).then(send, () => fullPath());
+      return true;
+    },
+  };
+}

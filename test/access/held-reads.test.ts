@@ -1,0 +1,205 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandStartedEvent } from 'mongodb';
+import { signIn, startContentWorld, type ContentWorld } from '../content/support.ts';
+import { createApiKey, setManagementApi } from '../support/access.ts';
+import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../../services/core/change-feed.ts';
+import { createRuntime } from '../../services/runtime.ts';
+import { closeServices } from '../../services/core/services.ts';
+import { freshWindow } from './world-helpers.ts';
+import { eventually } from '../support/polling.ts';
+
+// Held management reads (docs/access.md, "Held management reads"): a repeated keyed GET of a
+// `heldAnswer` operation is sent again by the management lane in front of Fastify — same bytes and
+// headers as the full path, counted against the key's limits in the same round trip that reads the
+// site's access state — and stays exact: the next read after a write, a revocation or a switch
+// shows it. The lane sits in the HTTP server, so these reads go over a socket.
+let cw: ContentWorld;
+let port = 0;
+let commands: string[] = [];
+const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
+
+interface Answer {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json(): any;
+}
+
+function get(url: string, key: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const sent = httpRequest({ host: '127.0.0.1', port, path: `/api/manage/v1${url}`, headers: { host: 'localhost', authorization: `Bearer ${key}`, ...headers } }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => {
+        const body = Buffer.concat(chunks).toString();
+        resolve({ statusCode: response.statusCode!, headers: response.headers, body, json: () => JSON.parse(body) });
+      });
+    });
+    sent.on('error', reject);
+    sent.end();
+  });
+}
+
+const answered = () => cw.world.app.manageLane.answered;
+/** Header names in the order sent and their values, but those that differ on every answer (the remaining count too). */
+const stableHeaders = (answer: Answer) =>
+  Object.entries(answer.headers)
+    .filter(([name]) => !['date', 'x-request-id'].includes(name))
+    .map(([name, value]) => [name, name === 'ratelimit' ? String(value).replace(/;r=\d+/g, ';r=*') : value]);
+
+async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
+  commands = [];
+  await run();
+  return commands;
+}
+
+beforeAll(async () => {
+  cw = await startContentWorld();
+  await cw.world.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (cw.world.app.server.address() as { port: number }).port;
+  cw.world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
+    const target = event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName];
+    if (!feedCollections.has(target)) commands.push(`${event.commandName} ${String(target)}`);
+  });
+  for (let i = 0; i < 3; i++) await cw.create({ title: `Held ${i}`, slug: `held-${i}` });
+});
+afterAll(async () => cw?.close());
+
+describe('held management reads', () => {
+  it('answers a repeated keyed read with the full path\'s bytes and headers and no content query; 304 on If-None-Match', async () => {
+    const key = await cw.keyWith(['content:read']);
+    const first = await get('/content?limit=2', key);
+    expect(first.statusCode, first.body).toBe(200);
+    const before = answered();
+    const used = await commandsDuring(async () => {
+      const again = await get('/content?limit=2', key);
+      expect(again.body).toBe(first.body);
+      expect(stableHeaders(again)).toEqual(stableHeaders(first));
+      expect(again.headers['x-request-id']).toBeTruthy();
+    });
+    expect(answered()).toBe(before + 1);
+    // Counting only (in the database, or a block of positions leased for the next ones); no content query.
+    expect(used.length).toBeGreaterThan(0);
+    expect(new Set(used)).toEqual(new Set(['findAndModify site_settings']));
+
+    const notModified = await get('/content?limit=2', key, { 'if-none-match': String(first.headers.etag) });
+    expect(notModified.statusCode).toBe(304);
+    expect(notModified.body).toBe('');
+    expect(answered()).toBe(before + 2);
+    // Another key does not get the first key's answer (its own scope, its own count).
+    const other = await cw.keyWith(['content:read']);
+    expect((await get('/content?limit=2', other)).statusCode).toBe(200);
+    expect(answered()).toBe(before + 2);
+  });
+
+  it('counts a busy key from leased blocks: a hundred held reads cost a few counter statements and no other', async () => {
+    const key = await cw.keyWith(['content:read']);
+    await get('/content?limit=4', key);
+    const before = answered();
+    const remaining: number[] = [];
+    const used = await commandsDuring(async () => {
+      for (let i = 0; i < 100; i++) {
+        const answer = await get('/content?limit=4', key);
+        expect(answer.statusCode).toBe(200);
+        remaining.push(Number(/"key";r=(\d+)/.exec(String(answer.headers.ratelimit))![1]));
+      }
+    });
+    expect(answered()).toBe(before + 100);
+    expect(new Set(used)).toEqual(new Set(['findAndModify site_settings']));
+    expect(used.length).toBeLessThan(10);
+    // Each request its own position in the window: no remaining count is handed out twice.
+    expect(new Set(remaining).size).toBe(100);
+  });
+
+  it('the next read after a write through this gateway shows it', async () => {
+    const key = await cw.keyWith(['content:read']);
+    const titles = async () => (await get('/content?limit=5', key)).json().data.map((row: { title: string }) => row.title);
+    await titles();
+    await titles();
+    const before = answered();
+    for (let round = 0; round < 5; round++) {
+      const created = await cw.create({ title: `Written ${round}`, slug: `written-${round}` });
+      expect((await titles())[0]).toBe(`Written ${round}`);
+      const renamed = await cw.manage('PATCH', `/content/${created.id}`, { title: `Renamed ${round}` });
+      expect(renamed.statusCode, renamed.body).toBe(200);
+      expect((await titles())[0]).toBe(`Renamed ${round}`);
+      // Held again once read after the write.
+      expect((await titles())[0]).toBe(`Renamed ${round}`);
+    }
+    expect(answered()).toBeGreaterThanOrEqual(before + 5);
+  });
+
+  it('a write made by another process reaches this gateway through the feed, and the old answer never comes back', async () => {
+    const key = await cw.keyWith(['content:read']);
+    const first = async () => (await get('/content?limit=1', key)).json().data[0].title as string;
+    await first();
+    await first();
+    const other = await createRuntime(cw.world.config);
+    const otherApp = await other.buildApp({ logger: false });
+    try {
+      const written = await otherApp.inject({
+        method: 'POST',
+        url: '/api/manage/v1/content',
+        headers: { authorization: `Bearer ${cw.key}` },
+        payload: { title: 'From elsewhere', slug: 'from-elsewhere' },
+      });
+      expect(written.statusCode, written.body).toBe(201);
+      await eventually(async () => (await first()) === 'From elsewhere', 'the other process\'s write seen', 10_000);
+      for (let i = 0; i < 5; i++) expect(await first()).toBe('From elsewhere');
+    } finally {
+      await otherApp.close();
+      await closeServices(other.services);
+    }
+  });
+
+  it('a revoked key and the Management API switched off are refused on the next request', async () => {
+    const { key, id } = await createApiKey(cw.world, { capabilities: ['content:read'] });
+    await get('/content?limit=2', key);
+    expect((await get('/content?limit=2', key)).statusCode).toBe(200);
+    await setManagementApi(cw.world, false);
+    const off = await get('/content?limit=2', key);
+    expect(off.statusCode).toBe(403);
+    expect(off.json()).toEqual({ error: 'Forbidden' });
+    await setManagementApi(cw.world, true);
+    expect((await get('/content?limit=2', key)).statusCode).toBe(200);
+    const session = await signIn(cw.world);
+    const revoked = await cw.world.app.inject({ method: 'POST', url: `/api/api-keys/${id}/revoke`, headers: { cookie: session.cookie, origin: session.origin } });
+    expect(revoked.statusCode, revoked.body).toBe(200);
+    const refused = await get('/content?limit=2', key);
+    expect(refused.statusCode).toBe(401);
+    expect(refused.json()).toEqual({ error: 'Unauthorized' });
+  });
+
+  it('counts every request once, lane or full path: a key limited to 4 gets 4 answers, then 429', async () => {
+    await freshWindow(20);
+    const { key } = await createApiKey(cw.world, { capabilities: ['content:read'], rateLimitPerMin: 4 });
+    const remaining: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const answer = await get('/content?limit=3', key);
+      expect(answer.statusCode, answer.body).toBe(200);
+      remaining.push(/"key";r=(\d+)/.exec(String(answer.headers.ratelimit))![1]);
+    }
+    expect(remaining).toEqual(['3', '2', '1', '0']);
+    const over = await get('/content?limit=3', key);
+    expect(over.statusCode).toBe(429);
+    expect(over.headers['retry-after']).toBeTruthy();
+    expect(over.json().error).toBeTruthy();
+  });
+
+  it('a held operation reads nothing but the collections it declares', async () => {
+    const entry = await cw.create({ title: 'Declared', slug: 'declared' });
+    const urls: Record<string, string> = { 'content.list': '/content?limit=2', 'content.get': `/content/${entry.id}` };
+    const held = cw.world.services.features.flatMap((feature) => feature.operations).filter((operation) => operation.heldAnswer);
+    expect(held.map((operation) => operation.id).sort()).toEqual(Object.keys(urls).sort());
+    for (const operation of held) {
+      // The first call fills the key cache; the second shows what the operation itself reads
+      // (`inject` takes the full path: the lane is in the HTTP server).
+      await cw.manage('GET', urls[operation.id]);
+      const used = await commandsDuring(async () => expect((await cw.manage('GET', urls[operation.id])).statusCode).toBe(200));
+      const read = used.filter((command) => command !== 'findAndModify site_settings').map((command) => command.split(' ')[1]);
+      expect(read.length, operation.id).toBeGreaterThan(0);
+      for (const collection of read) expect(operation.heldAnswer!.reads, `${operation.id} read ${collection}`).toContain(collection);
+    }
+  });
+});
