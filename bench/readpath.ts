@@ -33,7 +33,7 @@ const entries = Number(process.env.BENCH_ENTRIES ?? 60);
 const workspaceCount = Number(process.env.BENCH_WORKSPACES ?? 1000);
 
 const stopEngines = await ownEnginesIfAsked();
-const world = await startBenchWorld({ env: { LIFECYCLE_WAIT_MS: '30000' } });
+const world = await startBenchWorld({ monitorCommands: true, env: { LIFECYCLE_WAIT_MS: '30000' } });
 const { services } = world;
 // Command monitoring: every command this process sends, attributed to the target under load.
 let requestCommands = 0;

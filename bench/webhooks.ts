@@ -124,7 +124,7 @@ if (temporalMode !== 'shared') {
   }
 }
 // A gateway (its change feed open, as startBenchWorld runs it): the publisher holds the site's endpoints.
-const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+const world = await startBenchWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' }, monitorCommands: true });
 // Where the database time goes: every command of the process, by name and collection.
 const commands = new Map<string, { count: number; ms: number }>();
 const pendingCommands = new Map<number, string>();

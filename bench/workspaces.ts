@@ -82,7 +82,7 @@ const heap = () => {
 };
 
 const stopEngines = await ownEnginesIfAsked();
-const world = await startBenchWorld({ env: { LIFECYCLE_WAIT_MS: '30000' } });
+const world = await startBenchWorld({ monitorCommands: true, env: { LIFECYCLE_WAIT_MS: '30000' } });
 // Database commands of the gateway under load, but for its change feed's own (what a read costs).
 let requestCommands = 0;
 let commandTally = new Map<string, number>();

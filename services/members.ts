@@ -7,7 +7,6 @@ import type { WebhookSettings } from './events/settings.ts';
 import type { CacheRegistry } from './cache/caches.ts';
 import type { RateCounters } from './access/rate-limit.ts';
 import type { PublicCache } from './public-read/state.ts';
-import type { WriteWatch } from './core/write-watch.ts';
 import type { ManageAnswers } from './manage-read/held-answers.ts';
 
 /**
@@ -38,8 +37,6 @@ declare module './core/context.ts' {
     rateCounters: RateCounters;
     /** Public read cache: per site, its public state, responses and ready answers (`public-read/state.ts`). */
     publicCache: PublicCache;
-    /** Write generations of the workspace databases, from this process's writes and the feed (`core/write-watch.ts`). */
-    writes: WriteWatch;
     /** Held management reads: per site, answers by key and URL (`manage-read/held-answers.ts`). */
     manageAnswers: ManageAnswers;
   }

@@ -6,7 +6,6 @@ import { createSiteResolver } from './platform/tenancy.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
 import { createActivePlugins } from './plugins/active-sites.ts';
 import { createPublicCache } from './public-read/state.ts';
-import { createWriteWatch } from './core/write-watch.ts';
 import { createManageAnswers } from './manage-read/held-answers.ts';
 import './members.ts';
 import { features } from './features.ts';
@@ -39,20 +38,14 @@ export interface RuntimeOptions extends CoreServiceOptions {
  * the features declare in `services/members.ts`.
  */
 export async function createRuntimeServices(config: Config, options: RuntimeOptions = {}): Promise<Services> {
-  const core = await createServices(config, options);
+  const featureList = options.features ?? features;
+  // Only the collections held management reads depend on are watched: other writes announce nothing.
+  const watchedCollections = new Set(featureList.flatMap((feature) => feature.operations.flatMap((operation) => operation.heldAnswer?.reads ?? [])));
+  const core = await createServices(config, { ...options, watchedCollections });
   const services = core as Services;
-  services.features = options.features ?? features;
+  services.features = featureList;
   services.sites = createSiteResolver(services);
   services.publicCache = createPublicCache(services.changeFeed);
-  // Only the collections held management reads depend on are watched: other writes announce nothing.
-  const heldReads = new Set(services.features.flatMap((feature) => feature.operations.flatMap((operation) => operation.heldAnswer?.reads ?? [])));
-  const workspacePrefix = `${config.DB_PREFIX}ws_`;
-  services.writes = createWriteWatch({
-    mongo: services.mongo,
-    feed: services.changeFeed,
-    log: services.log,
-    watched: (dbName, collection) => dbName.startsWith(workspacePrefix) && (collection === '*' || heldReads.has(collection)),
-  });
   services.manageAnswers = createManageAnswers(services.changeFeed, services.writes);
   services.plugins = createPluginRegistry();
   services.activePlugins = createActivePlugins(services);

@@ -3,6 +3,7 @@ import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { ChangeFeed } from './change-feed.ts';
+import type { WriteWatch } from './write-watch.ts';
 import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from './hooks.ts';
@@ -33,6 +34,8 @@ export interface CoreServices {
   events: EventPublisher;
   /** Invalidation feed + lease that keeps per-process state exact (`core/change-feed.ts`). */
   changeFeed: ChangeFeed;
+  /** Write generations of the workspace databases (`core/write-watch.ts`); `workspaceDb` hands out watched databases. */
+  writes: WriteWatch;
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
 

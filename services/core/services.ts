@@ -8,6 +8,7 @@ import { createCursorCodec } from './cursors.ts';
 import { loggerOptions } from './logger.ts';
 import { createHooks } from './hooks.ts';
 import { createChangeFeed } from './change-feed.ts';
+import { createWriteWatch } from './write-watch.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -19,28 +20,33 @@ const silentPublisher = (log: Logger): EventPublisher => ({
 export interface CoreServiceOptions {
   clock?: Clock;
   log?: Logger;
+  /** Emit the driver's command events (benchmarks and tests count database commands with them). */
+  monitorCommands?: boolean;
+  /** Collections whose writes move their database's generation (`core/write-watch.ts`): what held reads depend on. */
+  watchedCollections?: ReadonlySet<string>;
 }
 
 /**
  * Builds the process-wide dependencies: one MongoClient and one Temporal connection per process
  * (never one per request). Temporal connects lazily so a gateway can answer while Temporal is down.
- * The driver's command events are on: the write watch (core/write-watch.ts) follows this process's
- * writes through them, and benchmarks count commands with them.
  */
 export async function createServices(config: Config, options: CoreServiceOptions = {}): Promise<CoreServices> {
   const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL));
-  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000, monitorCommands: true });
+  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000, monitorCommands: options.monitorCommands ?? false });
   await mongo.connect();
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dbs = new Map<string, Db>();
   const platformDb = mongo.db(`${config.DB_PREFIX}platform`);
+  const changeFeed = createChangeFeed({ db: platformDb, log, leaseMs: config.STATE_LEASE_MS, mode: config.STATE_FEED, idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40 });
+  const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
 
   return {
     config,
     mongo,
     platformDb,
-    changeFeed: createChangeFeed({ db: platformDb, log, leaseMs: config.STATE_LEASE_MS, mode: config.STATE_FEED, idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40 }),
+    changeFeed,
+    writes,
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
@@ -50,7 +56,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     workspaceDb(workspace) {
       let db = dbs.get(workspace.dbName);
       if (!db) {
-        db = mongo.db(workspace.dbName);
+        db = writes.watch(mongo.db(workspace.dbName));
         dbs.set(workspace.dbName, db);
       }
       return db;

@@ -55,7 +55,7 @@ async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
 }
 
 beforeAll(async () => {
-  cw = await startContentWorld();
+  cw = await startContentWorld({ monitorCommands: true });
   await cw.world.app.listen({ port: 0, host: '127.0.0.1' });
   port = (cw.world.app.server.address() as { port: number }).port;
   cw.world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {

@@ -41,7 +41,7 @@ function pub(url: string, headers: Record<string, string> = {}): Promise<Answer>
 const stableHeaders = (answer: Answer) => Object.entries(answer.headers).filter(([name]) => !['date', 'x-request-id'].includes(name));
 
 beforeAll(async () => {
-  cw = await startContentWorld();
+  cw = await startContentWorld({ monitorCommands: true });
   await cw.world.app.listen({ port: 0, host: '127.0.0.1' });
   port = (cw.world.app.server.address() as { port: number }).port;
   cw.world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
