@@ -11,8 +11,8 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 
 /**
  * `npm install` (from the lockfile) when node_modules is missing or older than the lockfile;
- * otherwise nothing. Not `npm ci`: npm 11 refuses it for this lockfile because it omits the
- * optional per-platform packages of @swc/core that another platform would need.
+ * otherwise nothing. (`npm ci` works too since the lockfile lists every platform's optional
+ * packages; `npm install` keeps an existing node_modules instead of deleting it first.)
  */
 export function ensureDependencies(log = console.log) {
   const marker = path.join(ROOT, 'node_modules', '.package-lock.json');
