@@ -14,7 +14,7 @@ export interface NewFile {
  * Lays files out in packs `<siteId>:<generation>:<prefix>:<n>` as they come: small files share a
  * pack, a file bigger than a pack gets packs of its own (its listing entry sits in the first).
  * Pure. Small files are encoded straight into a pack-sized buffer, so a page costs no Buffer of
- * its own and no concatenation (the worker's memory grows with the bytes it copies: issue 11).
+ * its own and no concatenation (one copy of its bytes instead of three).
  * Two such buffers take turns: a pack handed out by `add` or `end` borrows one while the packer
  * fills the other, so its bytes must be written (or copied) before the next call.
  */
@@ -52,7 +52,7 @@ export class Packer {
     this.size = 0;
   }
 
-  /** Adds a file; answers the packs it completed (at most two: the pack it did not fit in, and its own when it is big). */
+  /** Adds a file; answers the packs it completed (the pack it did not fit in, and a big file's own). */
   add(file: NewFile): ExportPackDoc[] {
     const out: ExportPackDoc[] = [];
     const length = typeof file.body === 'string' ? Buffer.byteLength(file.body, 'utf8') : file.body.length;
