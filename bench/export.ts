@@ -10,9 +10,9 @@
 // BENCH_WORKER_NODE_FLAGS: the worker's Node flags instead of scripts/worker-node-flags.mjs, for an
 // A/B against another start ('' = none, as before issue 11's fix).)
 // The Temporal worker runs in its own process, started as every worker is (its memory is what is
-// measured, from /proc/<pid>/status every 25 ms); the download client runs in its own process too. Entries are
-// seeded by inserting copies of one entry made and published through the operations (seeding is
-// not what is measured).
+// measured, from /proc/<pid>/status every 25 ms); the download client runs in its own process too.
+// Entries are seeded by inserting copies of one entry made and published through the operations
+// (seeding is not what is measured).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
