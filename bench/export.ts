@@ -6,15 +6,18 @@
 //   BENCH_OWN_ENGINES=1 BENCH_EXPORT_ENTRIES=10000 npx tsx bench/export.ts
 // (BENCH_OWN_ENGINES=1: a MongoDB engine and Temporal dev server of its own on random ports, stopped
 // at the end; or MONGODB_URI / TEMPORAL_ADDRESS of engines started for it. BENCH_ROUNDS: download
-// rounds, default 3. BENCH_GC_PROBE=1: also the worker's live heap, see below.)
-// The Temporal worker runs in its own process (its memory is what is measured, from
-// /proc/<pid>/status every 25 ms); the download client runs in its own process too. Entries are
-// seeded by inserting copies of one entry made and published through the operations (seeding is
-// not what is measured).
+// rounds, default 3. BENCH_GC_PROBE=1: also the worker's live heap, see below.
+// BENCH_WORKER_NODE_FLAGS: the worker's Node flags instead of scripts/worker-node-flags.mjs, for an
+// A/B against another start ('' = none, as before issue 11's fix).)
+// The Temporal worker runs in its own process, started as every worker is (its memory is what is
+// measured, from /proc/<pid>/status every 25 ms); the download client runs in its own process too.
+// Entries are seeded by inserting copies of one entry made and published through the operations
+// (seeding is not what is measured).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
+import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { createApiKey } from './support/operator-key.ts';
 import { createContext } from '../services/core/context.ts';
 import { invokeOperation } from '../services/core/operation.ts';
@@ -73,7 +76,8 @@ const seedSec = (performance.now() - seedStarted) / 1000;
 process.stderr.write(`seeded ${N} entries in ${seedSec.toFixed(1)} s\n`);
 
 // --- the worker in its own process, its memory sampled ------------------------------------------
-const worker: ChildProcess = spawn(process.execPath, [...(GC_PROBE ? ['--expose-gc'] : []), '--import', 'tsx', 'bench/support/worker-process.ts'], {
+const workerFlags = process.env.BENCH_WORKER_NODE_FLAGS === undefined ? WORKER_NODE_FLAGS : process.env.BENCH_WORKER_NODE_FLAGS.split(' ').filter(Boolean);
+const worker: ChildProcess = spawn(process.execPath, [...workerFlags, ...(GC_PROBE ? ['--expose-gc'] : []), '--import', 'tsx', 'bench/support/worker-process.ts'], {
   env: { ...process.env, DB_PREFIX: config.DB_PREFIX, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, SECRET_KEY: config.SECRET_KEY, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'pipe', 'pipe'],
 });
@@ -170,6 +174,7 @@ const pagesPerSec = full.run.rendered / full.seconds;
 const growthMb = (fullPeak - baseRss) / MB;
 const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
 console.log(`load average at start: ${loadAtStart}; at end: ${load()}`);
+console.log(`worker Node flags: ${workerFlags.join(' ') || '(none)'}`);
 console.log(`seeded ${N} published entries in ${seedSec.toFixed(1)} s (not measured)`);
 console.log('| measure | value | target |');
 console.log('|---|---|---|');

@@ -17,6 +17,7 @@ import { createApiKey } from './support/operator-key.ts';
 import { provisionWorkspaces } from './support/provision.ts';
 import { runLoad } from './support/load.ts';
 import { spawn } from 'node:child_process';
+import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { createKey } from '../services/access/keys.ts';
@@ -70,7 +71,7 @@ await services.changeFeed.publish(topics.siteAccess(ctx.site._id));
 // Tenants for the multi-workspace read, provisioned through the API (one site each) by the
 // workspace actor, in a worker process of its own.
 const address = await world.app.listen({ port: 0, host: '127.0.0.1' });
-const worker = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], {
+const worker = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', 'bench/support/worker-process.ts'], {
   env: { ...process.env, DB_PREFIX: world.config.DB_PREFIX, TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE, SECRET_KEY: world.config.SECRET_KEY, LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'pipe', 'inherit'],
 });

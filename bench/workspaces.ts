@@ -6,6 +6,7 @@
 // The worker, each measured gateway start and the load generator (autocannon, bench/support/load.ts)
 // run in their own processes; the gateway under load runs in this one.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { createServer } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -113,7 +114,7 @@ async function load(name: string, base: string, requests: { path: string; header
   };
 }
 const { config } = world;
-const worker = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], { env: childEnv(config), stdio: ['ignore', 'pipe', 'pipe'] });
+const worker = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', 'bench/support/worker-process.ts'], { env: childEnv(config), stdio: ['ignore', 'pipe', 'pipe'] });
 const oneWorld = await startBenchWorld();
 try {
   await waitForLine(worker, 'worker ready');

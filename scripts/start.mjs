@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, ensureDependencies, ensureSecretKey, resolveEngines } from './setup.mjs';
+import { WORKER_NODE_FLAGS } from './worker-node-flags.mjs';
 
 const dataDir = path.resolve(ROOT, process.env.DATA_DIR ?? '.data');
 ensureDependencies();
@@ -11,9 +12,10 @@ const env = { ...process.env, ...engines, DATA_DIR: dataDir, SECRET_KEY: ensureS
 const port = env.PORT ?? '3000';
 const host = env.HOST ?? '127.0.0.1';
 
-const children = ['services/gateway.ts', 'services/worker.ts'].map((entry) =>
-  spawn(process.execPath, ['--import', 'tsx', entry], { cwd: ROOT, env, stdio: 'inherit' }),
-);
+const children = [
+  ['services/gateway.ts', []],
+  ['services/worker.ts', WORKER_NODE_FLAGS],
+].map(([entry, flags]) => spawn(process.execPath, [...flags, '--import', 'tsx', entry], { cwd: ROOT, env, stdio: 'inherit' }));
 
 console.log(`\nService starting at http://${host}:${port}`);
 console.log(`  Public Content API  http://${host}:${port}/api/v1/content`);

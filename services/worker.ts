@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
@@ -18,7 +19,9 @@ async function main() {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  services.log.info({ taskQueue: services.temporal.taskQueue }, 'worker running');
+  // The heap limit decides how much garbage piles up between full collections (scripts/worker-node-flags.mjs):
+  // logged so a worker started without the flags shows it.
+  services.log.info({ taskQueue: services.temporal.taskQueue, heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) }, 'worker running');
   await worker.run();
   await recovery.stop();
   await connection.close();

@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
-import { bucketCount, bucketOf, docId, generations, manifestId, sha256, stagePacks, writeDocs, type NewFile } from './files.ts';
+import { bucketCount, bucketOf, docId, generations, manifestId, sha256, writeDocs } from './files.ts';
+import { PackStager } from './packs.ts';
 import { exportIndex, exportManifest, exportPacks, exportRows, exportStates, fromJson, toJson, type EntryRow, type ExportManifestDoc, type ExportRowsDoc, type LiveOutput, type OutputGarbage, type SitePage, type StoredFile } from './model.ts';
 import { entryDir, entryJson, indexFile } from './paths.ts';
 import type { OutFile } from './pages.ts';
@@ -173,17 +174,15 @@ export async function stageSitePages(
   previous: SitePage[],
 ): Promise<{ written: StoredFile[]; sitePages: SitePage[] }> {
   const before = new Map(previous.map(([path, sha, contentType]) => [path, { sha, contentType }]));
-  const hashed = pages.map((page) => {
-    const body = Buffer.from(page.body, 'utf8');
-    return { page, body, sha: sha256(body) };
-  });
-  const changed: NewFile[] = hashed
-    .filter(({ page, sha }) => {
-      const old = run.mode === 'incremental' ? before.get(page.path) : undefined;
-      // A site page that shares its path with an entry page of this run (a redirect's page) wins, as it always did.
-      return !old || run.staged.has(page.path) || old.contentType !== page.contentType || old.sha !== sha;
-    })
-    .map(({ page, body }) => ({ path: page.path, contentType: page.contentType, body, entryId: null }));
-  const written = await stagePacks(db, run.siteId, run.generation, 's', run.runId, changed);
-  return { written, sitePages: hashed.map(({ page, sha }) => [page.path, sha, page.contentType]) };
+  const stager = new PackStager(db, run.siteId, run.generation, 's', run.runId);
+  const sitePages: SitePage[] = [];
+  for (const page of pages) {
+    // Hashed from the text: the bytes are encoded once, into their pack.
+    const sha = sha256(page.body);
+    sitePages.push([page.path, sha, page.contentType]);
+    const old = run.mode === 'incremental' ? before.get(page.path) : undefined;
+    // A site page that shares its path with an entry page of this run (a redirect's page) wins, as it always did.
+    if (!old || run.staged.has(page.path) || old.contentType !== page.contentType || old.sha !== sha) await stager.add({ path: page.path, contentType: page.contentType, body: page.body, entryId: null });
+  }
+  return { written: await stager.end(), sitePages };
 }

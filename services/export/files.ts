@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Binary, MongoBulkWriteError, MongoServerError, type Collection, type Db, type Filter, type OptionalUnlessRequiredId, type WithoutId } from 'mongodb';
+import { MongoBulkWriteError, MongoServerError, type Binary, type Collection, type Db, type Filter, type OptionalUnlessRequiredId, type WithoutId } from 'mongodb';
 import {
   exportIndex,
   exportManifest,
@@ -9,8 +9,6 @@ import {
   exportStates,
   fromJson,
   readExportState,
-  toJson,
-  type ExportPackDoc,
   type LiveOutput,
   type StoredFile,
 } from './model.ts';
@@ -48,59 +46,6 @@ export const manifestId = (siteId: string, generation: number, bucket: number) =
 /** About 300 files per manifest bucket (a bucket is read per preview request and rewritten when one of its paths changes). */
 export const bucketCount = (files: number) => Math.min(4096, Math.max(8, 2 ** Math.ceil(Math.log2(Math.max(1, files / 300)))));
 
-export interface NewFile {
-  path: string;
-  contentType: string;
-  body: Buffer;
-  entryId: string | null;
-}
-
-/**
- * Lays files out in packs `<siteId>:<generation>:<prefix>:<n>`: small files share a pack, a file
- * bigger than a pack gets packs of its own (its listing entry sits in the first). Pure.
- */
-export function buildPacks(siteId: string, generation: number, prefix: string, runId: string, files: NewFile[], mtime: number): { packs: ExportPackDoc[]; stored: StoredFile[] } {
-  const packs: ExportPackDoc[] = [];
-  const stored: StoredFile[] = [];
-  let bodies: Buffer[] = [];
-  let listed: StoredFile[] = [];
-  let size = 0;
-  const nextId = () => docId(siteId, generation, `${prefix}:${String(packs.length).padStart(5, '0')}`);
-  const flush = () => {
-    if (bodies.length === 0 && listed.length === 0) return;
-    packs.push({ _id: nextId(), siteId, generation, files: toJson(listed), data: new Binary(Buffer.concat(bodies)) });
-    bodies = [];
-    listed = [];
-    size = 0;
-  };
-  for (const file of files) {
-    const base = { path: file.path, contentType: file.contentType, sha: sha256(file.body), length: file.body.length, mtime, runId, entryId: file.entryId };
-    if (file.body.length > PACK_BYTES) {
-      flush();
-      // Its parts are known before any pack is listed: the listing is serialised with the pack.
-      const first = packs.length;
-      const parts: [string, number, number][] = [];
-      for (let offset = 0; offset < file.body.length; offset += PACK_BYTES) {
-        parts.push([docId(siteId, generation, `${prefix}:${String(first + parts.length).padStart(5, '0')}`), 0, Math.min(PACK_BYTES, file.body.length - offset)]);
-      }
-      const entry: StoredFile = { ...base, parts, slot: 0 };
-      for (const [n, [id]] of parts.entries()) {
-        packs.push({ _id: id, siteId, generation, files: toJson(n === 0 ? [entry] : []), data: new Binary(file.body.subarray(n * PACK_BYTES, (n + 1) * PACK_BYTES)) });
-      }
-      stored.push(entry);
-      continue;
-    }
-    if (size + file.body.length > PACK_BYTES) flush();
-    const entry: StoredFile = { ...base, parts: [[nextId(), size, file.body.length]], slot: listed.length };
-    listed.push(entry);
-    bodies.push(file.body);
-    size += file.body.length;
-    stored.push(entry);
-  }
-  flush();
-  return { packs, stored };
-}
-
 /**
  * Plain inserts (a first attempt: inserts cost the engine far less than upserts); upserts by id
  * when a retried activity meets documents of its own earlier attempt.
@@ -117,30 +62,6 @@ export async function writeDocs<T extends { _id: string }>(collection: Collectio
     docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id } as Filter<T>, replacement: doc as WithoutId<T>, upsert: true } })),
     { ordered: false },
   );
-}
-
-/**
- * Writes files as packs under `prefix`. A retried step meets its own earlier attempt (duplicate
- * ids): then what that attempt wrote under the prefix goes first (it may have had more packs).
- * Range deletes are not free on the local engine, so a first attempt does none.
- */
-export async function stagePacks(db: Db, siteId: string, generation: number, prefix: string, runId: string, files: NewFile[]): Promise<StoredFile[]> {
-  const { packs, stored } = buildPacks(siteId, generation, prefix, runId, files, Date.now());
-  // Nothing to write: an earlier attempt may still have written packs here (its entries changed since).
-  if (packs.length === 0) await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
-  // A few packs per insert: the driver serialises each insert whole, so this bounds that copy.
-  for (let i = 0; i < packs.length; i += 4) {
-    const group = packs.slice(i, i + 4);
-    try {
-      await exportPacks(db).insertMany(group, { ordered: false });
-    } catch (error) {
-      if (!(error instanceof MongoBulkWriteError) || error.code !== 11000) throw error;
-      if (i > 0) throw error; // our own packs of this attempt: ids are unique within it
-      await exportPacks(db).deleteMany(prefixed(siteId, generation, prefix));
-      await exportPacks(db).insertMany(group, { ordered: false });
-    }
-  }
-  return stored;
 }
 
 export async function liveOutput(db: Db, siteId: string): Promise<LiveOutput | null> {

@@ -5,7 +5,8 @@ import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
 import { findSiteScope } from '../platform/workspaces.ts';
 import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
-import { collectGarbage, discardStaged, docId, generations, liveFilesAt, sha256, stagePacks, writeDocs, type NewFile } from './files.ts';
+import { collectGarbage, discardStaged, docId, generations, liveFilesAt, sha256, writeDocs } from './files.ts';
+import { PackStager, type NewFile } from './packs.ts';
 import { entryPaths, prepareCommit, readLiveRows, readRunIndex, stageSitePages } from './commit.ts';
 import { exportIndex, exportPlan, exportRuns, exportStates, fromJson, readExportState, toJson, type EntryRow, type ExportPlanDoc, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
 import { renderEntryPage, renderSitePages } from './pages.ts';
@@ -153,18 +154,24 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
     );
   let rendered = 0;
   let removed = 0;
-  // The whole batch is written together: one or two pack documents and one index document.
-  const staged: NewFile[] = [];
+  // Ids derive from the batch's cursor: a retried batch replaces its own earlier attempt.
+  const prefix = `e:${args.afterId ?? '_'}`;
+  // The batch's pages go into one or two pack documents, each written as soon as it is full; a
+  // full run hands every page over as it is rendered, so no page outlives its entry's turn.
+  const stager = new PackStager(db, ref.siteId, args.generation, prefix, args.runId);
+  /** Incremental: the pages to compare with the live output first (one manifest read for the batch). */
+  const held: NewFile[] = [];
   const changes: { entryId: string; row: EntryRow | null }[] = [];
-  const render = (doc: EntryDoc) => {
+  const render = async (doc: EntryDoc) => {
     const entry = toPublicEntry(doc, false);
     const alternates = alternatesOf(entry.type, entry.slug);
-    const page = renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets);
-    staged.push(
-      { path: indexFile(entryDir(entry)), contentType: 'text/html; charset=utf-8', body: Buffer.from(page, 'utf8'), entryId: doc._id },
-      { path: entryJson(entry), contentType: 'application/json', body: Buffer.from(JSON.stringify(entry), 'utf8'), entryId: doc._id },
-    );
+    const files: NewFile[] = [
+      { path: indexFile(entryDir(entry)), contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets), entryId: doc._id },
+      { path: entryJson(entry), contentType: 'application/json', body: JSON.stringify(entry), entryId: doc._id },
+    ];
     changes.push({ entryId: doc._id, row: rowOf(doc) });
+    if (args.mode === 'incremental') held.push(...files);
+    else for (const file of files) await stager.add(file);
   };
   const touched = new Set<string>();
   for (const doc of docs) {
@@ -174,7 +181,7 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
       removed += 1;
       continue;
     }
-    render(doc);
+    await render(doc);
     rendered += 1;
   }
   if (args.since) {
@@ -182,21 +189,18 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
     // looked at too (and rewritten only if their bytes change).
     const keys = new Set(docs.map((d) => `${d.type}\u0000${slugOf(d)}`));
     const others = siblings.filter((s) => !touched.has(s._id) && keys.has(`${s.type}\u0000${s.live?.slug}`)).map((s) => s._id);
-    if (others.length) for (const doc of await entries.find({ siteId: ref.siteId, _id: { $in: others } }).toArray()) if (isPublished(doc)) render(doc);
+    if (others.length) for (const doc of await entries.find({ siteId: ref.siteId, _id: { $in: others } }).toArray()) if (isPublished(doc)) await render(doc);
   }
-  // Incremental: a page whose bytes equal the live version is not written at all.
-  let toWrite = staged;
-  if (args.mode === 'incremental') {
+  if (held.length) {
+    // A page whose bytes equal the live version is not written at all.
     const live = (await readExportState(db, ref.siteId))?.live ?? null;
-    const current = await liveFilesAt(db, ref.siteId, live, staged.map((f) => f.path));
-    toWrite = staged.filter((f) => {
-      const old = current.get(f.path);
-      return !old || old.contentType !== f.contentType || old.sha !== sha256(f.body);
-    });
+    const current = await liveFilesAt(db, ref.siteId, live, held.map((f) => f.path));
+    for (const file of held) {
+      const old = current.get(file.path);
+      if (!old || old.contentType !== file.contentType || old.sha !== sha256(file.body)) await stager.add(file);
+    }
   }
-  // Ids derive from the batch's cursor: a retried batch replaces its own earlier attempt.
-  const prefix = `e:${args.afterId ?? '_'}`;
-  const files = await stagePacks(db, ref.siteId, args.generation, prefix, args.runId, toWrite);
+  const files = await stager.end();
   await writeDocs(exportIndex(db), [{ _id: docId(ref.siteId, args.generation, prefix), siteId: ref.siteId, generation: args.generation, files: toJson(files), changes: toJson(changes) }]);
   return { processed: batch.processed, rendered, written: files.length, removed, lastId: batch.lastId, done: batch.done };
 }

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../../services/core/config.ts';
+import { WORKER_NODE_FLAGS } from '../../scripts/worker-node-flags.mjs';
 
 const childScript = fileURLToPath(new URL('./worker-child.ts', import.meta.url));
 
@@ -9,7 +10,7 @@ const childScript = fileURLToPath(new URL('./worker-child.ts', import.meta.url))
  * task queue, resolving once it polls; `env` adds settings (e.g. `WEBHOOK_TEST_OPTIONS`).
  */
 export async function spawnWorkerProcess(config: Config, env: Record<string, string> = {}, startMs = 90_000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', childScript], {
+  const child = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', childScript], {
     env: {
       ...process.env,
       MONGODB_URI: config.MONGODB_URI,

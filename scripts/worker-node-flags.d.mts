@@ -1,0 +1,1 @@
+export const WORKER_NODE_FLAGS: string[];
