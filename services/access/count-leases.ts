@@ -12,6 +12,8 @@ export type ClaimCounts = (db: Db, siteId: string, window: number, increments: R
 interface Lease {
   /** Claimed positions not yet handed out, oldest block first, each `[next, end]`. */
   blocks: [number, number][];
+  /** Positions left in `blocks`. */
+  left: number;
   claiming: boolean;
   /** The field's total after this gateway's last claim: how much of the window is left. */
   lastTotal: number;
@@ -50,6 +52,7 @@ export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases 
       (totals) => {
         const total = totals[field] ?? size;
         lease.blocks.push([total - size + 1, total]);
+        lease.left += size;
         lease.lastTotal = total;
         lease.claiming = false;
       },
@@ -60,27 +63,29 @@ export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases 
     );
   }
 
-  const left = (lease: Lease) => lease.blocks.reduce((sum, [next, end]) => sum + end - next + 1, 0);
-
   return {
     take(db, siteId, window, fields) {
       if (window !== leasesWindow || leases.size > MAX_LEASES) {
         leases.clear();
         leasesWindow = window;
       }
-      const held = fields.map(([field, limit]) => {
-        const name = `${db.databaseName}|${siteId}|${field}`;
+      const held: Lease[] = [];
+      let missing = false;
+      for (const [field, limit] of fields) {
+        const name = `${db.databaseName} ${siteId} ${field}`;
         let lease = leases.get(name);
-        if (!lease) leases.set(name, (lease = { blocks: [], claiming: false, lastTotal: 0 }));
+        if (!lease) leases.set(name, (lease = { blocks: [], left: 0, claiming: false, lastTotal: 0 }));
         // Less than a block left: the next one is claimed while this one is used up (a claim's round
         // trip can take longer than a busy key needs to use half a block).
-        if (left(lease) <= blockSize(limit, lease.lastTotal)) refill(db, siteId, window, field, limit, lease);
-        return lease;
-      });
-      if (held.some((lease) => lease.blocks.length === 0)) return undefined;
+        if (lease.left <= blockSize(limit, lease.lastTotal)) refill(db, siteId, window, field, limit, lease);
+        if (lease.left === 0) missing = true;
+        held.push(lease);
+      }
+      if (missing) return undefined;
       return held.map((lease) => {
         const block = lease.blocks[0];
         const position = block[0]++;
+        lease.left--;
         if (block[0] > block[1]) lease.blocks.shift();
         return position;
       });

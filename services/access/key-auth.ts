@@ -6,7 +6,7 @@ import type { Capability } from '../core/capabilities.ts';
 import type { Credentials } from './credentials.ts';
 import type { Principal } from '../core/principal.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
-import { parseSecret, secretMatches } from './key-secrets.ts';
+import { parseSecret, secretMatches, secretMatchesDigest, storedDigest } from './key-secrets.ts';
 import { compileIpRules } from './ip-rules.ts';
 import { loadUserAccess } from './user-access.ts';
 import { refuse, type FailureReason } from './auth-failure.ts';
@@ -23,6 +23,8 @@ interface CachedKey {
   /** Live re-check: the key's capabilities that its owner holds at this version. */
   effective: ReadonlySet<Capability>;
   ipAllowed: ((ip: string) => boolean) | null;
+  /** The key's stored hash as bytes (the lane checks the secret on every request). */
+  digest: Buffer | null;
 }
 
 /** What `admit` needs to answer the per-key and per-IP limits of an authenticated request. */
@@ -59,6 +61,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
       owner: ownerAccess ? { capabilities: ownerAccess.capabilities, platformOperator: ownerAccess.user.platformOperator } : null,
       effective: new Set(key && ownerAccess ? key.capabilities.filter((capability) => ownerAccess.capabilities.has(capability)) : []),
       ipAllowed: key ? compileIpRules(key.allowedIps) : null,
+      digest: key ? storedDigest(key.secretHash) : null,
     };
     if (cache.size > 10_000) cache.clear();
     cache.set(`${siteId}:${lookup}`, entry);
@@ -66,6 +69,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
   }
 
   const bearerOf = (authorization: string | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+
   /** The cached entry of a key this gateway has seen valid (active, with an owner), if the bearer names one. */
   const knownEntry = (siteId: string, bearer: string | undefined) => {
     const lookup = bearer ? parseSecret(bearer) : null;
@@ -151,7 +155,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
       entry.version === state.version &&
       key._id === keyId &&
       state.keys.enabled &&
-      secretMatches(bearer!, key.secretHash) &&
+      secretMatchesDigest(bearer!, entry.digest!) &&
       !(key.expiresAt && key.expiresAt.getTime() <= now.getTime()) &&
       (!entry.ipAllowed || entry.ipAllowed(credentials.ip)) &&
       originAllowed(key, state, credentials.origin)
@@ -169,22 +173,24 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     const state = readState.peek(scope.workspace.dbName, siteId);
     if (!state) return undefined;
     const now = services.clock.now();
-    const entry = knownEntry(siteId, bearerOf(credentials.authorization));
-    if (!heldKeyPasses(entry, state, bearerOf(credentials.authorization), keyId, credentials, now)) return undefined;
+    const bearer = bearerOf(credentials.authorization);
+    const entry = knownEntry(siteId, bearer);
+    if (!heldKeyPasses(entry, state, bearer, keyId, credentials, now)) return undefined;
     const keyLimit = entry.key.rateLimitPerMin ?? state.keys.defaultRateLimitPerMin;
     const window = Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS;
-    const fields = [keyField(keyId), ipField(credentials.ip)] as const;
+    const keyCounter = keyField(keyId);
+    const ipCounter = ipField(credentials.ip);
     const positions = leases.take(services.workspaceDb(scope.workspace), siteId, window, [
-      [fields[0], keyLimit],
-      [fields[1], Math.max(keyLimit, state.keys.defaultRateLimitPerMin)],
+      [keyCounter, keyLimit],
+      [ipCounter, Math.max(keyLimit, state.keys.defaultRateLimitPerMin)],
     ]);
     if (!positions) return undefined;
-    const counted: LiveResult = {
-      state,
-      counts: { [fields[0]]: positions[0], [fields[1]]: positions[1] },
-      resetSeconds: Math.max(1, Math.ceil((window + RATE_WINDOW_MS - now.getTime()) / 1000)),
+    const [keyCount, ipCount] = positions;
+    const resetSeconds = Math.max(1, Math.ceil((window + RATE_WINDOW_MS - now.getTime()) / 1000));
+    return {
+      counted: { state, counts: { [keyCounter]: keyCount, [ipCounter]: ipCount }, resetSeconds },
+      limits: { state, key: entry.key, keyCount, ipCount, resetSeconds },
     };
-    return { counted, limits: limitsOf(state, entry.key, counted, credentials.ip) };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { secretDigest } from '../core/text.ts';
 
 /**
@@ -33,7 +33,14 @@ export function parseSecret(key: string): string | null {
 }
 
 export function secretMatches(key: string, storedHash: string): boolean {
-  const given = Buffer.from(secretDigest(key), 'base64url');
-  const stored = Buffer.from(storedHash, 'base64url');
+  return secretMatchesDigest(key, storedDigest(storedHash));
+}
+
+/** The stored hash as bytes, decoded once where a key is held (the check below runs on every request). */
+export const storedDigest = (storedHash: string): Buffer => Buffer.from(storedHash, 'base64url');
+
+/** Constant-time check of a presented secret against the stored hash's bytes (the same sha256 as `secretDigest`). */
+export function secretMatchesDigest(key: string, stored: Buffer): boolean {
+  const given = hash('sha256', key, 'buffer');
   return given.length === stored.length && timingSafeEqual(given, stored);
 }

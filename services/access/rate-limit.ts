@@ -76,10 +76,15 @@ export const exceeded = (result: WindowResult) => result.count > result.limit;
  * policy, `r` = remaining, `t` = seconds to reset; the policies in `RateLimit-Policy`.
  */
 export function rateLimitHeaders(results: readonly WindowResult[]): Record<string, string> {
-  return {
-    ratelimit: results.map((r) => `"${r.name}";r=${Math.max(0, r.limit - r.count)};t=${r.resetSeconds}`).join(', '),
-    'ratelimit-policy': results.map((r) => `"${r.name}";q=${r.limit};w=60`).join(', '),
-  };
+  // A plain loop: this runs for every keyed answer, the management lane's included.
+  let ratelimit = '';
+  let policy = '';
+  for (const r of results) {
+    const separator = ratelimit === '' ? '' : ', ';
+    ratelimit += `${separator}"${r.name}";r=${Math.max(0, r.limit - r.count)};t=${r.resetSeconds}`;
+    policy += `${separator}"${r.name}";q=${r.limit};w=60`;
+  }
+  return { ratelimit, 'ratelimit-policy': policy };
 }
 
 /** Old windows are dropped now and then (the local engine has no TTL indexes). */

@@ -11,19 +11,22 @@ import { createKeyedBatcher } from '../core/batching.ts';
  * request, coalesced per gateway: requests that arrive while a read is in flight share the next
  * read, which starts after they arrived, so a switch flipped before a request is always seen by it.
  */
+/** Database names and site ids hold no spaces. */
+const laneOf = (dbName: string, siteId: string) => `${dbName} ${siteId}`;
+
 export function createStateReader(feed: ChangeFeed, workspaceDb: (dbName: string) => Db) {
   const cache = createFeedCache<AccessState>(feed);
   const read = createKeyedBatcher<null, AccessState>(async (lane, items) => {
-    const [dbName, siteId] = JSON.parse(lane) as [string, string];
+    const [dbName, siteId] = lane.split(' ');
     const state = await readAccessState(workspaceDb(dbName), siteId);
     return items.map(() => state);
   });
   const reader = (db: Db, siteId: string): Promise<AccessState> => {
-    const lane = JSON.stringify([db.databaseName, siteId]);
+    const lane = laneOf(db.databaseName, siteId);
     return cache.read(lane, () => read(lane, null), () => [topics.siteAccess(siteId)]);
   };
   /** The state held in memory, when the feed vouches for it: lets the hot path skip a promise. */
-  reader.peek = (dbName: string, siteId: string): AccessState | undefined => cache.peek(JSON.stringify([dbName, siteId]));
+  reader.peek = (dbName: string, siteId: string): AccessState | undefined => cache.peek(laneOf(dbName, siteId));
   return reader;
 }
 

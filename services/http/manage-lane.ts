@@ -8,6 +8,7 @@ import { normalizeHost } from '../core/tenants.ts';
 import type { AccessGate, HeldReadAdmission } from '../access/gate.ts';
 import type { LiveResult } from '../access/live-state.ts';
 import type { ReadyAnswer } from '../public-read/state.ts';
+import type { HeldKeyedAnswer } from '../manage-read/held-answers.ts';
 import { requestIdOf } from './request-id.ts';
 
 declare module 'fastify' {
@@ -53,6 +54,35 @@ export function createManageLane(services: Services, gate: AccessGate, log: () =
     return first || socketAddress;
   };
 
+  /** Sends the held answer as admitted, or hands the request to the full path with the count made for it. */
+  function send(request: IncomingMessage, response: ServerResponse, fullPath: () => void, held: HeldKeyedAnswer, admission: HeldReadAdmission, started: number) {
+    if (!admission.headers) {
+      if (admission.counted) counted.set(request, admission.counted);
+      fullPath();
+      return;
+    }
+    answered++;
+    const reqId = requestIdOf(request);
+    // The headers, in the order, the full path sends them (test/access/held-reads.test.ts compares both).
+    const { ratelimit, 'ratelimit-policy': policy } = admission.headers;
+    if (etagMatches(request.headers['if-none-match'], held.etag)) {
+      response.writeHead(304, { 'x-request-id': reqId, 'x-content-type-options': 'nosniff', ratelimit, 'ratelimit-policy': policy, etag: held.etag });
+      response.end();
+    } else {
+      response.writeHead(200, {
+        'x-request-id': reqId,
+        'x-content-type-options': 'nosniff',
+        ratelimit,
+        'ratelimit-policy': policy,
+        etag: held.etag,
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': held.length,
+      });
+      response.end(held.body);
+    }
+    log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
+  }
+
   return {
     get answered() {
       return answered;
@@ -80,31 +110,16 @@ export function createManageLane(services: Services, gate: AccessGate, log: () =
       if (!keyId || !held) return false;
       const started = performance.now();
       const credentials = { authorization: headers.authorization, cookies: {}, ip: clientIp(request), method: 'GET' };
-      const send = (admission: HeldReadAdmission) => {
-        // Still held: a watched write that finished while the count was in flight sends this one the full path.
-        const still = manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url);
-        if (!admission.headers || still !== held) {
-          if (admission.counted) counted.set(request, admission.counted);
-          fullPath();
-          return;
-        }
-        answered++;
-        const reqId = requestIdOf(request);
-        // The headers, in the order, the full path sends them (test/access/held-reads.test.ts compares both).
-        const common = { 'x-request-id': reqId, 'x-content-type-options': 'nosniff', ...admission.headers, etag: held.etag };
-        if (etagMatches(headers['if-none-match'], held.etag)) {
-          response.writeHead(304, common);
-          response.end();
-        } else {
-          response.writeHead(200, { ...common, 'content-type': 'application/json; charset=utf-8', 'content-length': held.length });
-          response.end(held.body);
-        }
-        log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
-      };
       const now = gate.admitHeldReadNow(scope, credentials, keyId, held.operation, held.accessVersion);
-      if (now) send(now);
-      // Nothing counted when the round trip fails: the full path runs and answers whatever it meets.
-      else gate.admitHeldRead(scope, credentials, keyId, held.operation, held.accessVersion).then(send, () => fullPath());
+      if (now) send(request, response, fullPath, held, now, started);
+      else {
+        // Nothing counted when the round trip fails: the full path runs and answers whatever it meets.
+        gate.admitHeldRead(scope, credentials, keyId, held.operation, held.accessVersion).then((admission) => {
+          // Still held after the round trip: a watched write that finished meanwhile sends this one the full path.
+          const still = manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url) === held;
+          send(request, response, fullPath, held, still ? admission : { counted: admission.counted }, started);
+        }, fullPath);
+      }
       return true;
     },
   };
