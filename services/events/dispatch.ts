@@ -161,6 +161,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       readAhead = next;
     }
     const outcomes = await sendBatch(services, ref, endpoint, claims, control, pace);
+    queue.settled(rows.map((row) => row._id));
     attempted += outcomes.length;
     queue.retryAt(outcomes.filter((o) => o.retryAt !== null).map((o) => o.retryAt!));
     if (await tripBreaker(services, ref, endpoint, outcomes)) return { attempted, more: false, nextDueAt: null, paused: true };
@@ -216,11 +217,17 @@ class DueQueue {
     }
   }
 
+  /**
+   * The next ids to load. They stay `seen` until `settled`: the inbox may name a row the scan
+   * found too, and queueing it again while its batch (or the read-ahead) holds it sends it twice.
+   */
   take(n: number) {
-    const batch = this.ids.splice(0, n);
-    // A row sent in this pass may come back (a retry, found by a later scan).
-    for (const id of batch) this.seen.delete(id);
-    return batch;
+    return this.ids.splice(0, n);
+  }
+
+  /** Their outcome is written: a row sent in this pass may come back (a retry, found by a later scan). */
+  settled(ids: string[]) {
+    for (const id of ids) this.seen.delete(id);
   }
 
   retryAt(times: number[]) {
