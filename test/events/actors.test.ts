@@ -59,7 +59,8 @@ describe('one delivery actor per endpoint', () => {
       expect((await historyTo(deadId)).some((attempt) => attempt.status === 'failed' && /connection failed/.test(attempt.error ?? ''))).toBe(true);
       // A batch that failed entirely holds the dead endpoint until its first retry probes it again:
       // at most that first batch and, on a slow machine where the retry came before the live
-      // deliveries finished, one probe batch (each 2 × the default concurrency of 8) have been tried;
+      // deliveries finished, one probe batch (each sends only its first 2 × the default concurrency
+      // of 8 while nothing succeeds) have been tried;
       // the rest waits untried (the breaker, 3 s here, pauses it before more runs out of attempts).
       expect(deadRows.filter((row) => row.attempts === 0).length).toBeGreaterThanOrEqual(EVENTS - 2 * 16);
       // Never three of its requests within one attempt timeout (3 s, less arrival jitter): two at a time.
