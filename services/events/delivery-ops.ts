@@ -3,6 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { eventCollections } from './model.ts';
 import { storeDeliveries, wakeActor } from './deliveries.ts';
+import { latestAttempts } from './history.ts';
 
 const HISTORY_SIZE = 100;
 
@@ -30,11 +31,7 @@ export const deliveryHistoryOp = defineOperation({
   input: z.object({ endpointId: z.string().optional() }),
   output: z.object({ data: z.array(AttemptView) }),
   async handler(ctx, { endpointId }) {
-    const rows = await eventCollections(ctx.db)
-      .attempts.find({ siteId: ctx.site._id, ...(endpointId ? { endpointId } : {}) })
-      .sort({ _id: -1 })
-      .limit(HISTORY_SIZE)
-      .toArray();
+    const rows = await latestAttempts(ctx.db, ctx.site._id, HISTORY_SIZE, endpointId);
     return {
       data: rows.map((row) => ({
         id: row._id,

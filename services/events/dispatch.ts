@@ -1,9 +1,10 @@
-import { MongoBulkWriteError, type AnyBulkWriteOperation } from 'mongodb';
+import type { AnyBulkWriteOperation } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { serviceVersion } from '../core/version.ts';
 import type { DeliveryPassResult, EndpointRef } from '../../workflows/contracts/endpoint-actor.ts';
-import { eventCollections, type AttemptDoc, type AttemptStatus, type DeliveryDoc, type EndpointDoc } from './model.ts';
+import { findBatch, recordBatch } from './history.ts';
+import { eventCollections, type AttemptBatchDoc, type AttemptStatus, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { secretBinding } from './secrets.ts';
 import { sendDelivery } from './sender.ts';
 import { DEFAULT_ENDPOINT_CONCURRENCY, retryDelayMs, webhookSettings } from './settings.ts';
@@ -29,6 +30,16 @@ interface Outcome {
   /** Set by writeOutcomes when the row was scheduled again (epoch ms). */
   retryAt: number | null;
 }
+
+/**
+ * A batch is up to this many times the endpoint's concurrency: its statements (rows by `_id`, the
+ * endpoint's inflight and inbox, the history, the outcomes) cost about the same for 16 rows as for
+ * 64, so bigger batches drain a backlog faster. It is also the bound on resends after a crash: a
+ * dead pass's batch is sent again.
+ */
+export const BATCH_ROUNDS = 8;
+/** Rounds of a batch sent before any attempt has succeeded (a dead receiver costs only these). */
+const PROBE_ROUNDS = 2;
 
 /** The filter of the rows this endpoint's actor owns and has not finished. */
 const ownedPending = (ref: EndpointRef) => ({ siteId: ref.siteId, endpointId: ref.endpointId, status: 'pending' as const, via: 'endpoint' as const });
@@ -73,6 +84,12 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
   // The batch a dead pass was sending: its attempts whose outcome was never written are recorded
   // as interrupted and made again, with the same delivery id.
   const interrupted = new Map((endpoint.inflight ?? []).map((entry) => [entry.id, entry.attempt]));
+  if (interrupted.size > 0 && endpoint.inflightBatch) {
+    // The dead pass may have recorded that batch's history before it died: then what it sent is
+    // known, and those rows get their outcome from it instead of an interrupted attempt and a resend.
+    const recorded = await findBatch(services.workspaceDb({ dbName: ref.dbName }), ref.siteId, endpoint.inflightBatch);
+    if (recorded) await settleRecorded(services, ref, recorded, interrupted);
+  }
   // Busy from here, inbox emptied: a row stored from now on is pushed to the inbox, one stored
   // before is found by the scan below.
   await endpoints.updateOne(key, { $set: { busyUntil: new Date(Date.now() + busyFor), inbox: [], heldUntil: null } });
@@ -85,7 +102,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
   // changes nothing (only this actor changes its pending rows), so a pass that ends first just
   // drops it and the rows stay pending for the next scan.
   let readAhead: Promise<DeliveryDoc[]> | null = null;
-  const batchOf = () => 2 * (endpoint!.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY);
+  const batchOf = () => BATCH_ROUNDS * (endpoint!.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY);
 
   for (;;) {
     if (Date.now() - began >= settings.passBudgetMs || control.stopping()) {
@@ -137,10 +154,12 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
     // inbox taken (its rows go in the next batches), and the endpoint's state as it was (a change
     // of settings, a deactivation, a deletion).
     const refresh = Date.now() - busySetAt > busyFor / 2;
+    const batch = newId();
     const state = await endpoints.findOneAndUpdate(key, {
       $set: {
         // What a dead pass left and this one has not reached yet stays recorded too.
         inflight: [...claims.map((c) => ({ id: c.row._id, attempt: c.attempt })), ...[...interrupted].map(([id, attempt]) => ({ id, attempt }))],
+        inflightBatch: batch,
         inbox: [],
         ...(refresh ? { busyUntil: new Date(Date.now() + busyFor) } : {}),
       },
@@ -160,7 +179,9 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       next.catch(() => undefined); // awaited with the next batch; a pass that ends first drops it
       readAhead = next;
     }
-    const outcomes = await sendBatch(services, ref, endpoint, claims, control, pace);
+    const { outcomes, unsent } = await sendBatch(services, ref, endpoint, claims, control, pace, batch, began + settings.passBudgetMs);
+    queue.settled(rows.map((row) => row._id));
+    queue.requeue(unsent.map((claim) => claim.row._id));
     attempted += outcomes.length;
     queue.retryAt(outcomes.filter((o) => o.retryAt !== null).map((o) => o.retryAt!));
     if (await tripBreaker(services, ref, endpoint, outcomes)) return { attempted, more: false, nextDueAt: null, paused: true };
@@ -216,11 +237,23 @@ class DueQueue {
     }
   }
 
+  /**
+   * The next ids to load. They stay `seen` until `settled`: the inbox may name a row the scan
+   * found too, and queueing it again while its batch (or the read-ahead) holds it sends it twice.
+   */
   take(n: number) {
-    const batch = this.ids.splice(0, n);
-    // A row sent in this pass may come back (a retry, found by a later scan).
-    for (const id of batch) this.seen.delete(id);
-    return batch;
+    return this.ids.splice(0, n);
+  }
+
+  /** Not sent after all (the batch stopped early): first in line again. */
+  requeue(ids: string[]) {
+    for (const id of ids) this.seen.add(id);
+    this.ids.unshift(...ids);
+  }
+
+  /** Their outcome is written: a row sent in this pass may come back (a retry, found by a later scan). */
+  settled(ids: string[]) {
+    for (const id of ids) this.seen.delete(id);
   }
 
   retryAt(times: number[]) {
@@ -267,7 +300,9 @@ async function sendBatch(
   claims: Claim[],
   control: PassControl,
   pace: { nextStart: number },
-): Promise<Outcome[]> {
+  batch: string,
+  deadline: number,
+): Promise<{ outcomes: Outcome[]; unsent: Claim[] }> {
   const settings = webhookSettings(services);
   let target: VettedTarget | null = null;
   let refused: { error: string; final: boolean; status: 'blocked' | 'failed' } | null = null;
@@ -288,25 +323,45 @@ async function sendBatch(
     const secret = settings.secrets.open(endpoint.secretEnc, secretBinding(ref.siteId, endpoint._id));
     const concurrency = endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY;
     const spacingMs = endpoint.maxPerSecond ? 1000 / endpoint.maxPerSecond : 0;
-    let index = 0;
     const vetted = target;
+    // A batch is up to BATCH_ROUNDS times the concurrency, but only its first PROBE_ROUNDS rounds
+    // go out before an attempt has succeeded: a dead receiver costs those, as with the smaller
+    // batches before, and the rest is not attempted (the pass then holds the endpoint).
+    const window = PROBE_ROUNDS * concurrency;
+    let succeeded = false;
+    let finished = 0;
+    let decide!: () => void;
+    const decided = new Promise<void>((resolve) => (decide = resolve));
+    let index = 0;
+    const next = async (): Promise<Claim | null> => {
+      if (index >= window && !succeeded) await decided;
+      // Past the pass budget, or the worker shutting down: what is left waits for the next pass
+      // (so a batch ends within one attempt timeout of the budget, as the activity's timeout assumes).
+      if (index >= claims.length || (index >= window && !succeeded) || Date.now() >= deadline || control.stopping()) return null;
+      return claims[index++];
+    };
     await Promise.all(
       Array.from({ length: Math.min(concurrency, claims.length) }, async () => {
-        while (index < claims.length) {
-          const claim = claims[index++];
+        for (let claim = await next(); claim; claim = await next()) {
           if (spacingMs) {
             // Starts spaced evenly: at most maxPerSecond attempts begin in any second.
             const wait = pace.nextStart - Date.now();
             pace.nextStart = Math.max(Date.now(), pace.nextStart) + spacingMs;
             if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
           }
-          outcomes.push(await attempt(services, vetted, secret, claim, control));
+          const outcome = await attempt(services, vetted, secret, claim, control);
+          outcomes.push(outcome);
+          finished += 1;
+          if (outcome.status === 'succeeded') succeeded = true;
+          if (succeeded || finished >= Math.min(window, claims.length)) decide();
         }
       }),
     );
   }
-  await writeOutcomes(services, ref, outcomes);
-  return outcomes;
+  const sent = new Set(outcomes.map((o) => o.row._id));
+  const unsent = claims.filter((claim) => !sent.has(claim.row._id));
+  await writeOutcomes(services, ref, outcomes, batch, unsent);
+  return { outcomes, unsent };
 }
 
 async function attempt(services: Services, target: VettedTarget, secret: string, { row, attempt: number }: Claim, control: PassControl): Promise<Outcome> {
@@ -340,34 +395,40 @@ async function attempt(services: Services, target: VettedTarget, secret: string,
 }
 
 /**
- * One history row per attempt and the rows' new state, in as few statements as possible (the
- * local engine pays per statement and per document) and each keyed by `_id`: one insert of all
- * history rows, one update per (response code, attempt) for the delivered rows, one per other row.
+ * The batch's history (one document, history.ts) and then each row's new state, in as few
+ * statements as possible (the local engine pays per statement and more per document written), each
+ * keyed by `_id`: one update per (response code, attempt) for the delivered rows, one per other row.
+ * History first: a pass that dies between the two leaves the outcomes recorded, and the retried
+ * pass writes them from there (`settleRecorded`).
  */
-async function writeOutcomes(services: Services, ref: EndpointRef, outcomes: Outcome[]): Promise<void> {
-  if (outcomes.length === 0) return;
-  const { retry } = webhookSettings(services);
-  const { deliveries, attempts } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
-  const history: AttemptDoc[] = outcomes.map((o) => ({
-    _id: newId(),
+async function writeOutcomes(services: Services, ref: EndpointRef, outcomes: Outcome[], batch: string, unsent: Claim[] = []): Promise<void> {
+  // A batch that sent nothing is still recorded when it left rows out: the next pass reads there
+  // that they were not sent (they are still on the endpoint's inflight).
+  if (outcomes.length === 0 && unsent.length === 0) return;
+  await recordBatch(services.workspaceDb({ dbName: ref.dbName }), {
     siteId: ref.siteId,
-    deliveryId: o.row._id,
     endpointId: ref.endpointId,
-    event: o.row.event,
-    attempt: o.attempt,
-    status: o.status,
-    responseCode: o.responseCode,
-    error: o.error,
-    startedAt: o.startedAt,
-    finishedAt: o.finishedAt,
-    durationMs: o.finishedAt.getTime() - o.startedAt.getTime(),
-  }));
-  try {
-    await attempts.insertMany(history, { ordered: false });
-  } catch (error) {
-    // A retried pass recording an attempt again: the unique (delivery, attempt) key keeps the first.
-    if (!(error instanceof MongoBulkWriteError) || !duplicatesOnly(error)) throw error;
-  }
+    batch,
+    ...(unsent.length ? { unsent: unsent.map((claim) => claim.row._id) } : {}),
+    attempts: outcomes.map((o) => ({
+      deliveryId: o.row._id,
+      event: o.row.event,
+      attempt: o.attempt,
+      status: o.status,
+      responseCode: o.responseCode,
+      error: o.error,
+      startedAt: o.startedAt,
+      finishedAt: o.finishedAt,
+      durationMs: o.finishedAt.getTime() - o.startedAt.getTime(),
+      ...(o.final ? { final: true as const } : {}),
+    })),
+  });
+  await writeRowOutcomes(services, ref, outcomes);
+}
+
+async function writeRowOutcomes(services: Services, ref: EndpointRef, outcomes: Outcome[]): Promise<void> {
+  const { retry } = webhookSettings(services);
+  const { deliveries } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const delivered = new Map<string, Outcome[]>();
   const others: AnyBulkWriteOperation<DeliveryDoc>[] = [];
   for (const o of outcomes) {
@@ -393,10 +454,27 @@ async function writeOutcomes(services: Services, ref: EndpointRef, outcomes: Out
   if (others.length) await deliveries.bulkWrite(others, { ordered: false });
 }
 
-const duplicatesOnly = (error: MongoBulkWriteError) => {
-  const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-  return errors.length > 0 && errors.every((e) => e.code === 11000);
-};
+/**
+ * A dead pass recorded this batch's history and may have died before the rows' outcomes: the rows
+ * still short of their recorded attempt get it now, and leave the interrupted set (not sent again).
+ */
+async function settleRecorded(services: Services, ref: EndpointRef, recorded: AttemptBatchDoc, interrupted: Map<string, number>): Promise<void> {
+  const ids = recorded.attempts.map((a) => a.deliveryId);
+  const rows = new Map(
+    (await eventCollections(services.workspaceDb({ dbName: ref.dbName })).deliveries.find({ _id: { $in: ids } }).toArray()).map((row) => [row._id, row]),
+  );
+  const outcomes: Outcome[] = [];
+  // Left out of the batch when it stopped early: never sent, so not interrupted either.
+  for (const id of recorded.unsent ?? []) interrupted.delete(id);
+  for (const a of recorded.attempts) {
+    if (interrupted.get(a.deliveryId) === a.attempt) interrupted.delete(a.deliveryId);
+    const row = rows.get(a.deliveryId);
+    if (!row || row.status !== 'pending' || row.attempts >= a.attempt || a.status === 'interrupted' || a.status === 'paused') continue;
+    const at = a.finishedAt ?? services.clock.now();
+    outcomes.push({ row, attempt: a.attempt, status: a.status, responseCode: a.responseCode, error: a.error, startedAt: a.startedAt ?? at, finishedAt: at, final: a.final === true, retryAt: null });
+  }
+  await writeRowOutcomes(services, ref, outcomes);
+}
 
 /** Attempts whose pass died before writing anything: recorded as `interrupted`, never overwritten. */
 async function recordInterrupted(services: Services, ref: EndpointRef, claims: Claim[]): Promise<void> {
@@ -440,6 +518,7 @@ async function failWithoutSending(services: Services, ref: EndpointRef, error: s
       services,
       ref,
       rows.map((row) => ({ row, attempt: row.attempts + 1, status: 'failed', responseCode: null, error, startedAt: at, finishedAt: at, final: true, retryAt: null })),
+      newId(),
     );
     count += rows.length;
   }

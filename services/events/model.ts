@@ -6,6 +6,7 @@ export const EVENT_COLLECTIONS = {
   endpoints: 'webhook_endpoints',
   deliveries: 'webhook_deliveries',
   attempts: 'webhook_attempts',
+  attemptBatches: 'webhook_attempt_batches',
 } as const;
 
 export interface EndpointDoc {
@@ -42,6 +43,11 @@ export interface EndpointDoc {
   inbox?: string[];
   /** The batch the actor is sending (delivery id, attempt): a retried pass finds what was cut off. */
   inflight?: Array<{ id: string; attempt: number }>;
+  /**
+   * The id under which that batch's history is recorded (`AttemptBatchDoc.batch`): a retried pass
+   * that finds it recorded writes the outcomes from it instead of sending those deliveries again.
+   */
+  inflightBatch?: string | null;
 }
 
 /** pending: not final yet (its workflow runs, or the drain will start it); delivered / failed: final. */
@@ -79,7 +85,7 @@ export interface DeliveryDoc {
 /** `paused` is not an attempt: the breaker's entry (attempt 0 of the delivery that tripped it). */
 export type AttemptStatus = 'succeeded' | 'failed' | 'timeout' | 'blocked' | 'interrupted' | 'paused';
 
-/** One row per HTTP attempt: the delivery history (contract 6.2.6). */
+/** One row per attempt (contract 6.2.6): how entries written one at a time are stored, and how every attempt is read (history.ts). */
 export interface AttemptDoc {
   _id: string;
   siteId: string;
@@ -96,11 +102,40 @@ export interface AttemptDoc {
   durationMs: number | null;
 }
 
+/** One attempt inside a batch document: an `AttemptDoc` less what the batch holds once. */
+export interface BatchAttempt {
+  id: string;
+  deliveryId: string;
+  event: string;
+  attempt: number;
+  status: AttemptStatus;
+  responseCode: number | null;
+  error: string | null;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  durationMs: number | null;
+  /** Final without retry (a refused target, a gone endpoint); set only then. Not part of the view. */
+  final?: true;
+}
+
+/** The attempts of one batch an actor sent, in one document (history.ts). */
+export interface AttemptBatchDoc {
+  _id: string;
+  siteId: string;
+  endpointId: string;
+  /** The id the endpoint's `inflightBatch` named while the batch was sent (unique per site). */
+  batch: string;
+  /** Deliveries the batch took but did not send (it stopped early): a retried pass does not count them as interrupted. */
+  unsent?: string[];
+  attempts: BatchAttempt[];
+}
+
 export function eventCollections(db: Db) {
   return {
     endpoints: db.collection<EndpointDoc>(EVENT_COLLECTIONS.endpoints),
     deliveries: db.collection<DeliveryDoc>(EVENT_COLLECTIONS.deliveries),
     attempts: db.collection<AttemptDoc>(EVENT_COLLECTIONS.attempts),
+    attemptBatches: db.collection<AttemptBatchDoc>(EVENT_COLLECTIONS.attemptBatches),
   };
 }
 
@@ -111,4 +146,8 @@ export const eventIndexes: IndexSpec[] = [
   { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, endpointId: 1, status: 1, nextAttemptAt: 1 } },
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, deliveryId: 1, attempt: 1 }, options: { unique: true } },
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, _id: -1 } },
+  { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, batch: 1 }, options: { unique: true } },
+  { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, _id: -1 } },
+  { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, endpointId: 1, _id: -1 } },
+  { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, 'attempts.deliveryId': 1 } },
 ];

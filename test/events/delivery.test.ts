@@ -63,7 +63,7 @@ describe('webhook deliveries on Temporal', () => {
     try {
       const { endpoint } = await call(world, createEndpoint, { name: 'flaky', url: receiver.url, events: ['media.uploaded'] });
       await emit(world, 'media.uploaded', { id: 'm1', filename: 'a.png', mimeType: 'image/png', size: 10, url: '/a.png' });
-      const { deliveries, attempts } = await siteDb(world);
+      const { deliveries, historyOf } = await siteDb(world);
       const delivery = await eventually(
         async () => (await deliveries.findOne({ endpointId: endpoint.id, status: { $in: ['delivered', 'failed'] } })) ?? undefined,
         'flaky delivery',
@@ -71,7 +71,7 @@ describe('webhook deliveries on Temporal', () => {
       );
       expect(delivery.status).toBe('delivered');
       expect(delivery.attempts).toBe(4);
-      const rows = await attempts.find({ deliveryId: delivery._id }).sort({ attempt: 1 }).toArray();
+      const rows = await historyOf(delivery._id);
       expect(rows.map((r) => [r.attempt, r.status, r.responseCode])).toEqual([
         [1, 'failed', 503],
         [2, 'failed', 503],
@@ -103,14 +103,14 @@ describe('webhook deliveries on Temporal', () => {
     try {
       const { endpoint } = await call(world, createEndpoint, { name: 'broken', url: receiver.url, events: ['user.deleted'] });
       await emit(world, 'user.deleted', { id: 'u1' });
-      const { deliveries, attempts } = await siteDb(world);
+      const { deliveries, historyOf } = await siteDb(world);
       const delivery = await eventually(
         async () => (await deliveries.findOne({ endpointId: endpoint.id, status: { $in: ['delivered', 'failed'] } })) ?? undefined,
         'failed delivery',
         40_000,
       );
       expect(delivery).toMatchObject({ status: 'failed', attempts: 6, responseCode: 500 });
-      expect(await attempts.countDocuments({ deliveryId: delivery._id })).toBe(6);
+      expect(await historyOf(delivery._id)).toHaveLength(6);
       expect(receiver.received).toHaveLength(6);
 
       healthy = true;
@@ -135,9 +135,9 @@ describe('webhook deliveries on Temporal', () => {
     try {
       const { endpoint } = await call(world, createEndpoint, { name: 'slow-once', url: receiver.url, events: ['auth.login'] });
       await emit(world, 'auth.login', { userId: 'u', method: 'password' });
-      const { deliveries, attempts } = await siteDb(world);
+      const { deliveries, historyOf } = await siteDb(world);
       const delivery = await eventually(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'delivered' })) ?? undefined, 'delivered', 30_000);
-      const rows = await attempts.find({ deliveryId: delivery._id }).sort({ attempt: 1 }).toArray();
+      const rows = await historyOf(delivery._id);
       expect(rows.map((r) => r.status)).toEqual(['timeout', 'succeeded']);
       expect(rows[0].responseCode).toBeNull();
     } finally {

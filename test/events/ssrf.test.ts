@@ -96,7 +96,7 @@ describe('SSRF guard', () => {
 
   it('refuses them again at delivery (endpoints that slipped past the save check), without connecting', async () => {
     // Rows written directly, as if saved before a rule existed: the delivery-time check must hold alone.
-    const { endpoints, deliveries, attempts, ctx } = await siteDb(world);
+    const { endpoints, deliveries, historyOf, ctx } = await siteDb(world);
     const box = createSecretBox(world.config.SECRET_KEY);
     // An unresolvable name is refused at save; at delivery it is a retried failure (DNS may recover).
     const internal = REFUSED_URLS.filter((url) => !url.includes('unknown.example.test'));
@@ -126,7 +126,7 @@ describe('SSRF guard', () => {
     }, `refused deliveries ${JSON.stringify(await deliveries.find({ endpointId: { $in: ids } }).project({ status: 1, error: 1, attempts: 1 }).limit(3).toArray())}`, 30_000);
     for (const row of rows) {
       expect(row.attempts).toBe(1); // refused for good: no retries
-      const history = await attempts.find({ deliveryId: row._id }).toArray();
+      const history = await historyOf(row._id);
       expect(history).toHaveLength(1);
       expect(history[0]).toMatchObject({ status: 'blocked', responseCode: null });
       expect(history[0].error).toMatch(/^url: /);
@@ -140,9 +140,9 @@ describe('SSRF guard', () => {
       const { endpoint } = await call(world, createEndpoint, { name: 'rebind', url: 'https://rebind.example.test/hook', events: ['media.deleted'] });
       dns.set('rebind.example.test', v4('127.0.0.1'));
       await emit(world, 'media.deleted', { id: 'm', filename: 'x.png' });
-      const { deliveries, attempts } = await siteDb(world);
+      const { deliveries, historyOf } = await siteDb(world);
       const row = await eventually(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 'refused', 20_000);
-      const [history] = await attempts.find({ deliveryId: row._id }).toArray();
+      const [history] = await historyOf(row._id);
       expect(history).toMatchObject({ status: 'blocked', error: 'url: private, loopback and link-local addresses are not allowed' });
       expect(receiver.received).toHaveLength(0);
     } finally {
@@ -181,8 +181,8 @@ describe('SSRF guard with private targets allowed (tests, local development)', (
     try {
       const { endpoint } = await call(world, createEndpoint, { name: 'redirect', url: redirecting.url, events: ['plugin.deactivated'] });
       await emit(world, 'plugin.deactivated', { id: 'seo' });
-      const { attempts } = await siteDb(world);
-      const first = await eventually(async () => (await attempts.findOne({ endpointId: endpoint.id, status: 'failed' })) ?? undefined, 'attempt', 20_000);
+      const { historyTo } = await siteDb(world);
+      const first = await eventually(async () => (await historyTo(endpoint.id)).find((attempt) => attempt.status === 'failed'), 'attempt', 20_000);
       expect(first).toMatchObject({ responseCode: 302, error: 'HTTP 302 (redirects are not followed)' });
       expect(target.received).toHaveLength(0);
     } finally {

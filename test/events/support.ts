@@ -6,6 +6,7 @@ import type { Principal } from '../../services/core/principal.ts';
 import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { eventCollections } from '../../services/events/model.ts';
+import { attemptsOf, attemptsTo } from '../../services/events/history.ts';
 import type { WebhookOptions } from '../../services/events/settings.ts';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 
@@ -99,7 +100,13 @@ export async function startReceiver(respond: (req: Received, index: number) => {
 
 export async function siteDb(world: World) {
   const ctx = await contextFor(world, adminPrincipal());
-  return { ctx, ...eventCollections(ctx.db) };
+  return {
+    ctx,
+    ...eventCollections(ctx.db),
+    /** The history rows of a delivery (attempt order) or of an endpoint (oldest first), whatever their storage. */
+    historyOf: (deliveryId: string) => attemptsOf(ctx.db, ctx.site._id, [deliveryId]),
+    historyTo: (endpointId: string) => attemptsTo(ctx.db, ctx.site._id, [endpointId]),
+  };
 }
 
 /** Emits an event as an operation would. */

@@ -44,7 +44,7 @@ describe('Temporal dev server stopped and restarted with deliveries pending', ()
       await stopEngines({ dataDir });
       // During the outage: the emitting operations still succeed; the deliveries are stored pending.
       await Promise.all(Array.from({ length: 10 }, (_, i) => emit(world, 'content.updated', { id: `during-${i}`, type: 'post', slug: `b${i}`, locale: 'en', status: 'draft', version: 3 })));
-      const { deliveries, attempts } = await siteDb(world);
+      const { deliveries, historyOf } = await siteDb(world);
       const rows = await deliveries.find({ endpointId: endpoint.id }).toArray();
       expect(rows).toHaveLength(20);
       expect(rows.every((row) => row.status !== 'delivered')).toBe(true);
@@ -63,7 +63,7 @@ describe('Temporal dev server stopped and restarted with deliveries pending', ()
       const data = new Set(receiver.received.map((r) => JSON.parse(r.body).data.id));
       expect(data.size).toBe(20);
       for (const row of done) {
-        const history = await attempts.find({ deliveryId: row._id }).sort({ attempt: 1 }).toArray();
+        const history = await historyOf(row._id);
         expect(history.length).toBe(row.attempts);
         expect(history.at(-1)?.status).toBe('succeeded');
       }
