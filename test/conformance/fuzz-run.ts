@@ -38,7 +38,10 @@ export async function runFuzzPass(bin: string, origin: string, pass: FuzzPass, s
     '--phases', (pass.phases ?? ['examples', 'coverage', 'fuzzing']).join(','),
     '--seed', String(seed),
     '--max-examples', String(pass.maxExamples),
-    '--workers', '2',
+    // One worker: schemathesis' workers are threads, and CPython 3.11 keeps one AST-construction depth
+    // counter per interpreter, so two threads parsing at once (hypothesis reads lambda sources)
+    // fail with "AST constructor recursion depth mismatch" (python/cpython#106905).
+    '--workers', '1',
     '--request-timeout', '30',
     '--suppress-health-check', 'all',
     '--warnings', 'off',
