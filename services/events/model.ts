@@ -103,20 +103,11 @@ export interface AttemptDoc {
 }
 
 /** One attempt inside a batch document: an `AttemptDoc` less what the batch holds once. */
-export interface BatchAttempt {
+export type BatchAttempt = Omit<AttemptDoc, '_id' | 'siteId' | 'endpointId'> & {
   id: string;
-  deliveryId: string;
-  event: string;
-  attempt: number;
-  status: AttemptStatus;
-  responseCode: number | null;
-  error: string | null;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  durationMs: number | null;
   /** Final without retry (a refused target, a gone endpoint); set only then. Not part of the view. */
   final?: true;
-}
+};
 
 /** The attempts of one batch an actor sent, in one document (history.ts). */
 export interface AttemptBatchDoc {

@@ -1,5 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { socketGet, type SocketAnswer } from '../support/socket-get.ts';
 import type { CommandStartedEvent } from 'mongodb';
 import { signIn, startContentWorld, type ContentWorld } from '../content/support.ts';
 import { createApiKey, setManagementApi } from '../support/access.ts';
@@ -19,31 +19,11 @@ let port = 0;
 let commands: string[] = [];
 const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
 
-interface Answer {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-  json(): any;
-}
-
-function get(url: string, key: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const sent = httpRequest({ host: '127.0.0.1', port, path: `/api/manage/v1${url}`, headers: { host: 'localhost', authorization: `Bearer ${key}`, ...headers } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const body = Buffer.concat(chunks).toString();
-        resolve({ statusCode: response.statusCode!, headers: response.headers, body, json: () => JSON.parse(body) });
-      });
-    });
-    sent.on('error', reject);
-    sent.end();
-  });
-}
+const get = (url: string, key: string, headers: Record<string, string> = {}) => socketGet(port, `/api/manage/v1${url}`, { authorization: `Bearer ${key}`, ...headers });
 
 const answered = () => cw.world.app.manageLane.answered;
 /** Header names in the order sent and their values, but those that differ on every answer (the remaining count too). */
-const stableHeaders = (answer: Answer) =>
+const stableHeaders = (answer: SocketAnswer) =>
   Object.entries(answer.headers)
     .filter(([name]) => !['date', 'x-request-id'].includes(name))
     .map(([name, value]) => [name, name === 'ratelimit' ? String(value).replace(/;r=\d+/g, ';r=*') : value]);

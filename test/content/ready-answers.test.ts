@@ -1,5 +1,5 @@
-import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { socketGet, type SocketAnswer } from '../support/socket-get.ts';
 import type { CommandStartedEvent } from 'mongodb';
 import { startContentWorld, signIn, type ContentWorld } from './support.ts';
 import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../../services/core/change-feed.ts';
@@ -14,31 +14,11 @@ let commands: string[] = [];
 let port = 0;
 const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
 
-interface Answer {
-  statusCode: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-  json(): any;
-}
-
 /** A public GET over a real connection to the listening gateway. */
-function pub(url: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const sent = httpRequest({ host: '127.0.0.1', port, path: `/api/v1${url}`, headers: { host: 'localhost', ...headers } }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => {
-        const body = Buffer.concat(chunks).toString();
-        resolve({ statusCode: response.statusCode!, headers: response.headers, body, json: () => JSON.parse(body) });
-      });
-    });
-    sent.on('error', reject);
-    sent.end();
-  });
-}
+const pub = (url: string, headers: Record<string, string> = {}) => socketGet(port, `/api/v1${url}`, headers);
 
 /** Header names and values in the order sent, without the ones that differ on every answer. */
-const stableHeaders = (answer: Answer) => Object.entries(answer.headers).filter(([name]) => !['date', 'x-request-id'].includes(name));
+const stableHeaders = (answer: SocketAnswer) => Object.entries(answer.headers).filter(([name]) => !['date', 'x-request-id'].includes(name));
 
 beforeAll(async () => {
   cw = await startContentWorld({ monitorCommands: true });
