@@ -6,7 +6,7 @@ import type { Capability } from '../core/capabilities.ts';
 import type { Credentials } from './credentials.ts';
 import type { Principal } from '../core/principal.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
-import { parseSecret, secretMatches, secretMatchesDigest, storedDigest } from './key-secrets.ts';
+import { parseSecret, secretMatchesDigest, storedDigest } from './key-secrets.ts';
 import { compileIpRules } from './ip-rules.ts';
 import { loadUserAccess } from './user-access.ts';
 import { refuse, type FailureReason } from './auth-failure.ts';
@@ -70,11 +70,25 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
 
   const bearerOf = (authorization: string | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 
-  /** The cached entry of a key this gateway has seen valid (active, with an owner), if the bearer names one. */
+  /** An entry of a key this gateway has seen valid (active, with an owner). */
+  const usable = (cached: CachedKey | undefined) => (cached?.key && cached.owner && cached.key.status === 'active' ? cached : undefined);
+  /** The usable cached entry of the key a bearer names. */
   const knownEntry = (siteId: string, bearer: string | undefined) => {
     const lookup = bearer ? parseSecret(bearer) : null;
-    const cached = lookup ? cache.get(`${siteId}:${lookup}`) : undefined;
-    return cached?.key && cached.owner && cached.key.status === 'active' ? cached : undefined;
+    return usable(lookup ? cache.get(`${siteId}:${lookup}`) : undefined);
+  };
+
+  /** Why this key, as held in `entry`, may not authenticate this request now (null: it may). One list for both paths. */
+  const keyFailure = (entry: CachedKey, state: AccessState, bearer: string, credentials: Credentials, now: Date): FailureReason | null => {
+    const { key } = entry;
+    if (!key) return 'unknown';
+    if (!secretMatchesDigest(bearer, entry.digest!)) return 'secret-mismatch';
+    if (key.status !== 'active') return 'revoked';
+    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return 'expired';
+    if (!entry.owner) return 'owner-missing';
+    if (entry.ipAllowed && !entry.ipAllowed(credentials.ip)) return 'ip-not-allowed';
+    if (!originAllowed(key, state, credentials.origin)) return 'origin-not-allowed';
+    return null;
   };
 
   const limitsOf = (state: AccessState, key: ApiKeyDoc, counted: LiveResult, ip: string): KeyLimits => ({
@@ -94,7 +108,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     const bearer = bearerOf(credentials.authorization);
     const lookup = bearer ? parseSecret(bearer) : null;
     const cached = lookup ? cache.get(`${siteId}:${lookup}`) : undefined;
-    const known = knownEntry(siteId, bearer)?.key ?? null;
+    const known = usable(cached)?.key ?? null;
 
     // A key this gateway has seen valid: count and read the state together. Anything else reads
     // the state only; counter fields are added for validated keys alone, so guessing with junk
@@ -125,14 +139,11 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     if (!bearer) return fail('missing');
     if (!lookup) return fail('malformed');
     const entry = cached && cached.version === state.version ? cached : await load(db, siteId, lookup, state.version);
-    const { key, owner } = entry;
-    if (!key) return fail('unknown');
-    if (!secretMatches(bearer, key.secretHash)) return fail('secret-mismatch');
-    if (key.status !== 'active') return fail('revoked', key._id);
-    if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) return fail('expired', key._id);
-    if (!owner) return fail('owner-missing', key._id);
-    if (entry.ipAllowed && !entry.ipAllowed(ip)) return fail('ip-not-allowed', key._id);
-    if (!originAllowed(key, state, credentials.origin)) return fail('origin-not-allowed', key._id);
+    const failure = keyFailure(entry, state, bearer, credentials, now);
+    // A key is named in the log only once its secret matched.
+    if (failure) return fail(failure, failure === 'unknown' || failure === 'secret-mismatch' ? undefined : entry.key?._id);
+    const key = entry.key!;
+    const owner = entry.owner!;
 
     if (!counted || !(keyField(key._id) in counted.counts)) counted = await live(db, siteId, now, [ipField(ip), keyField(key._id)]);
     const principal: Principal = {
@@ -149,16 +160,13 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
 
   /** Every check of `authenticateKey` against the key as this gateway holds it, under `state`. */
   function heldKeyPasses(entry: CachedKey | undefined, state: AccessState, bearer: string | undefined, keyId: string, credentials: Credentials, now: Date): entry is CachedKey & { key: ApiKeyDoc } {
-    const key = entry?.key;
     return (
-      !!key &&
+      !!entry?.key &&
+      !!bearer &&
       entry.version === state.version &&
-      key._id === keyId &&
+      entry.key._id === keyId &&
       state.keys.enabled &&
-      secretMatchesDigest(bearer!, entry.digest!) &&
-      !(key.expiresAt && key.expiresAt.getTime() <= now.getTime()) &&
-      (!entry.ipAllowed || entry.ipAllowed(credentials.ip)) &&
-      originAllowed(key, state, credentials.origin)
+      keyFailure(entry, state, bearer, credentials, now) === null
     );
   }
 

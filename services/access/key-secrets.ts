@@ -1,5 +1,5 @@
-import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { secretDigest } from '../core/text.ts';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretDigest, secretDigestBytes } from '../core/text.ts';
 
 /**
  * A key secret is `svk_` + a 12-character lookup (finds the row) + 32 random bytes in base64url
@@ -32,15 +32,11 @@ export function parseSecret(key: string): string | null {
   return /^[a-z0-9]+$/.test(lookup) && /^[A-Za-z0-9_-]+$/.test(key.slice(4 + LOOKUP_LENGTH)) ? lookup : null;
 }
 
-export function secretMatches(key: string, storedHash: string): boolean {
-  return secretMatchesDigest(key, storedDigest(storedHash));
-}
-
 /** The stored hash as bytes, decoded once where a key is held (the check below runs on every request). */
 export const storedDigest = (storedHash: string): Buffer => Buffer.from(storedHash, 'base64url');
 
-/** Constant-time check of a presented secret against the stored hash's bytes (the same sha256 as `secretDigest`). */
+/** Constant-time check of a presented secret against the stored hash's bytes. */
 export function secretMatchesDigest(key: string, stored: Buffer): boolean {
-  const given = hash('sha256', key, 'buffer');
+  const given = secretDigestBytes(key);
   return given.length === stored.length && timingSafeEqual(given, stored);
 }

@@ -5,15 +5,15 @@ import { topics } from '../core/topics.ts';
 import { readAccessState, type AccessState } from './site-settings-store.ts';
 import { createKeyedBatcher } from '../core/batching.ts';
 
+/** Database names and site ids hold no spaces. */
+const laneOf = (dbName: string, siteId: string) => `${dbName} ${siteId}`;
+
 /**
  * The site's access state (switches + version). While the change feed vouches for this process it
  * comes from memory (a change is pushed: `site-access:<siteId>`); otherwise it is read for every
  * request, coalesced per gateway: requests that arrive while a read is in flight share the next
  * read, which starts after they arrived, so a switch flipped before a request is always seen by it.
  */
-/** Database names and site ids hold no spaces. */
-const laneOf = (dbName: string, siteId: string) => `${dbName} ${siteId}`;
-
 export function createStateReader(feed: ChangeFeed, workspaceDb: (dbName: string) => Db) {
   const cache = createFeedCache<AccessState>(feed);
   const read = createKeyedBatcher<null, AccessState>(async (lane, items) => {

@@ -1,6 +1,7 @@
-import { MongoServerError, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { newId } from '../core/ids.ts';
 import { eventCollections, type AttemptBatchDoc, type AttemptDoc, type BatchAttempt } from './model.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 
 /**
  * The delivery history (contract 6.2.6) in two shapes, read as one list of attempts:
@@ -27,7 +28,7 @@ export async function recordBatch(
     await eventCollections(db).attemptBatches.insertOne(doc);
   } catch (error) {
     // The batch was recorded already (a retried pass settling what a dead one sent).
-    if (!(error instanceof MongoServerError) || error.code !== 11000) throw error;
+    if (!isDuplicateKey(error)) throw error;
   }
 }
 

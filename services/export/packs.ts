@@ -1,6 +1,7 @@
-import { Binary, MongoServerError, type Db } from 'mongodb';
+import { Binary, type Db } from 'mongodb';
 import { docId, PACK_BYTES, prefixed, sha256 } from './files.ts';
 import { exportPacks, toJson, type ExportPackDoc, type StoredFile } from './model.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 
 /** A file on its way into packs: the rendered text (or bytes) as produced, never copied first. */
 export interface NewFile {
@@ -118,7 +119,7 @@ export class PackStager {
         await exportPacks(this.db).insertOne(pack);
       } catch (error) {
         // Our own packs of this attempt have unique ids: only the first can meet an earlier attempt's.
-        if (!(error instanceof MongoServerError && error.code === 11000) || this.written > 0) throw error;
+        if (!isDuplicateKey(error) || this.written > 0) throw error;
         await exportPacks(this.db).deleteMany(prefixed(this.siteId, this.generation, this.prefix));
         await exportPacks(this.db).insertOne(pack);
       }

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { socketGet, type SocketAnswer } from '../support/socket-get.ts';
-import type { CommandStartedEvent } from 'mongodb';
+import { listenRecordingCommands, socketGet, type SocketAnswer } from '../support/listening-gateway.ts';
 import { signIn, startContentWorld, type ContentWorld } from '../content/support.ts';
 import { createApiKey, setManagementApi } from '../support/access.ts';
-import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../../services/core/change-feed.ts';
 import { createRuntime } from '../../services/runtime.ts';
 import { closeServices } from '../../services/core/services.ts';
 import { freshWindow } from './world-helpers.ts';
@@ -16,8 +14,7 @@ import { eventually } from '../support/polling.ts';
 // shows it. The lane sits in the HTTP server, so these reads go over a socket.
 let cw: ContentWorld;
 let port = 0;
-let commands: string[] = [];
-const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
+let commandsDuring: (run: () => Promise<unknown>) => Promise<string[]>;
 
 const get = (url: string, key: string, headers: Record<string, string> = {}) => socketGet(port, `/api/manage/v1${url}`, { authorization: `Bearer ${key}`, ...headers });
 
@@ -28,20 +25,10 @@ const stableHeaders = (answer: SocketAnswer) =>
     .filter(([name]) => !['date', 'x-request-id'].includes(name))
     .map(([name, value]) => [name, name === 'ratelimit' ? String(value).replace(/;r=\d+/g, ';r=*') : value]);
 
-async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
-  commands = [];
-  await run();
-  return commands;
-}
 
 beforeAll(async () => {
   cw = await startContentWorld({ monitorCommands: true });
-  await cw.world.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (cw.world.app.server.address() as { port: number }).port;
-  cw.world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
-    const target = event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName];
-    if (!feedCollections.has(target)) commands.push(`${event.commandName} ${String(target)}`);
-  });
+  ({ port, commandsDuring } = await listenRecordingCommands(cw.world));
   for (let i = 0; i < 3; i++) await cw.create({ title: `Held ${i}`, slug: `held-${i}` });
 });
 afterAll(async () => cw?.close());

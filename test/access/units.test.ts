@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createKeyedBatcher } from '../../services/core/batching.ts';
 import { compileIpRules, isValidIpRule } from '../../services/access/ip-rules.ts';
-import { issueSecret, parseSecret, secretMatches } from '../../services/access/key-secrets.ts';
+import { issueSecret, parseSecret, secretMatchesDigest, storedDigest } from '../../services/access/key-secrets.ts';
 import { effectiveCapabilities } from '../../services/access/roles.ts';
 import { hashPassword, verifyPassword } from '../../services/access/passwords.ts';
 
@@ -63,8 +63,8 @@ describe('key secrets and passwords', () => {
     expect(key).toMatch(/^svk_[a-z0-9]{12}[A-Za-z0-9_-]{43}$/);
     expect(parseSecret(key)).toBe(lookup);
     expect(secretHash).not.toContain(key.slice(16));
-    expect(secretMatches(key, secretHash)).toBe(true);
-    expect(secretMatches(`${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`, secretHash)).toBe(false);
+    expect(secretMatchesDigest(key, storedDigest(secretHash))).toBe(true);
+    expect(secretMatchesDigest(`${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`, storedDigest(secretHash))).toBe(false);
     expect(parseSecret('svk_short')).toBeNull();
     expect(parseSecret(`xxx_${key.slice(4)}`)).toBeNull();
   });

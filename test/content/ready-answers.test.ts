@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { socketGet, type SocketAnswer } from '../support/socket-get.ts';
-import type { CommandStartedEvent } from 'mongodb';
+import { listenRecordingCommands, socketGet, type SocketAnswer } from '../support/listening-gateway.ts';
 import { startContentWorld, signIn, type ContentWorld } from './support.ts';
-import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../../services/core/change-feed.ts';
 import { eventually } from '../support/polling.ts';
 
 // The public cache-hit lane (docs/content.md, "Public read cache"): a repeated public read is sent
@@ -10,9 +8,8 @@ import { eventually } from '../support/polling.ts';
 // after a write, a switch or a suspension shows it. The lane sits in front of Fastify in the HTTP
 // server, so these reads go over a socket to a listening gateway (`inject` would bypass it).
 let cw: ContentWorld;
-let commands: string[] = [];
+let commandsDuring: (run: () => Promise<unknown>) => Promise<string[]>;
 let port = 0;
-const feedCollections = new Set([STATE_CHANGES_COLLECTION, GATEWAYS_COLLECTION]);
 
 /** A public GET over a real connection to the listening gateway. */
 const pub = (url: string, headers: Record<string, string> = {}) => socketGet(port, `/api/v1${url}`, headers);
@@ -22,12 +19,7 @@ const stableHeaders = (answer: SocketAnswer) => Object.entries(answer.headers).f
 
 beforeAll(async () => {
   cw = await startContentWorld({ monitorCommands: true });
-  await cw.world.app.listen({ port: 0, host: '127.0.0.1' });
-  port = (cw.world.app.server.address() as { port: number }).port;
-  cw.world.services.mongo.on('commandStarted', (event: CommandStartedEvent) => {
-    const target = event.commandName === 'getMore' ? event.command.collection : event.command[event.commandName];
-    if (!feedCollections.has(target)) commands.push(`${event.commandName} ${String(target)}`);
-  });
+  ({ port, commandsDuring } = await listenRecordingCommands(cw.world));
   for (let i = 0; i < 3; i++) {
     const entry = await cw.create({ title: `Lane ${i}`, slug: `lane-${i}` });
     await cw.manage('POST', `/content/${entry.id}/publish`);
@@ -35,12 +27,6 @@ beforeAll(async () => {
 });
 afterAll(async () => cw?.close());
 
-/** Commands the gateway sends while `run` runs, the change feed's own polling and lease left out. */
-async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
-  commands = [];
-  await run();
-  return commands;
-}
 
 describe('public cache-hit lane', () => {
   it('answers a repeated read with the same bytes and ETag and no database command; 304 on If-None-Match', async () => {
