@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import os from 'node:os';
 import autocannon from 'autocannon';
 
 export interface LoadResult {
@@ -101,10 +102,30 @@ export interface ProcessLoadResult {
 export function runLoad(job: LoadJob): Promise<ProcessLoadResult> {
   return new Promise((resolve, reject) => {
     // On stdin: a thousand requests with their headers do not fit in one command-line argument.
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/load-process.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const command = [process.execPath, '--import', 'tsx', 'bench/support/load-process.ts'];
+    const pinned = loadCore();
+    const [file, ...args] = pinned === null ? command : ['taskset', '-c', String(pinned), ...command];
+    const child = spawn(file, args, { stdio: ['pipe', 'pipe', 'inherit'] });
     child.stdin.end(JSON.stringify(job));
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ProcessLoadResult) : reject(new Error(`load process exited ${code}`))));
   });
+}
+
+/**
+ * The load generator on the last core and this process (every thread) on the others, so the two
+ * never take turns on one core (on 2 cores that swap moved a ratio by ±10 % between rounds).
+ * BENCH_PIN=0 turns it off. Returns the generator's core, or null when not pinning (no `taskset`,
+ * one core, or turned off).
+ */
+let pinnedCore: number | null | undefined;
+export function loadCore(): number | null {
+  if (pinnedCore !== undefined) return pinnedCore;
+  pinnedCore = null;
+  const cores = os.availableParallelism();
+  if (process.env.BENCH_PIN === '0' || cores < 2) return pinnedCore;
+  const pin = spawnSync('taskset', ['-a', '-p', '-c', `0-${cores - 2}`, String(process.pid)], { stdio: 'ignore' });
+  if (pin.status === 0) pinnedCore = cores - 1;
+  return pinnedCore;
 }

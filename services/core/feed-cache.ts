@@ -20,11 +20,14 @@ export interface FeedCache<V> {
 }
 
 /**
- * At most `maxEntries` values are held, least recently used evicted first (a value remembers its
- * topics so eviction leaves no tag behind): thousands of hosts or random Host headers cost bounded memory.
+ * At most `maxEntries` values are held (a value remembers its topics so eviction leaves no tag
+ * behind): thousands of hosts or random Host headers cost bounded memory. Eviction is second-chance
+ * (CLOCK): a hit only marks its entry, and a full cache drops the oldest entry not hit since it was
+ * last passed over. A hit on the read path is then one `Map.get`; moving the key to the young end
+ * on every hit (a delete and a set) cost more than the rest of a held public answer's lookup.
  */
 export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedCache<V> {
-  const entries = new Map<string, { value: V; topics: readonly string[] }>();
+  const entries = new Map<string, { value: V; topics: readonly string[]; used: boolean }>();
   const byTopic = new Map<string, Set<string>>();
 
   const clear = () => {
@@ -52,10 +55,17 @@ export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedC
     if (!feed.trusted()) return undefined;
     const entry = entries.get(key);
     if (!entry) return undefined;
-    // Re-inserting moves the key to the young end of the Map's order.
-    entries.delete(key);
-    entries.set(key, entry);
+    entry.used = true;
     return entry.value;
+  };
+  /** Makes room for one entry: the oldest not hit since it was last passed over goes. */
+  const evict = () => {
+    for (const [key, entry] of entries) {
+      if (!entry.used) return drop(key);
+      entry.used = false;
+      entries.delete(key);
+      entries.set(key, entry); // passed over: to the young end, unmarked
+    }
   };
 
   return {
@@ -69,8 +79,8 @@ export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedC
       const tags = topicsOf(value);
       if (trustedAtStart && feed.trusted() && !feed.changedSince(epoch, tags)) {
         drop(key);
-        while (entries.size >= maxEntries) drop(entries.keys().next().value!);
-        entries.set(key, { value, topics: tags });
+        while (entries.size >= maxEntries) evict();
+        entries.set(key, { value, topics: tags, used: false });
         for (const topic of tags) {
           let keys = byTopic.get(topic);
           if (!keys) byTopic.set(topic, (keys = new Set()));

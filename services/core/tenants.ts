@@ -64,5 +64,6 @@ export function normalizeHost(hostHeader: string | undefined): string {
   if (!hostHeader) return '';
   const host = hostHeader.trim().toLowerCase();
   if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
-  return host.split(':')[0];
+  const port = host.indexOf(':');
+  return port === -1 ? host : host.slice(0, port);
 }
