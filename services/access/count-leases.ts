@@ -36,7 +36,11 @@ export interface CountLeases {
 }
 
 export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases {
-  const leases = new Map<string, Lease>();
+  // By database (the Db objects `services.workspaceDb` hands out are one per database), site and
+  // field: the lookup on every held read is then three `Map.get`s on strings whose hashes are
+  // cached, with no key built per request.
+  let leases = new Map<Db, Map<string, Map<string, Lease>>>();
+  let leaseCount = 0;
   let leasesWindow = 0;
 
   const blockSize = (limit: number, lastTotal: number) => {
@@ -63,23 +67,35 @@ export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases 
     );
   }
 
+  function leaseOf(db: Db, siteId: string, field: string): Lease {
+    let sites = leases.get(db);
+    if (!sites) leases.set(db, (sites = new Map()));
+    let fields = sites.get(siteId);
+    if (!fields) sites.set(siteId, (fields = new Map()));
+    let lease = fields.get(field);
+    if (!lease) {
+      fields.set(field, (lease = { blocks: [], left: 0, claiming: false, lastTotal: 0 }));
+      leaseCount++;
+    }
+    return lease;
+  }
+
   return {
     take(db, siteId, window, fields) {
-      if (window !== leasesWindow || leases.size > MAX_LEASES) {
-        leases.clear();
+      if (window !== leasesWindow || leaseCount > MAX_LEASES) {
+        leases = new Map();
+        leaseCount = 0;
         leasesWindow = window;
       }
       const held: Lease[] = [];
       let missing = false;
       for (const [field, limit] of fields) {
-        const name = `${db.databaseName} ${siteId} ${field}`;
-        let lease = leases.get(name);
-        if (!lease) leases.set(name, (lease = { blocks: [], left: 0, claiming: false, lastTotal: 0 }));
+        const lease = leaseOf(db, siteId, field);
+        held.push(lease);
         // Less than a block left: the next one is claimed while this one is used up (a claim's round
         // trip can take longer than a busy key needs to use half a block).
         if (lease.left <= blockSize(limit, lease.lastTotal)) refill(db, siteId, window, field, limit, lease);
         if (lease.left === 0) missing = true;
-        held.push(lease);
       }
       if (missing) return undefined;
       return held.map((lease) => {

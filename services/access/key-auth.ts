@@ -68,6 +68,9 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     return entry;
   }
 
+  // The rate counters' field names, built once per key and per client address (the management
+  // lane needs both on every held read) and bounded like the key cache.
+  const counterFields = { key: boundedMemo(keyField), ip: boundedMemo(ipField) };
   const bearerOf = (authorization: string | undefined) => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 
   /** An entry of a key this gateway has seen valid (active, with an owner). */
@@ -94,8 +97,8 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
   const limitsOf = (state: AccessState, key: ApiKeyDoc, counted: LiveResult, ip: string): KeyLimits => ({
     state,
     key,
-    keyCount: counted.counts[keyField(key._id)] ?? 1,
-    ipCount: counted.counts[ipField(ip)] ?? 1,
+    keyCount: counted.counts[counterFields.key(key._id)] ?? 1,
+    ipCount: counted.counts[counterFields.ip(ip)] ?? 1,
     resetSeconds: counted.resetSeconds,
   });
 
@@ -119,7 +122,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     if (counted) {
       state = counted.state;
     } else if (known) {
-      counted = await live(db, siteId, now, [ipField(ip), keyField(known._id)]);
+      counted = await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]);
       state = counted.state;
     } else {
       state = await readState(db, siteId);
@@ -145,7 +148,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     const key = entry.key!;
     const owner = entry.owner!;
 
-    if (!counted || !(keyField(key._id) in counted.counts)) counted = await live(db, siteId, now, [ipField(ip), keyField(key._id)]);
+    if (!counted || !(counterFields.key(key._id) in counted.counts)) counted = await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(key._id)]);
     const principal: Principal = {
       kind: 'key',
       keyId: key._id,
@@ -186,8 +189,8 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     if (!heldKeyPasses(entry, state, bearer, keyId, credentials, now)) return undefined;
     const keyLimit = entry.key.rateLimitPerMin ?? state.keys.defaultRateLimitPerMin;
     const window = Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS;
-    const keyCounter = keyField(keyId);
-    const ipCounter = ipField(credentials.ip);
+    const keyCounter = counterFields.key(keyId);
+    const ipCounter = counterFields.ip(credentials.ip);
     const positions = leases.take(services.workspaceDb(scope.workspace), siteId, window, [
       [keyCounter, keyLimit],
       [ipCounter, Math.max(keyLimit, state.keys.defaultRateLimitPerMin)],
@@ -210,7 +213,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
   async function countHeldRead(credentials: Credentials, scope: SiteScope, keyId: string): Promise<{ counted: LiveResult; limits?: KeyLimits }> {
     const siteId = scope.site._id;
     const now = services.clock.now();
-    const counted = await live(services.workspaceDb(scope.workspace), siteId, now, [ipField(credentials.ip), keyField(keyId)]);
+    const counted = await live(services.workspaceDb(scope.workspace), siteId, now, [counterFields.ip(credentials.ip), counterFields.key(keyId)]);
     const { state } = counted;
     const bearer = bearerOf(credentials.authorization);
     const entry = knownEntry(siteId, bearer);
@@ -235,4 +238,17 @@ function originAllowed(key: ApiKeyDoc, state: AccessState, origin: string | unde
   if (key.allowedOrigins.length > 0) return origin !== undefined && key.allowedOrigins.includes(origin);
   if (state.keys.allowedOrigins.length > 0 && origin !== undefined) return state.keys.allowedOrigins.includes(origin);
   return true;
+}
+
+/** `compute` remembered per argument, for at most `max` arguments (then forgotten all at once). */
+function boundedMemo(compute: (argument: string) => string, max = 10_000): (argument: string) => string {
+  const known = new Map<string, string>();
+  return (argument) => {
+    let value = known.get(argument);
+    if (value === undefined) {
+      if (known.size >= max) known.clear();
+      known.set(argument, (value = compute(argument)));
+    }
+    return value;
+  };
 }
