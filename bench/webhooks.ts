@@ -84,6 +84,31 @@ function summarize(name: string, receipts: Receipt[], startedAt: number, expecte
   };
 }
 
+/** CPU seconds so far: of one process (from /proc), or of the whole machine (busy, all cores). */
+const TICKS_PER_SECOND = 100;
+function processCpuSeconds(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime, stime
+}
+function machineCpuSeconds(): { busy: number; idle: number } {
+  const [, ...values] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+  const idle = values[3] + values[4]; // idle, iowait
+  return { busy: (values.reduce((a, b) => a + b, 0) - idle) / TICKS_PER_SECOND, idle: idle / TICKS_PER_SECOND };
+}
+/** Where the CPU went during a run: this process (publisher, worker, receivers), the MongoDB engine, the rest (Temporal). */
+function cpuMeter(mongoPid: number | null) {
+  const start = { self: process.cpuUsage(), mongo: mongoPid ? processCpuSeconds(mongoPid) : 0, machine: machineCpuSeconds() };
+  return (deliveries: number) => {
+    const self = (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(start.self));
+    const mongo = mongoPid ? processCpuSeconds(mongoPid) - start.mongo : 0;
+    const machine = machineCpuSeconds();
+    const busy = machine.busy - start.machine.busy;
+    const idle = machine.idle - start.machine.idle;
+    const per = (seconds: number) => `${Math.round((seconds * 1e6) / deliveries)} µs`;
+    return `CPU per delivery: this process ${per(self)}, MongoDB engine ${per(mongo)}, everything else ${per(Math.max(0, busy - self - mongo))}; machine idle ${Math.round((100 * idle) / (busy + idle))}%`;
+  };
+}
+
 async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promise<void>) {
   let next = 0;
   await Promise.all(Array.from({ length: concurrency }, async () => {
@@ -100,6 +125,7 @@ let memoryTemporal: ChildProcess | null = null;
 if (ownMongoDir) {
   process.env.MONGODB_URI = (await ensureEngines({ dataDir: ownMongoDir, mongoPort: 27590, temporal: false, oplog, log: () => undefined })).mongoUri;
 }
+const mongoPid = ownMongoDir ? Number(fs.readFileSync(path.join(ownMongoDir, 'mongo.pid'), 'utf8')) : null;
 if (temporalMode !== 'shared') {
   if (!process.env.MONGODB_URI) process.env.MONGODB_URI = (await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined })).mongoUri;
   if (ownTemporalDir) {
@@ -189,6 +215,7 @@ try {
     }
     for (const [i, url] of extra.entries()) await invokeOperation(adminEndpoints.create, ctx, { name: `${name} dead ${i}`, url, events: [event] });
     commands.clear();
+    const cpu = cpuMeter(mongoPid);
     const started = Date.now();
     await pool([...Array(EVENTS).keys()], EMIT_CONCURRENCY, async (seq) => {
       await ctx.emit(event, { seq, sentAt: Date.now() });
@@ -205,8 +232,10 @@ try {
       }
       await new Promise((r) => setTimeout(r, 100));
     }
+    const cpuReport = cpu(expected);
     await new Promise((r) => setTimeout(r, 2_000)); // late duplicates would show up here
     const result = summarize(name, receipts, started, expected);
+    console.log(`${name}: ${cpuReport}`);
     // When the receipts came, from the first emit: whether the actors deliver while the burst is emitted.
     const byTime = receipts.map((r) => r.at - started).sort((a, b) => a - b);
     const shares = [0.1, 0.25, 0.5, 0.75, 1].map((q) => `${q * 100}% by ${byTime[Math.max(0, Math.ceil(q * byTime.length) - 1)]} ms`).join(', ');
