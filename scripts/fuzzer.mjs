@@ -20,12 +20,23 @@ function run(cmd, args) {
 }
 
 /** Path of the `schemathesis` executable, installing the pinned version when it is missing. */
+function readText(file) {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
 export function ensureSchemathesis(log = console.log) {
   const want = `schemathesis==${SCHEMATHESIS_VERSION}`;
   const target = path.join(ROOT, '.engines', `schemathesis-${SCHEMATHESIS_VERSION}`);
   const bin = path.join(target, 'bin', 'schemathesis');
   const stamp = path.join(target, '.installed');
-  if (fs.existsSync(stamp) && fs.existsSync(bin)) return bin;
+  // The stamp names the folder too: a venv copied or moved from elsewhere (a worktree) keeps
+  // scripts whose first line names the old folder's interpreter, and fails to start.
+  const installed = `${want} ${target}`;
+  if (fs.existsSync(bin) && readText(stamp) === installed) return bin;
   const python = ['python3', 'python'].find((name) => spawnSync(name, ['--version']).status === 0);
   if (!python) throw new Error('python3 (with venv and pip) is required for the API fuzzer (PyPI schemathesis)');
   log(`[fuzzer] installing ${want} into ${target} ...`);
@@ -35,7 +46,7 @@ export function ensureSchemathesis(log = console.log) {
   fs.mkdirSync(path.dirname(target), { recursive: true });
   run(python, ['-m', 'venv', target]);
   run(path.join(target, 'bin', 'python'), ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', want]);
-  fs.writeFileSync(stamp, want);
+  fs.writeFileSync(stamp, installed);
   return bin;
 }
 

@@ -55,7 +55,14 @@ export async function runFuzzPass(bin: string, origin: string, pass: FuzzPass, s
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  const exitCode = await new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  // A fuzzer that cannot start emits 'error' and may never emit 'close': the pass fails with why.
+  const exitCode = await new Promise<number>((resolve) => {
+    child.on('close', (code) => resolve(code ?? 1));
+    child.on('error', (error) => {
+      output += `\nschemathesis did not start: ${error.message}\n`;
+      resolve(1);
+    });
+  });
   const seconds = (Date.now() - started) / 1000;
   const start = output.search(/^=+ (FAILURES|ERRORS) =+$/m);
   const end = output.search(/^=+ (WARNINGS|SUMMARY) =+$/m);
