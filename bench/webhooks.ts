@@ -157,7 +157,10 @@ const commands = new Map<string, { count: number; ms: number }>();
 const pendingCommands = new Map<number, string>();
 world.services.mongo.on('commandStarted', (e) => {
   const collection = typeof e.command[e.commandName] === 'string' ? e.command[e.commandName] : '';
-  pendingCommands.set(e.requestId, `${e.commandName} ${collection}`);
+  // The local engine answers a filter without `_id` by reading every document of the collection.
+  const filter = e.command.filter ?? e.command.query ?? (e.commandName === 'aggregate' ? {} : undefined);
+  const scan = filter !== undefined && !('_id' in filter) ? ' (scan)' : '';
+  pendingCommands.set(e.requestId, `${e.commandName} ${collection}${scan}`);
 });
 world.services.mongo.on('commandSucceeded', (e) => {
   const key = pendingCommands.get(e.requestId) ?? e.commandName;
