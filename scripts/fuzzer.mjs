@@ -19,7 +19,6 @@ function run(cmd, args) {
   return result.stdout;
 }
 
-/** Path of the `schemathesis` executable, installing the pinned version when it is missing. */
 function readText(file) {
   try {
     return fs.readFileSync(file, 'utf8');
@@ -28,6 +27,7 @@ function readText(file) {
   }
 }
 
+/** Path of the `schemathesis` executable, installing the pinned version when it is missing. */
 export function ensureSchemathesis(log = console.log) {
   const want = `schemathesis==${SCHEMATHESIS_VERSION}`;
   const target = path.join(ROOT, '.engines', `schemathesis-${SCHEMATHESIS_VERSION}`);

@@ -36,9 +36,8 @@ export interface CountLeases {
 }
 
 export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases {
-  // By database (the Db objects `services.workspaceDb` hands out are one per database), site and
-  // field: the lookup on every held read is then three `Map.get`s on strings whose hashes are
-  // cached, with no key built per request.
+  // By database (the Db objects `services.workspaceDb` hands out are one per database, looked up by
+  // identity), site and field: no key string is built on every held read.
   let leases = new Map<Db, Map<string, Map<string, Lease>>>();
   let leaseCount = 0;
   let leasesWindow = 0;

@@ -23,8 +23,8 @@ export interface FeedCache<V> {
  * At most `maxEntries` values are held (a value remembers its topics so eviction leaves no tag
  * behind): thousands of hosts or random Host headers cost bounded memory. Eviction is second-chance
  * (CLOCK): a hit only marks its entry, and a full cache drops the oldest entry not hit since it was
- * last passed over. A hit on the read path is then one `Map.get`; moving the key to the young end
- * on every hit (a delete and a set) cost more than the rest of a held public answer's lookup.
+ * last passed over. A hit on the read path is then one `Map.get`: moving the key to the young end
+ * on every hit (a delete and a set) was a measurable share of a held answer's cost (bench/RESULTS.md, read path).
  */
 export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedCache<V> {
   const entries = new Map<string, { value: V; topics: readonly string[]; used: boolean }>();
