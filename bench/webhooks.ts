@@ -87,25 +87,48 @@ function summarize(name: string, receipts: Receipt[], startedAt: number, expecte
 /** CPU seconds so far: of one process (from /proc), or of the whole machine (busy, all cores). */
 const TICKS_PER_SECOND = 100;
 function processCpuSeconds(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND; // utime, stime
+  return [...threadCpuSeconds(pid).values()].reduce((a, b) => a + b, 0);
+}
+/** CPU seconds of a process's threads, summed by thread name (`main`, `libuv-worker`, `C2 CompilerThre`…). */
+function threadCpuSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const name = task === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[-\s]?\d+$/, '');
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND); // utime, stime
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return byName;
 }
 function machineCpuSeconds(): { busy: number; idle: number } {
   const [, ...values] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
   const idle = values[3] + values[4]; // idle, iowait
   return { busy: (values.reduce((a, b) => a + b, 0) - idle) / TICKS_PER_SECOND, idle: idle / TICKS_PER_SECOND };
 }
-/** Where the CPU went during a run: this process (publisher, worker, receivers), the MongoDB engine, the rest (Temporal). */
+/**
+ * Where the CPU went during a run: this process (publisher, worker, receivers), the MongoDB engine,
+ * the rest (Temporal); and, for the two processes, their busiest threads.
+ */
 function cpuMeter(mongoPid: number | null) {
-  const start = { self: process.cpuUsage(), mongo: mongoPid ? processCpuSeconds(mongoPid) : 0, machine: machineCpuSeconds() };
+  const threads = () => ({ self: threadCpuSeconds(process.pid), mongo: mongoPid ? threadCpuSeconds(mongoPid) : new Map<string, number>() });
+  const start = { threads: threads(), machine: machineCpuSeconds() };
   return (deliveries: number) => {
-    const self = (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(start.self));
-    const mongo = mongoPid ? processCpuSeconds(mongoPid) - start.mongo : 0;
+    const end = threads();
     const machine = machineCpuSeconds();
+    const per = (seconds: number) => `${Math.round((seconds * 1e6) / deliveries)} µs`;
+    const spent = (before: Map<string, number>, after: Map<string, number>) =>
+      [...after].map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)] as const).filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
+    const self = spent(start.threads.self, end.self);
+    const mongo = spent(start.threads.mongo, end.mongo);
+    const total = (list: (readonly [string, number])[]) => list.reduce((sum, [, seconds]) => sum + seconds, 0);
+    const top = (list: (readonly [string, number])[]) => list.slice(0, 4).map(([name, seconds]) => `${name} ${per(seconds)}`).join(', ');
     const busy = machine.busy - start.machine.busy;
     const idle = machine.idle - start.machine.idle;
-    const per = (seconds: number) => `${Math.round((seconds * 1e6) / deliveries)} µs`;
-    return `CPU per delivery: this process ${per(self)}, MongoDB engine ${per(mongo)}, everything else ${per(Math.max(0, busy - self - mongo))}; machine idle ${Math.round((100 * idle) / (busy + idle))}%`;
+    return `CPU per delivery: this process ${per(total(self))} (${top(self)}), MongoDB engine ${per(total(mongo))} (${top(mongo)}), everything else ${per(Math.max(0, busy - total(self) - total(mongo)))}; machine idle ${Math.round((100 * idle) / (busy + idle))}%`;
   };
 }
 
