@@ -294,10 +294,10 @@ async function installMongo(engineDir, log) {
     // One INFO or WARN line per index of every new collection ("not yet implemented. ignoring"):
     // hundreds per test run and the bulk of the log. Errors of that class still show.
     quiet.push('-Dorg.slf4j.simpleLogger.log.de.bwaldvogel.mongo.backend.AbstractMongoDatabase=error');
-    // MONGO_HEAP: a larger heap for runs with many workspace databases (bench/workspaces.ts at 1,000).
     // The quick compiler only: in a test run or a dev session the optimizing one (C2) cost the engine
     // more CPU than it saved (engines/README.md). MONGO_JIT=c2 for the JVM's default tiers.
     const jit = process.env.MONGO_JIT === 'c2' ? [] : ['-XX:TieredStopAtLevel=1'];
+    // MONGO_HEAP: a larger heap for runs with many workspace databases (bench/workspaces.ts at 1,000).
     return { java, args: [`-Xmx${process.env.MONGO_HEAP ?? '512m'}`, '-XX:+UseSerialGC', ...jit, ...quiet, '-cp', cp, source ?? 'Launcher'] };
   };
   if (readText(stamp)?.trim() === hash) return launch();
