@@ -86,9 +86,6 @@ function summarize(name: string, receipts: Receipt[], startedAt: number, expecte
 
 /** CPU seconds so far: of one process (from /proc), or of the whole machine (busy, all cores). */
 const TICKS_PER_SECOND = 100;
-function processCpuSeconds(pid: number): number {
-  return [...threadCpuSeconds(pid).values()].reduce((a, b) => a + b, 0);
-}
 /** CPU seconds of a process's threads, summed by thread name (`main`, `libuv-worker`, `C2 CompilerThre`…). */
 function threadCpuSeconds(pid: number): Map<string, number> {
   const byName = new Map<string, number>();
