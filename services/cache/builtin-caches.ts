@@ -29,10 +29,6 @@ const activePluginsCache = (services: Services): NamedCache => ({
   clear: () => services.activePlugins.forget(),
 });
 
-/**
- * Host → site lookups (services.sites). Its size is not exported by services/platform/tenancy.ts
- * yet (`size: () => cache.size` on the resolver would report it; docs/plugins.md).
- */
 /** Held management reads of this process (services/manage-read/held-answers.ts), every workspace's. */
 const manageReadsCache = (services: Services): NamedCache => ({
   name: 'manage-reads',

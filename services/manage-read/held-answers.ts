@@ -29,17 +29,18 @@ export interface ManageAnswers {
 
 interface SiteAnswers {
   generation: number;
-  answers: Map<string, HeldKeyedAnswer>;
+  /** By key, then URL: a lookup builds no key string (it runs on every held read). */
+  answers: Map<string, Map<string, HeldKeyedAnswer>>;
+  size: number;
 }
 
 export function createManageAnswers(feed: ChangeFeed, writes: WriteWatch, maxEntriesPerSite = 2000): ManageAnswers {
   const sites = new Map<string, SiteAnswers>();
-  const entryKey = (keyId: string, url: string) => `${keyId} ${url}`;
   return {
     peek(dbName, siteId, keyId, url) {
       const site = sites.get(siteId);
       if (!site || !feed.trusted() || site.generation !== writes.generation(dbName)) return undefined;
-      return site.answers.get(entryKey(keyId, url));
+      return site.answers.get(keyId)?.get(url);
     },
     slot(dbName, siteId, keyId, url, operation, accessVersion) {
       if (!feed.trusted()) return null;
@@ -48,13 +49,20 @@ export function createManageAnswers(feed: ChangeFeed, writes: WriteWatch, maxEnt
         keep(answer) {
           if (!feed.trusted() || writes.generation(dbName) !== generation) return;
           let site = sites.get(siteId);
-          if (!site || site.generation !== generation) sites.set(siteId, (site = { generation, answers: new Map() }));
-          if (site.answers.size >= maxEntriesPerSite) site.answers.delete(site.answers.keys().next().value!);
-          site.answers.set(entryKey(keyId, url), { body: answer.body, length: Buffer.byteLength(answer.body), etag: answer.etag, operation, accessVersion });
+          if (!site || site.generation !== generation) sites.set(siteId, (site = { generation, answers: new Map(), size: 0 }));
+          // Full: the site starts over (a write to what they read drops them all anyway).
+          if (site.size >= maxEntriesPerSite) {
+            site.answers.clear();
+            site.size = 0;
+          }
+          let byUrl = site.answers.get(keyId);
+          if (!byUrl) site.answers.set(keyId, (byUrl = new Map()));
+          if (!byUrl.has(url)) site.size++;
+          byUrl.set(url, { body: answer.body, length: Buffer.byteLength(answer.body), etag: answer.etag, operation, accessVersion });
         },
       };
     },
     clear: () => sites.clear(),
-    size: () => [...sites.values()].reduce((sum, site) => sum + site.answers.size, 0),
+    size: () => [...sites.values()].reduce((sum, site) => sum + site.size, 0),
   };
 }
