@@ -1,4 +1,5 @@
 import type { Config } from '../core/config.ts';
+import { behindProxy } from '../core/proxy-trust.ts';
 import { SESSION_COOKIE } from './sessions.ts';
 
 /** The session cookie for a session an operation started (`ctx.effects.session`). */
@@ -11,6 +12,6 @@ export function clearSessionCookie(config: Config): string {
 }
 
 function serializeCookie(value: string, maxAge: number, config: Config): string {
-  const secure = config.TRUST_PROXY || config.PUBLIC_BASE_URL?.startsWith('https:') ? '; Secure' : '';
+  const secure = behindProxy(config.TRUST_PROXY) || config.PUBLIC_BASE_URL?.startsWith('https:') ? '; Secure' : '';
   return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Lax; Max-Age=${maxAge}${secure}`;
 }

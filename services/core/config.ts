@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { NO_PROXY, parseProxyTrust } from './proxy-trust.ts';
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -28,8 +29,20 @@ const ConfigSchema = z.object({
   SITE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(1_000_000).default(10_000),
   /** Only for tests and local development with a local webhook receiver. Off by default. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
-  /** Behind a TLS-terminating proxy: trust X-Forwarded-* and mark cookies Secure. */
-  TRUST_PROXY: booleanFlag.default(false),
+  /**
+   * The proxies in front of the gateways, by address/CIDR list or hop count (core/proxy-trust.ts):
+   * only they may name the client in X-Forwarded-*; set, session cookies are marked Secure.
+   * Unset/`false`: nobody. `true` is refused (anyone could forge their address).
+   */
+  TRUST_PROXY: z
+    .string()
+    .transform((text, ctx) => {
+      const trust = parseProxyTrust(text);
+      if (!('error' in trust)) return trust;
+      ctx.addIssue({ code: 'custom', message: trust.error });
+      return z.NEVER;
+    })
+    .default(NO_PROXY),
   /**
    * Lease of a gateway's in-memory access state (docs/access.md): a write that changes access waits
    * at most about this long for a gateway that stopped answering. Lower in tests.

@@ -13,6 +13,7 @@ import { createManageLane } from './manage-lane.ts';
 import { laneServerFactory } from './lane-server.ts';
 import { requestIdOf } from './request-id.ts';
 import { serviceVersion } from '../core/version.ts';
+import { trustsProxy } from '../core/proxy-trust.ts';
 
 export interface AppOptions {
   services: Services;
@@ -37,7 +38,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: sendError,
     logController: new OneLinePerRequest(),
-    trustProxy: config.TRUST_PROXY,
+    // The lanes in front apply the same rule to the same headers (core/proxy-trust.ts).
+    trustProxy: trustsProxy(config.TRUST_PROXY),
     genReqId: requestIdOf,
     // A repeated anonymous public read, or a held keyed read, is answered before Fastify sees it (lane-server.ts).
     serverFactory: laneServerFactory(() => ({ publicLane: lane, manageLane })),

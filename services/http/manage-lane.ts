@@ -5,6 +5,7 @@ import type { Operation } from '../core/operation.ts';
 import type { Principal } from '../core/principal.ts';
 import { etagMatches } from '../core/file-reply.ts';
 import { normalizeHost } from '../core/tenants.ts';
+import { clientAddress, trustsProxy } from '../core/proxy-trust.ts';
 import type { AccessGate, HeldReadAdmission } from '../access/gate.ts';
 import type { LiveResult } from '../access/live-state.ts';
 import type { ReadyAnswer } from '../public-read/state.ts';
@@ -45,14 +46,8 @@ export function createManageLane(services: Services, gate: AccessGate, log: () =
   let answered = 0;
   const counted = new WeakMap<IncomingMessage, LiveResult>();
   const { manageAnswers, config } = services;
-  const clientIp = (request: IncomingMessage) => {
-    const socketAddress = request.socket.remoteAddress ?? '';
-    if (!config.TRUST_PROXY) return socketAddress;
-    // As Fastify's `trustProxy: true` derives `request.ip`: the client end of X-Forwarded-For.
-    const forwarded = request.headers['x-forwarded-for'];
-    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
-    return first || socketAddress;
-  };
+  // The client address exactly as Fastify's `request.ip` gives it to the full path.
+  const trusts = trustsProxy(config.TRUST_PROXY);
 
   /** Sends the held answer as admitted, or hands the request to the full path with the count made for it. */
   function send(request: IncomingMessage, response: ServerResponse, fullPath: () => void, held: HeldKeyedAnswer, admission: HeldReadAdmission, started: number) {
@@ -109,7 +104,7 @@ export function createManageLane(services: Services, gate: AccessGate, log: () =
       const held = keyId ? manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url) : undefined;
       if (!keyId || !held) return false;
       const started = performance.now();
-      const credentials = { authorization: headers.authorization, cookies: {}, ip: clientIp(request), method: 'GET' };
+      const credentials = { authorization: headers.authorization, cookies: {}, ip: clientAddress(request, trusts), method: 'GET' };
       const now = gate.admitHeldReadNow(scope, credentials, keyId, held.operation, held.accessVersion);
       if (now) send(request, response, fullPath, held, now, started);
       else {

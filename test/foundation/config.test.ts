@@ -30,6 +30,25 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...valid, ...override })).toThrow(new RegExp(`\\b${name}\\b`));
   });
 
+  it('reads TRUST_PROXY as the proxies\' addresses/CIDRs or a hop count; unset or false trusts nobody', () => {
+    expect(loadConfig(valid).TRUST_PROXY).toEqual({ kind: 'none' });
+    expect(loadConfig({ ...valid, TRUST_PROXY: 'false' }).TRUST_PROXY).toEqual({ kind: 'none' });
+    expect(loadConfig({ ...valid, TRUST_PROXY: '2' }).TRUST_PROXY).toEqual({ kind: 'hops', hops: 2 });
+    expect(loadConfig({ ...valid, TRUST_PROXY: '10.0.0.2, 172.28.0.0/24,::1,fd00:1::/64' }).TRUST_PROXY).toEqual({
+      kind: 'addresses',
+      rules: ['10.0.0.2', '172.28.0.0/24', '::1', 'fd00:1::/64'],
+    });
+  });
+
+  it.each(['true', 'TRUE', 'yes', '*'])('refuses TRUST_PROXY=%s, saying why', (value) => {
+    expect(() => loadConfig({ ...valid, TRUST_PROXY: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...valid, TRUST_PROXY: value })).toThrow(/TRUST_PROXY: .*any client could then forge its address/);
+  });
+
+  it.each(['10.0.0.2,', '10.0.0.0/33', 'proxy.internal', '17'])('refuses TRUST_PROXY=%s, naming the variable', (value) => {
+    expect(() => loadConfig({ ...valid, TRUST_PROXY: value })).toThrow(/\bTRUST_PROXY\b/);
+  });
+
   it('names a missing required variable', () => {
     const { MONGODB_URI: _omitted, ...rest } = valid;
     expect(() => loadConfig(rest)).toThrow(/MONGODB_URI/);
