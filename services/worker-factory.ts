@@ -4,6 +4,7 @@ import type { Services } from './core/context.ts';
 import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
 import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
+import { startAccessRetention } from './access/retention.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -30,10 +31,12 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   const delivery = startDeliveryRecovery(services);
   // ...and finishes workspace lifecycle steps whose gateway died before the actor got them.
   const reconciler = startWorkspaceReconciler(services);
+  // ...and drops expired failure audit rows and rate counters (the local engine runs no TTL index).
+  const retention = startAccessRetention(services);
   const recovery = {
     ...delivery,
     async stop() {
-      await Promise.all([delivery.stop(), reconciler.stop()]);
+      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop()]);
     },
   };
   return { worker, connection, recovery };

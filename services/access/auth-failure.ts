@@ -1,10 +1,10 @@
 import type { Db } from 'mongodb';
-import { ForbiddenError, UnauthorizedError } from '../core/errors.ts';
+import { UnauthorizedError } from '../core/errors.ts';
 import { writeFailureAudit } from './audit.ts';
 
 /**
  * Why a bearer key was refused, for the audit log only. The caller always gets the same generic
- * 401 body (or 403 while the Management API is switched off), whatever the reason.
+ * 401 body, whatever the reason (a switched-off Management API is a 403 before any of this, unaudited).
  */
 export type FailureReason =
   | 'missing'
@@ -15,8 +15,7 @@ export type FailureReason =
   | 'expired'
   | 'owner-missing'
   | 'ip-not-allowed'
-  | 'origin-not-allowed'
-  | 'management-api-disabled';
+  | 'origin-not-allowed';
 
 export async function refuse(
   db: Db,
@@ -25,5 +24,5 @@ export async function refuse(
   facts: { ip: string; keyId?: string | null; reason: FailureReason },
 ): Promise<never> {
   await writeFailureAudit(db, siteId, at, { action: 'auth.failed', keyId: facts.keyId ?? null, ip: facts.ip, reason: facts.reason });
-  throw facts.reason === 'management-api-disabled' ? new ForbiddenError() : new UnauthorizedError();
+  throw new UnauthorizedError();
 }

@@ -29,6 +29,10 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, action: 1, _id: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, agg: 1 } },
     { collection: ACCESS_COLLECTIONS.counters, keys: { siteId: 1, expiresAt: 1 } },
+    // MongoDB drops expired counters and failure rows by itself; the worker's purge does where TTL does not run.
+    { collection: ACCESS_COLLECTIONS.counters, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
+    { collection: ACCESS_COLLECTIONS.audit, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
+    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, expiresAt: 1 } },
   ],
   provisionWorkspace: provisionAdministrator,
 };

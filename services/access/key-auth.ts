@@ -10,10 +10,9 @@ import { parseSecret, secretMatchesDigest, storedDigest } from './key-secrets.ts
 import { compileIpRules } from './ip-rules.ts';
 import { loadUserAccess } from './user-access.ts';
 import { refuse, type FailureReason } from './auth-failure.ts';
-import { TooManyRequestsError } from '../core/errors.ts';
-import { createLiveState, ipField, keyField, RATE_WINDOW_MS, type LiveResult } from './live-state.ts';
+import { ForbiddenError, TooManyRequestsError } from '../core/errors.ts';
+import { createLiveState, ipField, keyField, raiseCounterFields, RATE_WINDOW_MS, type LiveResult } from './live-state.ts';
 import { createCountLeases } from './count-leases.ts';
-import { countAndReadAccessState } from './site-settings-store.ts';
 import type { StateReader } from './state-reader.ts';
 
 interface CachedKey {
@@ -47,10 +46,7 @@ export interface KeyLimits {
 export function createKeyAuthenticator(services: Services, readState: StateReader) {
   const cache = new Map<string, CachedKey>();
   const live = createLiveState();
-  const leases = createCountLeases(
-    async (db, siteId, window, increments) => (await countAndReadAccessState(db, siteId, window, increments, [])).counts,
-    services.log,
-  );
+  const leases = createCountLeases(raiseCounterFields, services.log);
 
   async function load(db: Db, siteId: string, lookup: string, version: number): Promise<CachedKey> {
     const key = await accessCollections(db).apiKeys.findOne({ siteId, lookup });
@@ -138,7 +134,9 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
       return refuse(db, siteId, now, { ip, reason, keyId });
     };
 
-    if (!state.keys.enabled) return fail('management-api-disabled');
+    // Switched off, nobody gets in whatever they send: no credential was tried, so nothing is
+    // audited or counted (a flood against a closed API writes nothing; docs/access.md).
+    if (!state.keys.enabled) throw new ForbiddenError();
     if (!bearer) return fail('missing');
     if (!lookup) return fail('malformed');
     const entry = cached && cached.version === state.version ? cached : await load(db, siteId, lookup, state.version);

@@ -81,6 +81,8 @@ export interface AuditDoc {
   count?: number;
   /** The last of them. */
   lastAt?: Date;
+  /** Failure rows only: dropped after this (TTL index; the worker's purge where TTL does not run). */
+  expiresAt?: Date;
 }
 
 export interface CounterDoc {

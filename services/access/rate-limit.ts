@@ -17,35 +17,41 @@ const WINDOW_MS = 60_000;
  * `$inc` with upsert. Hits that arrive at one gateway while that bucket's `$inc` is in flight are
  * folded into the next one (`$inc` by the batch size; each hit gets its own position in the
  * count), so the count stays exact across gateways while a busy key costs far fewer round trips.
- * Two first hits on different gateways can race on the upsert; the loser retries once.
  */
 export function createWindowCounter(db: Db) {
-  const counters = accessCollections(db).counters;
-  const increment = async (id: string, by: number, siteId: string, expiresAt: Date) => {
-    const run = () =>
-      counters.findOneAndUpdate(
-        { _id: id },
-        { $inc: { n: by }, $setOnInsert: { siteId, expiresAt } },
-        { upsert: true, returnDocument: 'after', projection: { n: 1 } },
-      );
-    try {
-      return (await run())?.n ?? by;
-    } catch (error) {
-      if ((error as { code?: number }).code !== 11000) throw error;
-      return (await run())?.n ?? by;
-    }
-  };
   const batched = createKeyedBatcher<null, number>(async (lane, items) => {
     const [id, siteId, expiresAt] = JSON.parse(lane) as [string, string, number];
-    const after = await increment(id, items.length, siteId, new Date(expiresAt));
+    const after = await raiseCounter(db, id, items.length, siteId, new Date(expiresAt));
     return items.map((_, index) => after - items.length + index + 1);
   });
 
   return async function hit(siteId: string, name: string, bucket: string, limit: number, now: Date, windowMs = WINDOW_MS): Promise<WindowResult> {
     const start = Math.floor(now.getTime() / windowMs) * windowMs;
-    const count = await batched(JSON.stringify([`${siteId}:${bucket}:${start}`, siteId, start + windowMs]), null);
+    const count = await batched(JSON.stringify([counterId(siteId, bucket, start), siteId, start + windowMs]), null);
     return { name, limit, count, resetSeconds: Math.max(1, Math.ceil((start + windowMs - now.getTime()) / 1000)) };
   };
+}
+
+/** A bucket's counter document for the window starting at `start`. */
+export const counterId = (siteId: string, bucket: string, start: number) => `${siteId}:${bucket}:${start}`;
+
+/**
+ * Raises a counter document by `by` and answers its total after the raise. Two first raises on
+ * different gateways can race on the upsert; the loser retries once.
+ */
+export async function raiseCounter(db: Db, id: string, by: number, siteId: string, expiresAt: Date): Promise<number> {
+  const run = () =>
+    accessCollections(db).counters.findOneAndUpdate(
+      { _id: id },
+      { $inc: { n: by }, $setOnInsert: { siteId, expiresAt } },
+      { upsert: true, returnDocument: 'after', projection: { n: 1 } },
+    );
+  try {
+    return (await run())?.n ?? by;
+  } catch (error) {
+    if ((error as { code?: number }).code !== 11000) throw error;
+    return (await run())?.n ?? by;
+  }
 }
 
 /** The batching window counters of this process, one per workspace database (`services.rateCounters`). */
@@ -88,6 +94,6 @@ export function rateLimitHeaders(results: readonly WindowResult[]): Record<strin
 }
 
 /** Old windows are dropped now and then (the local engine has no TTL indexes). */
-export async function purgeOldWindows(db: Db, siteId: string, now: Date): Promise<void> {
-  await accessCollections(db).counters.deleteMany({ siteId, expiresAt: { $lt: now } });
+export async function purgeOldWindows(db: Db, siteId: string, now: Date): Promise<number> {
+  return (await accessCollections(db).counters.deleteMany({ siteId, expiresAt: { $lt: now } })).deletedCount;
 }

@@ -22,7 +22,11 @@ export interface SiteSettingsDoc {
   apiKeys: KeySettings;
   accessVersion: number;
   updatedAt: Date;
-  /** Per-minute rate counters of known keys, `rl.w<windowStart>.<field>` (see countAndReadAccessState). */
+  /**
+   * Per-minute rate counters of known keys, `rl.w<windowStart>.k<keyId>` (see countAndReadAccessState):
+   * one field per key in use, never one per client address (those are documents of their own,
+   * live-state.ts), so no caller can grow this document.
+   */
   rl?: Record<string, Record<string, number>>;
 }
 
@@ -81,7 +85,7 @@ function toAccessState(doc: Partial<SiteSettingsDoc> | null): AccessState {
 }
 
 /**
- * Rate counters of known keys live in the same document, under `rl.w<windowStart>.<field>`, so one
+ * Rate counters of known keys live in the same document, under `rl.w<windowStart>.k<keyId>`, so one
  * `findOneAndUpdate` both counts a request and returns the switches and version it must check:
  * one round trip for a key-authenticated request. Older windows are unset as new ones begin.
  */
