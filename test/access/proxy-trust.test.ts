@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BSON } from 'mongodb';
 import { startWorld, type World } from '../support/world.ts';
-import { listenRecordingCommands, socketGet } from '../support/listening-gateway.ts';
+import { socketGet } from '../support/listening-gateway.ts';
 import { createApiKey, defaultSiteContext, setManagementApi } from '../support/access.ts';
 import { accessCollections } from '../../services/access/model.ts';
 import { settingsCollection } from '../../services/access/site-settings-store.ts';
@@ -16,6 +16,12 @@ import { pinnedClock } from './clock.ts';
 
 const FORGED = '10.9.9.9';
 const junkKey = `svk_${'j'.repeat(12)}${'Q'.repeat(43)}`;
+
+/** The lanes sit in the HTTP server: these tests send real requests to it, on loopback. */
+async function listen(world: World): Promise<number> {
+  await world.app.listen({ port: 0, host: '127.0.0.1' });
+  return (world.app.server.address() as { port: number }).port;
+}
 
 async function site(world: World) {
   const ctx = await defaultSiteContext(world);
@@ -35,7 +41,7 @@ describe('no proxy trusted (the default)', () => {
   const clock = pinnedClock();
   beforeAll(async () => {
     world = await startWorld({ clock });
-    ({ port } = await listenRecordingCommands(world));
+    port = await listen(world);
   });
   afterAll(async () => world?.close());
 
@@ -140,12 +146,12 @@ describe('TRUST_PROXY=127.0.0.1', () => {
   const clock = pinnedClock();
   beforeAll(async () => {
     world = await startWorld({ clock, env: { TRUST_PROXY: '127.0.0.1' } });
-    ({ port } = await listenRecordingCommands(world));
+    port = await listen(world);
   });
   afterAll(async () => world?.close());
 
   it('takes the client address the proxy forwards, on the full path and in the management lane', async () => {
-    const only10 = await createApiKey(world, { capabilities: ['content:read'] , allowedIps: [FORGED] });
+    const only10 = await createApiKey(world, { capabilities: ['content:read'], allowedIps: [FORGED] });
     const get = (headers: Record<string, string>) => socketGet(port, '/api/manage/v1/content?limit=1', { authorization: `Bearer ${only10.key}`, ...headers });
     expect((await get({ 'x-forwarded-for': FORGED })).statusCode).toBe(200);
     const before = world.app.manageLane.answered;
