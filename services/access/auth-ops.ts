@@ -5,7 +5,7 @@ import { UnauthorizedError } from '../core/errors.ts';
 import { CapabilitySchema } from '../core/capabilities.ts';
 import { decoyHash, verifyPassword } from './passwords.ts';
 import { createSession, deleteSession } from './sessions.ts';
-import { assertLoginAllowed, clearAccountFailures, recordLoginFailure } from './login-throttle.ts';
+import { reserveLoginAttempt } from './login-throttle.ts';
 import { findUserByEmail, normalizeEmail } from './users.ts';
 import { loadUserAccess } from './user-access.ts';
 import { writeFailureAudit } from './audit.ts';
@@ -49,12 +49,13 @@ export const loginOp = defineOperation({
   output: Me,
   async handler(ctx, { email, password }) {
     const normalized = normalizeEmail(email);
-    await assertLoginAllowed(ctx, normalized);
+    // The attempt is counted before the password is checked (429 past the budgets); a failure
+    // keeps its place, so a concurrent burst gets no more checks than the budget.
+    const attempt = await reserveLoginAttempt(ctx, normalized);
     const user = await findUserByEmail(ctx, normalized);
     // An unknown account still pays for one hash, so timing does not tell which emails exist.
     const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
     if (!user || !ok) {
-      await recordLoginFailure(ctx, normalized);
       await writeFailureAudit(ctx.db, ctx.site._id, ctx.services.clock.now(), {
         action: 'login.failed',
         userId: user?._id ?? null,
@@ -63,7 +64,7 @@ export const loginOp = defineOperation({
       });
       throw new UnauthorizedError();
     }
-    await clearAccountFailures(ctx, normalized);
+    await attempt.succeeded();
     // A fresh token on every sign-in: no session fixation.
     ctx.effects.session = await createSession(ctx.db, ctx.site._id, user._id, ctx.services.clock.now());
     await ctx.emit('auth.login', { userId: user._id });

@@ -25,7 +25,12 @@ export type { Credentials };
  */
 export interface AccessGate {
   authenticate(surface: Surface, credentials: Credentials, scope: SiteScope): Promise<Principal>;
-  admit(ctx: OperationContext, operation: Operation): Promise<Record<string, string>>;
+  /**
+   * Counts one operation against every limit that applies to it and refuses it (429) over any.
+   * Called once per operation run: REST runs one per request, MCP and GraphQL one per tool call
+   * or resolver, so each of them spends the budget.
+   */
+  admit(ctx: OperationContext, operation: Admitted): Promise<Record<string, string>>;
   /** Response headers for what the operation asked of its surface (a session started or ended). */
   finish(ctx: OperationContext): Record<string, string>;
   /**
@@ -54,6 +59,9 @@ export interface AccessGate {
   /** The site's `accessVersion` a key principal was authenticated under (what a held answer is tagged with). */
   accessVersionOf(principal: Principal): number | undefined;
 }
+
+/** What `admit` reads of what it admits: an operation, or a plugin's agent tool described like one. */
+export type Admitted = Pick<Operation, 'id' | 'surface' | 'rateLimit' | 'heavy'>;
 
 /** `headers` when the held answer may go out; else the full path runs, reusing `counted` when there is one. */
 export interface HeldReadAdmission {
@@ -101,6 +109,16 @@ export function createAccessGate(services: Services): AccessGate {
   const keys = createKeyAuthenticator(services, readState);
   const authenticateSession = createSessionAuthenticator(services, readState);
   const pending = new WeakMap<Principal, KeyLimits>();
+  // Key principals whose count made by `authenticate` an operation has used; a further operation
+  // in the same request (an MCP batch, a GraphQL query) is counted again.
+  const doorCountUsed = new WeakSet<Principal>();
+  const keyCount = async (ctx: OperationContext, limits: KeyLimits): Promise<KeyLimits> => {
+    if (!doorCountUsed.has(ctx.principal)) {
+      doorCountUsed.add(ctx.principal);
+      return limits;
+    }
+    return keys.countAgain(ctx.db, ctx.site._id, limits, ctx.request.ip);
+  };
   const oauthLimits = new WeakMap<Principal, number>();
   const lastPurge = new Map<string, number>();
 
@@ -147,7 +165,7 @@ export function createAccessGate(services: Services): AccessGate {
       if (operation.surface !== 'admin') await countRequest(ctx, now);
       const results: WindowResult[] = [];
       const limits = pending.get(ctx.principal);
-      if (limits) results.push(...keyWindows(limits));
+      if (limits) results.push(...keyWindows(await keyCount(ctx, limits)));
       const oauthLimit = oauthLimits.get(ctx.principal);
       if (oauthLimit !== undefined) {
         results.push(await services.rateCounters.hit(ctx.db, siteId, 'key', callerBucket(ctx), oauthLimit, now));
@@ -213,7 +231,7 @@ const heldReadAllowed = (scope: SiteScope, operation: Operation) =>
   !operation.rateLimit && !operation.heavy && workspaceLimit(scope.workspace.quotas, 'requestsPerMinute') === null;
 
 /** Over a limit, or the key's access moved since the answer was held: the full path answers, from the same count. */
-function heldAdmission({ counted, limits }: { counted: LiveResult; limits?: KeyLimits }, accessVersion: number): HeldReadAdmission {
+function heldAdmission({ counted, limits }: { counted?: LiveResult; limits?: KeyLimits }, accessVersion: number): HeldReadAdmission {
   if (!limits || limits.state.version !== accessVersion) return { counted };
   const results = keyWindows(limits);
   if (results.some(exceeded)) return { counted };

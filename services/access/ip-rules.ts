@@ -1,5 +1,5 @@
 /** `normalizeOrigin` is the access feature's own; the IP rules moved to core (the proxy setting uses them). */
-export { compileIpRules, isValidIpRule } from '../core/ip-rules.ts';
+export { compileIpRules, isValidIpRule, unmap } from '../core/ip-rules.ts';
 
 /** `https://app.example.com` (scheme, host, optional port; nothing else). */
 export function normalizeOrigin(value: string): string | null {

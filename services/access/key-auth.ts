@@ -71,6 +71,8 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
 
   /** An entry of a key this gateway has seen valid (active, with an owner). */
   const usable = (cached: CachedKey | undefined) => (cached?.key && cached.owner && cached.key.status === 'active' ? cached : undefined);
+  /** The entry when the bearer is its key's secret: nothing is counted against a key before this holds. */
+  const secretMatches = (entry: CachedKey | undefined, bearer: string | undefined) => (entry && bearer && secretMatchesDigest(bearer, entry.digest!) ? entry : undefined);
   /** The usable cached entry of the key a bearer names. */
   const knownEntry = (siteId: string, bearer: string | undefined) => {
     const lookup = bearer ? parseSecret(bearer) : null;
@@ -107,12 +109,14 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     const bearer = bearerOf(credentials.authorization);
     const lookup = bearer ? parseSecret(bearer) : null;
     const cached = lookup ? cache.get(`${siteId}:${lookup}`) : undefined;
-    const known = usable(cached)?.key ?? null;
+    const known = secretMatches(usable(cached), bearer)?.key ?? null;
 
-    // A key this gateway has seen valid: count and read the state together. Anything else reads
-    // the state only; counter fields are added for validated keys alone, so guessing with junk
-    // secrets cannot grow the site's document. A request the management lane already counted
-    // (and then handed over) is not counted again.
+    // A key this gateway has seen valid, presented with its secret: count and read the state
+    // together. Anything else reads the state only: a key's budget is spent only once its secret
+    // matched (a lookup part alone spends nothing but the address's failed-auth budget), and
+    // counter fields are added for validated keys alone, so guessing cannot grow the site's
+    // document. A request the management lane already counted (and then handed over) is not
+    // counted again.
     let counted: LiveResult | null = credentials.counted ?? null;
     let state: AccessState;
     if (counted) {
@@ -208,19 +212,31 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
    * `authenticateKey`. `limits` only when all pass; the count stands either way (the full path
    * reuses it).
    */
-  async function countHeldRead(credentials: Credentials, scope: SiteScope, keyId: string): Promise<{ counted: LiveResult; limits?: KeyLimits }> {
+  async function countHeldRead(credentials: Credentials, scope: SiteScope, keyId: string): Promise<{ counted?: LiveResult; limits?: KeyLimits }> {
     const siteId = scope.site._id;
     const now = services.clock.now();
-    const counted = await live(services.workspaceDb(scope.workspace), siteId, now, [counterFields.ip(credentials.ip), counterFields.key(keyId)]);
-    const { state } = counted;
     const bearer = bearerOf(credentials.authorization);
     const entry = knownEntry(siteId, bearer);
+    // A wrong secret is not counted here: the full path refuses it on the address's failed-auth budget.
+    if (!secretMatches(entry, bearer)) return {};
+    const counted = await live(services.workspaceDb(scope.workspace), siteId, now, [counterFields.ip(credentials.ip), counterFields.key(keyId)]);
+    const { state } = counted;
     if (!heldKeyPasses(entry, state, bearer, keyId, credentials, now)) return { counted };
     return { counted, limits: limitsOf(state, entry.key, counted, credentials.ip) };
   }
 
+  /**
+   * One more operation in a request already authenticated with this key (MCP and GraphQL run
+   * several per request): counted against the key's and the IP's windows exactly as a request is.
+   */
+  async function countAgain(db: Db, siteId: string, limits: KeyLimits, ip: string): Promise<KeyLimits> {
+    const counted = await live(db, siteId, services.clock.now(), [counterFields.ip(ip), counterFields.key(limits.key._id)]);
+    return limitsOf(limits.state, limits.key, counted, ip);
+  }
+
   return {
     authenticate: authenticateKey,
+    countAgain,
     heldReadNow,
     countHeldRead,
     /** Synchronous, no database: the id of the valid key this bearer names, as this gateway last saw it. */

@@ -90,6 +90,8 @@ export interface CounterDoc {
   siteId: string;
   n: number;
   expiresAt: Date;
+  /** Sign-in budgets: when the period's first attempt came (the backoff counts from it). */
+  since?: Date;
 }
 
 export function accessCollections(db: Db) {

@@ -11,7 +11,7 @@ export function isValidIpRule(rule: string): boolean {
 }
 
 /** An IPv4 client seen through a dual-stack socket arrives as `::ffff:a.b.c.d`. */
-function unmap(ip: string): string {
+export function unmap(ip: string): string {
   const match = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   return match ? match[1] : ip;
 }

@@ -54,8 +54,11 @@ export async function mcpExtension(app: FastifyInstance, services: Services, gat
       // An unknown tool and a tool this caller may not use look the same.
       if (!tool) return { isError: true, content: [{ type: 'text', text: 'Unknown tool' }] };
       try {
-        // An operation's tool runs the same sequence as its REST route; a plugin's own tool just runs.
-        const result = tool.operation ? (await runner.run(ctx, tool.operation, params.arguments ?? {})).value : await tool.run(ctx, params.arguments ?? {});
+        // An operation's tool runs the same sequence as its REST route; a plugin's own tool is
+        // counted like one and runs. Each call of a JSON-RPC batch spends the key's and the IP's
+        // budget: past it, the rest are refused with the 429 tool error, unrun.
+        const args = params.arguments ?? {};
+        const result = (tool.operation ? await runner.run(ctx, tool.operation, args) : await runner.call(ctx, { id: `tool:${tool.name}`, surface: 'manage' }, () => tool.run(ctx, args))).value;
         const structured = result && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result };
         return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }], structuredContent: structured };
       } catch (error) {

@@ -2,7 +2,7 @@ import type { OperationContext, RequestFacts, Services } from '../core/context.t
 import { createContext } from '../core/context.ts';
 import { AppError } from '../core/errors.ts';
 import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
-import type { AccessGate, Credentials } from '../access/gate.ts';
+import type { AccessGate, Admitted, Credentials } from '../access/gate.ts';
 import type { SiteScope } from '../platform/tenancy.ts';
 import { assertSwitch } from '../platform/quota-guard.ts';
 import type { SwitchName } from '../platform/quota-model.ts';
@@ -34,6 +34,8 @@ export interface RunResult {
 export interface OperationRunner {
   open(call: Call): Promise<OperationContext>;
   run(ctx: OperationContext, operation: Operation, input: unknown): Promise<RunResult>;
+  /** A call that is no operation (a plugin's own agent tool): admitted and counted like one, then run. */
+  call(ctx: OperationContext, admitted: Admitted, run: () => Promise<unknown>): Promise<RunResult>;
 }
 
 export function createOperationRunner(services: Services, gate: AccessGate): OperationRunner {
@@ -57,6 +59,10 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       }
       const finished = gate.finish(ctx);
       return { value, headers: finished['set-cookie'] ? { ...admitted, ...finished } : admitted };
+    },
+    async call(ctx, admitted, run) {
+      const headers = await gate.admit(ctx, admitted);
+      return { value: await run(), headers };
     },
   };
 }

@@ -157,6 +157,29 @@ describe('held management reads', () => {
     expect(over.json().error).toBeTruthy();
   });
 
+  it('a wrong secret with a held key\'s lookup spends nothing of the key\'s budget: the key still gets all of it', async () => {
+    await freshWindow(20);
+    const { key } = await createApiKey(cw.world, { capabilities: ['content:read'], rateLimitPerMin: 4 });
+    expect((await get('/content?limit=1', key)).statusCode).toBe(200);
+    const before = answered();
+    expect((await get('/content?limit=1', key)).statusCode).toBe(200);
+    expect(answered()).toBe(before + 1);
+    // The key's lookup part with another secret: the lane holds the key and its answer, yet counts nothing.
+    const forged = `${key.slice(0, 16)}${key[16] === 'A' ? 'B' : 'A'}${key.slice(17)}`;
+    const refused = await Promise.all(Array.from({ length: 10 }, () => get('/content?limit=1', forged)));
+    expect(refused.map((answer) => answer.statusCode)).toEqual(Array(10).fill(401));
+    for (const answer of refused) expect(answer.json()).toEqual({ error: 'Unauthorized' });
+    expect(answered()).toBe(before + 1);
+    const remaining: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const answer = await get('/content?limit=1', key);
+      expect(answer.statusCode, answer.body).toBe(200);
+      remaining.push(/"key";r=(\d+)/.exec(String(answer.headers.ratelimit))![1]);
+    }
+    expect(remaining).toEqual(['1', '0']);
+    expect((await get('/content?limit=1', key)).statusCode).toBe(429);
+  });
+
   it('a held operation reads nothing but the collections it declares', async () => {
     const entry = await cw.create({ title: 'Declared', slug: 'declared' });
     const urls: Record<string, string> = { 'content.list': '/content?limit=2', 'content.get': `/content/${entry.id}` };

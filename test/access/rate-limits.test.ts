@@ -117,6 +117,32 @@ describe('per-IP budget', () => {
   });
 });
 
+describe('a key\'s budget is spent only after its secret matched', () => {
+  it('wrong secrets with a valid lookup part spend the address\'s failed-auth budget, never the key\'s', { timeout: 180_000 }, async () => {
+    await setKeySettings(world, { defaultRateLimitPerMin: 5 });
+    try {
+      const { key } = await createApiKey(world, { capabilities: ['content:read'], rateLimitPerMin: 3 });
+      const owner = '203.0.113.61';
+      // The gateway now holds the key: the path on which counting and reading are one statement.
+      expect((await manage(key, '/probe', owner)).statusCode).toBe(200);
+      const forged = `${key.slice(0, 16)}${key[16] === 'A' ? 'B' : 'A'}${key.slice(17)}`;
+      const guesses = (await Promise.all(Array.from({ length: 8 }, () => manage(forged, '/probe', '203.0.113.60')))).map((r) => r.statusCode);
+      // The guessing address runs into its own failed-auth budget (the site default, 5).
+      expect(guesses.filter((s) => s === 401)).toHaveLength(5);
+      expect(guesses.filter((s) => s === 429)).toHaveLength(3);
+      // Wrong secrets from the owner's own address do not spend the key either.
+      expect((await manage(forged, '/probe', owner)).statusCode).toBe(401);
+      const second = await manage(key, '/probe', owner);
+      expect(second.statusCode).toBe(200);
+      expect(second.headers.ratelimit).toMatch(/"key";r=1;/);
+      expect((await manage(key, '/probe', owner)).statusCode).toBe(200);
+      expect((await manage(key, '/probe', owner)).statusCode).toBe(429);
+    } finally {
+      await setKeySettings(world, { defaultRateLimitPerMin: 100_000 });
+    }
+  });
+});
+
 describe('extra limiters', () => {
   it('heavy operations pass through an extra per-caller limiter', { timeout: 180_000 }, async () => {
     const { key } = await createApiKey(world, { capabilities: ['content:read'] });

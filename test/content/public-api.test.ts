@@ -3,6 +3,7 @@ import { startContentWorld, signIn, type ContentWorld } from './support.ts';
 import { MAX_QUERY_COST } from '../../services/content/graphql-cost.ts';
 import { createRuntime } from '../../services/runtime.ts';
 import { closeServices } from '../../services/core/services.ts';
+import { freshWindow } from '../access/world-helpers.ts';
 
 let cw: ContentWorld;
 beforeAll(async () => {
@@ -170,5 +171,37 @@ describe('public search rate limit', () => {
     // Another IP and other public reads are not affected.
     expect((await cw.world.app.inject({ method: 'GET', url: '/api/v1/search?q=public', remoteAddress: '198.51.100.8' })).statusCode).toBe(200);
     expect((await cw.world.app.inject({ method: 'GET', url: '/api/v1/content', remoteAddress: ip })).statusCode).toBe(200);
+  });
+});
+
+describe('GraphQL spends the same budgets as REST', () => {
+  it('counts every operation a query runs: 65 aliased searches from one address go past the 60 searches a minute', async () => {
+    await freshWindow(20);
+    const ip = '198.51.100.9';
+    const aliases = Array.from({ length: 65 }, (_, i) => `s${i}: search(q: "public", limit: 1) { total }`).join(' ');
+    const res = await cw.world.app.inject({ method: 'POST', url: '/api/v1/graphql', payload: { query: `{ ${aliases} }` }, remoteAddress: ip });
+    // `search` is non-null, so the first refusal nulls the answer (GraphQL reports that one).
+    const body = res.json();
+    expect(body.data).toBeNull();
+    expect(body.errors.length).toBeGreaterThan(0);
+    for (const error of body.errors) expect(error.message).toBe('Too many requests');
+    // The query spent the address's whole search budget: REST is refused too.
+    const rest = await cw.world.app.inject({ method: 'GET', url: '/api/v1/search?q=public', remoteAddress: ip });
+    expect(rest.statusCode).toBe(429);
+  });
+
+  it('two operations in one query are two hits', async () => {
+    await freshWindow(20);
+    const ip = '198.51.100.10';
+    const res = await cw.world.app.inject({
+      method: 'POST',
+      url: '/api/v1/graphql',
+      payload: { query: '{ a: search(q: "public", limit: 1) { total } b: search(q: "public 2", limit: 1) { total } }' },
+      remoteAddress: ip,
+    });
+    expect(res.json().errors).toBeUndefined();
+    const rest = await cw.world.app.inject({ method: 'GET', url: '/api/v1/search?q=public', remoteAddress: ip });
+    expect(rest.statusCode).toBe(200);
+    expect(rest.headers.ratelimit).toMatch(/"op";r=57;/);
   });
 });

@@ -3,6 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
+import { freshWindow } from '../access/world-helpers.ts';
 
 describe('MCP endpoint', () => {
   let world: World;
@@ -68,6 +69,68 @@ describe('MCP endpoint', () => {
     const result = await client.callTool({ name: 'users_list', arguments: { limit: 999 } });
     expect(result.isError).toBe(true);
     expect(JSON.stringify(result.content)).toMatch(/limit/);
+  });
+
+  it('counts every tool call of a JSON-RPC batch: past the key\'s budget the rest are 429 tool errors and nothing of theirs runs', async () => {
+    const limit = 3;
+    const calls = 7;
+    await freshWindow(20);
+    const { key } = await createApiKey(world, { capabilities: ['content:create', 'content:read'], rateLimitPerMin: limit });
+    const tag = `batch-${Date.now()}`;
+    const remoteAddress = '203.0.113.77';
+    const batch = Array.from({ length: calls }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i + 1,
+      method: 'tools/call',
+      params: { name: 'content_create', arguments: { title: `${tag} ${i}`, slug: `${tag}-${i}` } },
+    }));
+    const response = await world.app.inject({
+      method: 'POST',
+      url: '/api/mcp',
+      headers: { authorization: `Bearer ${key}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+      payload: batch,
+      remoteAddress,
+    });
+    expect(response.statusCode).toBe(200);
+    const answers = response.json() as Array<{ id: number; result: { isError?: boolean; content: Array<{ text: string }> } }>;
+    expect(answers).toHaveLength(calls);
+    const refused = answers.filter((answer) => answer.result.isError);
+    expect(answers.filter((answer) => !answer.result.isError)).toHaveLength(limit);
+    expect(refused).toHaveLength(calls - limit);
+    // The same tool error a single call over the budget gets.
+    for (const answer of refused) expect(JSON.parse(answer.result.content[0].text)).toEqual({ error: 'Too many requests', status: 429 });
+    const single = await (await connect(key)).callTool({ name: 'content_list', arguments: {} });
+    expect(single.isError).toBe(true);
+    expect(JSON.parse((single.content as Array<{ text: string }>)[0].text)).toEqual({ error: 'Too many requests', status: 429 });
+
+    // Only the admitted calls ran: exactly `limit` entries exist.
+    const { key: reader } = await createApiKey(world, { capabilities: ['content:read'] });
+    const listed = await world.app.inject({ url: '/api/manage/v1/content?limit=100&status=draft', headers: { authorization: `Bearer ${reader}` } });
+    expect(listed.statusCode).toBe(200);
+    expect(listed.json().data.filter((entry: { title: string }) => entry.title.startsWith(tag))).toHaveLength(limit);
+  });
+
+  it('a batch spends the IP\'s budget too, one per tool call', async () => {
+    await freshWindow(20);
+    const { key } = await createApiKey(world, { capabilities: ['users:read'], rateLimitPerMin: 1000 });
+    const remoteAddress = '203.0.113.78';
+    const calls = 5;
+    const batch = Array.from({ length: calls }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'users_list', arguments: {} } }));
+    const response = await world.app.inject({
+      method: 'POST',
+      url: '/api/mcp',
+      headers: { authorization: `Bearer ${key}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+      payload: batch,
+      remoteAddress,
+    });
+    expect((response.json() as Array<{ result: { isError?: boolean } }>).every((answer) => !answer.result.isError)).toBe(true);
+    // The next request from that address holds position calls + 1 in both windows.
+    const next = await world.app.inject({ url: '/api/manage/v1/users', headers: { authorization: `Bearer ${key}` }, remoteAddress });
+    expect(next.statusCode).toBe(200);
+    const remaining = (name: string) => Number(new RegExp(`"${name}";r=(\\d+)`).exec(String(next.headers.ratelimit))![1]);
+    expect(remaining('key')).toBe(1000 - calls - 1);
+    const ipLimit = Number(/"ip";q=(\d+)/.exec(String(next.headers['ratelimit-policy']))![1]);
+    expect(remaining('ip')).toBe(ipLimit - calls - 1);
   });
 
   it('answers 401 without a valid key', async () => {

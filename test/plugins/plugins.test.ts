@@ -6,6 +6,8 @@ import { pluginActivationWorkflowId } from '../../services/plugins/activation.ts
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { listEventDescriptors } from '../../services/events/catalog.ts';
 import { checkHistory } from '../support/histories.ts';
+import { createApiKey } from '../support/access.ts';
+import { freshWindow } from '../access/world-helpers.ts';
 
 /** Test-only plugins: one whose activation throws, one that takes a while (to overlap two requests). */
 function registerTestPlugins(pw: PluginWorld) {
@@ -213,6 +215,18 @@ describe('plugin host', { timeout: 180_000 }, () => {
     expect(listed.statusCode).toBe(200);
     expect(listed.body).toContain('seo_settings_get');
     expect(listed.body).toContain('seo_check');
+    // A plugin's own tool is counted like an operation's: a batch past the key's budget gets 429s.
+    await freshWindow(20);
+    const { key: limited } = await createApiKey(pw.world, { capabilities: ['settings:read'], rateLimitPerMin: 2 });
+    const batch = await pw.world.app.inject({
+      method: 'POST',
+      url: '/api/mcp',
+      headers: { authorization: `Bearer ${limited}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+      payload: [1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'seo_check', arguments: { title: 'A title' } } })),
+    });
+    const results = (batch.json() as Array<{ result: { isError?: boolean; content: Array<{ text: string }> } }>).map((answer) => answer.result);
+    expect(results.filter((result) => !result.isError)).toHaveLength(2);
+    expect(results.filter((result) => result.isError).map((result) => JSON.parse(result.content[0].text))).toEqual([{ error: 'Too many requests', status: 429 }]);
     const none = await pw.world.services.hooks.applyFilters<Array<{ name: string }>>('mcp.tools', [], {});
     expect(none).toEqual([]);
   });
