@@ -8,7 +8,7 @@ import { effectiveCapabilities, type Policy } from './roles.ts';
 import { accessOfUser, roleCapabilities } from './user-access.ts';
 
 /**
- * The one rule for handing out power (docs/access.md, "Grant ceiling"): whatever a caller gives or
+ * The one rule for handing out power (docs/access.md, "Grant ceiling and reach"): whatever a caller gives or
  * hands over must be held by the caller at this moment. A key's or OAuth token's principal holds
  * its capabilities ∩ its owner's current ones, a session its user's, so a narrow key is held to
  * what it can do itself, not to what its owner could. Platform rights count like any other, and
@@ -56,9 +56,8 @@ export async function capabilitiesWith(db: Db, siteId: string, role: string, pol
 }
 
 /**
- * Changing a custom role changes every account holding it, so each holder must be within reach
- * (a site administrator cannot rewrite a role an operator holds), and the new capabilities within
- * the ceiling.
+ * Changing a custom role's capabilities changes every account holding it, so each holder must be
+ * within reach: a site administrator cannot rewrite a role an operator holds.
  */
 export async function assertRoleHoldersInReach(ctx: OperationContext, roleId: string): Promise<void> {
   const holders = accessCollections(ctx.db).users.find({ siteId: ctx.site._id, role: roleId });
