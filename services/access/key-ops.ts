@@ -15,6 +15,8 @@ function sessionUser(ctx: OperationContext): { userId: string; capabilities: Rea
   return { userId: ctx.principal.userId, capabilities: ctx.principal.capabilities };
 }
 
+const KEY_IN_REACH =
+  'The caller must hold every capability of the key and of its owner (403 otherwise, nothing changed): a site administrator never acts on a platform operator\'s key.';
 const Issued = z.object({ key: z.string(), record: KeyRecordView });
 const IdInput = z.object({ id: z.string().min(1).max(64) });
 
@@ -70,6 +72,7 @@ export const updateApiKeyOp = defineOperation({
   method: 'PATCH',
   path: '/api-keys/:id',
   summary: 'Rename, re-scope, change capabilities, IPs, origins, expiry or rate limit',
+  description: KEY_IN_REACH,
   requires: 'site:admin',
   input: KeyFieldsSchema.partial().extend(IdInput.shape).strict(),
   output: z.object({ record: KeyRecordView }),
@@ -86,11 +89,12 @@ export const rotateApiKeyOp = defineOperation({
   method: 'POST',
   path: '/api-keys/:id/rotate',
   summary: 'Issue a new secret (shown once); the old one stops working',
+  description: KEY_IN_REACH,
   requires: 'site:admin',
   input: IdInput,
   output: Issued,
   async handler(ctx, { id }) {
-    const { key, record } = await rotateKey(ctx, id, sessionUser(ctx).userId);
+    const { key, record } = await rotateKey(ctx, id, sessionUser(ctx));
     return { key, record: toKeyRecord(record, ctx.services.clock.now()) };
   },
 });
@@ -101,11 +105,12 @@ export const revokeApiKeyOp = defineOperation({
   method: 'POST',
   path: '/api-keys/:id/revoke',
   summary: 'Cut a key off immediately',
+  description: KEY_IN_REACH,
   requires: 'site:admin',
   input: IdInput,
   output: z.object({ record: KeyRecordView }),
   async handler(ctx, { id }) {
-    const record = await revokeKey(ctx, id, sessionUser(ctx).userId);
+    const record = await revokeKey(ctx, id, sessionUser(ctx));
     return { record: toKeyRecord(record, ctx.services.clock.now()) };
   },
 });
@@ -116,12 +121,13 @@ export const deleteApiKeyOp = defineOperation({
   method: 'DELETE',
   path: '/api-keys/:id',
   summary: 'Remove a key',
+  description: KEY_IN_REACH,
   requires: 'site:admin',
   status: 204,
   input: IdInput,
   output: z.void(),
   async handler(ctx, { id }) {
-    await deleteKey(ctx, id, sessionUser(ctx).userId);
+    await deleteKey(ctx, id, sessionUser(ctx));
   },
 });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.ts';
+import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { accessChanged } from './access-change.ts';
 import { withinCountQuota } from '../platform/quota-guard.ts';
 import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
@@ -9,6 +9,7 @@ import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';
 import { isValidIpRule, normalizeOrigin } from './ip-rules.ts';
 import { writeAudit } from './audit.ts';
+import { assertKeyInReach, assertWithinCeiling, type Granter } from './grant-ceiling.ts';
 
 export const KeyScopeSchema = z
   .object({
@@ -74,17 +75,13 @@ export function toKeyRecord(key: ApiKeyDoc, now: Date): z.input<typeof KeyRecord
   };
 }
 
-/** Creation ceiling: a key never gets a capability its creator lacks at this moment. */
-export function assertWithinCeiling(granted: readonly Capability[], creator: ReadonlySet<Capability>): void {
-  if (granted.some((capability) => !creator.has(capability))) throw new ForbiddenError();
-}
-
 export async function createKey(
   ctx: OperationContext,
   owner: { userId: string; capabilities: ReadonlySet<Capability> },
   fields: KeyFields,
 ): Promise<{ key: string; record: ApiKeyDoc }> {
-  assertWithinCeiling(fields.capabilities, owner.capabilities);
+  // A key never gets a capability its creator lacks at this moment.
+  assertWithinCeiling(fields.capabilities, owner);
   const now = ctx.services.clock.now();
   const secret = issueSecret();
   const record: ApiKeyDoc = {
@@ -120,13 +117,19 @@ export async function findKey(ctx: OperationContext, id: string): Promise<ApiKey
   return key;
 }
 
-export async function updateKey(
-  ctx: OperationContext,
-  id: string,
-  editor: { userId: string; capabilities: ReadonlySet<Capability> },
-  patch: Partial<KeyFields>,
-): Promise<ApiKeyDoc> {
-  if (patch.capabilities) assertWithinCeiling(patch.capabilities, editor.capabilities);
+/** Who acts on a key: the user recorded in the audit row and the principal held to the ceiling. */
+export type KeyActor = { userId: string } & Granter;
+
+/** The key as it stands, once the actor is allowed to act on it (grant-ceiling.ts). */
+async function keyInReach(ctx: OperationContext, id: string, actor: KeyActor): Promise<ApiKeyDoc> {
+  const key = await findKey(ctx, id);
+  await assertKeyInReach(ctx, key, actor);
+  return key;
+}
+
+export async function updateKey(ctx: OperationContext, id: string, editor: KeyActor, patch: Partial<KeyFields>): Promise<ApiKeyDoc> {
+  await keyInReach(ctx, id, editor);
+  if (patch.capabilities) assertWithinCeiling(patch.capabilities, editor);
   const now = ctx.services.clock.now();
   const $set: Partial<ApiKeyDoc> = { updatedAt: now };
   if (patch.name !== undefined) $set.name = patch.name;
@@ -144,21 +147,24 @@ export async function updateKey(
 }
 
 /** A new secret (and lookup); the old one fails on the next request on every gateway. */
-export async function rotateKey(ctx: OperationContext, id: string, userId: string): Promise<{ key: string; record: ApiKeyDoc }> {
+export async function rotateKey(ctx: OperationContext, id: string, actor: KeyActor): Promise<{ key: string; record: ApiKeyDoc }> {
+  const current = await keyInReach(ctx, id, actor);
   const now = ctx.services.clock.now();
   const secret = issueSecret();
   const record = await accessCollections(ctx.db).apiKeys.findOneAndUpdate(
-    { _id: id, siteId: ctx.site._id, status: 'active' },
+    // Only the key as checked: capabilities raised meanwhile are not handed over.
+    { _id: id, siteId: ctx.site._id, status: 'active', capabilities: current.capabilities },
     { $set: { lookup: secret.lookup, secretHash: secret.secretHash, rotatedAt: now, updatedAt: now } },
     { returnDocument: 'after' },
   );
   if (!record) throw new NotFoundError();
   await accessChanged(ctx);
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.rotated', keyId: id, userId, ip: ctx.request.ip });
+  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.rotated', keyId: id, userId: actor.userId, ip: ctx.request.ip });
   return { key: secret.key, record };
 }
 
-export async function revokeKey(ctx: OperationContext, id: string, userId: string): Promise<ApiKeyDoc> {
+export async function revokeKey(ctx: OperationContext, id: string, actor: KeyActor): Promise<ApiKeyDoc> {
+  await keyInReach(ctx, id, actor);
   const now = ctx.services.clock.now();
   const record = await accessCollections(ctx.db).apiKeys.findOneAndUpdate(
     { _id: id, siteId: ctx.site._id },
@@ -167,16 +173,17 @@ export async function revokeKey(ctx: OperationContext, id: string, userId: strin
   );
   if (!record) throw new NotFoundError();
   await accessChanged(ctx);
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.revoked', keyId: id, userId, ip: ctx.request.ip });
+  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.revoked', keyId: id, userId: actor.userId, ip: ctx.request.ip });
   return record;
 }
 
-export async function deleteKey(ctx: OperationContext, id: string, userId: string): Promise<void> {
+export async function deleteKey(ctx: OperationContext, id: string, actor: KeyActor): Promise<void> {
+  await keyInReach(ctx, id, actor);
   const now = ctx.services.clock.now();
   const deleted = await accessCollections(ctx.db).apiKeys.findOneAndDelete({ _id: id, siteId: ctx.site._id });
   if (!deleted) throw new NotFoundError();
   await accessChanged(ctx);
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.deleted', keyId: id, userId, ip: ctx.request.ip });
+  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.deleted', keyId: id, userId: actor.userId, ip: ctx.request.ip });
 }
 
 export function assertKeyPatchNotEmpty(patch: object): void {

@@ -7,6 +7,7 @@ import { accessChanged } from './access-change.ts';
 import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type RoleDoc } from './model.ts';
 import { BUILT_IN_ROLES, isBuiltInRole } from './roles.ts';
+import { assertRoleHoldersInReach, assertWithinCeiling } from './grant-ceiling.ts';
 
 const RoleView = z.object({
   id: z.string(),
@@ -75,12 +76,14 @@ export const createRoleOp = defineOperation({
   method: 'POST',
   path: '/roles',
   summary: 'Create a custom role',
+  description: 'Its capabilities must all be held by the caller (403 otherwise, nothing created).',
   requires: 'users:manage',
   errors: [409],
   status: 201,
   input: RoleFields.strict(),
   output: RoleView,
   async handler(ctx, input) {
+    assertWithinCeiling(input.capabilities, ctx.principal);
     const now = ctx.services.clock.now();
     const role: RoleDoc = { _id: newId(), siteId: ctx.site._id, ...input, createdAt: now, updatedAt: now };
     await accessCollections(ctx.db).roles.insertOne(role).catch(duplicate);
@@ -94,12 +97,17 @@ export const updateRoleOp = defineOperation({
   method: 'PATCH',
   path: '/roles/:id',
   summary: 'Change a custom role; its users (and their keys) change on the next request',
+  description: 'New capabilities must all be held by the caller, and so must every capability of each user holding the role (403 otherwise, nothing changed).',
   requires: 'users:manage',
   errors: [409],
   input: RoleFields.partial().extend(IdInput.shape).strict(),
   output: RoleView,
   async handler(ctx, { id, ...patch }) {
     refuseBuiltIn(id);
+    if (patch.capabilities) {
+      assertWithinCeiling(patch.capabilities, ctx.principal);
+      await assertRoleHoldersInReach(ctx, id);
+    }
     const role = await accessCollections(ctx.db)
       .roles.findOneAndUpdate({ _id: id, siteId: ctx.site._id }, { $set: { ...patch, updatedAt: ctx.services.clock.now() } }, { returnDocument: 'after' })
       .catch(duplicate);

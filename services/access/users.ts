@@ -9,6 +9,8 @@ import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
+import { assertAccountInReach, assertWithinCeiling, capabilitiesWith } from './grant-ceiling.ts';
+import { revokeUserGrants } from '../oauth/grants.ts';
 
 export const PolicySchema = z
   .object({ grant: z.array(WorkspaceCapabilitySchema).max(50).optional(), deny: z.array(WorkspaceCapabilitySchema).max(50).optional() })
@@ -73,6 +75,8 @@ export async function createUser(
   input: Omit<z.output<typeof NewUserSchema>, 'password'> & ({ password: string } | { passwordHash: string }) & { platformOperator?: boolean },
 ): Promise<UserDoc> {
   await assertRoleExists(ctx, input.role);
+  // The account's capabilities are a grant: never beyond what the caller holds (grant-ceiling.ts).
+  assertWithinCeiling(await capabilitiesWith(ctx.db, ctx.site._id, input.role, input.policy, input.platformOperator ?? false), ctx.principal);
   const now = ctx.services.clock.now();
   const user: UserDoc = {
     _id: newId(),
@@ -97,26 +101,54 @@ export async function createUser(
   return user;
 }
 
-export async function updateUser(ctx: OperationContext, id: string, patch: z.output<typeof UserPatchSchema>): Promise<UserDoc> {
+export async function updateUser(ctx: OperationContext, id: string, patch: z.output<typeof UserPatchSchema>, attempt = 0): Promise<UserDoc> {
   if (patch.role) await assertRoleExists(ctx, patch.role);
+  const { users } = accessCollections(ctx.db);
+  const current = await users.findOne({ _id: id, siteId: ctx.site._id });
+  if (!current) throw new NotFoundError();
+  // The account as it is must be within the caller's reach, and as it will be within the ceiling.
+  await assertAccountInReach(ctx, current);
+  const after = await capabilitiesWith(ctx.db, ctx.site._id, patch.role ?? current.role, patch.policy ?? current.policy, current.platformOperator);
+  assertWithinCeiling(after, ctx.principal);
   const { password, ...rest } = patch;
-  const $set: Partial<UserDoc> = { ...rest, updatedAt: ctx.services.clock.now() };
+  const now = ctx.services.clock.now();
+  const $set: Partial<UserDoc> = { ...rest, updatedAt: now };
   if (password) $set.passwordHash = await hashPassword(password);
-  const user = await accessCollections(ctx.db).users.findOneAndUpdate(
-    { _id: id, siteId: ctx.site._id },
-    { $set },
-    { returnDocument: 'after' },
-  );
-  if (!user) throw new NotFoundError();
+  // Written only if the operator flag is still the one checked; if it moved meanwhile, check again.
+  const user = await users.findOneAndUpdate({ _id: id, siteId: ctx.site._id, platformOperator: current.platformOperator }, { $set }, { returnDocument: 'after' });
+  if (!user) {
+    if (attempt < 2) return updateUser(ctx, id, patch, attempt + 1);
+    throw new NotFoundError();
+  }
+  if (password) await endCredentialsAfterPasswordChange(ctx, id, now);
   // Narrowing a role or policy must narrow the user's keys on the next request.
   await accessChanged(ctx);
   return user;
 }
 
-export async function deleteUser(ctx: OperationContext, id: string): Promise<void> {
+/**
+ * A new password ends what the old one opened: every session of the account (but the caller's own
+ * when users change their own password through a session) and every OAuth grant, so its access and
+ * refresh tokens stop on their next use. API keys are credentials of their own and stay.
+ */
+async function endCredentialsAfterPasswordChange(ctx: OperationContext, userId: string, now: Date): Promise<void> {
+  const { principal } = ctx;
+  const keep = principal.kind === 'user' && principal.userId === userId ? principal.sessionId : undefined;
+  await accessCollections(ctx.db).sessions.deleteMany({ siteId: ctx.site._id, userId, ...(keep ? { _id: { $ne: keep } } : {}) });
+  await revokeUserGrants(ctx.db, ctx.site._id, userId, now);
+}
+
+export async function deleteUser(ctx: OperationContext, id: string, attempt = 0): Promise<void> {
   const { users, sessions } = accessCollections(ctx.db);
-  const deleted = await users.findOneAndDelete({ _id: id, siteId: ctx.site._id });
-  if (!deleted) throw new NotFoundError();
+  const target = await users.findOne({ _id: id, siteId: ctx.site._id });
+  if (!target) throw new NotFoundError();
+  await assertAccountInReach(ctx, target);
+  const deleted = await users.findOneAndDelete({ _id: id, siteId: ctx.site._id, platformOperator: target.platformOperator });
+  if (!deleted) {
+    // Gone, or its operator flag moved since the check: the account as it is now decides.
+    if (attempt < 2) return deleteUser(ctx, id, attempt + 1);
+    throw new NotFoundError();
+  }
   // The last platform operator stays (docs/platform.md): checked after the write and undone, the
   // same way as revoking the flag, so two racing removals of the last two leave one.
   if (deleted.platformOperator && (await users.countDocuments({ siteId: ctx.site._id, platformOperator: true }, { limit: 1 })) === 0) {

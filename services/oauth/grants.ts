@@ -142,3 +142,8 @@ export async function grantOfToken(db: Db, siteId: string, token: string, now: D
   if (!row) return null;
   return grants.findOne({ _id: row.grantId, siteId, revokedAt: null });
 }
+
+/** Every live grant of a user (a password change): its codes, access and refresh tokens stop at once. */
+export async function revokeUserGrants(db: Db, siteId: string, userId: string, now: Date): Promise<void> {
+  await oauthCollections(db).grants.updateMany({ siteId, userId, revokedAt: null }, { $set: { revokedAt: now } });
+}

@@ -5,6 +5,8 @@ import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
 import { accessCollections, type UserDoc } from '../access/model.ts';
 import { accessChanged } from '../access/access-change.ts';
+import { assertWithinCeiling } from '../access/grant-ceiling.ts';
+import { PLATFORM_CAPABILITIES } from '../core/capabilities.ts';
 
 /**
  * Platform operators are users of the operator's own site (the platform workspace's) whose
@@ -52,6 +54,8 @@ export const grantOperatorOp = defineOperation({
   input: UserId,
   output: z.object({ operator: OperatorView }),
   async handler(ctx, { userId }) {
+    // The flag gives both platform rights: the granter must hold both (a platform:manage-only key does not).
+    assertWithinCeiling(PLATFORM_CAPABILITIES, ctx.principal);
     const user = await setOperator(ctx, userId, true);
     if (!user) throw new NotFoundError();
     return { operator: operatorView(user) };

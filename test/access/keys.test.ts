@@ -5,6 +5,7 @@ import { featuresWithProbe, seedProbeItems } from './probe-feature.ts';
 import { movableClock } from './clock.ts';
 import { addUser, bearer } from './world-helpers.ts';
 import { accessCollections } from '../../services/access/model.ts';
+import { CAPABILITIES } from '../../services/core/capabilities.ts';
 
 const clock = movableClock();
 let world: World;
@@ -81,7 +82,7 @@ describe('rule 2: live re-check against the owner', () => {
     const editor = await addUser(world, 'editor-owner@example.test', 'editor');
     const { key } = await createApiKey(world, { capabilities: ['users:read', 'content:read'], ownerEmail: editor.email });
     expect((await get(key, '/users')).statusCode).toBe(200);
-    const { key: adminKey } = await createApiKey(world, { capabilities: ['users:manage'] });
+    const { key: adminKey } = await createApiKey(world, { capabilities: [...CAPABILITIES] });
     const patched = await world.app.inject({ method: 'PATCH', url: `/api/manage/v1/users/${editor.id}`, headers: bearer(adminKey), payload: { role: 'viewer' } });
     expect(patched.statusCode).toBe(200);
     expect((await get(key, '/users')).statusCode).toBe(403);

@@ -14,7 +14,8 @@ const events: { event: string; data: Record<string, unknown> }[] = [];
 
 beforeAll(async () => {
   world = await startWorld({ events: () => ({ publish: async (_ctx, event, data) => void events.push({ event, data }) }) });
-  key = (await createApiKey(world, { capabilities: ['users:read', 'users:manage'] })).key;
+  // Every workspace capability: what a key grants is held to what it holds (privilege-escalation.test.ts).
+  key = (await createApiKey(world, { capabilities: [...CAPABILITIES] })).key;
   reader = (await createApiKey(world, { capabilities: ['users:read'] })).key;
 });
 afterAll(async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
+import { ALL_CAPABILITIES } from '../../services/core/capabilities.ts';
 
 describe('workspaces on the Management API (platform operators)', () => {
   let world: World;
@@ -12,7 +13,8 @@ describe('workspaces on the Management API (platform operators)', () => {
   beforeAll(async () => {
     // The routes wait for the end state (a busy machine's worker may need more than the default 5 s).
     world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000' } });
-    operator = (await createApiKey(world, { capabilities: ['users:manage', 'users:read', 'platform:read', 'platform:manage'] })).key;
+    // It creates an administrator below: a grant never exceeds its granter, so the key holds every capability.
+    operator = (await createApiKey(world, { capabilities: [...ALL_CAPABILITIES] })).key;
   });
   afterAll(() => world?.close());
 

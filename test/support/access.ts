@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { topics } from '../../services/core/topics.ts';
 import type { World } from './world.ts';
 import type { Capability } from '../../services/core/capabilities.ts';
@@ -8,7 +9,15 @@ import { loadUserAccess } from '../../services/access/user-access.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { createKey } from '../../services/access/keys.ts';
 import { DEFAULT_KEY_SETTINGS, readSettingsDoc, writeKeySettings, type KeySettings } from '../../services/access/site-settings-store.ts';
-import { systemPrincipal } from '../../services/core/principal.ts';
+import { systemPrincipal, type Principal } from '../../services/core/principal.ts';
+import type { WorkspaceCapability } from '../../services/core/capabilities.ts';
+import { newId } from '../../services/core/ids.ts';
+import { secretDigest } from '../../services/core/text.ts';
+import { accessCollections } from '../../services/access/model.ts';
+import { createUser } from '../../services/access/users.ts';
+import { createSession, SESSION_COOKIE } from '../../services/access/sessions.ts';
+import type { Policy } from '../../services/access/roles.ts';
+import { createGrantWithCode, exchangeCode } from '../../services/oauth/grants.ts';
 
 export interface ApiKeyOptions {
   capabilities: Capability[];
@@ -18,23 +27,28 @@ export interface ApiKeyOptions {
   expiresAt?: string | Date | null;
   rateLimitPerMin?: number | null;
   name?: string;
-  /** Owner (defaults to the world's administrator); must be a user of the default site. */
+  /** Owner (defaults to the world's administrator); must be a user of the site of `host`. */
   ownerEmail?: string;
+  /** The site the key belongs to (default: `localhost`, the default site). */
+  host?: string;
+}
+
+/** A system context on the site `host` resolves to (default: `localhost`, the platform's own site). */
+export async function siteContext(world: World, host = 'localhost', principal: Principal = systemPrincipal('test setup')) {
+  const scope = await createSiteResolver(world.services).resolve(host);
+  if (!scope) throw new Error(`no site for ${host}`);
+  return createContext(world.services, scope, principal, { id: 'test', ip: '127.0.0.1' });
 }
 
 /** The default site (what `localhost` resolves to) and a system context on it. */
-export async function defaultSiteContext(world: World) {
-  const scope = await createSiteResolver(world.services).resolve('localhost');
-  if (!scope) throw new Error('default site missing');
-  return createContext(world.services, scope, systemPrincipal('test setup'), { id: 'test', ip: '127.0.0.1' });
-}
+export const defaultSiteContext = (world: World) => siteContext(world);
 
 /**
- * Sets the default site's key settings (the Management API switch, the default rate limit).
- * Takes effect on the next request on every gateway.
+ * Sets a site's key settings (the Management API switch, the default rate limit); default: the
+ * default site. Takes effect on the next request on every gateway.
  */
-export async function setKeySettings(world: World, settings: Partial<KeySettings>): Promise<void> {
-  const ctx = await defaultSiteContext(world);
+export async function setKeySettings(world: World, settings: Partial<KeySettings>, host = 'localhost'): Promise<void> {
+  const ctx = await siteContext(world, host);
   const doc = await readSettingsDoc(ctx.db, ctx.site._id);
   await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys, ...settings }, world.services.clock.now());
   // Like the operation: every gateway drops the site's access state before this returns.
@@ -55,7 +69,8 @@ export const TEST_DEFAULT_RATE_LIMIT = 100_000;
  * `POST /api/api-keys`) and switches the Management API on.
  */
 export async function createApiKey(world: World, options: ApiKeyOptions): Promise<{ key: string; id: string }> {
-  const ctx = await defaultSiteContext(world);
+  const host = options.host ?? 'localhost';
+  const ctx = await siteContext(world, host);
   const owner = await findUserByEmail(ctx, options.ownerEmail ?? world.admin.email);
   if (!owner) throw new Error('key owner not found');
   const access = await loadUserAccess(ctx.db, ctx.site._id, owner._id);
@@ -70,10 +85,7 @@ export async function createApiKey(world: World, options: ApiKeyOptions): Promis
     rateLimitPerMin: options.rateLimitPerMin ?? null,
   });
   const current = (await readSettingsDoc(ctx.db, ctx.site._id))?.apiKeys;
-  await setKeySettings(world, {
-    enabled: true,
-    ...(current?.enabled ? {} : { defaultRateLimitPerMin: TEST_DEFAULT_RATE_LIMIT }),
-  });
+  if (!current?.enabled) await setKeySettings(world, { enabled: true, defaultRateLimitPerMin: TEST_DEFAULT_RATE_LIMIT }, host);
   return { key, id: record._id };
 }
 
@@ -90,4 +102,57 @@ export async function signIn(
   const line = Array.isArray(setCookie) ? setCookie[0] : setCookie;
   if (!line) throw new Error('sign-in set no cookie');
   return { cookie: line.split(';')[0], origin };
+}
+
+export interface TestUserOptions {
+  /** A built-in role; without it the user gets a custom role made for it holding exactly `capabilities`. */
+  role?: string;
+  capabilities?: WorkspaceCapability[];
+  policy?: Policy;
+  platformOperator?: boolean;
+  /** A stored scrypt hash (`hashPassword`), so many users cost one hash; default: `password`. */
+  passwordHash?: string;
+  password?: string;
+  host?: string;
+}
+
+/**
+ * A user of the site of `host` created through the service layer (as the system, so no grant
+ * ceiling applies): a built-in `role`, or a custom role holding exactly `capabilities`.
+ */
+export async function addTestUser(world: World, email: string, options: TestUserOptions = {}): Promise<{ id: string; email: string }> {
+  const ctx = await siteContext(world, options.host);
+  let role = options.role ?? 'viewer';
+  if (!options.role) {
+    const now = world.services.clock.now();
+    role = newId();
+    await accessCollections(ctx.db).roles.insertOne({ _id: role, siteId: ctx.site._id, name: `only ${role}`, description: '', capabilities: options.capabilities ?? [], createdAt: now, updatedAt: now });
+  }
+  const secret = options.passwordHash ? { passwordHash: options.passwordHash } : { password: options.password ?? `pw-${email}-long-enough` };
+  const user = await createUser(ctx, { email, role, policy: options.policy ?? {}, platformOperator: options.platformOperator ?? false, ...secret });
+  return { id: user._id, email };
+}
+
+/**
+ * A session of a user, opened without its password (the row sign-in writes), for tests that need
+ * many signed-in principals without paying a password hash each. Send `cookie` and `origin`.
+ */
+export async function openSession(world: World, userId: string, host = 'localhost'): Promise<{ cookie: string; origin: string; sessionId: string }> {
+  const ctx = await siteContext(world, host);
+  const { token } = await createSession(ctx.db, ctx.site._id, userId, world.services.clock.now());
+  return { cookie: `${SESSION_COOKIE}=${token}`, origin: `http://${host}`, sessionId: secretDigest(token) };
+}
+
+/**
+ * An OAuth grant of a user to a made-up client, bound to the Management API of `host` (send
+ * `host` as the Host header), and its first token pair; the consent screen is skipped (its own
+ * tests are in test/mcp/oauth.test.ts).
+ */
+export async function oauthTokensFor(world: World, userId: string, scope: Capability[], host = 'localhost') {
+  const ctx = await siteContext(world, host);
+  const verifier = 'v'.repeat(43);
+  const input = { clientId: 'test-client', userId, scope, resource: `http://${host}/api/manage/v1`, redirectUri: 'http://127.0.0.1/cb' };
+  const code = await createGrantWithCode(ctx.db, ctx.site._id, { ...input, codeChallenge: createHash('sha256').update(verifier).digest('base64url') }, world.services.clock.now());
+  const tokens = await exchangeCode(ctx.db, ctx.site._id, { code, clientId: input.clientId, redirectUri: input.redirectUri, codeVerifier: verifier }, world.services.clock.now());
+  return { ...tokens, clientId: input.clientId };
 }

@@ -8,6 +8,7 @@ import { closeServices } from '../../services/core/services.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
 import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 import { createWorker } from '../../services/worker-factory.ts';
+import { createWorkspace } from '../../services/platform/workspaces.ts';
 
 export interface World {
   config: Config;
@@ -93,4 +94,13 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       await closeServices(services);
     },
   };
+}
+
+/**
+ * Another workspace, made in-process (no worker, no Temporal): its first site answers at `host`
+ * and has `admin` as its administrator. Dropped with the world.
+ */
+export async function addLocalWorkspace(world: World, host: string, admin: { email: string; password: string }) {
+  const { workspace, site } = await createWorkspace(world.services, { name: host, domains: [host], admin });
+  return { workspaceId: workspace._id, siteId: site._id, host };
 }
