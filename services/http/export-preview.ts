@@ -5,12 +5,9 @@ import { NotFoundError } from '../core/errors.ts';
 import { etagMatches } from '../core/file-reply.ts';
 import { requireScope } from './request-scope.ts';
 import { openPreviewFile, PREVIEW_PREFIX, resolvePreview } from '../export/preview.ts';
+import { EXPORT_CSP_HEADER } from '../export/csp.ts';
 
-/**
- * Pages of the export run no script; styles are inline (the theme's), images and media come from
- * the site's media URLs. The preview is anonymous, like the public site it previews, and not indexed.
- */
-const PREVIEW_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src * data:; media-src *; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+/** The preview is anonymous, like the public site it previews, not indexed, and under the export's own CSP. */
 
 async function servePreview(services: Services, request: FastifyRequest, reply: FastifyReply) {
   const scope = requireScope(request);
@@ -22,7 +19,7 @@ async function servePreview(services: Services, request: FastifyRequest, reply: 
   if (answer.kind === 'redirect') return reply.redirect(answer.location, answer.status);
   const { file } = answer;
   const etag = `"${file.sha}"`;
-  reply.headers({ etag, 'content-security-policy': PREVIEW_CSP, 'content-type': file.contentType, 'content-length': String(file.length) });
+  reply.headers({ etag, 'content-security-policy': EXPORT_CSP_HEADER, 'content-type': file.contentType, 'content-length': String(file.length) });
   if (answer.status === 200 && etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
   reply.code(answer.status);
   if (request.method === 'HEAD' || file.length === 0) return reply.send();
