@@ -9,8 +9,9 @@ import { EXPORT_CSP_HEADER } from '../export/csp.ts';
 
 /** The preview is anonymous, like the public site it previews, not indexed, and under the export's own CSP. */
 
-async function servePreview(services: Services, request: FastifyRequest, reply: FastifyReply) {
+async function servePreview(services: Services, gate: AccessGate, request: FastifyRequest, reply: FastifyReply) {
   const scope = requireScope(request);
+  await gate.assertPublicOpen(scope);
   const db = services.workspaceDb(scope.workspace);
   const raw = request.url.split('?')[0].slice(PREVIEW_PREFIX.length + 1);
   const answer = await resolvePreview(db, scope.site._id, raw);
@@ -27,8 +28,15 @@ async function servePreview(services: Services, request: FastifyRequest, reply: 
 }
 
 /** `/static-preview/*` on a site's host: the last good export of that site (docs/plugins.md, "Preview"). */
-export async function exportPreviewExtension(app: FastifyInstance, services: Services, _gate: AccessGate): Promise<void> {
-  const handler = (request: FastifyRequest, reply: FastifyReply) => servePreview(services, request, reply);
-  app.route({ method: ['GET', 'HEAD'], url: PREVIEW_PREFIX, handler: (_request, reply) => reply.redirect(`${PREVIEW_PREFIX}/`, 301) });
+export async function exportPreviewExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
+  const handler = (request: FastifyRequest, reply: FastifyReply) => servePreview(services, gate, request, reply);
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: PREVIEW_PREFIX,
+    handler: async (request, reply) => {
+      await gate.assertPublicOpen(requireScope(request));
+      return reply.redirect(`${PREVIEW_PREFIX}/`, 301);
+    },
+  });
   app.route({ method: ['GET', 'HEAD'], url: `${PREVIEW_PREFIX}/*`, handler });
 }

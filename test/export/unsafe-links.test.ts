@@ -208,5 +208,12 @@ describe('links that could run script', { timeout: 300_000 }, () => {
     const preview = await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/old-data/' });
     expect(preview.statusCode).toBe(200);
     expect(preview.headers['content-security-policy']).toBe(policy);
+    // The preview follows the site's Public API switch, as the public API does.
+    expect((await pw.manage('PATCH', '/settings', key, { api: { publicEnabled: false } })).statusCode).toBe(200);
+    const closed = await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/old-data/' });
+    expect(closed.statusCode).toBe(404);
+    expect(closed.json()).toEqual({ error: 'Not found' });
+    expect((await pw.manage('PATCH', '/settings', key, { api: { publicEnabled: true } })).statusCode).toBe(200);
+    expect((await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/old-data/' })).statusCode).toBe(200);
   });
 });
