@@ -7,8 +7,10 @@ import { requireScope } from './request-scope.ts';
 import { openPreviewFile, PREVIEW_PREFIX, resolvePreview } from '../export/preview.ts';
 import { EXPORT_CSP_HEADER } from '../export/csp.ts';
 
-/** The preview is anonymous, like the public site it previews, not indexed, and under the export's own CSP. */
-
+/**
+ * Anonymous, like the public site it previews, so behind its Public API switch; not indexed; under
+ * the exported pages' own CSP (services/export/csp.ts).
+ */
 async function servePreview(services: Services, gate: AccessGate, request: FastifyRequest, reply: FastifyReply) {
   const scope = requireScope(request);
   await gate.assertPublicOpen(scope);
