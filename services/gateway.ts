@@ -17,10 +17,9 @@ async function main() {
   const address = await app.listen({ port: config.PORT, host: config.HOST });
 
   if (boot.generatedAdmin) {
-    // Printed once, on the start that created the administrator; never logged.
-    process.stdout.write(
-      `\nAdministrator created. Sign in at ${address}/admin with\n  email:    ${boot.generatedAdmin.email}\n  password: ${boot.generatedAdmin.password}\n(shown only this once)\n\n`,
-    );
+    // Where the password is, never the password itself (README, "first start").
+    const { email, passwordFile } = boot.generatedAdmin;
+    services.log.info({ email, passwordFile, signIn: `${address}/admin` }, 'administrator created: its generated password is in passwordFile (mode 0600); sign in, change it, delete the file');
   }
   services.log.info({ address }, 'gateway listening');
 

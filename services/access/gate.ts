@@ -26,6 +26,11 @@ export type { Credentials };
 export interface AccessGate {
   authenticate(surface: Surface, credentials: Credentials, scope: SiteScope): Promise<Principal>;
   /**
+   * The site's Public API switch for what the site publishes outside `/api/v1` (media files, the
+   * static export's preview): off → 404, exactly as the public surface answers.
+   */
+  assertPublicOpen(scope: SiteScope): Promise<void>;
+  /**
    * Counts one operation against every limit that applies to it and refuses it (429) over any.
    * Called once per operation run: REST runs one per request, MCP and GraphQL one per tool call
    * or resolver, so each of them spends the budget.
@@ -79,6 +84,7 @@ export function createDenyAllGate(_services: Services): AccessGate {
       if (surface === 'public' || surface === 'comments') return anonymous;
       throw new UnauthorizedError();
     },
+    async assertPublicOpen() {},
     async admit() {
       return {};
     },
@@ -122,7 +128,18 @@ export function createAccessGate(services: Services): AccessGate {
   const oauthLimits = new WeakMap<Principal, number>();
   const lastPurge = new Map<string, number>();
 
+  // Contract 4.3: when the API is not public, every endpoint answers 404.
+  const assertPublicOpen = async (scope: SiteScope) => {
+    const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
+    if (!state.publicEnabled) throw new NotFoundError();
+    return state;
+  };
+
   return {
+    async assertPublicOpen(scope) {
+      await assertPublicOpen(scope);
+    },
+
     async authenticate(surface, credentials, scope) {
       if (surface === 'manage' && isOAuthAccessToken(credentials.authorization)) {
         const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
@@ -139,16 +156,14 @@ export function createAccessGate(services: Services): AccessGate {
         return principal;
       }
       if (surface === 'public') {
-        const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
-        // Contract 4.3: when the API is not public, every endpoint answers 404.
-        if (!state.publicEnabled) throw new NotFoundError();
+        await assertPublicOpen(scope);
         return authenticateSession(credentials.cookies, scope);
       }
       if (surface === 'comments') {
-        const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
         // Its own switch: a site can keep its content public and close comment submission. With
         // the Public API off no entry is public, so there is nothing to comment on either.
-        if (!state.commentsEnabled || !state.publicEnabled) throw new NotFoundError();
+        const state = await assertPublicOpen(scope);
+        if (!state.commentsEnabled) throw new NotFoundError();
         return anonymous;
       }
       if (credentials.cookies[SESSION_COOKIE]) assertSameSiteOrigin(services.config, scope, credentials.method, credentials.origin);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
 import { contentCollections, type FieldDefinition } from './model.ts';
+import { SAFE_URL_RULE, safeUrl } from '../core/safe-url.ts';
 
 /** A content type as the APIs show it (contract 2.6). */
 export const ContentTypeView = z.object({
@@ -60,7 +61,8 @@ function fieldSchema(field: FieldDefinition): z.ZodType {
     case 'text':
       return field.maxLength ? z.string().max(field.maxLength) : z.string();
     case 'url':
-      return z.url();
+      // z.url() alone takes any scheme the URL parser does (javascript:, data:).
+      return z.url().refine((v) => safeUrl(v) !== null, SAFE_URL_RULE);
     case 'number':
     case 'integer': {
       let schema = field.kind === 'integer' ? z.number().int() : z.number();

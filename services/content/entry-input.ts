@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
 import { loadLanguages } from '../languages/languages.ts';
-import { BlockDocumentSchema } from './model.ts';
+import { BlockDocumentInput } from './model.ts';
 import { FreeFormObject } from '../core/safe-keys.ts';
 
 export const SlugSchema = z
@@ -21,7 +21,7 @@ export const EntryCreateInput = z.object({
   slug: SlugSchema.optional(),
   excerpt: z.string().max(5000).optional(),
   locale: z.string().optional(),
-  blocks: BlockDocumentSchema.optional(),
+  blocks: BlockDocumentInput.optional(),
   fields: FieldsInput.optional(),
 });
 
@@ -31,7 +31,7 @@ export const EntryUpdateInput = z.object({
   title: z.string().trim().min(1).max(500).optional(),
   slug: SlugSchema.optional(),
   excerpt: z.string().max(5000).nullable().optional(),
-  blocks: BlockDocumentSchema.optional(),
+  blocks: BlockDocumentInput.optional(),
   fields: FieldsInput.optional().describe('Merged into the current values; a null value removes that field'),
   status: z.enum(['draft', 'published', 'archived', 'scheduled']).optional(),
   expectedVersion: z.number().int().min(0).optional(),

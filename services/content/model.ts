@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Collection, Db } from 'mongodb';
+import { refuseUnsafeLinks } from '../core/safe-url.ts';
 
 export const ENTRY_STATUSES = ['draft', 'published', 'archived', 'scheduled'] as const;
 export const EntryStatusSchema = z.enum(ENTRY_STATUSES);
@@ -11,6 +12,12 @@ export const BlockDocumentSchema = z.object({
   blocks: z.array(z.unknown()),
 });
 export type BlockDocument = z.infer<typeof BlockDocumentSchema>;
+/**
+ * A block document as an input accepts it: every `url`/`src`/`href` in it, however deep, must pass
+ * the link rule (core/safe-url.ts), or the write is a 400 naming where the link is. Answers keep
+ * `BlockDocumentSchema`: data stored before the rule is neutralised where it is rendered.
+ */
+export const BlockDocumentInput = BlockDocumentSchema.superRefine(refuseUnsafeLinks);
 export const emptyBlocks = (): BlockDocument => ({ version: 1, blocks: [] });
 
 /** What the public sees: copied from the working fields at publish time. */

@@ -57,8 +57,28 @@ export const PLATFORM_COLLECTIONS = {
   meta: 'platform_meta',
 } as const;
 
-/** Host names that always mean "the default site", for local development. */
+/** Host names that mean "the default site" to a client on this machine (`requestHost`), for local development. */
 export const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** 127/8, `::1` (also as IPv4-mapped `::ffff:127.x.y.z`), and the name `localhost` (a listen address). */
+export function isLoopback(address: string | undefined): boolean {
+  if (!address) return false;
+  const bare = address.toLowerCase().replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || /^(?:::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(bare);
+}
+
+/**
+ * The host name a request resolves its site with (the full path and the lanes in front of
+ * Fastify both ask here). The local names reach the default (platform) site only from this
+ * machine: the TCP peer (the socket's address, never a forwarded one) is loopback, or the gateway
+ * listens on loopback only, where every peer is. A client elsewhere sending `Host: localhost`
+ * through a public listener gets the unknown-host 404 ('' resolves to no site; docs/access.md).
+ */
+export function requestHost(hostHeader: string | undefined, peerAddress: string | undefined, listenHost: string): string {
+  const host = normalizeHost(hostHeader);
+  if (!LOCAL_HOSTS.has(host) || isLoopback(listenHost) || isLoopback(peerAddress)) return host;
+  return '';
+}
 
 export function normalizeHost(hostHeader: string | undefined): string {
   if (!hostHeader) return '';

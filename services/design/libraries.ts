@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BlockDocumentSchema } from '../content/model.ts';
+import { BlockDocumentInput, BlockDocumentSchema } from '../content/model.ts';
 import { SlugSchema } from '../content/entry-input.ts';
 import { libraryOperations } from './library-ops.ts';
 
@@ -15,8 +15,9 @@ export const patternOperations = libraryOperations({
     title: z.string().trim().min(1).max(200),
     category: z.string().trim().max(100).default('uncategorized'),
     description: z.string().trim().max(1000).default(''),
-    blocks: BlockDocumentSchema,
+    blocks: BlockDocumentInput,
   }),
+  view: z.object({ title: z.string(), category: z.string(), description: z.string(), blocks: BlockDocumentSchema }),
   maxItems: 500,
 });
 
@@ -28,7 +29,8 @@ export const reusableBlockOperations = libraryOperations({
   noun: 'reusable block',
   keyField: 'slug',
   key: SlugSchema,
-  item: z.object({ title: z.string().trim().min(1).max(200), blocks: BlockDocumentSchema }),
+  item: z.object({ title: z.string().trim().min(1).max(200), blocks: BlockDocumentInput }),
+  view: z.object({ title: z.string(), blocks: BlockDocumentSchema }),
   maxItems: 1000,
 });
 
@@ -41,6 +43,7 @@ export const errorPageOperations = libraryOperations({
   noun: 'error page',
   keyField: 'code',
   key: z.coerce.string().pipe(z.enum(ERROR_PAGE_CODES)),
-  item: z.object({ title: z.string().trim().min(1).max(200), blocks: BlockDocumentSchema }),
+  item: z.object({ title: z.string().trim().min(1).max(200), blocks: BlockDocumentInput }),
+  view: z.object({ title: z.string(), blocks: BlockDocumentSchema }),
   maxItems: ERROR_PAGE_CODES.length,
 });

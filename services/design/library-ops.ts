@@ -18,13 +18,16 @@ export interface LibrarySpec<S extends z.ZodObject> {
   /** The item's key field (`slug`, `code`) and its schema. */
   keyField: string;
   key: z.ZodType<string>;
+  /** An item as imported (links checked: core/safe-url.ts). */
   item: S;
+  /** An item as answered: stored data, which may predate the input's checks. */
+  view: z.ZodObject;
   maxItems: number;
 }
 
 export function libraryOperations<S extends z.ZodObject>(spec: LibrarySpec<S>): Operation[] {
   const Item = spec.item.extend({ [spec.keyField]: spec.key });
-  const View = spec.item.extend({ [spec.keyField]: z.string(), updatedAt: z.string() });
+  const View = spec.view.extend({ [spec.keyField]: z.string(), updatedAt: z.string() });
   type Value = z.output<S>;
   const toView = (doc: { key: string; value: Value; updatedAt: Date }) => ({ ...doc.value, [spec.keyField]: doc.key, updatedAt: doc.updatedAt.toISOString() });
   const keyOf = (item: Record<string, unknown>) => String(item[spec.keyField]);

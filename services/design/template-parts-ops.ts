@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { SlugSchema } from '../content/entry-input.ts';
-import { BlockDocumentSchema, emptyBlocks } from '../content/model.ts';
+import { BlockDocumentInput, BlockDocumentSchema, emptyBlocks } from '../content/model.ts';
 import { listDesign, readDesign, writeDesign, type DesignDoc } from './store.ts';
 
 export const PART_AREAS = ['header', 'footer', 'sidebar', 'general'] as const;
@@ -56,7 +56,7 @@ export const putTemplatePartOp = defineOperation({
   path: '/template-parts/:part',
   summary: 'Create or replace a template part; a part in the `header` area joins the header library',
   requires: 'settings:manage',
-  input: PartValue.extend({ part: SlugSchema.max(100), blocks: BlockDocumentSchema.default(emptyBlocks) }),
+  input: PartValue.extend({ part: SlugSchema.max(100), blocks: BlockDocumentInput.default(emptyBlocks) }),
   output: PartView,
   async handler(ctx, { part, ...value }) {
     const settings = await readDesign<HeaderSettings>(ctx, 'header-settings', 'default');

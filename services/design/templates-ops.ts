@@ -3,7 +3,7 @@ import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { BlockDocumentSchema, type BlockDocument } from '../content/model.ts';
+import { BlockDocumentInput, BlockDocumentSchema, type BlockDocument } from '../content/model.ts';
 import { deleteDesign, listDesign, readDesign, writeDesign, type DesignDoc } from './store.ts';
 
 /** The template hierarchy slots the theme fills (WordPress names), plus per-type and per-slug variants. */
@@ -92,7 +92,7 @@ export const putTemplateOp = defineOperation({
   path: '/templates/:slug',
   summary: 'Save a draft of a template; `publish: true` makes it live at once',
   requires: 'settings:manage',
-  input: Layout.extend({ slug: TemplateSlug, publish: z.boolean().default(false) }),
+  input: Layout.extend({ slug: TemplateSlug, blocks: BlockDocumentInput, publish: z.boolean().default(false) }),
   output: TemplateView,
   async handler(ctx, { slug, publish, ...layout }) {
     const current = (await readDesign<TemplateValue>(ctx, 'template', slug))?.value ?? { live: null, draft: null };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FreeFormObject } from '../core/safe-keys.ts';
+import { refuseUnsafeLinks } from '../core/safe-url.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 
@@ -39,7 +40,8 @@ export const AreaKey = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-cas
 export const WidgetBody = z.object({
   type: z.enum(WIDGET_TYPES),
   title: z.string().trim().max(200).default(''),
-  settings: FreeFormObject.default({}),
+  // Widget settings may carry links (an image widget's `url`): the link rule of core/safe-url.ts.
+  settings: FreeFormObject.superRefine(refuseUnsafeLinks).default({}),
   area: AreaKey.nullable().default(null),
 });
 

@@ -3,8 +3,12 @@ import { isIP } from 'node:net';
 /**
  * Which IP addresses a webhook may reach. Everything that is not plainly public unicast is
  * refused: private, loopback, link-local, unique-local, CGNAT, multicast, reserved, documentation,
- * and IPv6 forms that embed an IPv4 address (mapped, compatible, NAT64, 6to4) are judged by
- * the embedded address.
+ * benchmarking, relay anycast (the IANA IPv4 and IPv6 Special-Purpose Address Registries), and
+ * IPv6 forms that embed an IPv4 address (mapped, NAT64, 6to4) are judged by the embedded address.
+ * IPv6 outside global unicast `2000::/3` is refused whole, so every special block there (the
+ * IPv4-compatible and SIIT-translated `::ffff:0:0:0/96` forms, discard-only `100::/64`, local-use
+ * NAT64 `64:ff9b:1::/48`, SRv6 `5f00::/16`, unique-local, link-local, multicast) is covered
+ * without a list that could miss one.
  */
 const BLOCKED_V4: Array<[number, number]> = [
   [0x00000000, 8], // 0.0.0.0/8 "this network"
@@ -15,6 +19,7 @@ const BLOCKED_V4: Array<[number, number]> = [
   [0xac100000, 12], // 172.16/12 private
   [0xc0000000, 24], // 192.0.0/24 protocol assignments
   [0xc0000200, 24], // 192.0.2/24 documentation
+  [0xc0586300, 24], // 192.88.99/24 6to4 relay anycast (deprecated): a relay forwards to any IPv4 address
   [0xc0a80000, 16], // 192.168/16 private
   [0xc6120000, 15], // 198.18/15 benchmarking
   [0xc6336400, 24], // 198.51.100/24 documentation
@@ -61,14 +66,12 @@ function v6Blocked(bytes: number[]): boolean {
   const embeddedV4 = (offset: number) =>
     ((bytes[offset] << 24) | (bytes[offset + 1] << 16) | (bytes[offset + 2] << 8) | bytes[offset + 3]) >>> 0;
   if (allZero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return v4Blocked(embeddedV4(12)); // ::ffff:a.b.c.d
-  if (allZero(0, 12)) return true; // ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d
-  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b) return v4Blocked(embeddedV4(12)); // 64:ff9b::/96
+  if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && allZero(4, 12)) return v4Blocked(embeddedV4(12)); // 64:ff9b::/96 NAT64
+  if ((bytes[0] & 0xe0) !== 0x20) return true; // outside 2000::/3 global unicast (see above)
+  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] <= 0x01) return true; // 2001::/23 IETF protocol assignments: Teredo 2001::/32 (tunnels to an IPv4 address), benchmarking, ORCHID
+  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] === 0x0d && bytes[3] === 0xb8) return true; // 2001:db8::/32 documentation
+  if (bytes[0] === 0x3f && bytes[1] === 0xff && (bytes[2] & 0xf0) === 0x00) return true; // 3fff::/20 documentation
   if (bytes[0] === 0x20 && bytes[1] === 0x02) return v4Blocked(embeddedV4(2)); // 2002::/16 6to4
-  if (bytes[0] === 0x20 && bytes[1] === 0x01 && bytes[2] === 0x0d && bytes[3] === 0xb8) return true; // 2001:db8::/32 docs
-  if ((bytes[0] & 0xfe) === 0xfc) return true; // fc00::/7 unique-local
-  if (bytes[0] === 0xfe && (bytes[1] & 0xc0) === 0x80) return true; // fe80::/10 link-local
-  if (bytes[0] === 0xfe && (bytes[1] & 0xc0) === 0xc0) return true; // fec0::/10 old site-local
-  if (bytes[0] === 0xff) return true; // multicast
   return false;
 }
 

@@ -1,4 +1,5 @@
 import { escapeHtml } from '../core/text.ts';
+import { safeUrl } from '../core/safe-url.ts';
 import type { BlockDocument } from '../content/model.ts';
 
 /**
@@ -34,14 +35,6 @@ const str = (block: Block, ...names: string[]) => {
   return '';
 };
 const text = (block: Block) => str(block, 'text', 'content', 'value');
-
-/** Only http(s), site paths and relative references become links; anything else (javascript:, data:) does not. */
-export function safeUrl(url: string): string | null {
-  const trimmed = url.trim();
-  if (/^https?:\/\//i.test(trimmed)) return trimmed;
-  if (!trimmed || trimmed.startsWith('//') || /^[a-z][a-z0-9+.-]*:/i.test(trimmed)) return null;
-  return trimmed;
-}
 
 function mediaSrc(block: Block, env: BlockEnv): string | null {
   const id = str(block, 'mediaId');

@@ -1,6 +1,8 @@
 import { escapeHtml } from '../core/text.ts';
 import type { MenuItem } from '../menus/menus.ts';
-import { safeUrl, type BlockEnv } from './blocks.ts';
+import { safeUrl } from '../core/safe-url.ts';
+import type { BlockEnv } from './blocks.ts';
+import { EXPORT_CSP_META } from './csp.ts';
 import { feedPath, homeDir, relative } from './paths.ts';
 import type { SiteData } from './site-data.ts';
 
@@ -140,7 +142,7 @@ export function renderPage(input: PageInput): string {
   return [
     '<!doctype html>',
     `<html lang="${escapeHtml(locale)}">`,
-    '<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<head><meta charset="utf-8">${EXPORT_CSP_META}<meta name="viewport" content="width=device-width, initial-scale=1">`,
     `<title>${escapeHtml(input.title === site.title ? site.title : `${input.title} · ${site.title}`)}</title>`,
     `<meta name="generator" content="static-export; theme=${escapeHtml(site.theme.id)}">`,
     input.canonical ? `<link rel="canonical" href="${escapeHtml(input.canonical)}">` : '',

@@ -6,6 +6,7 @@ import { absoluteLinks, blockEnv, relativeLinks, renderPage, type LinkTargets, t
 import { PAGE_SIZE, entryDir, feedPath, homeDir, indexFile, termDir, typeDir } from './paths.ts';
 import type { SiteData } from './site-data.ts';
 import type { EntryRow } from './model.ts';
+import { EXPORT_CSP_META, HEADERS_FILE } from './csp.ts';
 
 /** A file of the export: path from the output root, type, bytes. */
 export interface OutFile {
@@ -96,13 +97,14 @@ function sitemap(site: SiteData, rows: EntryRow[], listDirs: string[]): string {
 /** A page that sends the browser on (for hosts that ignore `_redirects`). */
 function redirectPage(target: string, lang: string): string {
   const href = escapeHtml(target);
-  return `<!doctype html>\n<html lang="${escapeHtml(lang)}"><head><meta charset="utf-8"><title>Redirecting</title><meta http-equiv="refresh" content="0; url=${href}"><link rel="canonical" href="${href}"><meta name="robots" content="noindex"></head><body><p>This page has moved to <a href="${href}">${href}</a>.</p></body></html>`;
+  return `<!doctype html>\n<html lang="${escapeHtml(lang)}"><head><meta charset="utf-8">${EXPORT_CSP_META}<title>Redirecting</title><meta http-equiv="refresh" content="0; url=${href}"><link rel="canonical" href="${href}"><meta name="robots" content="noindex"></head><body><p>This page has moved to <a href="${href}">${href}</a>.</p></body></html>`;
 }
 
 /**
  * Every page that is not an entry page: per locale the home, type and taxonomy term lists (paged)
  * and the Atom feed; the root page, sitemap.xml, the error pages, `_redirects` (Netlify and
- * Cloudflare Pages syntax) with a redirect page per rule, robots.txt and index.json.
+ * Cloudflare Pages syntax) with a redirect page per rule, `_headers` (the pages' CSP for static
+ * hosts), robots.txt and index.json.
  */
 export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkTargets): OutFile[] {
   const out: OutFile[] = [];
@@ -155,6 +157,7 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
     const target = to.startsWith('/') ? relativeLinks(dir).to(to.slice(1)) : to;
     out.push({ path: file, contentType: HTML, body: redirectPage(target, site.defaultLocale) });
   }
+  out.push({ path: '_headers', contentType: 'text/plain; charset=utf-8', body: HEADERS_FILE });
   out.push({ path: '_redirects', contentType: 'text/plain; charset=utf-8', body: rules.length ? `${rules.join('\n')}\n` : '' });
   return out;
 }

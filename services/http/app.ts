@@ -59,7 +59,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cookie);
   // fileSize: Infinity because the media upload enforces the per-site size limit while streaming.
   await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: Infinity } });
-  await app.register(requestScopePlugin, { resolver: services.sites });
+  await app.register(requestScopePlugin, { resolver: services.sites, listenHost: services.config.HOST });
 
   app.get('/healthz', { config: { siteless: true } }, async () => ({ status: 'ok' }));
 

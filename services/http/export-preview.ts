@@ -5,15 +5,15 @@ import { NotFoundError } from '../core/errors.ts';
 import { etagMatches } from '../core/file-reply.ts';
 import { requireScope } from './request-scope.ts';
 import { openPreviewFile, PREVIEW_PREFIX, resolvePreview } from '../export/preview.ts';
+import { EXPORT_CSP_HEADER } from '../export/csp.ts';
 
 /**
- * Pages of the export run no script; styles are inline (the theme's), images and media come from
- * the site's media URLs. The preview is anonymous, like the public site it previews, and not indexed.
+ * Anonymous, like the public site it previews, so behind its Public API switch; not indexed; under
+ * the exported pages' own CSP (services/export/csp.ts).
  */
-const PREVIEW_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src * data:; media-src *; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
-
-async function servePreview(services: Services, request: FastifyRequest, reply: FastifyReply) {
+async function servePreview(services: Services, gate: AccessGate, request: FastifyRequest, reply: FastifyReply) {
   const scope = requireScope(request);
+  await gate.assertPublicOpen(scope);
   const db = services.workspaceDb(scope.workspace);
   const raw = request.url.split('?')[0].slice(PREVIEW_PREFIX.length + 1);
   const answer = await resolvePreview(db, scope.site._id, raw);
@@ -22,7 +22,7 @@ async function servePreview(services: Services, request: FastifyRequest, reply: 
   if (answer.kind === 'redirect') return reply.redirect(answer.location, answer.status);
   const { file } = answer;
   const etag = `"${file.sha}"`;
-  reply.headers({ etag, 'content-security-policy': PREVIEW_CSP, 'content-type': file.contentType, 'content-length': String(file.length) });
+  reply.headers({ etag, 'content-security-policy': EXPORT_CSP_HEADER, 'content-type': file.contentType, 'content-length': String(file.length) });
   if (answer.status === 200 && etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
   reply.code(answer.status);
   if (request.method === 'HEAD' || file.length === 0) return reply.send();
@@ -30,8 +30,15 @@ async function servePreview(services: Services, request: FastifyRequest, reply: 
 }
 
 /** `/static-preview/*` on a site's host: the last good export of that site (docs/plugins.md, "Preview"). */
-export async function exportPreviewExtension(app: FastifyInstance, services: Services, _gate: AccessGate): Promise<void> {
-  const handler = (request: FastifyRequest, reply: FastifyReply) => servePreview(services, request, reply);
-  app.route({ method: ['GET', 'HEAD'], url: PREVIEW_PREFIX, handler: (_request, reply) => reply.redirect(`${PREVIEW_PREFIX}/`, 301) });
+export async function exportPreviewExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
+  const handler = (request: FastifyRequest, reply: FastifyReply) => servePreview(services, gate, request, reply);
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: PREVIEW_PREFIX,
+    handler: async (request, reply) => {
+      await gate.assertPublicOpen(requireScope(request));
+      return reply.redirect(`${PREVIEW_PREFIX}/`, 301);
+    },
+  });
   app.route({ method: ['GET', 'HEAD'], url: `${PREVIEW_PREFIX}/*`, handler });
 }

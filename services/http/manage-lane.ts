@@ -4,7 +4,7 @@ import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
 import type { Principal } from '../core/principal.ts';
 import { etagMatches } from '../core/file-reply.ts';
-import { normalizeHost } from '../core/tenants.ts';
+import { requestHost } from '../core/tenants.ts';
 import { clientAddress, trustsProxy } from '../core/proxy-trust.ts';
 import type { AccessGate, HeldReadAdmission } from '../access/gate.ts';
 import type { LiveResult } from '../access/live-state.ts';
@@ -98,7 +98,7 @@ export function createManageLane(services: Services, gate: AccessGate, log: () =
     answer(request, response, fullPath) {
       const { url, headers } = request;
       if (request.method !== 'GET' || !url?.startsWith(MANAGE_PREFIX) || !headers.authorization || headers.origin || headers['content-length'] || headers['transfer-encoding']) return false;
-      const scope = services.sites.peek(normalizeHost(headers.host));
+      const scope = services.sites.peek(requestHost(headers.host, request.socket.remoteAddress, services.config.HOST));
       if (!scope || scope.workspace.status !== 'active') return false;
       const keyId = gate.peekKeyId(scope, headers.authorization);
       const held = keyId ? manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url) : undefined;

@@ -26,9 +26,10 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
   });
 }
 
-async function serveFile(services: Services, request: FastifyRequest, reply: FastifyReply) {
+async function serveFile(services: Services, gate: AccessGate, request: FastifyRequest, reply: FastifyReply) {
   const { id } = request.params as { id: string };
   const scope = requireScope(request);
+  await gate.assertPublicOpen(scope);
   const db = services.workspaceDb(scope.workspace);
   const doc = await db
     .collection<MediaDoc>(MEDIA_COLLECTIONS.items)
@@ -72,10 +73,11 @@ async function serveFile(services: Services, request: FastifyRequest, reply: Fas
 
 /**
  * The public file URL of every media item: `/media/files/:id/:filename` (the filename is only for
- * people and download dialogs). Anonymous, like the site's pages that embed these files.
+ * people and download dialogs). Anonymous, like the site's pages that embed these files, and so
+ * under the site's Public API switch: off → 404 for everyone, signed in or not (docs/media.md).
  */
-export async function mediaFilesExtension(app: FastifyInstance, services: Services, _gate: AccessGate): Promise<void> {
-  const handler = (request: FastifyRequest, reply: FastifyReply) => serveFile(services, request, reply);
+export async function mediaFilesExtension(app: FastifyInstance, services: Services, gate: AccessGate): Promise<void> {
+  const handler = (request: FastifyRequest, reply: FastifyReply) => serveFile(services, gate, request, reply);
   // HEAD is declared, not left to Fastify's automatic HEAD route, which would read the whole file
   // from GridFS only to throw it away (and send Content-Length: 0 for an empty reply).
   for (const url of ['/media/files/:id', '/media/files/:id/:filename']) app.route({ method: ['GET', 'HEAD'], url, handler });

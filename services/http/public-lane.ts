@@ -4,7 +4,7 @@ import { fastifyCookie } from '@fastify/cookie';
 import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
 import { etagMatches } from '../core/file-reply.ts';
-import { normalizeHost } from '../core/tenants.ts';
+import { requestHost } from '../core/tenants.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
 import { requestIdOf } from './request-id.ts';
@@ -56,7 +56,7 @@ export function createPublicLane(services: Services, gate: AccessGate, log: () =
       const { url, headers } = request;
       // A request with a body is left to the full path, which reads (and limits) it.
       if (request.method !== 'GET' || !url?.startsWith(PUBLIC_PREFIX) || headers['content-length'] || headers['transfer-encoding']) return false;
-      const scope = services.sites.peek(normalizeHost(headers.host));
+      const scope = services.sites.peek(requestHost(headers.host, request.socket.remoteAddress, services.config.HOST));
       if (!scope || scope.workspace.status !== 'active') return false;
       const held = peekReadyAnswer(services, scope.site._id, url);
       if (!held || !gate.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;

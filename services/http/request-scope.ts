@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { NotFoundError, WorkspaceSuspendedError } from '../core/errors.ts';
-import { normalizeHost } from '../core/tenants.ts';
+import { requestHost } from '../core/tenants.ts';
 import type { SiteResolver, SiteScope } from '../platform/tenancy.ts';
 import type { RequestFacts } from '../core/context.ts';
 
@@ -24,13 +24,13 @@ const isPublicUrl = (url: string) => url === '/api/v1' || PUBLIC_PREFIXES.some((
  * A suspended workspace answers its public API (and media files) 404 and every other surface
  * (Management API, admin, MCP, OAuth) 423 `{ error: "Workspace suspended" }`.
  */
-export const requestScopePlugin = fp<{ resolver: SiteResolver }>(
-  async (app, { resolver }) => {
+export const requestScopePlugin = fp<{ resolver: SiteResolver; listenHost: string }>(
+  async (app, { resolver, listenHost }) => {
     app.decorateRequest('siteScope', null);
     // The cached case (nearly every request) answers synchronously; only a miss waits on the database.
     app.addHook('onRequest', (request, _reply, done) => {
       if (request.routeOptions.config?.siteless) return done();
-      const host = normalizeHost(request.headers.host);
+      const host = requestHost(request.headers.host, request.raw.socket?.remoteAddress, listenHost);
       const settle = (scope: SiteScope | null) => {
         if (scope && scope.workspace.status !== 'active') {
           return done(isPublicUrl(request.url) ? new NotFoundError('Unknown site') : new WorkspaceSuspendedError());

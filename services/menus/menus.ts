@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, type EntryDoc } from '../content/model.ts';
+import { SafeUrlString, safeUrl } from '../core/safe-url.ts';
 
 export interface MenuItem {
   label: string;
@@ -38,7 +39,7 @@ type ItemInput = { label: string; url?: string; entryId?: string; target?: '_sel
 function itemInput(depth: number): z.ZodType<ItemInput> {
   const base = z.object({
     label: z.string().max(200).default(''),
-    url: z.string().max(2000).optional(),
+    url: SafeUrlString.optional(),
     entryId: z.string().optional(),
     target: z.enum(['_self', '_blank']).optional(),
     ...(depth > 1 ? { children: z.array(itemInput(depth - 1)).max(100).optional() } : {}),
@@ -85,7 +86,8 @@ function collectEntryIds(items: MenuItem[], into: Set<string>): Set<string> {
 /**
  * Items pointing at entries get the entry's current title (when no label is given) and slug. On
  * the public side only published entries count (their published slug and title); an item whose
- * entry is not visible is left out, with its children.
+ * entry is not visible is left out, with its children. A stored URL the link rule refuses (saved
+ * before the rule) is answered as no URL, so no client renders it as a link.
  */
 export async function resolveMenus(ctx: OperationContext, menus: MenuDoc[], publicView: boolean): Promise<MenuView[]> {
   const ids = [...collectEntryIds(menus.flatMap((m) => m.items), new Set())];
@@ -105,7 +107,7 @@ export async function resolveMenus(ctx: OperationContext, menus: MenuDoc[], publ
         title = publicView && doc.live ? doc.live.title : doc.title;
         entry = { id: doc._id, type: doc.type, slug };
       }
-      return [{ label: item.label || title || '', url: item.url ?? (entry ? `/${entry.slug}` : null), target: item.target ?? '_self', entry, children: resolve(item.children ?? []) }];
+      return [{ label: item.label || title || '', url: (item.url ? safeUrl(item.url) : null) ?? (entry ? `/${entry.slug}` : null), target: item.target ?? '_self', entry, children: resolve(item.children ?? []) }];
     });
 
   return menus.map((m) => ({

@@ -5,6 +5,7 @@ import { createRuntime } from '../../services/runtime.ts';
 import { closeServices } from '../../services/core/services.ts';
 import { featuresWithProbe } from './probe-feature.ts';
 import { bearer } from './world-helpers.ts';
+import { multipartBody, pdfOfSize } from '../media/support.ts';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 
 let world: World;
@@ -90,5 +91,35 @@ describe('Public API switch', () => {
     const on = await second.app.inject({ method: 'PATCH', url: '/api/settings', headers: { cookie: admin.cookie, origin: admin.origin }, payload: { api: { publicEnabled: true } } });
     expect(on.statusCode).toBe(200);
     for (const res of await both({ method: 'GET', url: '/api/v1/probe-same' })) expect(res.statusCode).toBe(200);
+  });
+
+  it('also closes what the site publishes outside /api/v1: media files and the export preview, signed in or not', async () => {
+    const { key } = await createApiKey(world, { capabilities: ['settings:manage', 'media:upload'] });
+    const body = multipartBody('notes.pdf', pdfOfSize(2000), 'application/pdf');
+    const uploaded = await world.app.inject({ method: 'POST', url: '/api/manage/v1/media', payload: body.payload, headers: { ...bearer(key), ...body.headers } });
+    expect(uploaded.statusCode).toBe(201);
+    const file = `/media/files/${uploaded.json().id}`;
+    const signedIn = { cookie: admin.cookie };
+    for (const res of await both({ method: 'GET', url: file })) expect(res.statusCode).toBe(200);
+    for (const res of await both({ method: 'GET', url: '/static-preview' })) expect(res.statusCode).toBe(301);
+
+    expect((await world.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers: bearer(key), payload: { api: { publicEnabled: false } } })).statusCode).toBe(200);
+    for (const request of [
+      { method: 'GET', url: file },
+      { method: 'HEAD', url: file },
+      { method: 'GET', url: `${file}/notes.pdf` },
+      { method: 'GET', url: file, headers: signedIn },
+      { method: 'GET', url: '/static-preview' },
+      { method: 'GET', url: '/static-preview/' },
+      { method: 'GET', url: '/static-preview/en/index.html', headers: signedIn },
+    ] as InjectOptions[]) {
+      for (const res of await both(request)) {
+        expect(res.statusCode, `${request.method} ${request.url}`).toBe(404);
+        if (request.method === 'GET') expect(res.json()).toEqual({ error: 'Not found' });
+      }
+    }
+
+    expect((await world.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers: bearer(key), payload: { api: { publicEnabled: true } } })).statusCode).toBe(200);
+    for (const res of await both({ method: 'GET', url: file })) expect(res.statusCode).toBe(200);
   });
 });

@@ -54,6 +54,10 @@ const REFUSED_URLS = [
   'https://[::ffff:a9fe:a9fe]/hook', // mapped 169.254.169.254 in hex
   'https://[64:ff9b::7f00:1]/hook', // NAT64 of 127.0.0.1
   'https://[2002:c0a8:101::1]/hook', // 6to4 of 192.168.1.1
+  'https://[64:ff9b:1::808:808]/hook', // local-use NAT64
+  'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook', // Teredo
+  'https://[::ffff:0:7f00:1]/hook', // SIIT-translated 127.0.0.1
+  'https://192.88.99.1/hook', // 6to4 relay anycast
   'https://[ff02::1]/hook',
   'https://loopback.example.test/hook',
   'https://private.example.test/hook',
@@ -79,6 +83,34 @@ describe('SSRF guard', () => {
     for (const address of ['127.0.0.1', '10.9.9.9', '192.168.0.1', '172.20.0.1', '169.254.1.1', '::1', '::', 'fe80::abcd%eth0', 'fc00::', 'fdff::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::127.0.0.1', '64:ff9b::a00:1', '2002:7f00:1::', 'not-an-ip', '224.0.0.1', '255.255.255.255']) {
       expect(isPublicAddress(address), address).toBe(false);
     }
+  });
+
+  it('refuses every block of the IANA special-purpose registries that is not globally reachable unicast', () => {
+    const refused = [
+      // IPv4: this network, private, CGNAT (both ends), loopback, link-local, protocol assignments,
+      // documentation, 6to4 relay anycast, benchmarking (both /16s of the /15), multicast, reserved, broadcast.
+      '0.0.0.0', '0.1.2.3', '10.255.255.255', '100.64.0.0', '100.127.255.255', '127.255.255.254', '169.254.169.254',
+      '192.0.0.9', '192.0.0.170', '192.0.2.1', '192.88.99.1', '192.88.99.255', '198.18.0.1', '198.19.255.255',
+      '198.51.100.7', '203.0.113.9', '224.0.0.251', '239.255.255.250', '240.0.0.1', '255.255.255.255',
+      // IPv4-mapped, IPv4-compatible and SIIT-translated (::ffff:0:0:0/96) forms, public or not.
+      '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::ffff:0:808:808', '::ffff:0:7f00:1', '::ffff:0:0:0', '::8.8.8.8', '::1', '::',
+      // NAT64: the well-known prefix with an internal address, the local-use prefix whatever it embeds.
+      '64:ff9b::7f00:1', '64:ff9b::c0a8:101', '64:ff9b::a9fe:a9fe', '64:ff9b:1::808:808', '64:ff9b:1:ffff::1',
+      // Discard-only, dummy prefix, Teredo and the rest of 2001::/23, documentation, SRv6.
+      '100::1', '100::1:0:0:1', '100:0:0:1::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:1::1', '2001:2::5', '2001:10::1', '2001:1ff:ffff::1',
+      '2001:db8::1', '3fff::1', '3fff:fff::1', '5f00::1',
+      // 6to4 of internal IPv4 addresses (10.0.0.1, 127.0.0.1, 192.168.1.1, 100.64.0.1).
+      '2002:a00:1::1', '2002:7f00:1::', '2002:c0a8:101::1', '2002:6440:1::1',
+      // Unique-local, link-local (with a zone), old site-local, multicast, other unassigned space.
+      'fc00::1', 'fdff:ffff::1', 'fe80::1', 'fe80::1%eth0', 'febf::1', 'fec0::1', 'ff02::1', 'ff0e::1', '4000::1', 'e000::1', '1::1',
+    ];
+    for (const address of refused) expect(isPublicAddress(address), address).toBe(false);
+    // Public neighbours of those blocks stay reachable.
+    const allowed = [
+      '100.63.255.255', '100.128.0.0', '192.88.98.255', '192.88.100.0', '198.17.255.255', '198.20.0.0', '223.255.255.255',
+      '64:ff9b::808:808', '::ffff:8.8.8.8', '2002:808:808::1', '2001:200::1', '2001:4860:4860::8888', '2001:db9::1', '3fff:1000::1', '2600::1',
+    ];
+    for (const address of allowed) expect(isPublicAddress(address), address).toBe(true);
   });
 
   it('refuses every internal target when saved (400) and stores nothing', async () => {
