@@ -59,6 +59,11 @@ export const oauthIndexes: IndexSpec[] = [
 ];
 
 
+/** An OAuth principal's `keyId` (rate limits, audit rows and webhook ownership key on it). */
+export const oauthKeyId = (grantId: string) => `oauth:${grantId}`;
+/** The grant behind such a `keyId`, or null for an API key's id. */
+export const grantIdOfKeyId = (keyId: string) => (keyId.startsWith('oauth:') ? keyId.slice('oauth:'.length) : null);
+
 export const ACCESS_TOKEN_PREFIX = 'svo_';
 export const REFRESH_TOKEN_PREFIX = 'svr_';
 export const CODE_TTL_MS = 60_000;
