@@ -31,7 +31,7 @@ const entryData = { id: 'string', type: 'string', slug: 'string', locale: 'strin
  * headless frontends cache site-wide settings (title, permalinks) and need to know when to refresh.
  * `data` lists the fields of each event's data and their types, `requires` the capability that
  * reads that data (the one that reads it through the API: entries → content:read, users and
- * sign-ins → users:read, the service's version → platform:read); docs/webhooks.md says which
+ * sign-ins → users:read, the service's version → site:admin, as `GET /diagnostics`); docs/webhooks.md says which
  * operation emits each one.
  */
 export const CORE_EVENTS: readonly EventDescriptor[] = [
@@ -53,7 +53,7 @@ export const CORE_EVENTS: readonly EventDescriptor[] = [
   { event: 'plugin.uninstalled', description: 'A plugin was removed.', data: { id: 'string' }, requires: 'plugins:read' },
   { event: 'theme.installed', description: 'A theme was installed.', data: { id: 'string', name: 'string', version: 'string' }, requires: 'themes:read' },
   { event: 'theme.activated', description: 'A theme became the active theme.', data: { id: 'string', previous: 'string | null' }, requires: 'themes:read' },
-  { event: 'core.updated', description: 'The service was upgraded to a new version.', data: { from: 'string', to: 'string' }, requires: 'platform:read' },
+  { event: 'core.updated', description: 'The service was upgraded to a new version.', data: { from: 'string', to: 'string' }, requires: 'site:admin' },
   { event: 'settings.updated', description: 'Site settings were changed.', data: { changed: 'string[]' }, requires: 'settings:read' },
 ];
 

@@ -9,6 +9,11 @@ export interface OAuthClientDoc {
   name: string;
   redirectUris: string[];
   createdAt: Date;
+  /**
+   * When it first got a grant; null until then (it is removed once unused for a day, clients.ts).
+   * Absent on clients stored before this was recorded: the purge looks for their grants.
+   */
+  grantedAt?: Date | null;
 }
 
 /** One user's consent to one client: codes and tokens hang off it, revoking it ends them all. */
