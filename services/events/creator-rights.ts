@@ -3,6 +3,8 @@ import type { Capability } from '../core/capabilities.ts';
 import { accessCollections } from '../access/model.ts';
 import { accessOfUser } from '../access/user-access.ts';
 import { grantIdOfKeyId, oauthCollections, oauthKeyId } from '../oauth/model.ts';
+import type { Services } from '../core/context.ts';
+import { eventReadRights, PLUGIN_EVENT_DEFAULT_REQUIRES } from './catalog.ts';
 import type { EndpointDoc } from './model.ts';
 
 /** Who made an endpoint: the key (an API key's id, or `oauth:<grantId>`) or, without one, the user. */
@@ -87,4 +89,18 @@ export async function liveGrantsAmong(db: Db, siteId: string, grantIds: readonly
   if (grantIds.length === 0) return new Set();
   const live = await oauthCollections(db).grants.find({ siteId, _id: { $in: [...grantIds] }, revokedAt: null }, { projection: { _id: 1 } }).toArray();
   return new Set(live.map((grant) => grant._id));
+}
+
+/**
+ * For a delivery pass: why the endpoint's creator may not receive an event now (the missing
+ * capability, as the history's error), or null. Read once per pass: rows stored before the creator
+ * lost the right (retries, a backlog behind a pause) are not sent after it.
+ */
+export async function creatorWithholds(services: Services, db: Db, siteId: string, endpoint: Creator): Promise<(event: string) => string | null> {
+  const [reads, creators] = await Promise.all([eventReadRights(services, siteId), loadCreatorRights(db, siteId, [endpoint])]);
+  const rights = creators.get(creatorOf(endpoint));
+  return (event) => {
+    const capability = reads.get(event) ?? PLUGIN_EVENT_DEFAULT_REQUIRES;
+    return mayRead(rights, capability, services.clock.now().getTime()) ? null : `withheld: the endpoint's creator no longer holds ${capability}`;
+  };
 }

@@ -39,8 +39,8 @@ describe('webhook endpoints follow their creator\'s rights', () => {
     const response = await world.app.inject({ method: 'PATCH', url: `/api/manage/v1/users/${id}`, headers: asKey(manager), payload: { role } });
     expect(response.statusCode, response.body).toBe(200);
   };
-  async function endpoint(headers: Record<string, string>, path: string, events: string[]) {
-    const receiver = await startReceiver();
+  async function endpoint(headers: Record<string, string>, path: string, events: string[], respond?: Parameters<typeof startReceiver>[0]) {
+    const receiver = await startReceiver(respond);
     receivers.push(receiver);
     const response = await world.app.inject({ method: 'POST', url: path, headers, payload: { name: `to ${receiver.port}`, url: receiver.url, events } });
     expect(response.statusCode, response.body).toBe(201);
@@ -121,5 +121,29 @@ describe('webhook endpoints follow their creator\'s rights', () => {
     expect(removed.statusCode, removed.body).toBe(200);
     await emit(world, 'user.updated', { id: 'probe-4', email: 'p4@example.test', role: 'viewer' });
     expect(await deliveries.countDocuments({ endpointId: made.id })).toBe(0);
+  });
+
+  it('does not send what was stored before the loss: a retry after the key is revoked fails as withheld', async () => {
+    const key = await createApiKey(world, { capabilities: ['settings:manage', 'content:read'], name: 'retrying' });
+    // The receiver fails every attempt, so the delivery is waiting for a retry when the key is revoked.
+    const made = await endpoint(asKey(key.key), '/api/manage/v1/webhooks', ['content.updated'], () => ({ status: 503 }));
+    const { deliveries, historyOf } = await siteDb(world);
+    await emit(world, 'content.updated', { id: 'retry-1', type: 'post', slug: 's', locale: 'en', status: 'draft', version: '2' });
+    await eventually(async () => made.receiver.received.length >= 1, 'the first attempt', 20_000);
+    const revokedAnswer = await world.app.inject({ method: 'POST', url: `/api/api-keys/${key.id}/revoke`, headers: { cookie: admin.cookie, origin: admin.origin } });
+    expect(revokedAnswer.statusCode).toBe(200);
+    const sentBefore = made.receiver.received.length;
+    const row = await eventually(async () => {
+      const found = await deliveries.findOne({ endpointId: made.id });
+      return found?.status === 'failed' && found;
+    }, 'the withheld delivery', 30_000);
+    expect(row.error).toBe("withheld: the endpoint's creator no longer holds content:read");
+    expect(row.attempts).toBeLessThan(6);
+    // A pass already sending when the key was revoked may have made one more attempt; none after.
+    expect(made.receiver.received.length).toBeLessThanOrEqual(sentBefore + 1);
+    const history = await historyOf(row._id);
+    expect(history.at(-1)).toMatchObject({ status: 'failed', error: row.error });
+    // Withholding says nothing about the receiver: the circuit breaker is not moved by it.
+    expect(await (await siteDb(world)).endpoints.findOne({ _id: made.id })).toMatchObject({ pausedAt: null });
   });
 });
