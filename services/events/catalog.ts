@@ -30,9 +30,9 @@ const entryData = { id: 'string', type: 'string', slug: 'string', locale: 'strin
  * The core catalog (contract 6.1) plus `settings.updated`, the twentieth event chosen here:
  * headless frontends cache site-wide settings (title, permalinks) and need to know when to refresh.
  * `data` lists the fields of each event's data and their types, `requires` the capability that
- * reads that data (the one that reads it through the API: entries → content:read, users and
- * sign-ins → users:read, the service's version → site:admin, as `GET /diagnostics`); docs/webhooks.md says which
- * operation emits each one.
+ * reads that data through the API (entries → content:read, users and sign-ins → users:read, the
+ * service's version → site:admin, as `GET /diagnostics`); docs/webhooks.md says which operation
+ * emits each one.
  */
 export const CORE_EVENTS: readonly EventDescriptor[] = [
   { event: 'content.created', description: 'A content entry was created.', data: { ...entryData }, requires: 'content:read' },

@@ -329,7 +329,7 @@ async function sendBatch(
     if (!(error instanceof TargetRejectedError)) throw error;
     refused = error.transient ? { error: error.message, final: false, status: 'failed' } : { error: error.message, final: true, status: 'blocked' };
   }
-  // Neither when everything was withheld: nothing to send.
+  // Both unset when every claim was withheld: nothing to send.
   if (refused) {
     const at = services.clock.now();
     for (const { row, attempt } of claims) {

@@ -5,7 +5,7 @@ import { BadRequestError, TooManyRequestsError, UnauthorizedError } from '../cor
 import { formatZodError } from '../core/operation.ts';
 import { CAPABILITIES, type Capability } from '../core/capabilities.ts';
 import type { AccessGate } from '../access/gate.ts';
-import { ClientCapReachedError, findClient, registerClient } from '../oauth/clients.ts';
+import { findClient, registerClient } from '../oauth/clients.ts';
 import { exceeded, rateLimitHeaders } from '../access/rate-limit.ts';
 import { consentPage, signConsent, verifyConsent, type AuthorizationRequest } from '../oauth/consent.ts';
 import { OAuthError, createGrantWithCode, exchangeCode, refreshTokens, revokeGrant, grantOfToken } from '../oauth/grants.ts';
@@ -113,14 +113,7 @@ export async function oauthExtension(app: FastifyInstance, services: Services, g
       if (exceeded(rate)) throw new TooManyRequestsError(rate.resetSeconds);
       const parsed = Registration.safeParse(request.body ?? {});
       if (!parsed.success) return reply.code(400).send({ error: 'invalid_client_metadata', error_description: formatZodError(parsed.error) });
-      let client;
-      try {
-        client = await registerClient(db, scope.site._id, parsed.data.client_name ?? 'MCP client', parsed.data.redirect_uris, now);
-      } catch (error) {
-        if (!(error instanceof ClientCapReachedError)) throw error;
-        // The site is full: unused clients free their place when they expire, so "later" is true.
-        throw new TooManyRequestsError(error.retryAfterSeconds ?? 3600);
-      }
+      const client = await registerClient(db, scope.site._id, parsed.data.client_name ?? 'MCP client', parsed.data.redirect_uris, now);
       return reply.code(201).send({
         client_id: client._id,
         client_name: client.name,

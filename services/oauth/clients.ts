@@ -1,5 +1,6 @@
 import type { Db } from 'mongodb';
 import { newId } from '../core/ids.ts';
+import { TooManyRequestsError } from '../core/errors.ts';
 import { oauthCollections, type OAuthClientDoc } from './model.ts';
 
 /**
@@ -14,17 +15,12 @@ export const UNUSED_CLIENT_TTL_MS = 24 * 60 * 60_000;
 /** Unused clients one registration removes at most (the cap bounds them anyway). */
 const PURGE_BATCH = 1_000;
 
-/** The site is full: `retryAfterSeconds` until its oldest unused client expires, when there is one. */
-export class ClientCapReachedError extends Error {
-  constructor(readonly retryAfterSeconds: number | null) {
-    super('Too many registered clients');
-  }
-}
-
 /**
  * Stores a dynamically registered client (RFC 7591) of one site, after removing the site's expired
  * unused clients. Inserted, then counted: a registration that finds the site over its cap removes
- * itself again, so concurrent ones never leave more than the cap (they may both be refused).
+ * itself again, so concurrent ones never leave more than the cap (they may both be refused). A full
+ * site answers 429: unused clients free their place when they expire, so "later" is true; the wait
+ * is until the oldest of them expires (an hour when none will).
  */
 export async function registerClient(db: Db, siteId: string, name: string, redirectUris: string[], now: Date): Promise<OAuthClientDoc> {
   const { clients } = oauthCollections(db);
@@ -34,8 +30,8 @@ export async function registerClient(db: Db, siteId: string, name: string, redir
   if ((await clients.countDocuments({ siteId })) > MAX_CLIENTS_PER_SITE) {
     await clients.deleteOne({ _id: client._id, siteId });
     const oldest = await clients.find({ siteId, grantedAt: null }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next();
-    const expiresAt = oldest ? oldest.createdAt.getTime() + UNUSED_CLIENT_TTL_MS : null;
-    throw new ClientCapReachedError(expiresAt === null ? null : Math.max(1, Math.ceil((expiresAt - now.getTime()) / 1000)));
+    const waitMs = oldest ? oldest.createdAt.getTime() + UNUSED_CLIENT_TTL_MS - now.getTime() : 60 * 60_000;
+    throw new TooManyRequestsError(waitMs / 1000);
   }
   return client;
 }
