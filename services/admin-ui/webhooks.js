@@ -27,7 +27,9 @@ function endpointRow(endpoint) {
       {},
       endpoint.pausedAt
         ? el('span', { className: 'status-paused', title: endpoint.pauseReason ?? '' }, `paused since ${formatDate(endpoint.pausedAt)}: ${endpoint.pauseReason ?? ''}`)
-        : 'delivering',
+        : endpoint.withheldEvents.length
+          ? el('span', { className: 'status-paused' }, `not receiving ${endpoint.withheldEvents.join(', ')}: its creator lost the right to read them`)
+          : 'delivering',
     ),
     el(
       'td',

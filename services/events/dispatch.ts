@@ -4,6 +4,7 @@ import { newId } from '../core/ids.ts';
 import { serviceVersion } from '../core/version.ts';
 import type { DeliveryPassResult, EndpointRef } from '../../workflows/contracts/endpoint-actor.ts';
 import { findBatch, recordBatch } from './history.ts';
+import { creatorWithholds } from './creator-rights.ts';
 import { eventCollections, type AttemptBatchDoc, type AttemptStatus, type DeliveryDoc, type EndpointDoc } from './model.ts';
 import { secretBinding } from './secrets.ts';
 import { sendDelivery } from './sender.ts';
@@ -29,6 +30,8 @@ interface Outcome {
   final: boolean;
   /** Set by writeOutcomes when the row was scheduled again (epoch ms). */
   retryAt: number | null;
+  /** Not sent: the endpoint's creator lost the right to read the event (final; not the receiver's failure). */
+  withheld?: true;
 }
 
 /**
@@ -81,6 +84,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
     return { attempted, more: false, nextDueAt: null, paused: false };
   }
   if (endpoint.pausedAt) return { attempted, more: false, nextDueAt: null, paused: true };
+  const withholds = await creatorWithholds(services, services.workspaceDb({ dbName: ref.dbName }), ref.siteId, endpoint);
   // The batch a dead pass was sending: its attempts whose outcome was never written are recorded
   // as interrupted and made again, with the same delivery id.
   const interrupted = new Map((endpoint.inflight ?? []).map((entry) => [entry.id, entry.attempt]));
@@ -179,7 +183,7 @@ export async function runDeliveryPass(services: Services, ref: EndpointRef, cont
       next.catch(() => undefined); // awaited with the next batch; a pass that ends first drops it
       readAhead = next;
     }
-    const { outcomes, unsent } = await sendBatch(services, ref, endpoint, claims, control, pace, batch, began + settings.passBudgetMs);
+    const { outcomes, unsent } = await sendBatch(services, ref, endpoint, claims, control, pace, batch, began + settings.passBudgetMs, withholds);
     queue.settled(rows.map((row) => row._id));
     queue.requeue(unsent.map((claim) => claim.row._id));
     attempted += outcomes.length;
@@ -292,34 +296,46 @@ async function takeInbox(services: Services, ref: EndpointRef): Promise<string[]
   return taken?.inbox ?? [];
 }
 
-/** Sends each claimed row (bounded concurrency, optional rate), then writes every outcome. */
+/**
+ * Sends each claimed row (bounded concurrency, optional rate), then writes every outcome. A row
+ * whose event the endpoint's creator may no longer read is not sent: it fails at once (final).
+ */
 async function sendBatch(
   services: Services,
   ref: EndpointRef,
   endpoint: EndpointDoc,
-  claims: Claim[],
+  taken: Claim[],
   control: PassControl,
   pace: { nextStart: number },
   batch: string,
   deadline: number,
+  withholds: (event: string) => string | null,
 ): Promise<{ outcomes: Outcome[]; unsent: Claim[] }> {
   const settings = webhookSettings(services);
+  const outcomes: Outcome[] = [];
+  const claims: Claim[] = [];
+  const now = services.clock.now();
+  for (const claim of taken) {
+    const why = withholds(claim.row.event);
+    if (why === null) claims.push(claim);
+    else outcomes.push({ ...claim, status: 'failed', responseCode: null, error: why, startedAt: now, finishedAt: now, final: true, retryAt: null, withheld: true });
+  }
   let target: VettedTarget | null = null;
   let refused: { error: string; final: boolean; status: 'blocked' | 'failed' } | null = null;
   try {
     // Checked again now: the name may resolve elsewhere than when the endpoint was saved.
-    target = await settings.guard.vet(endpoint.url);
+    if (claims.length > 0) target = await settings.guard.vet(endpoint.url);
   } catch (error) {
     if (!(error instanceof TargetRejectedError)) throw error;
     refused = error.transient ? { error: error.message, final: false, status: 'failed' } : { error: error.message, final: true, status: 'blocked' };
   }
-  const outcomes: Outcome[] = [];
-  if (!target || refused) {
+  // Both unset when every claim was withheld: nothing to send.
+  if (refused) {
     const at = services.clock.now();
     for (const { row, attempt } of claims) {
-      outcomes.push({ row, attempt, status: refused!.status, responseCode: null, error: refused!.error, startedAt: at, finishedAt: at, final: refused!.final, retryAt: null });
+      outcomes.push({ row, attempt, status: refused.status, responseCode: null, error: refused.error, startedAt: at, finishedAt: at, final: refused.final, retryAt: null });
     }
-  } else {
+  } else if (target) {
     const secret = settings.secrets.open(endpoint.secretEnc, secretBinding(ref.siteId, endpoint._id));
     const concurrency = endpoint.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY;
     const spacingMs = endpoint.maxPerSecond ? 1000 / endpoint.maxPerSecond : 0;
@@ -359,7 +375,7 @@ async function sendBatch(
     );
   }
   const sent = new Set(outcomes.map((o) => o.row._id));
-  const unsent = claims.filter((claim) => !sent.has(claim.row._id));
+  const unsent = taken.filter((claim) => !sent.has(claim.row._id));
   await writeOutcomes(services, ref, outcomes, batch, unsent);
   return { outcomes, unsent };
 }
@@ -530,8 +546,10 @@ async function failWithoutSending(services: Services, ref: EndpointRef, error: s
  * history (attempt 0, status `paused`, of the delivery that tripped it), shown by the admin page,
  * and announced with the `webhook.endpointPaused` action for plugins. Returns true when paused.
  */
-async function tripBreaker(services: Services, ref: EndpointRef, endpoint: EndpointDoc, outcomes: Outcome[]): Promise<boolean> {
+async function tripBreaker(services: Services, ref: EndpointRef, endpoint: EndpointDoc, all: Outcome[]): Promise<boolean> {
   const { endpoints, attempts } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
+  // What was withheld says nothing about the receiver.
+  const outcomes = all.filter((o) => !o.withheld);
   const key = { _id: ref.endpointId };
   if (outcomes.length === 0) return false;
   if (outcomes.some((o) => o.status === 'succeeded')) {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { ListQuery, PageInfo } from '../core/paging.ts';
-import { listEventDescriptors } from './catalog.ts';
+import { EventDescriptorSchema, listEventDescriptors } from './catalog.ts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -106,10 +106,10 @@ export const listEventsOp = defineOperation({
   surface: 'manage',
   method: 'GET',
   path: '/events',
-  summary: 'The event catalog: every event a webhook can subscribe to',
+  summary: 'The event catalog: every event a webhook can subscribe to, and the capability that reads it',
   requires: 'authenticated',
   input: z.object({}),
-  output: z.object({ events: z.array(z.object({ event: z.string(), description: z.string(), data: z.record(z.string(), z.string()) })) }),
+  output: z.object({ events: z.array(EventDescriptorSchema) }),
   async handler(ctx) {
     return { events: await listEventDescriptors(ctx.services, ctx.site._id) };
   },

@@ -3,11 +3,12 @@ import { assertSwitch, withinCountQuota } from '../platform/quota-guard.ts';
 import { ListQuery, pageById } from '../core/paging.ts';
 import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
-import { BadRequestError, NotFoundError } from '../core/errors.ts';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { topics } from '../core/topics.ts';
-import { actorKeyId, actorUserId } from '../core/principal.ts';
-import { knownEventNames } from './catalog.ts';
+import { actorKeyId, actorUserId, hasCapability } from '../core/principal.ts';
+import { eventReadRights } from './catalog.ts';
+import { creatorOf, loadCreatorRights, mayRead } from './creator-rights.ts';
 import { eventCollections, type EndpointDoc } from './model.ts';
 import { generateWebhookSecret, secretBinding } from './secrets.ts';
 import { DEFAULT_ENDPOINT_CONCURRENCY } from './settings.ts';
@@ -38,11 +39,16 @@ export const EndpointView = z.object({
   /** Set when the circuit breaker paused the endpoint (nothing is sent until it is resumed). */
   pausedAt: z.string().nullable(),
   pauseReason: z.string().nullable(),
+  /**
+   * Subscribed events it does not receive now: its creator (the key, grant or user that made it)
+   * no longer holds the capability that reads them. They flow again if the right comes back.
+   */
+  withheldEvents: z.array(z.string()),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 
-export const toView = (doc: EndpointDoc): z.infer<typeof EndpointView> => ({
+const toView = (doc: EndpointDoc, withheldEvents: string[]): z.infer<typeof EndpointView> => ({
   id: doc._id,
   name: doc.name,
   url: doc.url,
@@ -53,9 +59,21 @@ export const toView = (doc: EndpointDoc): z.infer<typeof EndpointView> => ({
   maxPerSecond: doc.maxPerSecond ?? null,
   pausedAt: doc.pausedAt?.toISOString() ?? null,
   pauseReason: doc.pauseReason ?? null,
+  withheldEvents,
   createdAt: doc.createdAt.toISOString(),
   updatedAt: doc.updatedAt.toISOString(),
 });
+
+/** The views of these endpoints, with what each creator's current rights withhold (one load for all). */
+async function viewsOf(ctx: OperationContext, docs: EndpointDoc[]): Promise<Array<z.infer<typeof EndpointView>>> {
+  if (docs.length === 0) return [];
+  const [reads, creators] = await Promise.all([eventReadRights(ctx.services, ctx.site._id), loadCreatorRights(ctx.db, ctx.site._id, docs)]);
+  const now = ctx.services.clock.now().getTime();
+  return docs.map((doc) => {
+    const rights = creators.get(creatorOf(doc));
+    return toView(doc, doc.events.filter((event) => reads.has(event) && !mayRead(rights, reads.get(event)!, now)));
+  });
+}
 
 /**
  * Which endpoints the caller may see and change (contract 5.11): a key only those it registered;
@@ -67,7 +85,13 @@ export function ownerFilter(ctx: OperationContext, surface: 'manage' | 'admin'):
   return { siteId: ctx.site._id, ownerKeyId: actorKeyId(ctx.principal) };
 }
 
-async function checkInput(ctx: OperationContext, input: Partial<EndpointInput>): Promise<void> {
+/**
+ * The URL is a target the guard accepts; every event is in the catalog (400) and readable by the
+ * caller as it holds its rights now (403: a subscription never reads more than its maker could
+ * through the API). `events` is what the endpoint will subscribe to once saved: an update of the
+ * URL or switching it on checks them too, so nobody sends to a place of theirs events they cannot read.
+ */
+async function checkInput(ctx: OperationContext, input: Partial<EndpointInput>, events: readonly string[] | undefined): Promise<void> {
   if (input.url !== undefined) {
     try {
       await ctx.services.webhooks.guard.vet(input.url);
@@ -76,11 +100,12 @@ async function checkInput(ctx: OperationContext, input: Partial<EndpointInput>):
       throw error;
     }
   }
-  if (input.events) {
-    const known = await knownEventNames(ctx.services, ctx.site._id);
-    const unknown = input.events.find((event) => !known.has(event));
-    if (unknown) throw new BadRequestError(`events: unknown event ${unknown}`);
-  }
+  if (!events) return;
+  const rights = await eventReadRights(ctx.services, ctx.site._id);
+  const unknown = input.events?.find((event) => !rights.has(event));
+  if (unknown) throw new BadRequestError(`events: unknown event ${unknown}`);
+  // An event the catalog no longer offers (its plugin is gone) is left as it is: nothing emits it.
+  if (events.some((event) => rights.has(event) && !hasCapability(ctx.principal, rights.get(event)!))) throw new ForbiddenError();
 }
 
 /**
@@ -92,7 +117,7 @@ async function subscriptionsChanged(ctx: OperationContext) {
 }
 
 export async function createEndpoint(ctx: OperationContext, input: EndpointInput) {
-  await checkInput(ctx, input);
+  await checkInput(ctx, input, input.events);
   const { endpoints } = eventCollections(ctx.db);
   const id = newId();
   const secret = generateWebhookSecret();
@@ -123,7 +148,16 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
 }
 
 export async function updateEndpoint(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string, input: Partial<EndpointInput>) {
-  await checkInput(ctx, input);
+  const { endpoints } = eventCollections(ctx.db);
+  // What it receives and where: a rename, a pause or new sending limits send nothing to anyone new.
+  const redirects = input.url !== undefined || input.active === true;
+  let events = input.events;
+  if (!events && redirects) {
+    const current = await endpoints.findOne({ ...filter, _id: id }, { projection: { events: 1 } });
+    if (!current) throw new NotFoundError();
+    events = current.events;
+  }
+  await checkInput(ctx, input, events);
   const set: Partial<EndpointDoc> = { updatedAt: ctx.services.clock.now() };
   if (input.name !== undefined) set.name = input.name;
   if (input.url !== undefined) set.url = input.url;
@@ -131,10 +165,10 @@ export async function updateEndpoint(ctx: OperationContext, filter: Filter<Endpo
   if (input.active !== undefined) set.active = input.active;
   if (input.concurrency !== undefined) set.concurrency = input.concurrency;
   if (input.maxPerSecond !== undefined) set.maxPerSecond = input.maxPerSecond;
-  const updated = await eventCollections(ctx.db).endpoints.findOneAndUpdate({ ...filter, _id: id }, { $set: set }, { returnDocument: 'after' });
+  const updated = await endpoints.findOneAndUpdate({ ...filter, _id: id }, { $set: set }, { returnDocument: 'after' });
   if (!updated) throw new NotFoundError();
   if (input.events !== undefined || input.active !== undefined) await subscriptionsChanged(ctx);
-  return { endpoint: toView(updated) };
+  return { endpoint: (await viewsOf(ctx, [updated]))[0] };
 }
 
 export async function deleteEndpoint(ctx: OperationContext, filter: Filter<EndpointDoc>, id: string) {
@@ -163,7 +197,7 @@ export async function resumeEndpoint(ctx: OperationContext, filter: Filter<Endpo
   await wakeActor(ctx.services, where, id).catch((error: unknown) => {
     ctx.services.log.warn({ endpointId: id, err: error instanceof Error ? error.message : String(error) }, 'webhook actor left for the drain');
   });
-  return { endpoint: toView(updated) };
+  return { endpoint: (await viewsOf(ctx, [updated]))[0] };
 }
 
 /** The old secret stops signing at once; the new one is returned this one time. */
@@ -181,5 +215,5 @@ export async function rotateSecret(ctx: OperationContext, filter: Filter<Endpoin
 /** One page of endpoints, oldest first by `_id` (time-ordered, unique: stable while inserting). */
 export async function listEndpoints(ctx: OperationContext, filter: Filter<EndpointDoc>, listName: string, query: z.infer<typeof ListQuery>) {
   const { rows, page } = await pageById(ctx, listName, eventCollections(ctx.db).endpoints, filter, query);
-  return { data: rows.map(toView), page };
+  return { data: await viewsOf(ctx, rows), page };
 }

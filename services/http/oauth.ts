@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Services } from '../core/context.ts';
-import { BadRequestError, UnauthorizedError } from '../core/errors.ts';
+import { BadRequestError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { formatZodError } from '../core/operation.ts';
 import { CAPABILITIES, type Capability } from '../core/capabilities.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { findClient, registerClient } from '../oauth/clients.ts';
+import { exceeded, rateLimitHeaders } from '../access/rate-limit.ts';
 import { consentPage, signConsent, verifyConsent, type AuthorizationRequest } from '../oauth/consent.ts';
 import { OAuthError, createGrantWithCode, exchangeCode, refreshTokens, revokeGrant, grantOfToken } from '../oauth/grants.ts';
 import { requireScope } from './request-scope.ts';
@@ -18,17 +19,24 @@ const resourcesOf = (request: FastifyRequest) => [mcpResourceOf(request), `${iss
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const redirectUri = z
-  .url()
+  .string()
+  .max(2_000)
+  .pipe(z.url())
   .refine((value) => {
     const url = new URL(value);
-    return !url.hash && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)));
-  }, 'must be https, or http on a loopback address, without a fragment');
+    return !url.hash && !url.username && !url.password && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)));
+  }, 'must be https, or http on a loopback address, without a fragment or credentials');
 
+/** Registration is open to anyone (RFC 7591), so everything it stores is bounded (docs/access.md). */
 const Registration = z.object({
   redirect_uris: z.array(redirectUri).min(1).max(10),
   client_name: z.string().min(1).max(200).optional(),
   token_endpoint_auth_method: z.literal('none').optional(),
 });
+/** Registrations per client IP and minute, on every gateway together (the shared rate counters). */
+export const REGISTRATIONS_PER_IP_PER_MIN = 10;
+/** Ten redirect URIs at their longest and a name fit; anything larger is refused before parsing (413). */
+const REGISTRATION_BODY_LIMIT = 32 * 1024;
 
 const AuthorizeQuery = z.object({
   response_type: z.literal('code'),
@@ -40,6 +48,16 @@ const AuthorizeQuery = z.object({
   resource: z.string().optional(),
   state: z.string().max(500).optional(),
 });
+
+/**
+ * An error of `GET /oauth/authorize`, answered here and never by redirecting to the client: any
+ * visitor can register a client with a redirect URI of their choosing, so sending the browser there
+ * unasked would make this site an open redirect (RFC 9700, 4.11.2). Only the user's own decision
+ * on the consent page (`POST /oauth/authorize`) sends the browser to the client.
+ */
+function authorizeError(reply: FastifyReply, error: string, description: string) {
+  return reply.code(400).header('cache-control', 'no-store').send({ error, error_description: description });
+}
 
 function redirectWith(reply: FastifyReply, target: string, params: Record<string, string | undefined>) {
   const url = new URL(target);
@@ -85,17 +103,17 @@ export async function oauthExtension(app: FastifyInstance, services: Services, g
     scoped.get('/.well-known/oauth-protected-resource', resourceMetadata);
     scoped.get('/.well-known/oauth-protected-resource/api/mcp', resourceMetadata);
 
-    scoped.post('/oauth/register', async (request, reply) => {
+    scoped.post('/oauth/register', { bodyLimit: REGISTRATION_BODY_LIMIT }, async (request, reply) => {
+      const scope = requireScope(request);
+      const db = services.workspaceDb(scope.workspace);
+      const now = services.clock.now();
+      // Counted before anything else, malformed attempts included: guessing costs the same budget.
+      const rate = await services.rateCounters.hit(db, scope.site._id, 'register', `oauth-register:ip:${request.ip}`, REGISTRATIONS_PER_IP_PER_MIN, now);
+      reply.headers(rateLimitHeaders([rate]));
+      if (exceeded(rate)) throw new TooManyRequestsError(rate.resetSeconds);
       const parsed = Registration.safeParse(request.body ?? {});
       if (!parsed.success) return reply.code(400).send({ error: 'invalid_client_metadata', error_description: formatZodError(parsed.error) });
-      const scope = requireScope(request);
-      const client = await registerClient(
-        services.workspaceDb(scope.workspace),
-        scope.site._id,
-        parsed.data.client_name ?? 'MCP client',
-        parsed.data.redirect_uris,
-        services.clock.now(),
-      );
+      const client = await registerClient(db, scope.site._id, parsed.data.client_name ?? 'MCP client', parsed.data.redirect_uris, now);
       return reply.code(201).send({
         client_id: client._id,
         client_name: client.name,
@@ -110,26 +128,25 @@ export async function oauthExtension(app: FastifyInstance, services: Services, g
       const scope = requireScope(request);
       const db = services.workspaceDb(scope.workspace);
       const query = (request.query ?? {}) as Record<string, string>;
-      const client = query.client_id ? await findClient(db, scope.site._id, query.client_id) : null;
-      // Without a known client and one of its redirect URIs there is nowhere safe to send an error.
-      if (!client || !client.redirectUris.includes(query.redirect_uri)) throw new BadRequestError('Unknown client or redirect_uri');
+      const client = typeof query.client_id === 'string' ? await findClient(db, scope.site._id, query.client_id) : null;
+      // Exactly one of the client's registered URIs (compared as strings: no prefix, no added query).
+      if (!client || typeof query.redirect_uri !== 'string' || !client.redirectUris.includes(query.redirect_uri)) {
+        throw new BadRequestError('Unknown client or redirect_uri');
+      }
       const parsed = AuthorizeQuery.safeParse(query);
-      if (!parsed.success) {
-        return redirectWith(reply, query.redirect_uri, { error: 'invalid_request', error_description: formatZodError(parsed.error), state: query.state });
-      }
+      if (!parsed.success) return authorizeError(reply, 'invalid_request', formatZodError(parsed.error));
       const resource = parsed.data.resource ?? mcpResourceOf(request);
-      if (!resourcesOf(request).includes(resource)) {
-        return redirectWith(reply, query.redirect_uri, { error: 'invalid_target', state: query.state });
-      }
+      if (!resourcesOf(request).includes(resource)) return authorizeError(reply, 'invalid_target', 'Unknown resource');
 
       const principal = await gate.authenticate('admin', credentialsOf(request), scope);
       if (principal.kind !== 'user') {
-        const next = request.url;
+        // Back here after signing in: a path on this origin, rebuilt from the validated request.
+        const next = `/oauth/authorize?${new URLSearchParams(Object.entries(parsed.data).filter((entry): entry is [string, string] => entry[1] !== undefined))}`;
         return reply.code(302).header('location', `/admin?next=${encodeURIComponent(next)}`).send();
       }
       const requested = parsed.data.scope ? parsed.data.scope.split(/\s+/).filter(Boolean) : [...principal.capabilities];
       if (requested.some((capability) => !principal.capabilities.has(capability as Capability))) {
-        return redirectWith(reply, query.redirect_uri, { error: 'invalid_scope', state: query.state });
+        return authorizeError(reply, 'invalid_scope', 'The requested scope exceeds what you hold');
       }
       const authorization: AuthorizationRequest = {
         clientId: client._id,
@@ -144,7 +161,7 @@ export async function oauthExtension(app: FastifyInstance, services: Services, g
         .header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
         .header('cache-control', 'no-store')
         .type('text/html; charset=utf-8')
-        .send(consentPage({ clientName: client.name, scope: requested, resource, consent }));
+        .send(consentPage({ clientName: client.name, scope: requested, resource, redirectUri: parsed.data.redirect_uri, consent }));
     });
 
     scoped.post('/oauth/authorize', async (request, reply) => {

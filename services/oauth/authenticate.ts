@@ -3,7 +3,7 @@ import type { SiteScope } from '../platform/tenancy.ts';
 import type { Principal } from '../core/principal.ts';
 import { loadUserAccess } from '../access/user-access.ts';
 import { grantOfToken } from './grants.ts';
-import { ACCESS_TOKEN_PREFIX } from './model.ts';
+import { ACCESS_TOKEN_PREFIX, oauthKeyId } from './model.ts';
 
 export const isOAuthAccessToken = (authorization: string | undefined) =>
   /^Bearer\s+/i.test(authorization ?? '') && authorization!.replace(/^Bearer\s+/i, '').startsWith(ACCESS_TOKEN_PREFIX);
@@ -30,7 +30,7 @@ export async function authenticateOAuthToken(
   return {
     kind: 'key',
     // Rate limits, audit rows and webhook ownership key on this id like on an API key's.
-    keyId: `oauth:${grant._id}`,
+    keyId: oauthKeyId(grant._id),
     userId: grant.userId,
     capabilities: new Set(grant.scope.filter((capability) => access.capabilities.has(capability))),
     scope: {},

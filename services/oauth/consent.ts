@@ -36,7 +36,7 @@ export function verifyConsent(secret: string, userId: string, token: string, now
 const mac = (secret: string, payload: string) => createHmac('sha256', `oauth-consent:${secret}`).update(payload).digest('base64url');
 
 
-export function consentPage(input: { clientName: string; scope: string[]; resource: string; consent: string }): string {
+export function consentPage(input: { clientName: string; scope: string[]; resource: string; redirectUri: string; consent: string }): string {
   const items = input.scope.map((capability) => `<li><code>${escapeHtml(capability)}</code></li>`).join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -47,6 +47,7 @@ export function consentPage(input: { clientName: string; scope: string[]; resour
 <p>This application asks to act on your behalf at <code>${escapeHtml(input.resource)}</code> with these capabilities:</p>
 <ul>${items}</ul>
 <p>It never gets more than you have, and loses what you lose.</p>
+<p>Either way, you will then be sent to <code>${escapeHtml(new URL(input.redirectUri).origin)}</code>, an address the application chose itself.</p>
 <form method="post" action="/oauth/authorize">
 <input type="hidden" name="consent" value="${escapeHtml(input.consent)}">
 <button type="submit" name="decision" value="approve">Approve</button>

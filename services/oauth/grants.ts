@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { newId, randomToken } from '../core/ids.ts';
 import { secretDigest } from '../core/text.ts';
+import { markClientGranted } from './clients.ts';
 import type { Capability } from '../core/capabilities.ts';
 import {
   ACCESS_TOKEN_PREFIX,
@@ -57,6 +58,7 @@ export async function createGrantWithCode(
     revokedAt: null,
   };
   await grants.insertOne(grant);
+  await markClientGranted(db, siteId, input.clientId, now);
   const code = randomToken(32);
   await secrets.insertOne({
     _id: secretDigest(code),

@@ -9,6 +9,11 @@ export interface OAuthClientDoc {
   name: string;
   redirectUris: string[];
   createdAt: Date;
+  /**
+   * When it first got a grant; null until then (it is removed once unused for a day, clients.ts).
+   * Absent on clients stored before this was recorded: the purge looks for their grants.
+   */
+  grantedAt?: Date | null;
 }
 
 /** One user's consent to one client: codes and tokens hang off it, revoking it ends them all. */
@@ -58,6 +63,11 @@ export const oauthIndexes: IndexSpec[] = [
   { collection: OAUTH_COLLECTIONS.secrets, keys: { siteId: 1, grantId: 1 } },
 ];
 
+
+/** An OAuth principal's `keyId` (rate limits, audit rows and webhook ownership key on it). */
+export const oauthKeyId = (grantId: string) => `oauth:${grantId}`;
+/** The grant behind such a `keyId`, or null for an API key's id. */
+export const grantIdOfKeyId = (keyId: string) => (keyId.startsWith('oauth:') ? keyId.slice('oauth:'.length) : null);
 
 export const ACCESS_TOKEN_PREFIX = 'svo_';
 export const REFRESH_TOKEN_PREFIX = 'svr_';

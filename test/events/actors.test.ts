@@ -4,7 +4,7 @@ import type { World } from '../support/world.ts';
 import { adminEndpoints, manageEndpoints } from '../../services/events/endpoint-ops.ts';
 import { deliveryHistoryOp } from '../../services/events/delivery-ops.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
-import { call, emit, failure, keyPrincipal, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { call, emit, failure, keyPrincipal, siteDb, storeKey, startReceiver, startWebhookWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
 const createEndpoint = adminEndpoints.create;
@@ -120,6 +120,7 @@ describe('one delivery actor per endpoint', () => {
     const announced: Array<Record<string, unknown>> = [];
     const unhook = world.services.hooks.addAction('webhook.endpointPaused', (args) => void announced.push(args));
     try {
+      await storeKey(world, 'key-breaker');
       const key = keyPrincipal('key-breaker');
       const { endpoint } = await call(world, manageEndpoints.create, { name: 'breaker', url: receiver.url, events: ['user.created'] }, key);
       await emit(world, 'user.created', { id: 'u1', email: 'a@b.test', role: 'editor' });

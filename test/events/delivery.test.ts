@@ -7,7 +7,7 @@ import { verifyWebhookSignature } from '../../services/events/verify.ts';
 import { createEntryOp } from '../../services/content/entries-write-ops.ts';
 import { publishEntryOp } from '../../services/content/entries-publish-ops.ts';
 import { invokeOperation } from '../../services/core/operation.ts';
-import { adminPrincipal, call, contextFor, emit, keyPrincipal, siteDb, startReceiver, startWebhookWorld } from './support.ts';
+import { adminPrincipal, call, contextFor, emit, keyPrincipal, siteDb, storeKey, startReceiver, startWebhookWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
 const createKeyEndpoint = manageEndpoints.create;
@@ -153,6 +153,7 @@ describe('webhook deliveries on Temporal', () => {
       await call(world, createEndpoint, { name: 'slow', url: slow.url, events: ['theme.activated'] });
       await call(world, createEndpoint, { name: 'fast', url: fast.url, events: ['theme.activated'] });
       // A key's endpoint receives the event as well: subscription is per site, not per owner.
+      await storeKey(world, 'k1');
       await call(world, createKeyEndpoint, { name: 'other', url: other.url, events: ['theme.activated', 'theme.installed'] }, keyPrincipal('k1'));
       const emittedAt = Date.now();
       await emit(world, 'theme.activated', { id: 'dark', previous: 'light' });

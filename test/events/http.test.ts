@@ -11,6 +11,7 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
   let keyAId: string;
   let keyB: string;
   let weakKey: string;
+  let hooksOnly: string;
   let admin: { cookie: string; origin: string };
   const asKey = (key: string) => ({ authorization: `Bearer ${key}` });
   const asAdmin = () => ({ cookie: admin.cookie, origin: admin.origin });
@@ -20,8 +21,11 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
       env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' },
       webhooks: { resolve: async (host) => (host === 'internal.example.test' ? [{ address: '10.0.0.7', family: 4 }] : [{ address: '93.184.216.34', family: 4 }]) },
     });
-    ({ key: keyA, id: keyAId } = await createApiKey(world, { capabilities: ['settings:manage'], name: 'A' }));
-    ({ key: keyB } = await createApiKey(world, { capabilities: ['settings:manage'], name: 'B' }));
+    // Webhook keys hold the capabilities that read the events they subscribe to (docs/webhooks.md).
+    const reads = ['content:read', 'media:read', 'users:read'] as const;
+    ({ key: keyA, id: keyAId } = await createApiKey(world, { capabilities: ['settings:manage', ...reads], name: 'A' }));
+    ({ key: keyB } = await createApiKey(world, { capabilities: ['settings:manage', ...reads], name: 'B' }));
+    ({ key: hooksOnly } = await createApiKey(world, { capabilities: ['settings:manage'], name: 'hooks only' }));
     ({ key: weakKey } = await createApiKey(world, { capabilities: ['content:read'], name: 'weak' }));
     admin = await signIn(world);
   });
@@ -32,7 +36,8 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
     expect(ok.statusCode).toBe(200);
     const { events } = ok.json();
     expect(events).toHaveLength(20);
-    expect(events[0]).toEqual({ event: expect.any(String), description: expect.any(String), data: expect.any(Object) });
+    expect(events[0]).toEqual({ event: 'content.created', description: expect.any(String), data: expect.any(Object), requires: 'content:read' });
+    expect(events.find((e: { event: string }) => e.event === 'user.deleted').requires).toBe('users:read');
     const anonymous = await world.app.inject({ method: 'GET', url: '/api/manage/v1/events' });
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json()).toEqual({ error: expect.any(String) });
@@ -63,6 +68,30 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
     expect(listed.statusCode).toBe(200);
     expect(listed.body).not.toContain('whsec_');
     expect(listed.json().eventTypes).toContain('content.published');
+  });
+
+  it('refuses (403, nothing stored) a subscription to events the caller cannot read, on create and on update', async () => {
+    const { endpoints } = await siteDb(world);
+    const before = await endpoints.find().sort({ _id: 1 }).toArray();
+    // settings:manage alone manages endpoints but reads no content, media or users.
+    for (const events of [['content.published'], ['settings.updated', 'user.created'], ['media.uploaded']]) {
+      const response = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(hooksOnly), payload: { name: 'peek', url, events } });
+      expect(response.statusCode, events.join()).toBe(403);
+      expect(response.json()).toEqual({ error: 'Forbidden' });
+    }
+    expect(await endpoints.find().sort({ _id: 1 }).toArray()).toEqual(before);
+
+    // What it can read is fine; widening it later is refused the same way, and the row is unchanged.
+    const own = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(hooksOnly), payload: { name: 'mine', url, events: ['settings.updated'] } });
+    expect(own.statusCode).toBe(403); // settings.updated takes settings:read, which this key lacks too
+    const { key: settingsKey } = await createApiKey(world, { capabilities: ['settings:manage', 'settings:read'], name: 'settings' });
+    const created = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(settingsKey), payload: { name: 'mine', url, events: ['settings.updated'] } });
+    expect(created.statusCode).toBe(201);
+    const id = created.json().endpoint.id;
+    const stored = await endpoints.findOne({ _id: id });
+    const widened = await world.app.inject({ method: 'PUT', url: `/api/manage/v1/webhooks/${id}`, headers: asKey(settingsKey), payload: { events: ['settings.updated', 'user.updated'] } });
+    expect(widened.statusCode).toBe(403);
+    expect(await endpoints.findOne({ _id: id })).toEqual(stored);
   });
 
   it('a key cannot see, change or delete another key\'s or an administrator\'s endpoints', async () => {

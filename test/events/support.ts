@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createContext, type OperationContext } from '../../services/core/context.ts';
 import { invokeOperation, type Operation } from '../../services/core/operation.ts';
@@ -6,14 +7,22 @@ import type { Principal } from '../../services/core/principal.ts';
 import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
 import { createSiteResolver } from '../../services/platform/tenancy.ts';
 import { eventCollections } from '../../services/events/model.ts';
+import { accessCollections } from '../../services/access/model.ts';
+import { topics } from '../../services/core/topics.ts';
 import { attemptsOf, attemptsTo } from '../../services/events/history.ts';
 import type { WebhookOptions } from '../../services/events/settings.ts';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 
+/**
+ * The user `adminPrincipal()` and `keyPrincipal()` act as: an administrator of the default site,
+ * stored, because an endpoint gets an event only while its creator holds the right to read it.
+ */
+export const TEST_ADMIN_ID = 'admin-user';
+
 /** A world whose webhooks may reach loopback receivers, with test-sized backoff and timeouts. */
-export function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOptions } = {}): Promise<World> {
+export async function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOptions } = {}): Promise<World> {
   const { webhooks, ...rest } = options;
-  return startWorld({
+  const world = await startWorld({
     ...rest,
     env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true', ...rest.env },
     webhooks: {
@@ -24,20 +33,65 @@ export function startWebhookWorld(options: WorldOptions & { webhooks?: WebhookOp
       ...webhooks,
     },
   });
+  const ctx = await contextFor(world, adminPrincipal());
+  const now = new Date();
+  await accessCollections(ctx.db).users.insertOne({
+    _id: TEST_ADMIN_ID,
+    siteId: ctx.site._id,
+    email: 'webhook-admin@example.test',
+    name: 'Webhook admin',
+    role: 'administrator',
+    policy: {},
+    platformOperator: false,
+    passwordHash: 'unused',
+    createdAt: now,
+    updatedAt: now,
+  });
+  return world;
+}
+
+/**
+ * Stores an active API key row with this id for the test administrator, so an endpoint a
+ * `keyPrincipal(keyId)` made gets deliveries (its creator exists and holds `capabilities`).
+ */
+export async function storeKey(world: World, keyId: string, capabilities: Capability[] = [...CAPABILITIES]) {
+  const ctx = await contextFor(world, adminPrincipal());
+  const now = new Date();
+  await accessCollections(ctx.db).apiKeys.insertOne({
+    _id: keyId,
+    siteId: ctx.site._id,
+    name: keyId,
+    lookup: randomBytes(6).toString('hex'),
+    secretHash: 'unused',
+    ownerId: TEST_ADMIN_ID,
+    capabilities,
+    scope: {},
+    allowedIps: [],
+    allowedOrigins: [],
+    expiresAt: null,
+    rateLimitPerMin: null,
+    status: 'active',
+    createdAt: now,
+    updatedAt: now,
+    rotatedAt: null,
+    revokedAt: null,
+  });
+  // Like a key operation: publishers drop the rights they hold for the site.
+  await world.services.changeFeed.publish(topics.siteAccess(ctx.site._id));
 }
 
 export const adminPrincipal = (): Principal => ({
   kind: 'user',
-  userId: 'admin-user',
+  userId: TEST_ADMIN_ID,
   sessionId: 'session',
   capabilities: new Set<Capability>(CAPABILITIES),
   isPlatformOperator: false,
 });
 
-export const keyPrincipal = (keyId: string, capabilities: Capability[] = ['settings:manage']): Principal => ({
+export const keyPrincipal = (keyId: string, capabilities: Capability[] = [...CAPABILITIES]): Principal => ({
   kind: 'key',
   keyId,
-  userId: 'admin-user',
+  userId: TEST_ADMIN_ID,
   capabilities: new Set(capabilities),
   scope: {},
   isPlatformOperator: false,
