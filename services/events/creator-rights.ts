@@ -20,7 +20,8 @@ export interface CreatorRights {
   grantId: string | null;
 }
 
-const NONE: ReadonlySet<Capability> = new Set();
+// Never filled: a constant, not process state.
+const NONE: ReadonlySet<Capability> = new Set<Capability>([]);
 
 export const creatorOf = (e: Creator): string => (e.ownerKeyId ? `key:${e.ownerKeyId}` : e.createdBy ? `user:${e.createdBy}` : 'system');
 
