@@ -19,9 +19,9 @@ describe('webhook endpoints', () => {
   });
   afterAll(() => world?.close());
 
-  it('lists the event catalog: twenty core events with string-typed data, plus plugin events', async () => {
+  it('lists the event catalog: twenty-one core events with string-typed data, plus plugin events', async () => {
     const { events } = await call(world, listEventsOp, {}, keyPrincipal('any-key', []));
-    expect(events).toHaveLength(20);
+    expect(events).toHaveLength(21);
     for (const descriptor of events) {
       expect(typeof descriptor.description).toBe('string');
       for (const type of Object.values(descriptor.data)) expect(typeof type).toBe('string');
