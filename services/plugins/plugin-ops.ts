@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { assertSwitch } from '../platform/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';

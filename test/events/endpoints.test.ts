@@ -35,7 +35,7 @@ describe('webhook endpoints', () => {
     ]);
     try {
       const after = await call(world, listEventsOp, {}, keyPrincipal('any-key', []));
-      expect(after.events).toHaveLength(21);
+      expect(after.events).toHaveLength(22);
       // A plugin's event can be subscribed to while the plugin is active.
       const created = await call(world, keyCreate, { name: 'shop', url, events: ['shop.order.paid'] }, keyPrincipal('k-shop'));
       expect(created.endpoint.id).toBeTruthy();
