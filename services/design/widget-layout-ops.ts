@@ -62,7 +62,7 @@ export const deleteLayoutOp = defineOperation({
   surface: 'manage',
   method: 'DELETE',
   path: '/widgets/layout',
-  summary: 'Clear the layout: no content type shows widget areas until a new one is put',
+  summary: 'Clear the layout: every area shows on every page again (the theme default) until a new one is put',
   requires: 'settings:manage',
   input: z.object({}),
   output: LayoutView,
