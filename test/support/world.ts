@@ -8,7 +8,7 @@ import { closeServices } from '../../services/core/services.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
 import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 import { createWorker } from '../../services/worker-factory.ts';
-import { createWorkspace } from '../../services/platform/workspaces.ts';
+import { createWorkspace } from '../../services/platform/provisioning.ts';
 
 export interface World {
   config: Config;
@@ -97,8 +97,8 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
 }
 
 /**
- * Another workspace, made in-process (no worker, no Temporal): its first site answers at `host`
- * and has `admin` as its administrator. Dropped with the world.
+ * Another workspace, made in process through the workspace actor's own steps (no worker needed):
+ * its first site answers at `host` and has `admin` as its administrator. Dropped with the world.
  */
 export async function addLocalWorkspace(world: World, host: string, admin: { email: string; password: string }) {
   const { workspace, site } = await createWorkspace(world.services, { name: host, domains: [host], admin });
