@@ -33,10 +33,11 @@ async function writePasswordFile(dataDir: string, password: string): Promise<str
 /**
  * First start: the default workspace, its site and an administrator, asked for and provisioned
  * like any other workspace (the actor's request and steps, run in this process since no worker
- * need run yet). The workspace gets a generated id like any other, so deployments sharing one Temporal namespace never share the
- * business-key workflow ids built from it (`export:<workspaceId>:<siteId>`, ...). Several gateways may start at
- * once; the insert of the meta row decides which one provisions (and writes a generated password
- * to `DATA_DIR/initial-admin-password`, mode 0600).
+ * need run yet). The workspace gets a generated id like any other, so deployments sharing one
+ * Temporal namespace never share the business-key workflow ids built from it
+ * (`export:<workspaceId>:<siteId>`, ...). Several gateways may start at once; the insert of the
+ * meta row decides which one provisions (and writes a generated password to
+ * `DATA_DIR/initial-admin-password`, mode 0600).
  */
 export async function bootstrapPlatform(services: Services): Promise<BootstrapResult> {
   const meta = services.platformDb.collection<{ _id: string; siteId?: string; claimedAt?: Date }>(PLATFORM_COLLECTIONS.meta);
