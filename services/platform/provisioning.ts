@@ -4,7 +4,7 @@ import { newId } from '../core/ids.ts';
 import { hashPassword } from '../access/passwords.ts';
 import { ensureIndexes } from './indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from './index-version.ts';
-import { hostNames, type Site, type Workspace } from '../core/tenants.ts';
+import { hostNames, type Workspace } from '../core/tenants.ts';
 import { runProvisionSteps } from '../../workflows/contracts/workspace.ts';
 import { addSite, platformCollections } from './workspaces.ts';
 import { publishWorkspaceChange } from './lifecycle.ts';
@@ -108,7 +108,8 @@ export async function activateProvisionedWorkspace(services: Services, workspace
 
 /**
  * The actor's `provision` steps run in this process (the same `runProvisionSteps`): for the
- * bootstrap's default workspace, at a first start before any worker runs, and test fixtures.
+ * bootstrap's default workspace, at a first start before any worker runs, and test fixtures
+ * (`createWorkspace` in test/support/world.ts).
  * Should this process die half-way, the row still says `provisioning` and the worker's reconciler
  * hands the rest to the actor.
  */
@@ -124,15 +125,6 @@ export async function provisionInProcess(services: Services, workspaceId: string
   const workspace = await platformCollections(services).workspaces.findOne({ _id: workspaceId });
   if (workspace?.status !== 'active') throw new Error(`workspace ${workspaceId} was not provisioned`);
   return workspace;
-}
-
-/** A workspace asked for and provisioned in this process (test fixtures): `requestWorkspace`, then `provisionInProcess`. */
-export async function createWorkspace(services: Services, input: WorkspaceRequest): Promise<{ workspace: Workspace; site: Site }> {
-  const requested = await requestWorkspace(services, input);
-  const workspace = await provisionInProcess(services, requested._id);
-  const site = await platformCollections(services).sites.findOne({ _id: requested.provisioning!.siteId });
-  if (!site) throw new Error(`workspace ${workspace._id} has no site`);
-  return { workspace, site };
 }
 
 /** The `indexes` command: brings an existing workspace database to this release's index version. */

@@ -1,11 +1,10 @@
 import { topics } from '../../services/core/topics.ts';
 import type { LightMyRequestResponse } from 'fastify';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startWorld, type World, type WorldOptions } from '../support/world.ts';
+import { createWorkspace, startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
 import type { Capability } from '../../services/core/capabilities.ts';
 import { installPluginHost } from '../../services/plugins/host.ts';
-import { createWorkspace } from '../../services/platform/provisioning.ts';
 import { PLATFORM_COLLECTIONS } from '../../services/core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from '../../services/platform/tenancy.ts';
 

@@ -8,7 +8,8 @@ import { closeServices } from '../../services/core/services.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
 import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 import { createWorker } from '../../services/worker-factory.ts';
-import { createWorkspace } from '../../services/platform/provisioning.ts';
+import { provisionInProcess, requestWorkspace, type WorkspaceRequest } from '../../services/platform/provisioning.ts';
+import { platformCollections } from '../../services/platform/workspaces.ts';
 
 export interface World {
   config: Config;
@@ -94,6 +95,19 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       await closeServices(services);
     },
   };
+}
+
+/**
+ * A workspace asked for and provisioned in this process, as the bootstrap does: the request
+ * (row, domains claimed all or none) and then the workspace actor's own provision steps, no worker
+ * needed. Dropped with the world.
+ */
+export async function createWorkspace(services: Services, input: WorkspaceRequest) {
+  const requested = await requestWorkspace(services, input);
+  const workspace = await provisionInProcess(services, requested._id);
+  const site = await platformCollections(services).sites.findOne({ _id: requested.provisioning!.siteId });
+  if (!site) throw new Error(`workspace ${workspace._id} has no site`);
+  return { workspace, site };
 }
 
 /**
