@@ -1,6 +1,5 @@
 import type { Services } from '../services/core/context.ts';
 import { createProbeActivities } from './probe.ts';
-import { createWorkspaceLifecycleActivities } from './workspace-lifecycle.ts';
 import { createWorkspaceActivities } from './workspace.ts';
 import { createDeliveryActivities } from './delivery.ts';
 import { createEndpointActorActivities } from './endpoint-actor.ts';
@@ -32,7 +31,6 @@ export function mergeActivityGroups<G extends Record<string, Record<string, unkn
 export function createActivities(services: Services) {
   return mergeActivityGroups({
     probe: createProbeActivities(services),
-    workspaceLifecycle: createWorkspaceLifecycleActivities(services),
     workspace: createWorkspaceActivities(services),
     delivery: createDeliveryActivities(services),
     endpointActor: createEndpointActorActivities(services),

@@ -34,5 +34,5 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.audit, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, expiresAt: 1 } },
   ],
-  provisionWorkspace: provisionAdministrator,
+  provisionSite: provisionAdministrator,
 };

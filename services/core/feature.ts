@@ -44,5 +44,5 @@ export interface Feature {
   operations: readonly Operation[];
   indexes?: readonly IndexSpec[];
   trash?: readonly TrashKind[];
-  provisionWorkspace?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
+  provisionSite?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
 }

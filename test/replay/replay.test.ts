@@ -14,7 +14,6 @@ import { pluginActivationWorkflowType } from '../../workflows/contracts/plugin-a
 import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
 import { scheduleEntryWorkflowType } from '../../workflows/contracts/schedule.ts';
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
-import { deleteWorkspaceWorkflowType } from '../../workflows/contracts/workspace-lifecycle.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -45,7 +44,6 @@ describe('workflow contracts and committed histories', () => {
       probeWorkflowType,
       scheduleEntryWorkflowType,
       staticExportWorkflowType,
-      deleteWorkspaceWorkflowType,
       workspaceWorkflowType,
     ].sort();
     expect(Object.keys(workflows).sort()).toEqual(contractTypes);
