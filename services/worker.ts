@@ -24,6 +24,8 @@ async function main() {
   services.log.info({ taskQueue: services.temporal.taskQueue, heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) }, 'worker running');
   await worker.run();
   await recovery.stop();
+  // Audit rows of the last activities are written before the connection goes.
+  await services.audit.settled();
   await connection.close();
   await closeServices(services);
   process.exit(0);
