@@ -55,7 +55,7 @@ export function createAuditTrail(log: Logger, options: AuditTrailOptions = {}): 
   return {
     add(collection, row) {
       const key = `${collection.dbName}.${collection.collectionName}`;
-      let lane = lanes.get(key);
+      const lane = lanes.get(key);
       if (lane && lane.queue.length >= MAX_QUEUED) {
         log.error({ action: row.action, collection: key }, 'audit row dropped: too many rows waiting');
         return;
