@@ -3,6 +3,7 @@ import type { Collection } from 'mongodb';
 import { startWorld, type World } from '../support/world.ts';
 import { addTestUser, createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
 import { PLATFORM_KEY_CAPABILITIES } from '../platform/support.ts';
+import { multipartBody, pdfOfSize } from '../media/support.ts';
 import { accessCollections, ACCESS_COLLECTIONS, type AuditDoc } from '../../services/access/model.ts';
 import { recordChange } from '../../services/audit/record.ts';
 import { systemPrincipal } from '../../services/core/principal.ts';
@@ -142,6 +143,40 @@ describe('every change leaves one audit row', () => {
     expect(retention.row).toMatchObject({ action: 'audit.retention.put', target: { kind: 'workspace', id: tenant }, summary: { changes: { days: { from: 90, to: 30 } } } });
     expect((await call('GET', '/audit/retention')).json()).toMatchObject({ days: 30, default: 90 });
     await call('PUT', '/audit/retention', { days: 90 });
+  });
+});
+
+describe('media, terms and agents', () => {
+  it('a media upload names the new file; a term creation the term, not its taxonomy', async () => {
+    const file = multipartBody('audited.pdf', pdfOfSize(2048), 'application/pdf');
+    let uploaded!: Awaited<ReturnType<typeof call>>;
+    const upload = await rowsOf(async () => {
+      uploaded = await world.app.inject({ method: 'POST', url: '/api/manage/v1/media', headers: { authorization: `Bearer ${key}`, ...file.headers }, payload: file.payload });
+    });
+    expect(uploaded.statusCode, uploaded.body).toBe(201);
+    expect(upload.workspace).toEqual([expect.objectContaining({ action: 'media.upload', target: { kind: 'media', id: uploaded.json().id } })]);
+    await oneRow('POST', '/taxonomies', { slug: 'audited-tax', label: 'Audited' }, 201);
+    const term = await oneRow('POST', '/taxonomies/audited-tax/terms', { name: 'Audited term' }, 201);
+    expect(term.row.target).toEqual({ kind: 'terms', id: term.body.id });
+    expect((await oneRow('DELETE', `/taxonomies/audited-tax/terms/${term.body.id}`, undefined, 200)).row.target).toEqual({ kind: 'terms', id: term.body.id });
+  });
+
+  it('an MCP tool call is audited like the REST call, one row per successful tool call', async () => {
+    let answers!: Array<{ result: { isError?: boolean } }>;
+    const rows = await rowsOf(async () => {
+      const response = await world.app.inject({
+        method: 'POST',
+        url: '/api/mcp',
+        headers: { authorization: `Bearer ${key}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' },
+        payload: [
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'content_create', arguments: { title: 'By an agent', type: 'post' } } },
+          { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'content_create', arguments: { type: 'post' } } },
+        ],
+      });
+      answers = response.json();
+    });
+    expect(answers.map((a) => Boolean(a.result.isError))).toEqual([false, true]);
+    expect(rows.workspace).toEqual([expect.objectContaining({ action: 'content.create', keyId, userId: adminId })]);
   });
 });
 
