@@ -26,6 +26,8 @@ async function main() {
   await reportRetiredRuns(services);
   await worker.run();
   await recovery.stop();
+  // Audit rows of the last activities are written before the connection goes.
+  await services.audit.settled();
   await connection.close();
   await closeServices(services);
   process.exit(0);

@@ -6,7 +6,6 @@ import { keySettingsOperations } from './key-settings-ops.ts';
 import { provisionAdministrator } from './provision.ts';
 import { userOperations } from './user-ops.ts';
 import { roleOperations } from './role-ops.ts';
-import { auditOperations } from './audit-ops.ts';
 import { healthOperations } from '../platform/health.ts';
 
 export const accessFeature: Feature = {
@@ -17,7 +16,6 @@ export const accessFeature: Feature = {
     ...keyOperations,
     ...userOperations,
     ...roleOperations,
-    ...auditOperations,
     // Health and diagnostics live in platform/ but are access-owned operations (any valid key / site:admin).
     ...healthOperations,
   ],

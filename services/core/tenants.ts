@@ -26,6 +26,8 @@ export const WorkspaceSchema = z.object({
   databaseDropped: z.boolean().optional(),
   /** The index version (`services/platform/index-version.ts`) the workspace database has. */
   indexVersion: z.string().optional(),
+  /** Days the workspace's audit rows are kept (`services/audit/retention.ts`); 90 when unset. */
+  auditRetentionDays: z.number().int().optional(),
   createdAt: z.date(),
   updatedAt: z.date(),
 });

@@ -5,6 +5,8 @@ import { randomToken } from '../core/ids.ts';
 import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from './tenancy.ts';
 import { provisionInProcess, requestWorkspace } from './provisioning.ts';
+import { ensureIndexes } from './indexes.ts';
+import { platformAuditIndexes } from '../audit/feature.ts';
 
 export const DEFAULT_SITE_ID = 'default';
 
@@ -42,6 +44,7 @@ async function writePasswordFile(dataDir: string, password: string): Promise<str
 export async function bootstrapPlatform(services: Services): Promise<BootstrapResult> {
   const meta = services.platformDb.collection<{ _id: string; siteId?: string; claimedAt?: Date }>(PLATFORM_COLLECTIONS.meta);
   await services.platformDb.collection(PLATFORM_COLLECTIONS.sites).createIndex({ workspaceId: 1 });
+  await ensureIndexes(services.platformDb, platformAuditIndexes);
 
   // A start reads one row whatever the number of workspaces: index upgrades after a release are
   // handed to the workspace actors by the worker's reconciler (`lifecycle-reconciler.ts`).

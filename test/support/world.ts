@@ -88,6 +88,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     async close() {
       await worker?.close();
       await app.close();
+      await services.audit.settled();
       const { databases } = await services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
       for (const { name } of databases) {
         if (name.startsWith(config.DB_PREFIX)) await services.mongo.db(name).dropDatabase();
