@@ -2,7 +2,6 @@ import type { Services } from '../services/core/context.ts';
 import { createProbeActivities } from './probe.ts';
 import { createWorkspaceLifecycleActivities } from './workspace-lifecycle.ts';
 import { createWorkspaceActivities } from './workspace.ts';
-import { createDeliveryActivities } from './delivery.ts';
 import { createEndpointActorActivities } from './endpoint-actor.ts';
 import { createScheduleActivities } from './schedule.ts';
 import { createPluginActivities } from './plugin-activation.ts';
@@ -34,7 +33,6 @@ export function createActivities(services: Services) {
     probe: createProbeActivities(services),
     workspaceLifecycle: createWorkspaceLifecycleActivities(services),
     workspace: createWorkspaceActivities(services),
-    delivery: createDeliveryActivities(services),
     endpointActor: createEndpointActorActivities(services),
     schedule: createScheduleActivities(services),
     pluginActivation: createPluginActivities(services),

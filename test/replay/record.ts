@@ -9,15 +9,12 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { World } from '../support/world.ts';
 import { probeWorkflowId, probeWorkflowType } from '../../workflows/contracts/probe.ts';
 import type { probeWorkflow } from '../../workflows/probe.ts';
-import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
-import { deliveryWorkflowId } from '../../workflows/contracts/delivery.ts';
 import { deleteWorkspaceWorkflowId, deleteWorkspaceWorkflowType } from '../../workflows/contracts/workspace-lifecycle.ts';
 import { workspaceWorkflowId } from '../../workflows/contracts/workspace.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { requestWorkspace } from '../../services/platform/provisioning.ts';
 import { sendWorkspaceCommand } from '../../services/platform/workspace-actor.ts';
-import { call, emit, siteDb, startReceiver, startWebhookWorld } from '../events/support.ts';
-import { eventually } from '../support/polling.ts';
+import { startWebhookWorld } from '../events/support.ts';
 
 async function save(handle: WorkflowHandle, name: string) {
   await handle.result();
@@ -33,20 +30,6 @@ async function recordProbe(world: World) {
     args: ['recorded-probe'],
   });
   await save(handle, 'probe');
-}
-
-/** A receiver that fails the first attempt: the history holds a retried activity. */
-async function recordDelivery(world: World) {
-  const receiver = await startReceiver((_req, index) => ({ status: index === 0 ? 500 : 200 }));
-  try {
-    await call(world, adminEndpoints.create, { name: 'recorded', url: receiver.url, events: ['content.published'] });
-    await emit(world, 'content.published', { id: 'e1', type: 'post', slug: 'recorded', locale: 'en', title: 'Recorded', version: 1 });
-    const { deliveries } = await siteDb(world);
-    const delivery = await eventually(async () => (await deliveries.findOne({ status: 'delivered' })) ?? undefined, 'delivered', 60_000);
-    await save(world.services.temporal.client.workflow.getHandle(deliveryWorkflowId(delivery._id)), 'delivery-retried');
-  } finally {
-    await receiver.close();
-  }
 }
 
 /** The superseded deletion workflow (kept registered so old runs finish), started directly. */
@@ -79,7 +62,6 @@ async function recordWorkspaceActor(world: World) {
 const world = await startWebhookWorld({ worker: true });
 try {
   await recordProbe(world);
-  await recordDelivery(world);
   await recordWorkspaceDelete(world);
   await recordWorkspaceActor(world);
 } finally {
