@@ -1,7 +1,6 @@
 import type { Services } from '../services/core/context.ts';
 import { createProbeActivities } from './probe.ts';
 import { createWorkspaceActivities } from './workspace.ts';
-import { createDeliveryActivities } from './delivery.ts';
 import { createEndpointActorActivities } from './endpoint-actor.ts';
 import { createScheduleActivities } from './schedule.ts';
 import { createPluginActivities } from './plugin-activation.ts';
@@ -32,7 +31,6 @@ export function createActivities(services: Services) {
   return mergeActivityGroups({
     probe: createProbeActivities(services),
     workspace: createWorkspaceActivities(services),
-    delivery: createDeliveryActivities(services),
     endpointActor: createEndpointActorActivities(services),
     schedule: createScheduleActivities(services),
     pluginActivation: createPluginActivities(services),

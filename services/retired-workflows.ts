@@ -3,13 +3,18 @@ import type { Services } from './core/context.ts';
 /**
  * Workflow types this release no longer registers. A run of one still open when the worker is
  * upgraded cannot progress (no worker knows its code): the drain condition, checked before an
- * upgrade, is that none is open (docs/lifecycle.md). Each entry says what to do about one that is.
+ * upgrade, is that none is open (docs/lifecycle.md, docs/webhooks.md). Each entry says what to do about one that is.
  */
 export const RETIRED_WORKFLOWS: readonly { type: string; remedy: string }[] = [
   {
     // `workspace-delete:<workspaceId>`, superseded by the workspace actor's `delete` command.
     type: 'deleteWorkspaceWorkflow',
     remedy: 'terminate it, then DELETE /tenants/{id} again (same dropDatabase): the workspace actor finishes the deletion',
+  },
+  {
+    // `delivery:<deliveryId>`, superseded by the endpoint actors (docs/webhooks.md).
+    type: 'deliveryWorkflow',
+    remedy: 'finish it with the previous release, or terminate it: the webhook drain then hands its delivery to the endpoint actor',
   },
 ];
 

@@ -8,7 +8,6 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import proto from '@temporalio/proto';
 import * as workflows from '../../workflows/index.ts';
 import { mergeActivityGroups } from '../../activities/index.ts';
-import { deliveryWorkflowType } from '../../workflows/contracts/delivery.ts';
 import { endpointActorWorkflowName } from '../../workflows/contracts/endpoint-actor.ts';
 import { pluginActivationWorkflowType } from '../../workflows/contracts/plugin-activation.ts';
 import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
@@ -38,7 +37,6 @@ function committedHistories() {
 describe('workflow contracts and committed histories', () => {
   it('each contract names a workflow the worker runs, and each workflow has a contract', () => {
     const contractTypes = [
-      deliveryWorkflowType,
       endpointActorWorkflowName,
       pluginActivationWorkflowType,
       probeWorkflowType,
