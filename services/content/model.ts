@@ -75,6 +75,8 @@ export interface RevisionDoc {
   fields: Record<string, unknown>;
   authorId: string | null;
   createdAt: Date;
+  /** Why the system wrote this state, e.g. a publish date that passed while the workspace was suspended. */
+  note?: string | null;
 }
 
 export interface ContentTypeDoc {
@@ -110,7 +112,6 @@ export const COLLECTIONS = {
   types: 'content_types',
   taxonomies: 'taxonomies',
   terms: 'taxonomy_terms',
-  state: 'content_state',
 } as const;
 
 export function contentCollections(db: Db) {

@@ -4,9 +4,9 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { contentCollections } from './model.ts';
+import { ENTRY_SCOPE } from './model.ts';
+import { changeEntries } from './write-path.ts';
 import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView } from './taxonomies.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 const taxonomySlug = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ only');
 
@@ -104,16 +104,30 @@ export const deleteTaxonomyOp = defineOperation({
   path: '/taxonomies/:slug',
   summary: 'Delete a custom taxonomy, its terms, and its assignments on entries',
   requires: 'settings:manage',
+  // The entries it changes must all be inside a scoped key's reach, or nothing is deleted.
+  scope: ENTRY_SCOPE,
+  events: ['content.updated'],
   input: z.object({ slug: z.string() }),
-  output: z.object({ deleted: z.boolean() }),
+  output: z.object({ deleted: z.boolean(), entriesChanged: z.number().int() }),
   async handler(ctx, { slug }) {
     const taxonomy = await requireTaxonomy(ctx, slug);
     if (taxonomy.builtin) throw new BadRequestError('Built-in taxonomies cannot be deleted');
     const { taxonomies, terms } = taxonomyCollections(ctx);
-    await taxonomies.deleteOne({ _id: taxonomy._id, siteId: ctx.site._id });
+    const field = `terms.${slug}`;
+    // Entries first, through the write path, the taxonomy last: a run cut short is finished by repeating it.
+    const entriesChanged = await changeEntries(
+      ctx,
+      { [field]: { $exists: true } },
+      (current) => {
+        if (!current.terms || !(slug in current.terms)) return null;
+        const { [slug]: _removed, ...rest } = current.terms;
+        return { terms: rest };
+      },
+      () => ({ events: ['content.updated'], note: `taxonomy ${slug} deleted` }),
+      { $unset: { [field]: '' } },
+    );
     await terms.deleteMany({ siteId: ctx.site._id, taxonomy: slug });
-    await contentCollections(ctx.db).entries.updateMany({ siteId: ctx.site._id }, { $unset: { [`terms.${slug}`]: '' } });
-    await bumpContentGeneration(ctx);
-    return { deleted: true };
+    await taxonomies.deleteOne({ _id: taxonomy._id, siteId: ctx.site._id });
+    return { deleted: true, entriesChanged };
   },
 });

@@ -4,12 +4,12 @@ import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { contentCollections } from './model.ts';
+import { ENTRY_SCOPE } from './model.ts';
+import { changeEntries } from './write-path.ts';
 import { SlugSchema } from './entry-input.ts';
 import { slugify } from './entries.ts';
 import { requireTaxonomy, taxonomyCollections, toTermView, TermView, type TaxonomyDoc, type TermDoc } from './taxonomies.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 async function requireTerm(ctx: OperationContext, taxonomy: string, id: string): Promise<TermDoc> {
   const term = await taxonomyCollections(ctx).terms.findOne({ _id: id, siteId: ctx.site._id, taxonomy });
@@ -124,7 +124,6 @@ export const updateTermOp = defineOperation({
         throw slugConflict(error);
       });
     if (!doc) throw new NotFoundError('Term not found');
-    await bumpContentGeneration(ctx);
     return toTermView(doc);
   },
 });
@@ -136,16 +135,25 @@ export const deleteTermOp = defineOperation({
   path: '/taxonomies/:slug/terms/:id',
   summary: 'Delete a term: its children move up to its parent, entries lose it',
   requires: 'content:publish',
-  scope: 'none',
+  // The entries it changes must all be inside a scoped key's reach, or nothing is deleted.
+  scope: ENTRY_SCOPE,
+  events: ['content.updated'],
   input: z.object({ slug: z.string(), id: z.string() }),
-  output: z.object({ deleted: z.boolean() }),
+  output: z.object({ deleted: z.boolean(), entriesChanged: z.number().int() }),
   async handler(ctx, { slug, id }) {
     const term = await requireTerm(ctx, slug, id);
     const { terms } = taxonomyCollections(ctx);
+    const field = `terms.${slug}`;
+    // Entries first, through the write path, the term last: a run cut short is finished by repeating it.
+    const entriesChanged = await changeEntries(
+      ctx,
+      { [field]: id },
+      (current) => (current.terms?.[slug]?.includes(id) ? { terms: { ...current.terms, [slug]: current.terms[slug]!.filter((t) => t !== id) } } : null),
+      () => ({ events: ['content.updated'], note: `term ${slug}/${term.slug} deleted` }),
+      { $pull: { [field]: id } },
+    );
     await terms.updateMany({ siteId: ctx.site._id, taxonomy: slug, parentId: id }, { $set: { parentId: term.parentId } });
     await terms.deleteOne({ _id: id, siteId: ctx.site._id });
-    await contentCollections(ctx.db).entries.updateMany({ siteId: ctx.site._id, [`terms.${slug}`]: id }, { $pull: { [`terms.${slug}`]: id } });
-    await bumpContentGeneration(ctx);
-    return { deleted: true };
+    return { deleted: true, entriesChanged };
   },
 });

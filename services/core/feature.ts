@@ -44,5 +44,7 @@ export interface Feature {
   operations: readonly Operation[];
   indexes?: readonly IndexSpec[];
   trash?: readonly TrashKind[];
+  /** Collections the Public API reads: a write to one moves the site's public generation (core/public-generation.ts). */
+  publicCollections?: readonly string[];
   provisionWorkspace?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
 }

@@ -4,7 +4,6 @@ import type { OperationContext } from '../core/context.ts';
 import { MEDIA_SCOPE_FIELDS, mediaItems, type MediaDoc } from './model.ts';
 import { deleteStoredBytes } from './ingest.ts';
 import { releaseBytes } from './quota.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> =>
   ctx.scope.filter<MediaDoc>({ ...(id === undefined ? {} : { _id: id }), siteId: ctx.site._id, status: 'trashed' }, MEDIA_SCOPE_FIELDS);
@@ -23,7 +22,6 @@ export const mediaTrash: TrashKind = {
       $inc: { version: 1 },
     });
     if (result.modifiedCount !== 1) return false;
-    await bumpContentGeneration(ctx); // back in the public media list
     return true;
   },
   async purge(ctx, id) {

@@ -1,5 +1,4 @@
 import type { TrashKind } from '../core/feature.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 import { menusCollection } from './menus.ts';
 
 /** Trashed menus keep their slug reserved, so restoring one never collides. */
@@ -12,7 +11,6 @@ export const menuTrashKind: TrashKind = {
   async restore(ctx, id) {
     const result = await menusCollection(ctx).updateOne({ _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } }, { $set: { trashedAt: null, updatedAt: ctx.services.clock.now() } });
     if (result.modifiedCount === 0) return false;
-    await bumpContentGeneration(ctx);
     return true;
   },
   async purge(ctx, id) {
