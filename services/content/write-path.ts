@@ -5,7 +5,7 @@ import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { findEntryInScope, recordRevision } from './entries.ts';
 import { settleSchedule } from './lifecycle.ts';
-import { cancelSchedule } from './schedule.ts';
+import { cancelSchedule } from './schedule-cancel.ts';
 import { giveBackEntry, takeEntry } from './entry-counts.ts';
 
 /**
