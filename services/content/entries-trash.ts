@@ -1,4 +1,4 @@
-import type { TrashKind } from '../core/feature.ts';
+import { trashedAfter, type TrashKind } from '../core/feature.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { purgeEntry, restoreEntry } from './write-path.ts';
 
@@ -9,12 +9,12 @@ import { purgeEntry, restoreEntry } from './write-path.ts';
  */
 export const entryTrashKind: TrashKind = {
   kind: 'entry',
-  async list(ctx, limit) {
+  async list(ctx, limit, mark) {
     const rows = await contentCollections(ctx.db)
-      .entries.find(ctx.scope.filter<EntryDoc>({ siteId: ctx.site._id, trashedAt: { $ne: null } }, ENTRY_SCOPE), {
+      .entries.find(ctx.scope.filter<EntryDoc>({ siteId: ctx.site._id, trashedAt: { $ne: null }, ...trashedAfter(mark) }, ENTRY_SCOPE), {
         projection: { _id: 1, title: 1, trashedAt: 1 },
       })
-      .sort({ trashedAt: -1 })
+      .sort({ trashedAt: -1, _id: -1 })
       .limit(limit)
       .toArray();
     return rows.map((r) => ({ kind: 'entry', id: r._id, title: r.title, trashedAt: r.trashedAt!.toISOString() }));
