@@ -5,7 +5,7 @@ import { changeEntry } from './write-path.ts';
 import { statusChange } from './lifecycle.ts';
 
 /** A date applied later than this after it passed says so in the entry's history. */
-const LATE_MS = 60_000;
+const LATE_MS = 5_000;
 
 /**
  * Applies one date of a schedule through the write path. Idempotent: it acts only while the entry
