@@ -1,5 +1,7 @@
 import type { Db } from 'mongodb';
-import type { OperationContext } from '../core/context.ts';
+import type { OperationContext, Services } from '../core/context.ts';
+import type { Workspace } from '../core/tenants.ts';
+import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import { QuotaExceededError } from '../core/errors.ts';
 import { siteOwnLimit, workspaceLimit } from '../platform/quota-model.ts';
 import { contentCollections } from './model.ts';
@@ -61,4 +63,21 @@ export async function takeEntry(ctx: OperationContext): Promise<void> {
 /** One live entry fewer on this site (trashed, or a create that did not land). */
 export async function giveBackEntry(ctx: OperationContext): Promise<void> {
   await counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: -1, [`sites.${ctx.site._id}`]: -1 } });
+}
+
+/** Recounts every active workspace's entries (the worker's periodic pass): repairs any drift of the kept counters. */
+export async function reconcileAllEntryCounts(services: Services): Promise<number> {
+  let n = 0;
+  for await (const workspace of services.platformDb.collection<Workspace>('workspaces').find({ status: 'active' }, { projection: { _id: 1, dbName: 1 } })) {
+    await reconcileEntryCounts(services.workspaceDb(workspace), services.clock.now());
+    n++;
+  }
+  return n;
+}
+
+/** Runs the recount in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client. */
+export function startEntryCountReconciler(services: Services, intervalMs = 10 * 60_000): PeriodicPass {
+  const pass = startPeriodicPass('entry counts', intervalMs, services.log, () => reconcileAllEntryCounts(services));
+  services.mongo.once('topologyClosed', () => void pass.stop());
+  return pass;
 }
