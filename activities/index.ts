@@ -5,6 +5,7 @@ import { createWorkspaceActivities } from './workspace.ts';
 import { createDeliveryActivities } from './delivery.ts';
 import { createEndpointActorActivities } from './endpoint-actor.ts';
 import { createScheduleActivities } from './schedule.ts';
+import { createTermRemovalActivities } from './term-removal.ts';
 import { createPluginActivities } from './plugin-activation.ts';
 import { createExportActivities } from './export.ts';
 
@@ -37,6 +38,7 @@ export function createActivities(services: Services) {
     delivery: createDeliveryActivities(services),
     endpointActor: createEndpointActorActivities(services),
     schedule: createScheduleActivities(services),
+    termRemoval: createTermRemovalActivities(services),
     pluginActivation: createPluginActivities(services),
     export: createExportActivities(services),
   });

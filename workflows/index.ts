@@ -7,5 +7,6 @@ export { workspaceWorkflow } from './workspace.ts';
 export { deliveryWorkflow } from './delivery.ts';
 export { endpointActorWorkflow } from './endpoint-actor.ts';
 export { scheduleEntryWorkflow } from './schedule.ts';
+export { termRemovalWorkflow } from './term-removal.ts';
 export { pluginActivationWorkflow } from './plugin-activation.ts';
 export { staticExportWorkflow } from './static-export.ts';

@@ -59,6 +59,12 @@ export interface EntryDoc {
   updatedAt: Date;
   version: number;
   trashedAt: Date | null;
+  /**
+   * Effects still owed for `version` by a durable write (a job's or the schedule's, write-path.ts):
+   * set in the same write as the change, removed once the revision and events are done, so a
+   * worker killed in between leaves them to the retry instead of losing them.
+   */
+  pending?: { version: number; events: string[]; note: string | null } | null;
 }
 
 export interface RevisionDoc {

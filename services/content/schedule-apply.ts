@@ -1,7 +1,7 @@
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import type { EntryDoc } from './model.ts';
-import { changeEntry } from './write-path.ts';
+import { changeEntry, settleOwed } from './write-path.ts';
 import { statusChange } from './lifecycle.ts';
 
 /** A date applied later than this after it passed says so in the entry's history. */
@@ -15,6 +15,8 @@ const LATE_MS = 5_000;
  */
 export async function applyScheduledDate(ctx: OperationContext, entryId: string, token: string, which: 'publish' | 'unpublish'): Promise<'applied' | 'skipped'> {
   let due: Date | null = null;
+  // A try cut short after its write (worker killed) left its revision and event owed: done first.
+  await settleOwed(ctx, { _id: entryId }, 1);
   try {
     const result = await changeEntry(
       ctx,
@@ -37,8 +39,8 @@ export async function applyScheduledDate(ctx: OperationContext, entryId: string,
       (before) => {
         const late = due && ctx.services.clock.now().getTime() - due.getTime() > LATE_MS;
         const note = `scheduled ${which}${late ? `, due ${due!.toISOString()}, applied late (workspace suspended or worker down)` : ''}`;
-        if (which === 'publish') return { events: ['content.published'], note };
-        return { events: before.status === 'published' ? ['content.unpublished'] : [], note };
+        if (which === 'publish') return { events: ['content.published'], note, durable: true };
+        return { events: before.status === 'published' ? ['content.unpublished'] : [], note, durable: true };
       },
     );
     return result ? 'applied' : 'skipped';

@@ -5,8 +5,8 @@ import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { ENTRY_SCOPE } from './model.ts';
-import { changeEntries } from './write-path.ts';
-import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView } from './taxonomies.ts';
+import { removeTerm } from './term-removal-job.ts';
+import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView, TERM_REMOVAL_DESCRIPTION, TermRemovalAnswer } from './taxonomies.ts';
 
 const taxonomySlug = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ only');
 
@@ -103,31 +103,16 @@ export const deleteTaxonomyOp = defineOperation({
   method: 'DELETE',
   path: '/taxonomies/:slug',
   summary: 'Delete a custom taxonomy, its terms, and its assignments on entries',
+  description: TERM_REMOVAL_DESCRIPTION,
   requires: 'settings:manage',
   // The entries it changes must all be inside a scoped key's reach, or nothing is deleted.
   scope: ENTRY_SCOPE,
   events: ['content.updated'],
   input: z.object({ slug: z.string() }),
-  output: z.object({ deleted: z.boolean(), entriesChanged: z.number().int() }),
+  output: TermRemovalAnswer,
   async handler(ctx, { slug }) {
     const taxonomy = await requireTaxonomy(ctx, slug);
     if (taxonomy.builtin) throw new BadRequestError('Built-in taxonomies cannot be deleted');
-    const { taxonomies, terms } = taxonomyCollections(ctx);
-    const field = `terms.${slug}`;
-    // Entries first, through the write path, the taxonomy last: a run cut short is finished by repeating it.
-    const entriesChanged = await changeEntries(
-      ctx,
-      { [field]: { $exists: true } },
-      (current) => {
-        if (!current.terms || !(slug in current.terms)) return null;
-        const { [slug]: _removed, ...rest } = current.terms;
-        return { terms: rest };
-      },
-      () => ({ events: ['content.updated'], note: `taxonomy ${slug} deleted` }),
-      { $unset: { [field]: '' } },
-    );
-    await terms.deleteMany({ siteId: ctx.site._id, taxonomy: slug });
-    await taxonomies.deleteOne({ _id: taxonomy._id, siteId: ctx.site._id });
-    return { deleted: true, entriesChanged };
+    return removeTerm(ctx, { taxonomy: slug, termId: null, label: slug });
   },
 });

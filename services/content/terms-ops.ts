@@ -5,7 +5,8 @@ import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { ENTRY_SCOPE } from './model.ts';
-import { changeEntries } from './write-path.ts';
+import { removeTerm } from './term-removal-job.ts';
+import { TERM_REMOVAL_DESCRIPTION, TermRemovalAnswer } from './taxonomies.ts';
 import { SlugSchema } from './entry-input.ts';
 import { slugify } from './entries.ts';
 import { requireTaxonomy, taxonomyCollections, toTermView, TermView, type TaxonomyDoc, type TermDoc } from './taxonomies.ts';
@@ -134,26 +135,15 @@ export const deleteTermOp = defineOperation({
   method: 'DELETE',
   path: '/taxonomies/:slug/terms/:id',
   summary: 'Delete a term: its children move up to its parent, entries lose it',
+  description: TERM_REMOVAL_DESCRIPTION,
   requires: 'content:publish',
   // The entries it changes must all be inside a scoped key's reach, or nothing is deleted.
   scope: ENTRY_SCOPE,
   events: ['content.updated'],
   input: z.object({ slug: z.string(), id: z.string() }),
-  output: z.object({ deleted: z.boolean(), entriesChanged: z.number().int() }),
+  output: TermRemovalAnswer,
   async handler(ctx, { slug, id }) {
     const term = await requireTerm(ctx, slug, id);
-    const { terms } = taxonomyCollections(ctx);
-    const field = `terms.${slug}`;
-    // Entries first, through the write path, the term last: a run cut short is finished by repeating it.
-    const entriesChanged = await changeEntries(
-      ctx,
-      { [field]: id },
-      (current) => (current.terms?.[slug]?.includes(id) ? { terms: { ...current.terms, [slug]: current.terms[slug]!.filter((t) => t !== id) } } : null),
-      () => ({ events: ['content.updated'], note: `term ${slug}/${term.slug} deleted` }),
-      { $pull: { [field]: id } },
-    );
-    await terms.updateMany({ siteId: ctx.site._id, taxonomy: slug, parentId: id }, { $set: { parentId: term.parentId } });
-    await terms.deleteOne({ _id: id, siteId: ctx.site._id });
-    return { deleted: true, entriesChanged };
+    return removeTerm(ctx, { taxonomy: slug, termId: id, label: `${slug}/${term.slug}` });
   },
 });

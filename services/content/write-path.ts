@@ -34,6 +34,11 @@ export function eventData(doc: EntryDoc): Record<string, string> {
 
 export interface WriteEffects {
   events: ContentEvent[];
+  /**
+   * A change made by a job or an activity (no person waits on it): its effects are recorded as owed
+   * in the same write and cleared after, so a retry after a crash completes them (`settleOwed`).
+   */
+  durable?: boolean;
   /** Said in the revision (and the audit row): why the system changed the entry, e.g. a late schedule. */
   note?: string;
 }
@@ -45,6 +50,7 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
     await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
   }
   for (const event of effects.events) await ctx.emit(event, eventData(after));
+  if (effects.durable) await contentCollections(ctx.db).entries.updateOne({ _id: after._id, siteId: after.siteId, 'pending.version': after.version }, { $set: { pending: null } });
   // AUDIT (issue 22 item 4): the single call site. Once services/audit/record.ts is merged:
   // recordChange(ctx, { action: effects.events.at(-1) ?? 'content.updated', target: { kind: 'entry', id: after._id },
   //   summary: { changes: before && before.status !== after.status ? { status: { from: before.status, to: after.status } } : undefined, note: effects.note } });
@@ -95,6 +101,9 @@ export async function changeEntry(
     const set = { ...computed };
     if (set.status !== undefined && set.schedule === undefined) set.schedule = settleSchedule(before, set.status, now());
     ctx.scope.check({ ...before, ...set }, ENTRY_SCOPE);
+    // The events are known before the write (from the expected result), so a durable write can record them as owed.
+    const owed = effects(before, { ...before, ...set, version: before.version + 1 });
+    if (owed.durable) set.pending = { version: before.version + 1, events: owed.events, note: owed.note ?? null };
     let after: EntryDoc | null;
     try {
       after = await entries.findOneAndUpdate(
@@ -107,7 +116,7 @@ export async function changeEntry(
       throw error;
     }
     if (after) {
-      await settle(ctx, before, after, effects(before, after));
+      await settle(ctx, before, after, owed);
       return { before, after };
     }
     if (expectedVersion !== undefined) throw new ConflictError(`Version mismatch: expected ${expectedVersion}`);
@@ -198,38 +207,59 @@ export function requireFuturePublishDate(current: EntryDoc, now: Date): void {
   if (!publishOn || publishOn <= now) throw new BadRequestError('status: scheduled needs a future publishOn (PUT /content/{id}/schedule)');
 }
 
+/**
+ * Completes the effects a durable write still owes (its process died between the write and them):
+ * the revision and the events of `pending`, then clears it. Revisions are idempotent; an event may
+ * be sent twice after a crash (at least once), never lost. Answers how many entries it settled.
+ */
+export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>, limit: number): Promise<number> {
+  const { entries } = contentCollections(ctx.db);
+  const owing = await entries.find({ ...filter, siteId: ctx.site._id, pending: { $type: 'object' } } as Filter<EntryDoc>).limit(limit).toArray();
+  for (const doc of owing) {
+    const pending = doc.pending!;
+    if (pending.version === doc.version) {
+      await recordRevision(ctx, doc, pending.note ?? undefined);
+      for (const event of pending.events) await ctx.emit(event, eventData(doc));
+    }
+    await entries.updateOne({ _id: doc._id, siteId: doc.siteId, 'pending.version': pending.version }, { $set: { pending: null } });
+  }
+  return owing.length;
+}
+
 /** Entries changed at once by a bulk change (term or taxonomy deletion): bounded parallelism. */
-const BATCH = 25;
+const PARALLEL = 25;
 
 /**
- * Changes every entry `filter` matches, each one through `changeEntry` (version, revision,
- * events, audit). Refused with nothing written when any matching entry, live or trashed, is outside
- * the caller's scope. Idempotent and resumable: `compute` answers null for an entry already
- * changed, so running it again after a crash finishes the work and changes nothing twice.
- * Trashed entries get `trashedUpdate` (they are not public and announce nothing).
+ * Changes up to `limit` live entries `filter` matches, each through `changeEntry` (scope, version,
+ * revision, events, audit); answers how many it found and changed. A bulk change checks the whole
+ * set first with `checkEntriesInScope`. Idempotent when `compute` answers null for an entry that no
+ * longer needs the change (and the change makes it stop matching `filter`): called again after a
+ * crash, it takes the next entries and changes nothing twice.
  */
-export async function changeEntries(
+export async function changeEntriesMatching(
   ctx: OperationContext,
   filter: Filter<EntryDoc>,
+  limit: number,
   compute: Compute,
   effects: (before: EntryDoc, after: EntryDoc) => WriteEffects,
-  trashedUpdate: Partial<Record<'$unset' | '$pull', Record<string, unknown>>>,
-): Promise<number> {
-  await checkEntriesInScope(ctx, filter);
-  const { entries } = contentCollections(ctx.db);
-  const ids = (await entries.find({ ...filter, siteId: ctx.site._id, trashedAt: null }, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id);
+  progress: () => void = () => undefined,
+): Promise<{ found: number; changed: number }> {
+  const rows = await contentCollections(ctx.db)
+    .entries.find({ ...filter, siteId: ctx.site._id, trashedAt: null }, { projection: { _id: 1 } })
+    .limit(limit)
+    .toArray();
   let changed = 0;
-  for (let i = 0; i < ids.length; i += BATCH) {
+  for (let i = 0; i < rows.length; i += PARALLEL) {
     const results = await Promise.all(
-      ids.slice(i, i + BATCH).map((id) =>
-        changeEntry(ctx, id, undefined, compute, effects).catch((error) => {
+      rows.slice(i, i + PARALLEL).map((row) =>
+        changeEntry(ctx, row._id, undefined, compute, effects).catch((error) => {
           if (error instanceof NotFoundError) return null; // trashed or purged meanwhile
           throw error;
         }),
       ),
     );
     changed += results.filter(Boolean).length;
+    progress();
   }
-  await entries.updateMany({ ...filter, siteId: ctx.site._id, trashedAt: { $ne: null } } as Filter<EntryDoc>, trashedUpdate as never);
-  return changed;
+  return { found: rows.length, changed };
 }

@@ -270,7 +270,7 @@ describe('issue 22 bugs', () => {
     const from = cw.events.length;
     const res = await cw.manage('DELETE', `/taxonomies/tag/terms/${tag.id}`);
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ deleted: true, entriesChanged: 3 });
+    expect(res.json()).toEqual({ deleted: true, entriesChanged: 3, job: null });
     for (const e of entries) {
       const after = (await stored(e.id))!;
       expect(after.version).toBe(e.version + 1);
@@ -304,7 +304,7 @@ describe('issue 22 bugs', () => {
 
     // The unscoped key deletes the taxonomy: both entries versioned and announced.
     const done = await cw.manage('DELETE', '/taxonomies/topic');
-    expect(done.json()).toEqual({ deleted: true, entriesChanged: 2 });
+    expect(done.json()).toEqual({ deleted: true, entriesChanged: 2, job: null });
     expect((await stored(post.id))!.version).toBe(postBefore.version + 1);
     expect((await stored(post.id))!.terms).not.toHaveProperty('topic');
   });
