@@ -39,8 +39,8 @@ export async function applyScheduledDate(ctx: OperationContext, entryId: string,
       (before) => {
         const late = due && ctx.services.clock.now().getTime() - due.getTime() > LATE_MS;
         const note = `scheduled ${which}${late ? `, due ${due!.toISOString()}, applied late (workspace suspended or worker down)` : ''}`;
-        if (which === 'publish') return { events: ['content.published'], note, durable: true };
-        return { events: before.status === 'published' ? ['content.unpublished'] : [], note, durable: true };
+        if (which === 'publish') return { events: ['content.published'], note, durable: true, fromSchedule: true };
+        return { events: before.status === 'published' ? ['content.unpublished'] : [], note, durable: true, fromSchedule: true };
       },
     );
     return result ? 'applied' : 'skipped';

@@ -21,8 +21,9 @@ import { giveBackEntry, takeEntry } from './entry-counts.ts';
  * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
  * 5. the public generation: derived from that write (core/public-generation.ts), never called here;
  * 6. the revision (`<entryId>:<version>`, idempotent), with a note when the system wrote it late;
- * 7. a schedule workflow left without dates is stopped (after the write: its token is already void);
- * 8. the events, then the audit row.
+ * 7. the events;
+ * 8. a schedule workflow left without dates is stopped (after the write: its token is already void);
+ * 9. the audit row.
  */
 
 export type ContentEvent = 'content.created' | 'content.updated' | 'content.published' | 'content.unpublished' | 'content.deleted';
@@ -39,6 +40,8 @@ export interface WriteEffects {
    * in the same write and cleared after, so a retry after a crash completes them (`settleOwed`).
    */
   durable?: boolean;
+  /** The write is the schedule workflow's own activity: its workflow ends by itself, nothing to stop. */
+  fromSchedule?: boolean;
   /** Said in the revision (and the audit row): why the system changed the entry, e.g. a late schedule. */
   note?: string;
 }
@@ -46,10 +49,10 @@ export interface WriteEffects {
 /** Revision, schedule clean-up, events, audit: what follows every landed write, in this order. */
 async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects): Promise<void> {
   await recordRevision(ctx, after, effects.note);
-  if (before?.schedule && !after.schedule) {
+  for (const event of effects.events) await ctx.emit(event, eventData(after));
+  if (before?.schedule && !after.schedule && !effects.fromSchedule) {
     await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
   }
-  for (const event of effects.events) await ctx.emit(event, eventData(after));
   if (effects.durable) await contentCollections(ctx.db).entries.updateOne({ _id: after._id, siteId: after.siteId, 'pending.version': after.version }, { $set: { pending: null } });
   // AUDIT (issue 22 item 4): the single call site. Once services/audit/record.ts is merged:
   // recordChange(ctx, { action: effects.events.at(-1) ?? 'content.updated', target: { kind: 'entry', id: after._id },
