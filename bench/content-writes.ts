@@ -14,7 +14,7 @@ import { createContext, type OperationContext } from '../services/core/context.t
 import { systemPrincipal } from '../services/core/principal.ts';
 import { createSiteResolver } from '../services/platform/tenancy.ts';
 import { newId } from '../services/core/ids.ts';
-import { contentCollections, emptyBlocks, type EntryDoc } from '../services/content/model.ts';
+import { contentCollections, type EntryDoc } from '../services/content/model.ts';
 import { recordRevision } from '../services/content/entries.ts';
 import { statusChange } from '../services/content/lifecycle.ts';
 import { changeEntryOrFail, createEntry, eventData } from '../services/content/write-path.ts';

@@ -46,6 +46,9 @@ export interface WriteEffects {
   note?: string;
 }
 
+/** The workspace database without the public generation's follow (core/public-generation.ts). */
+const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
+
 /** Revision, schedule clean-up, events, audit: what follows every landed write, in this order. */
 async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects): Promise<void> {
   await recordRevision(ctx, after, effects.note);
@@ -53,7 +56,8 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
   if (before?.schedule && !after.schedule && !effects.fromSchedule) {
     await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
   }
-  if (effects.durable) await contentCollections(ctx.db).entries.updateOne({ _id: after._id, siteId: after.siteId, 'pending.version': after.version }, { $set: { pending: null } });
+  // Clearing the owed effects changes nothing public: written past the derived generation on purpose.
+  if (effects.durable) await contentCollections(bareDb(ctx)).entries.updateOne({ _id: after._id, siteId: after.siteId, 'pending.version': after.version }, { $set: { pending: null } });
   // AUDIT (issue 22 item 4): the single call site. Once services/audit/record.ts is merged:
   // recordChange(ctx, { action: effects.events.at(-1) ?? 'content.updated', target: { kind: 'entry', id: after._id },
   //   summary: { changes: before && before.status !== after.status ? { status: { from: before.status, to: after.status } } : undefined, note: effects.note } });
@@ -224,7 +228,7 @@ export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>
       await recordRevision(ctx, doc, pending.note ?? undefined);
       for (const event of pending.events) await ctx.emit(event, eventData(doc));
     }
-    await entries.updateOne({ _id: doc._id, siteId: doc.siteId, 'pending.version': pending.version }, { $set: { pending: null } });
+    await contentCollections(bareDb(ctx)).entries.updateOne({ _id: doc._id, siteId: doc.siteId, 'pending.version': pending.version }, { $set: { pending: null } });
   }
   return owing.length;
 }

@@ -50,6 +50,28 @@ export function createPublicGeneration(feed: ChangeFeed, collections: ReadonlySe
     // Content freshness is announced, not awaited (no acknowledgements, unlike access changes).
     await feed.announce(topics.siteContent(siteId));
   };
+  // Writes finishing together share bumps: a write waits for a bump that starts after it finished
+  // (the one running may have read the counter before it), so at most one runs and one waits per site.
+  const flights = new Map<string, { running: Promise<void> | null; queued: Promise<void> | null }>();
+  const bumpAfter = (db: Db, siteId: string): Promise<void> => {
+    const key = `${db.databaseName}:${siteId}`;
+    let flight = flights.get(key);
+    if (!flight) flights.set(key, (flight = { running: null, queued: null }));
+    const f = flight;
+    const run = (): Promise<void> =>
+      (f.running = bump(db, siteId).finally(() => {
+        f.running = null;
+        if (!f.queued) flights.delete(key);
+      }));
+    if (!f.running) return run();
+    f.queued ??= f.running
+      .catch(() => undefined)
+      .then(() => {
+        f.queued = null;
+        return run();
+      });
+    return f.queued;
+  };
   const followCollection = (collection: Collection, db: Db, siteId: string): Collection =>
     new Proxy(collection, {
       get(target, property, receiver) {
@@ -58,7 +80,7 @@ export function createPublicGeneration(feed: ChangeFeed, collections: ReadonlySe
         if (typeof property !== 'string' || !WRITES.has(property)) return value.bind(target);
         return async (...args: unknown[]) => {
           const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
-          if (changed(result)) await bump(db, siteId);
+          if (changed(result)) await bumpAfter(db, siteId);
           return result;
         };
       },
