@@ -3,6 +3,7 @@ import type { OperationContext, Services } from '../core/context.ts';
 import type { Workspace } from '../core/tenants.ts';
 import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import { QuotaExceededError } from '../core/errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { siteOwnLimit, workspaceLimit } from '../platform/quota-model.ts';
 import { contentCollections } from './model.ts';
 
@@ -35,7 +36,14 @@ export async function reconcileEntryCounts(db: Db, now = new Date()): Promise<Co
     .toArray();
   const sites = Object.fromEntries(rows.map((row) => [row._id, row.n]));
   const total = rows.reduce((sum, row) => sum + row.n, 0);
-  await counts(db).updateOne({ _id: ID }, { $set: { total, sites, reconciledAt: now } }, { upsert: true });
+  const set = { $set: { total, sites, reconciledAt: now } };
+  try {
+    await counts(db).updateOne({ _id: ID }, set, { upsert: true });
+  } catch (error) {
+    // Two first writers counting at once: the other's upsert created the document; this count wins too.
+    if (!isDuplicateKey(error)) throw error;
+    await counts(db).updateOne({ _id: ID }, set);
+  }
   return { _id: ID, total, sites, reconciledAt: now };
 }
 
@@ -47,15 +55,16 @@ export async function takeEntry(ctx: OperationContext): Promise<void> {
   const siteMax = siteOwnLimit(ctx.site.quotas, 'entries');
   if (workspaceMax !== null) filter.total = { $lt: workspaceMax };
   if (siteMax !== null) filter[siteField] = { $not: { $gte: siteMax } };
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; attempt < 3; attempt++) {
     const taken = await counts(ctx.db).updateOne(filter, { $inc: { total: 1, [siteField]: 1 } });
     if (taken.matchedCount === 1) return;
     // No counter yet in this database (or it was dropped): count once, then try again.
-    if (attempt === 0 && !(await counts(ctx.db).findOne({ _id: ID }, { projection: { _id: 1 } }))) {
+    if (!(await counts(ctx.db).findOne({ _id: ID }, { projection: { _id: 1 } }))) {
       await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
       continue;
     }
-    break;
+    // A racing first writer may have created it between our two reads: one more try before refusing.
+    if (attempt > 0) break;
   }
   throw new QuotaExceededError('entries');
 }

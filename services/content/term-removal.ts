@@ -1,9 +1,9 @@
 import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import type { TermRemovalTarget } from '../../workflows/contracts/term-removal.ts';
-import { contentCollections, type EntryDoc } from './model.ts';
+import type { EntryDoc } from './model.ts';
 import { taxonomyCollections } from './taxonomies.ts';
-import { changeEntriesMatching, settleOwed, type Compute } from './write-path.ts';
+import { changeEntriesMatching, changeTrashedEntries, settleOwed, type Compute } from './write-path.ts';
 
 /** Entries per batch (one activity of the job). */
 export const BATCH = 100;
@@ -47,7 +47,7 @@ export async function removeTermBatch(
   await settleOwed(ctx, { 'pending.note': note }, limit);
   const result = await changeEntriesMatching(ctx, filter, limit, compute, () => ({ events: ['content.updated'], note, durable: true }), progress);
   if (result.found < limit) {
-    await contentCollections(ctx.db).entries.updateMany({ ...filter, siteId: ctx.site._id, trashedAt: { $ne: null } } as Filter<EntryDoc>, trashed as never);
+    await changeTrashedEntries(ctx, filter, trashed);
   }
   return result;
 }

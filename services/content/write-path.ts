@@ -270,3 +270,11 @@ export async function changeEntriesMatching(
   }
   return { found: rows.length, changed };
 }
+
+/**
+ * Applies a bulk change to the trashed entries `filter` matches (a term removed from them): they are
+ * not public and announce nothing; the caller checked the scope over them (`checkEntriesInScope`).
+ */
+export async function changeTrashedEntries(ctx: OperationContext, filter: Filter<EntryDoc>, update: Record<string, unknown>): Promise<void> {
+  await contentCollections(ctx.db).entries.updateMany({ ...filter, siteId: ctx.site._id, trashedAt: { $ne: null } } as Filter<EntryDoc>, update as never);
+}

@@ -343,3 +343,16 @@ describe('issue 22 bugs', () => {
     expect((await cw.manage('GET', '/trash?cursor=forged')).statusCode).toBe(400);
   });
 });
+
+describe('the write path is the only writer of entries', () => {
+  it('no module but services/content/write-path.ts writes content_entries', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const root = new URL('../../', import.meta.url).pathname;
+    const files = (dir: string): string[] =>
+      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
+    const writes = /\bentries\.(insertOne|insertMany|updateOne|updateMany|replaceOne|deleteOne|deleteMany|findOneAndUpdate|findOneAndReplace|findOneAndDelete|bulkWrite)\(/;
+    const writers = [...files('services'), ...files('activities')].filter((file) => writes.test(readFileSync(join(root, file), 'utf8')));
+    expect(writers).toEqual(['services/content/write-path.ts']);
+  });
+});
