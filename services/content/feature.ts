@@ -16,6 +16,7 @@ import { provisionTaxonomies } from './taxonomies.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
+  publicCollections: [COLLECTIONS.entries, COLLECTIONS.types, COLLECTIONS.taxonomies, COLLECTIONS.terms],
   operations: [
     listContentTypesOp,
     getContentTypeOp,
