@@ -2,7 +2,7 @@ import type { Config } from './core/config.ts';
 import type { EventPublisher, Services } from './core/context.ts';
 import type { Feature } from './core/feature.ts';
 import { createServices, type CoreServiceOptions } from './core/services.ts';
-import { createSiteResolver } from './platform/tenancy.ts';
+import { createSiteResolver } from './tenancy/site-resolver.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
 import { createActivePlugins } from './plugins/active-sites.ts';
 import { createPublicCache } from './public-read/state.ts';

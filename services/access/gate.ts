@@ -1,11 +1,11 @@
 import type { OperationContext, Services } from '../core/context.ts';
 import { authenticateOAuthToken, isOAuthAccessToken } from '../oauth/authenticate.ts';
 import type { Operation, Surface } from '../core/operation.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
+import type { SiteScope } from '../tenancy/site-resolver.ts';
 import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
-import { countRequest } from '../platform/quota-guard.ts';
-import { workspaceLimit } from '../platform/quota-model.ts';
+import { countRequest } from '../tenancy/quota-guard.ts';
+import { workspaceLimit } from '../tenancy/quota-model.ts';
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from './site-settings-store.ts';
 import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';

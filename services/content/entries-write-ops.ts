@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { withinCountQuota } from '../platform/quota-guard.ts';
+import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';

@@ -3,10 +3,9 @@ import { join, resolve } from 'node:path';
 import type { Services } from '../core/context.ts';
 import { randomToken } from '../core/ids.ts';
 import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
-import { DEFAULT_SITE_META_ID } from './tenancy.ts';
+import { DEFAULT_SITE_META_ID } from '../tenancy/site-resolver.ts';
 import { createWorkspace } from './workspaces.ts';
-
-export const DEFAULT_SITE_ID = 'default';
+import { DEFAULT_SITE_ID } from '../tenancy/platform-db.ts';
 
 export interface BootstrapResult {
   created: boolean;

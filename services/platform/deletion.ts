@@ -5,7 +5,7 @@ import { eventCollections } from '../events/model.ts';
 import { deliveryWorkflowId } from '../events/deliveries.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange, workspaceHostNames } from './lifecycle.ts';
 
 /**

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { getWorkspace } from './lifecycle.ts';
-import { addSite, platformCollections } from './workspaces.ts';
-import { withinCountQuota } from './quota-guard.ts';
+import { addSite } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
+import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { AdminInput, HostName, SiteView } from './views.ts';
 
 const TenantId = z.object({ id: z.string().min(1) });

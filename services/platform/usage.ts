@@ -5,15 +5,15 @@ import { COLLECTIONS as CONTENT_COLLECTIONS } from '../content/model.ts';
 import { EVENT_COLLECTIONS } from '../events/model.ts';
 import { MEDIA_COLLECTIONS } from '../media/model.ts';
 import type { Site, Workspace } from '../core/tenants.ts';
-import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from './quota-guard.ts';
+import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from '../tenancy/quota-guard.ts';
 import {
   allowedMediaTypes, LIMIT_NAMES, siteLimit, SWITCH_NAMES, switchOn, workspaceLimit, type LimitName, type Usage,
-} from './quota-model.ts';
-import { platformCollections } from './workspaces.ts';
+} from '../tenancy/quota-model.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 
 /**
  * The figures behind `GET /tenants/{id}/usage` and `GET /sites/{id}/usage`: the same counts the
- * quota checks make (services/platform/quota-guard.ts), for one site or the whole workspace.
+ * quota checks make (services/tenancy/quota-guard.ts), for one site or the whole workspace.
  * `requestsPerMinute` is only metered while a limit is set (it costs a write per request), so
  * its `used` is 0 otherwise.
  */

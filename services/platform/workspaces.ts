@@ -5,30 +5,10 @@ import { createContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { ConflictError } from '../core/errors.ts';
 import { systemPrincipal } from '../core/principal.ts';
-import { ensureIndexes } from './indexes.ts';
-import { workspaceIndexSpecs, workspaceIndexVersion } from './index-version.ts';
-import { PLATFORM_COLLECTIONS, type DomainRow, type Site, type Workspace } from '../core/tenants.ts';
-
-export function platformCollections(services: Pick<Services, 'platformDb'>) {
-  const db = services.platformDb;
-  return {
-    workspaces: db.collection<Workspace>(PLATFORM_COLLECTIONS.workspaces),
-    sites: db.collection<Site>(PLATFORM_COLLECTIONS.sites),
-    domains: db.collection<DomainRow>(PLATFORM_COLLECTIONS.domains),
-  };
-}
-
-/**
- * A site with its workspace, by site id: the one place the site → workspace lookup is written.
- * `workspaceId`, when the caller knows it, must match (a workflow input never reaches another
- * workspace's site). Null when either is gone.
- */
-export async function findSiteScope(services: Pick<Services, 'platformDb'>, siteId: string, workspaceId?: string): Promise<{ workspace: Workspace; site: Site } | null> {
-  const { workspaces, sites } = platformCollections(services);
-  const site = await sites.findOne(workspaceId === undefined ? { _id: siteId } : { _id: siteId, workspaceId });
-  const workspace = site ? await workspaces.findOne({ _id: site.workspaceId }) : null;
-  return site && workspace ? { workspace, site } : null;
-}
+import { ensureIndexes } from '../tenancy/indexes.ts';
+import { workspaceIndexSpecs, workspaceIndexVersion } from '../tenancy/index-version.ts';
+import type { Site, Workspace } from '../core/tenants.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 
 export interface CreateWorkspaceInput extends ProvisionInput {
   name: string;

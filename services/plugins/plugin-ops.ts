@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertSwitch } from '../platform/quota-guard.ts';
+import { assertSwitch } from '../tenancy/quota-guard.ts';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';

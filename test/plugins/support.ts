@@ -7,7 +7,7 @@ import type { Capability } from '../../services/core/capabilities.ts';
 import { installPluginHost } from '../../services/plugins/host.ts';
 import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { PLATFORM_COLLECTIONS } from '../../services/core/tenants.ts';
-import { DEFAULT_SITE_META_ID } from '../../services/platform/tenancy.ts';
+import { DEFAULT_SITE_META_ID } from '../../services/tenancy/site-resolver.ts';
 import { newId } from '../../services/core/ids.ts';
 
 export interface PluginWorld {
