@@ -12,6 +12,7 @@ import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';
 import { createWebhookSettings, type WebhookOptions } from './events/settings.ts';
 import { createAccessGate, type AccessGate } from './access/gate.ts';
+import { authenticateOAuthToken, isOAuthAccessToken } from './oauth/authenticate.ts';
 import { buildApp } from './http/app.ts';
 import { mediaFilesExtension } from './http/media-files.ts';
 import { mcpExtension } from './http/mcp.ts';
@@ -64,7 +65,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
 export async function createRuntime(config: Config, options: RuntimeOptions = {}) {
   const services = await createRuntimeServices(config, options);
   installPluginHost(services);
-  const gate: AccessGate = createAccessGate(services);
+  const gate: AccessGate = createAccessGate(services, { isToken: isOAuthAccessToken, authenticate: authenticateOAuthToken });
   return {
     services,
     gate,

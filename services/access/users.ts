@@ -10,7 +10,6 @@ import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
 import { assertAccountInReach, assertWithinCeiling, capabilitiesWith } from './grant-ceiling.ts';
-import { revokeUserGrants } from '../oauth/grants.ts';
 
 export const PolicySchema = z
   .object({ grant: z.array(WorkspaceCapabilitySchema).max(50).optional(), deny: z.array(WorkspaceCapabilitySchema).max(50).optional() })
@@ -135,7 +134,8 @@ async function endCredentialsAfterPasswordChange(ctx: OperationContext, userId: 
   const { principal } = ctx;
   const keep = principal.kind === 'user' && principal.userId === userId ? principal.sessionId : undefined;
   await accessCollections(ctx.db).sessions.deleteMany({ siteId: ctx.site._id, userId, ...(keep ? { _id: { $ne: keep } } : {}) });
-  await revokeUserGrants(ctx.db, ctx.site._id, userId, now);
+  // OAuth grants belong to the oauth feature, which sits above access (Feature.userPasswordChanged).
+  for (const feature of ctx.services.features) await feature.userPasswordChanged?.(ctx, userId, now);
 }
 
 export async function deleteUser(ctx: OperationContext, id: string, attempt = 0): Promise<void> {
