@@ -1,12 +1,12 @@
 import { Context } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
-import { runDeliveryPass } from '../services/events/dispatch.ts';
+import { runDeliveryPass } from '../services/events/pass.ts';
 import type { DeliveryPassResult, EndpointRef } from '../workflows/contracts/endpoint-actor.ts';
 
 export function createEndpointActorActivities(services: Services) {
   return {
     /**
-     * One delivery pass of an endpoint's actor (services/events/dispatch.ts). It heartbeats all
+     * One delivery pass of an endpoint's actor (services/events/pass.ts). It heartbeats all
      * along, so a worker killed mid-pass is noticed after the heartbeat timeout and the pass runs
      * again elsewhere; it stops claiming when the worker shuts down.
      */

@@ -1,8 +1,6 @@
 import type { Services } from '../services/core/context.ts';
 import { createProbeActivities } from './probe.ts';
-import { createWorkspaceLifecycleActivities } from './workspace-lifecycle.ts';
 import { createWorkspaceActivities } from './workspace.ts';
-import { createDeliveryActivities } from './delivery.ts';
 import { createEndpointActorActivities } from './endpoint-actor.ts';
 import { createScheduleActivities } from './schedule.ts';
 import { createPluginActivities } from './plugin-activation.ts';
@@ -32,9 +30,7 @@ export function mergeActivityGroups<G extends Record<string, Record<string, unkn
 export function createActivities(services: Services) {
   return mergeActivityGroups({
     probe: createProbeActivities(services),
-    workspaceLifecycle: createWorkspaceLifecycleActivities(services),
     workspace: createWorkspaceActivities(services),
-    delivery: createDeliveryActivities(services),
     endpointActor: createEndpointActorActivities(services),
     schedule: createScheduleActivities(services),
     pluginActivation: createPluginActivities(services),

@@ -4,6 +4,7 @@ import { findSiteScope } from '../services/tenancy/platform-db.ts';
 import { findPlugin } from '../services/plugins/registry.ts';
 import { installPluginHost } from '../services/plugins/host.ts';
 import { markActive, markInactive, readPluginState } from '../services/plugins/state.ts';
+import { isCatalogPlugin } from '../services/plugins/catalog/index.ts';
 import type { PluginSiteApi } from '../services/plugins/definition.ts';
 import { PLUGIN_ROUTINE_FAILED, type PluginRoutineInput, type PluginRoutineResult } from '../workflows/contracts/plugin-activation.ts';
 
@@ -37,6 +38,8 @@ export function createPluginActivities(services: Services) {
 
       if (input.action === 'activate') {
         if (current?.active) return { changed: false, installed: false };
+        // A catalog plugin uninstalled since the operation checked: nothing to activate.
+        if (!current && isCatalogPlugin(plugin.id)) return { changed: false, installed: false };
         try {
           await plugin.activate?.(api);
         } catch (error) {

@@ -7,12 +7,8 @@ import {
   provisionWorkspaceSite,
   upgradeWorkspaceIndexes,
 } from '../services/platform/provisioning.ts';
-import {
-  beginWorkspaceDeletion,
-  cancelWorkspaceWork,
-  finishWorkspaceDeletion,
-  releaseWorkspaceDomainClaims,
-} from '../services/platform/deletion.ts';
+import { beginWorkspaceDeletion, cancelWorkspaceWork, finishWorkspaceDeletion } from '../services/platform/deletion.ts';
+import { releaseWorkspaceDomains } from '../services/platform/domains.ts';
 
 /**
  * Heartbeats while a step runs, so a killed worker is noticed within the workflow's heartbeat
@@ -44,7 +40,8 @@ export function createWorkspaceActivities(services: Services) {
     }),
     beginWorkspaceDeletion: beating((workspaceId: string, dropDatabase: boolean) => beginWorkspaceDeletion(services, workspaceId, dropDatabase)),
     cancelWorkspaceWork: beating((workspaceId: string) => cancelWorkspaceWork(services, workspaceId)),
-    releaseWorkspaceDomainClaims: beating((workspaceId: string) => releaseWorkspaceDomainClaims(services, workspaceId)),
+    // Step 3 of a deletion; the activity keeps the name the committed histories record.
+    releaseWorkspaceDomainClaims: beating((workspaceId: string) => releaseWorkspaceDomains(services, workspaceId)),
     finishWorkspaceDeletion: beating((workspaceId: string) => finishWorkspaceDeletion(services, workspaceId)),
     upgradeWorkspaceIndexes: beating((workspaceId: string) => upgradeWorkspaceIndexes(services, workspaceId)),
   };

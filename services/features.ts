@@ -18,8 +18,9 @@ import { emailTemplatesFeature } from './email-templates/feature.ts';
 import { cookiesFeature } from './cookies/feature.ts';
 import { analyticsFeature } from './analytics/feature.ts';
 import { designFeature } from './design/feature.ts';
+import { auditFeature } from './audit/feature.ts';
 
 /** Every feature folder, in the order they provision a new workspace. */
-export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature, commentsFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature, designFeature];
+export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature, commentsFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature, designFeature, auditFeature];
 
 export const allOperations = (): Operation[] => features.flatMap((feature) => [...feature.operations]);

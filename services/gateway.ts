@@ -29,6 +29,8 @@ async function main() {
     closing = true;
     services.log.info({ signal }, 'gateway draining');
     await app.close();
+    // Audit rows of the last requests are written before the connection goes.
+    await services.audit.settled();
     await closeServices(services);
     process.exit(0);
   };

@@ -8,6 +8,7 @@ import type { CacheRegistry } from './cache/caches.ts';
 import type { RateCounters } from './access/rate-limit.ts';
 import type { PublicCache } from './public-read/state.ts';
 import type { ManageAnswers } from './manage-read/held-answers.ts';
+import type { AuditTrail } from './audit/trail.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -39,6 +40,8 @@ declare module './core/context.ts' {
     publicCache: PublicCache;
     /** Held management reads: per site, answers by key and URL (`manage-read/held-answers.ts`). */
     manageAnswers: ManageAnswers;
+    /** The audit writer: change rows queued after their change and written in groups (`audit/trail.ts`). */
+    audit: AuditTrail;
   }
 }
 

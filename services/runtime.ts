@@ -25,6 +25,7 @@ import { DEFAULT_EXPORT_TUNING } from './export/model.ts';
 import { createCacheRegistry } from './cache/caches.ts';
 import { builtinCaches } from './cache/builtin-caches.ts';
 import { createRateCounters } from './access/rate-limit.ts';
+import { createAuditTrail, type AuditTrailOptions } from './audit/trail.ts';
 
 export interface RuntimeOptions extends CoreServiceOptions {
   /** The feature list; `services/features.ts` unless a test adds probes. */
@@ -32,6 +33,8 @@ export interface RuntimeOptions extends CoreServiceOptions {
   events?: (services: Services) => EventPublisher;
   /** Webhook timings (tests shorten the backoff); the SSRF switch comes from the configuration. */
   webhooks?: WebhookOptions;
+  /** How audit rows are written (tests make the store refuse writes). */
+  audit?: AuditTrailOptions;
 }
 
 /**
@@ -53,6 +56,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.exportTuning = { ...DEFAULT_EXPORT_TUNING };
   services.caches = createCacheRegistry(builtinCaches(services));
   services.rateCounters = createRateCounters();
+  services.audit = createAuditTrail(services.log, options.audit);
   services.webhooks = createWebhookSettings(config, options.webhooks);
   services.events = (options.events ?? createWebhookPublisher)(services);
   return services;

@@ -4,6 +4,7 @@ import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
 import { createRuntime } from './runtime.ts';
 import { createWorker } from './worker-factory.ts';
+import { reportRetiredRuns } from './retired-workflows.ts';
 
 /** Temporal worker process entry. On SIGTERM running activities get a grace period, then go back to the server. */
 async function main() {
@@ -22,8 +23,11 @@ async function main() {
   // The heap limit decides how much garbage piles up between full collections (scripts/worker-node-flags.mjs):
   // logged so a worker started without the flags shows it.
   services.log.info({ taskQueue: services.temporal.taskQueue, heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) }, 'worker running');
+  await reportRetiredRuns(services);
   await worker.run();
   await recovery.stop();
+  // Audit rows of the last activities are written before the connection goes.
+  await services.audit.settled();
   await connection.close();
   await closeServices(services);
   process.exit(0);

@@ -1,6 +1,14 @@
-import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { HandlerUnfinishedPolicy } from '@temporalio/common';
+import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WorkspaceActivities } from '../activities/workspace.ts';
-import { workspaceCommandSignal, workspaceStateQuery, type WorkspaceCommand, type WorkspaceWorkflowInput } from './contracts/workspace.ts';
+import {
+  runProvisionSteps,
+  workspaceCommandDoneUpdate,
+  workspaceCommandSignal,
+  workspaceStateQuery,
+  type WorkspaceCommand,
+  type WorkspaceWorkflowInput,
+} from './contracts/workspace.ts';
 
 // Retried without a cap: every step is idempotent, and a workspace must not stay half-provisioned
 // or half-deleted because the database was away for a while.
@@ -14,10 +22,7 @@ const acts = proxyActivities<WorkspaceActivities>({
 async function run(workspaceId: string, command: WorkspaceCommand): Promise<void> {
   switch (command.kind) {
     case 'provision':
-      if (await acts.provisionWorkspaceDatabase(workspaceId)) {
-        await acts.provisionWorkspaceSite(workspaceId);
-        await acts.activateProvisionedWorkspace(workspaceId);
-      }
+      await runProvisionSteps(acts, workspaceId);
       return;
     case 'suspend':
       await acts.suspendWorkspace(workspaceId);
@@ -40,25 +45,50 @@ async function run(workspaceId: string, command: WorkspaceCommand): Promise<void
 /**
  * The actor of one workspace (`workspace:<id>`): every lifecycle step of that workspace runs here,
  * one after another, so a suspension never races a deletion. Commands arrive as signals
- * (signal-with-start); the actor ends when nothing is queued and the next command starts it again.
+ * (signal-with-start, durable even with no worker up); their senders wait for them with the
+ * `workspaceCommandDone` update. The actor ends when nothing is queued and the next command starts it again.
  */
 export async function workspaceWorkflow(input: WorkspaceWorkflowInput): Promise<void> {
   const queue: WorkspaceCommand[] = [...(input.queue ?? [])];
-  let running: WorkspaceCommand['kind'] | null = null;
+  let running: WorkspaceCommand | null = null;
   let done = 0;
+  const finished: string[] = [];
   setHandler(workspaceCommandSignal, (command) => {
     queue.push(command);
   });
-  setHandler(workspaceStateQuery, () => ({ running, queued: queue.map((c) => c.kind), done }));
+  setHandler(workspaceStateQuery, () => ({ running: running?.kind ?? null, queued: queue.map((c) => c.kind), done }));
+  setHandler(
+    workspaceCommandDoneUpdate,
+    async (commandId) => {
+      await condition(() => finished.includes(commandId));
+    },
+    {
+      // Rejected updates leave no trace in the history: the caller reads the workspace row instead.
+      validator: (commandId) => {
+        if (!finished.includes(commandId) && running?.id !== commandId && !queue.some((c) => c.id === commandId)) {
+          throw new Error(`command ${commandId} is not known to this run`);
+        }
+      },
+      // A continue-as-new drops the waiters; their routes answer with the row as it then is.
+      unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
+    },
+  );
 
-  while (queue.length > 0) {
-    const command = queue.shift()!;
-    running = command.kind;
-    await run(input.workspaceId, command);
-    running = null;
-    done += 1;
-    if (workflowInfo().continueAsNewSuggested && queue.length > 0) {
-      await continueAsNew<typeof workspaceWorkflow>({ workspaceId: input.workspaceId, queue });
+  for (;;) {
+    while (queue.length > 0) {
+      const command = queue.shift()!;
+      running = command;
+      await run(input.workspaceId, command);
+      running = null;
+      done += 1;
+      if (command.id) finished.push(command.id);
+      if (workflowInfo().continueAsNewSuggested && queue.length > 0) {
+        await continueAsNew<typeof workspaceWorkflow>({ workspaceId: input.workspaceId, queue });
+      }
     }
+    // The waiters of the last command get their answer before the run ends (a command that
+    // arrives meanwhile is run, not dropped).
+    await condition(allHandlersFinished);
+    if (queue.length === 0) return;
   }
 }

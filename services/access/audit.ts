@@ -4,26 +4,13 @@ import { newId } from '../core/ids.ts';
 import { accessCollections } from './model.ts';
 import { counterId, raiseCounter } from './rate-limit.ts';
 
+/** A failed authentication; changes (keys included) are the runner's rows (services/audit/). */
 export interface AuditEntry {
-  action: 'key.created' | 'key.rotated' | 'key.revoked' | 'key.updated' | 'key.deleted' | 'auth.failed' | 'login.failed';
+  action: 'auth.failed' | 'login.failed';
   keyId?: string | null;
   userId?: string | null;
   ip: string;
   reason?: string | null;
-}
-
-/** Audit rows name keys by id only; no secret, hash or lookup part is ever written here. */
-export async function writeAudit(db: Db, siteId: string, at: Date, entry: AuditEntry): Promise<void> {
-  await accessCollections(db).audit.insertOne({
-    _id: newId(at.getTime()),
-    siteId,
-    at,
-    action: entry.action,
-    keyId: entry.keyId ?? null,
-    userId: entry.userId ?? null,
-    ip: entry.ip,
-    reason: entry.reason ?? null,
-  });
 }
 
 /** Failed authentications are folded into one row per subject, reason and window of this length. */
@@ -83,9 +70,4 @@ export async function writeFailureAudit(db: Db, siteId: string, at: Date, entry:
     },
     { upsert: true },
   );
-}
-
-/** Failure rows past their retention (the local engine runs no TTL index). */
-export async function purgeExpiredFailures(db: Db, siteId: string, now: Date): Promise<number> {
-  return (await accessCollections(db).audit.deleteMany({ siteId, expiresAt: { $lt: now } })).deletedCount;
 }

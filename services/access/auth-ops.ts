@@ -45,6 +45,8 @@ export const loginOp = defineOperation({
   summary: 'Sign in with email and password; sets an HttpOnly session cookie',
   requires: 'public',
   events: ['auth.login'],
+  // An account event: the row names the user who signed in (the caller is still anonymous).
+  audit: { kind: 'user' },
   input: z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(512) }),
   output: Me,
   async handler(ctx, { email, password }) {

@@ -6,7 +6,6 @@ import { keySettingsOperations } from './key-settings-ops.ts';
 import { provisionAdministrator } from './provision.ts';
 import { userOperations } from './user-ops.ts';
 import { roleOperations } from './role-ops.ts';
-import { auditOperations } from './audit-ops.ts';
 
 export const accessFeature: Feature = {
   name: 'access',
@@ -16,7 +15,6 @@ export const accessFeature: Feature = {
     ...keyOperations,
     ...userOperations,
     ...roleOperations,
-    ...auditOperations,
   ],
   indexes: [
     { collection: ACCESS_COLLECTIONS.users, keys: { siteId: 1, email: 1 }, options: { unique: true } },
@@ -31,7 +29,7 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.audit, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, expiresAt: 1 } },
   ],
-  provisionWorkspace: provisionAdministrator,
+  provisionSite: provisionAdministrator,
   async usage(services, workspace, siteId) {
     const db = services.workspaceDb(workspace);
     const site = siteId ? { siteId } : {};

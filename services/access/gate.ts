@@ -4,12 +4,11 @@ import type { SiteScope } from '../tenancy/site-resolver.ts';
 import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
 import { countRequest } from '../tenancy/quota-guard.ts';
-import { workspaceLimit } from '../tenancy/quota-model.ts';
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from './site-settings-store.ts';
-import { createKeyAuthenticator, type KeyLimits } from './key-auth.ts';
+import { createKeyAuthenticator, keyWindows, type KeyLimits } from './key-auth.ts';
 import type { Credentials } from './credentials.ts';
-import type { LiveResult } from './live-state.ts';
+import { createLaneAdmission, noLaneAdmission, type LaneAdmission } from './lane-admission.ts';
 import { createSessionAuthenticator } from './session-auth.ts';
 import { assertSameSiteOrigin } from './origin-check.ts';
 import { exceeded, purgeOldWindows, rateLimitHeaders, type WindowResult } from './rate-limit.ts';
@@ -37,41 +36,12 @@ export interface AccessGate {
   admit(ctx: OperationContext, operation: Admitted): Promise<Record<string, string>>;
   /** Response headers for what the operation asked of its surface (a session started or ended). */
   finish(ctx: OperationContext): Record<string, string>;
-  /**
-   * Synchronous, no database: may this public read be answered from the cache-hit lane, skipping
-   * `authenticate` and `admit`? Only when they would let it through with nothing to count: an
-   * anonymous caller (no session cookie), an operation without a limit of its own, a workspace
-   * without a requests-per-minute quota, and the site's access state held under the change feed
-   * with the Public API on. Otherwise false, and the request takes the full path.
-   */
-  admitsReadyAnswer(scope: SiteScope, operation: Operation, cookies: Record<string, string | undefined>): boolean;
-  /** Synchronous, no database: the id of the valid key a bearer names, when this gateway holds that key. */
-  peekKeyId(scope: SiteScope, authorization: string | undefined): string | undefined;
-  /**
-   * The management lane's `authenticate` + `admit` for a held read (services/http/manage-lane.ts):
-   * the request is counted and the site's access state read in one round trip, every key check
-   * runs, and `headers` (the rate-limit headers) come back only when the full path would let it
-   * through with the key as held at `accessVersion` and nothing else to count. Otherwise the
-   * request goes the full path, which reuses `counted` instead of counting it again.
-   */
-  admitHeldRead(scope: SiteScope, credentials: Credentials, keyId: string, operation: Operation, accessVersion: number): Promise<HeldReadAdmission>;
-  /**
-   * The same without a round trip (the access state the feed holds, a position from the counter
-   * blocks this gateway leased); `undefined` when something is not held and `admitHeldRead` must run.
-   */
-  admitHeldReadNow(scope: SiteScope, credentials: Credentials, keyId: string, operation: Operation, accessVersion: number): HeldReadAdmission | undefined;
-  /** The site's `accessVersion` a key principal was authenticated under (what a held answer is tagged with). */
-  accessVersionOf(principal: Principal): number | undefined;
+  /** What the lanes in front of Fastify ask instead of `authenticate` + `admit`, over this gate's state (lane-admission.ts). */
+  readonly lanes: LaneAdmission;
 }
 
 /** What `admit` reads of what it admits: an operation, or a plugin's agent tool described like one. */
 export type Admitted = Pick<Operation, 'id' | 'surface' | 'rateLimit' | 'heavy'>;
-
-/** `headers` when the held answer may go out; else the full path runs, reusing `counted` when there is one. */
-export interface HeldReadAdmission {
-  counted?: LiveResult;
-  headers?: Record<string, string>;
-}
 
 /** Extra limiter for `heavy: true` operations (uploads, activations, static export), per caller. */
 export const HEAVY_LIMIT_PER_MIN = 10;
@@ -90,21 +60,7 @@ export function createDenyAllGate(_services: Services): AccessGate {
     finish() {
       return {};
     },
-    admitsReadyAnswer() {
-      return false;
-    },
-    peekKeyId() {
-      return undefined;
-    },
-    async admitHeldRead() {
-      return {};
-    },
-    admitHeldReadNow() {
-      return {};
-    },
-    accessVersionOf() {
-      return undefined;
-    },
+    lanes: noLaneAdmission,
   };
 }
 
@@ -122,7 +78,8 @@ export function createAccessGate(services: Services, oauth: OAuthTokens): Access
   const readState = createStateReader(services.changeFeed, (dbName) => services.workspaceDb({ dbName }));
   const keys = createKeyAuthenticator(services, readState);
   const authenticateSession = createSessionAuthenticator(services, readState);
-  const pending = new WeakMap<Principal, KeyLimits>();
+  // The limits `authenticate` found for a key principal, for its `admit` (and the management lane's `accessVersionOf`).
+  const keyLimits = new WeakMap<Principal, KeyLimits>();
   // Key principals whose count made by `authenticate` an operation has used; a further operation
   // in the same request (an MCP batch, a GraphQL query) is counted again.
   const doorCountUsed = new WeakSet<Principal>();
@@ -160,7 +117,7 @@ export function createAccessGate(services: Services, oauth: OAuthTokens): Access
       }
       if (surface === 'manage') {
         const { principal, limits } = await keys.authenticate(credentials, scope);
-        pending.set(principal, limits);
+        keyLimits.set(principal, limits);
         return principal;
       }
       if (surface === 'public') {
@@ -187,7 +144,7 @@ export function createAccessGate(services: Services, oauth: OAuthTokens): Access
       // (the admin UI's own session calls are not metered). One write per request while set.
       if (operation.surface !== 'admin') await countRequest(ctx, now);
       const results: WindowResult[] = [];
-      const limits = pending.get(ctx.principal);
+      const limits = keyLimits.get(ctx.principal);
       if (limits) results.push(...keyWindows(await keyCount(ctx, limits)));
       const oauthLimit = oauthLimits.get(ctx.principal);
       if (oauthLimit !== undefined) {
@@ -222,54 +179,8 @@ export function createAccessGate(services: Services, oauth: OAuthTokens): Access
       return { 'set-cookie': session === 'end' ? clearSessionCookie(services.config) : sessionCookie(session, services.config, services.clock.now()) };
     },
 
-    peekKeyId(scope, authorization) {
-      return keys.peekKeyId(scope.site._id, authorization);
-    },
-
-    async admitHeldRead(scope, credentials, keyId, operation, accessVersion) {
-      if (!heldReadAllowed(scope, operation)) return {};
-      return heldAdmission(await keys.countHeldRead(credentials, scope, keyId), accessVersion);
-    },
-
-    admitHeldReadNow(scope, credentials, keyId, operation, accessVersion) {
-      if (!heldReadAllowed(scope, operation)) return {};
-      const held = keys.heldReadNow(credentials, scope, keyId);
-      return held && heldAdmission(held, accessVersion);
-    },
-
-    accessVersionOf(principal) {
-      return pending.get(principal)?.state.version;
-    },
-
-    admitsReadyAnswer(scope, operation, cookies) {
-      if (operation.surface !== 'public' || operation.rateLimit || operation.heavy || cookies[SESSION_COOKIE]) return false;
-      if (workspaceLimit(scope.workspace.quotas, 'requestsPerMinute') !== null) return false;
-      return readState.peek(scope.workspace.dbName, scope.site._id)?.publicEnabled === true;
-    },
+    lanes: createLaneAdmission({ readState, keys, keyLimits }),
   };
-}
-
-/** What `admit` would count besides the key's own windows sends a held read the full path. */
-const heldReadAllowed = (scope: SiteScope, operation: Operation) =>
-  !operation.rateLimit && !operation.heavy && workspaceLimit(scope.workspace.quotas, 'requestsPerMinute') === null;
-
-/** Over a limit, or the key's access moved since the answer was held: the full path answers, from the same count. */
-function heldAdmission({ counted, limits }: { counted?: LiveResult; limits?: KeyLimits }, accessVersion: number): HeldReadAdmission {
-  if (!limits || limits.state.version !== accessVersion) return { counted };
-  const results = keyWindows(limits);
-  if (results.some(exceeded)) return { counted };
-  return { counted, headers: rateLimitHeaders(results) };
-}
-
-/** A key's own window and the per-IP ceiling beside it. */
-function keyWindows(limits: KeyLimits): WindowResult[] {
-  const keyLimit = limits.key.rateLimitPerMin ?? limits.state.keys.defaultRateLimitPerMin;
-  const { resetSeconds } = limits;
-  return [
-    { name: 'key', limit: keyLimit, count: limits.keyCount, resetSeconds },
-    // The per-IP ceiling never undercuts a key's own, higher limit.
-    { name: 'ip', limit: Math.max(keyLimit, limits.state.keys.defaultRateLimitPerMin), count: limits.ipCount, resetSeconds },
-  ];
 }
 
 function callerBucket(ctx: OperationContext): string {

@@ -14,6 +14,7 @@ import { ForbiddenError, TooManyRequestsError } from '../core/errors.ts';
 import { createLiveState, ipField, keyField, raiseCounterFields, RATE_WINDOW_MS, type LiveResult } from './live-state.ts';
 import { createCountLeases } from './count-leases.ts';
 import type { StateReader } from './state-reader.ts';
+import type { WindowResult } from './rate-limit.ts';
 
 interface CachedKey {
   version: number;
@@ -242,6 +243,19 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     /** Synchronous, no database: the id of the valid key this bearer names, as this gateway last saw it. */
     peekKeyId: (siteId: string, authorization: string | undefined) => knownEntry(siteId, bearerOf(authorization))?.key?._id,
   };
+}
+
+export type KeyAuthenticator = ReturnType<typeof createKeyAuthenticator>;
+
+/** A key's own window and the per-IP ceiling beside it (what `admit` and the management lane check). */
+export function keyWindows(limits: KeyLimits): WindowResult[] {
+  const keyLimit = limits.key.rateLimitPerMin ?? limits.state.keys.defaultRateLimitPerMin;
+  const { resetSeconds } = limits;
+  return [
+    { name: 'key', limit: keyLimit, count: limits.keyCount, resetSeconds },
+    // The per-IP ceiling never undercuts a key's own, higher limit.
+    { name: 'ip', limit: Math.max(keyLimit, limits.state.keys.defaultRateLimitPerMin), count: limits.ipCount, resetSeconds },
+  ];
 }
 
 /**

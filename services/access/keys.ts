@@ -8,7 +8,6 @@ import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';
 import { isValidIpRule, normalizeOrigin } from './ip-rules.ts';
-import { writeAudit } from './audit.ts';
 import { assertKeyInReach, assertWithinCeiling, type Granter } from './grant-ceiling.ts';
 
 export const KeyScopeSchema = z
@@ -107,7 +106,6 @@ export async function createKey(
   // Revoked keys stay listed but no longer count against the quota.
   const active = (siteId: string | null) => apiKeys.countDocuments(siteId ? { siteId, status: 'active' } : { status: 'active' });
   await withinCountQuota(ctx, 'apiKeys', active, () => apiKeys.insertOne(record));
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.created', keyId: record._id, userId: owner.userId, ip: ctx.request.ip });
   return { key: secret.key, record };
 }
 
@@ -142,7 +140,6 @@ export async function updateKey(ctx: OperationContext, id: string, editor: KeyAc
   const key = await accessCollections(ctx.db).apiKeys.findOneAndUpdate({ _id: id, siteId: ctx.site._id }, { $set }, { returnDocument: 'after' });
   if (!key) throw new NotFoundError();
   await accessChanged(ctx);
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.updated', keyId: id, userId: editor.userId, ip: ctx.request.ip });
   return key;
 }
 
@@ -159,7 +156,6 @@ export async function rotateKey(ctx: OperationContext, id: string, actor: KeyAct
   );
   if (!record) throw new NotFoundError();
   await accessChanged(ctx);
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.rotated', keyId: id, userId: actor.userId, ip: ctx.request.ip });
   return { key: secret.key, record };
 }
 
@@ -173,17 +169,14 @@ export async function revokeKey(ctx: OperationContext, id: string, actor: KeyAct
   );
   if (!record) throw new NotFoundError();
   await accessChanged(ctx);
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.revoked', keyId: id, userId: actor.userId, ip: ctx.request.ip });
   return record;
 }
 
 export async function deleteKey(ctx: OperationContext, id: string, actor: KeyActor): Promise<void> {
   await keyInReach(ctx, id, actor);
-  const now = ctx.services.clock.now();
   const deleted = await accessCollections(ctx.db).apiKeys.findOneAndDelete({ _id: id, siteId: ctx.site._id });
   if (!deleted) throw new NotFoundError();
   await accessChanged(ctx);
-  await writeAudit(ctx.db, ctx.site._id, now, { action: 'key.deleted', keyId: id, userId: actor.userId, ip: ctx.request.ip });
 }
 
 export function assertKeyPatchNotEmpty(patch: object): void {

@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { Capability } from '../core/capabilities.ts';
 import type { KeyScope } from '../core/principal.ts';
 import type { Policy } from './roles.ts';
+import type { AuditSummary, AuditTarget } from '../core/audit-notes.ts';
 
 /** Workspace collections of the access feature. Every document carries `siteId`. */
 export const ACCESS_COLLECTIONS = {
@@ -81,8 +82,17 @@ export interface AuditDoc {
   count?: number;
   /** The last of them. */
   lastAt?: Date;
-  /** Failure rows only: dropped after this (TTL index; the worker's purge where TTL does not run). */
+  /** Dropped after this (TTL index; the worker's purge where TTL does not run): failure rows and change rows. */
   expiresAt?: Date;
+  /** Change rows (services/audit/, docs/audit.md): `userId`/`keyId` above are the actor's. */
+  workspaceId?: string;
+  /** A change made by the system (workflow, activity): its reason; null otherwise. */
+  system?: string | null;
+  target?: AuditTarget | null;
+  summary?: AuditSummary | null;
+  requestId?: string;
+  /** The operation that made the change (null for a workflow's own change). */
+  operation?: string | null;
 }
 
 export interface CounterDoc {

@@ -10,6 +10,7 @@ import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
 import { assertAccountInReach, assertWithinCeiling, capabilitiesWith } from './grant-ceiling.ts';
+import { recordChange } from '../audit/record.ts';
 
 export const PolicySchema = z
   .object({ grant: z.array(WorkspaceCapabilitySchema).max(50).optional(), deny: z.array(WorkspaceCapabilitySchema).max(50).optional() })
@@ -122,6 +123,9 @@ export async function updateUser(ctx: OperationContext, id: string, patch: z.out
   if (password) await endCredentialsAfterPasswordChange(ctx, id, now);
   // Narrowing a role or policy must narrow the user's keys on the next request.
   await accessChanged(ctx);
+  if (patch.role && patch.role !== current.role) {
+    recordChange(ctx, { action: 'users.update', target: { kind: 'users', id }, summary: { changes: { role: { from: current.role, to: patch.role } } } });
+  }
   return user;
 }
 

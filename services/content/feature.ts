@@ -67,7 +67,7 @@ export const contentFeature: Feature = {
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, slug: 1 }, options: { unique: true } },
   ],
   trash: [entryTrashKind],
-  async provisionWorkspace(ctx) {
+  async provisionSite(ctx) {
     await provisionTaxonomies(ctx);
   },
   /** Every entry schedule's workflow. */

@@ -10,6 +10,7 @@ import type { Hooks } from './hooks.ts';
 import type { Principal } from './principal.ts';
 import type { Site, Workspace } from './tenants.ts';
 import { contextScope, type ScopeGuard } from './scope.ts';
+import type { ChangeNotes } from './audit-notes.ts';
 
 /** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
 export interface EventPublisher {
@@ -75,6 +76,8 @@ export interface OperationContext {
   effects: OperationEffects;
   /** The caller's key scope over the fields the running operation declared (`core/scope.ts`). */
   scope: ScopeGuard;
+  /** Notes for the audit row of the operation the runner is running (`services/audit/record.ts`). */
+  changes?: ChangeNotes;
 }
 
 export function createContext(

@@ -50,7 +50,7 @@ export interface Feature {
   operations: readonly Operation[];
   indexes?: readonly IndexSpec[];
   trash?: readonly TrashKind[];
-  provisionWorkspace?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
+  provisionSite?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
   /**
    * Deletion: stops what the feature keeps running for a workspace that is `deleting` (workflows,
    * pending work that a drain would restart). Idempotent; answers how many of each it stopped.

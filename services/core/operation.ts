@@ -7,6 +7,7 @@ import { findUnsafeKey } from './safe-keys.ts';
 import { BadRequestError, ForbiddenError, UnauthorizedError } from './errors.ts';
 import { contractChecksOn } from './config.ts';
 import { scopeGuard, UndeclaredScopeError, type ScopeDeclaration } from './scope.ts';
+import type { AuditDeclaration } from './audit-notes.ts';
 
 /**
  * `public` is the read-only Public Content API (GET only, contract 4); `comments` is the anonymous
@@ -72,6 +73,11 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
    * any process, or the key's access changes. Checked: test/access/held-reads.test.ts reads them.
    */
   heldAnswer?: { reads: readonly string[] };
+  /**
+   * The audit row the runner writes after every successful non-GET run (docs/audit.md): its target,
+   * action and summary. Defaults fit most operations; `false` for a POST that changes nothing (a preview).
+   */
+  audit?: false | AuditDeclaration<z.output<I>, z.input<O>>;
   handler(ctx: OperationContext, input: z.output<I>): Promise<z.input<O>>;
 }
 
@@ -160,6 +166,8 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
   operation: Operation<I, O>,
   ctx: OperationContext,
   raw: unknown,
+  /** Called with the parsed input and the answer once the operation succeeded (the runner's audit row). */
+  succeeded?: (input: z.output<I>, result: z.input<O>) => void,
 ): Promise<z.input<O>> {
   const op = operation as unknown as Operation;
   authorize(op, ctx);
@@ -173,5 +181,6 @@ export async function invokeOperation<I extends z.ZodType, O extends z.ZodType>(
     throw error;
   }
   if (checking) checkOutput(ctx, op, result);
+  succeeded?.(input, result);
   return result;
 }

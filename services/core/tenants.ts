@@ -18,7 +18,7 @@ export const WorkspaceSchema = z.object({
       siteId: z.string(),
       siteName: z.string(),
       domains: z.array(z.string()),
-      admin: z.object({ email: z.string(), name: z.string().optional(), passwordHash: z.string() }),
+      admin: z.object({ email: z.string(), name: z.string().optional(), passwordHash: z.string(), platformOperator: z.boolean().optional() }),
     })
     .optional(),
   /** Set when deletion was asked; `dropDatabase` becomes true if any request asked for it. */
@@ -26,6 +26,8 @@ export const WorkspaceSchema = z.object({
   databaseDropped: z.boolean().optional(),
   /** The index version (`services/tenancy/index-version.ts`) the workspace database has. */
   indexVersion: z.string().optional(),
+  /** Days the workspace's audit rows are kept (`services/audit/retention.ts`); 90 when unset. */
+  auditRetentionDays: z.number().int().optional(),
   createdAt: z.date(),
   updatedAt: z.date(),
 });
@@ -86,4 +88,9 @@ export function normalizeHost(hostHeader: string | undefined): string {
   if (host.startsWith('[')) return host.slice(0, host.indexOf(']') + 1);
   const port = host.indexOf(':');
   return port === -1 ? host : host.slice(0, port);
+}
+
+/** A site's host names as stored and claimed: lower case, each once. */
+export function hostNames(domains: readonly string[]): string[] {
+  return [...new Set(domains.map((domain) => domain.toLowerCase()))];
 }

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { deleteDesign, readDesign, writeDesign } from './store.ts';
+import { DEFAULT_PERMALINKS, PERMALINK_TAGS } from './permalinks.ts';
+import { redirectMovedEntries } from './permalink-moves.ts';
+import type { OperationContext } from '../core/context.ts';
 
-/** WordPress-style structure tags; a structure must name the entry itself (slug or id) to be unique. */
-export const PERMALINK_TAGS = ['%year%', '%monthnum%', '%day%', '%postname%', '%post_id%', '%category%', '%author%', '%locale%'] as const;
 
 const Structure = z
   .string()
@@ -24,7 +25,7 @@ const Permalinks = z.object({
 });
 type Permalinks = z.infer<typeof Permalinks>;
 
-export const DEFAULT_PERMALINKS: Permalinks = { structure: '/%postname%/', categoryBase: 'category', tagBase: 'tag', typeBases: {} };
+const current = async (ctx: OperationContext): Promise<Permalinks> => (await readDesign<Permalinks>(ctx, 'permalinks', 'default'))?.value ?? DEFAULT_PERMALINKS;
 
 const View = Permalinks.extend({ customized: z.boolean(), updatedAt: z.string().nullable() });
 
@@ -49,12 +50,14 @@ export const putPermalinksOp = defineOperation({
   surface: 'manage',
   method: 'PUT',
   path: '/permalinks',
-  summary: 'Replace the permalink settings',
+  summary: 'Replace the permalink settings; every published entry whose path moves gets a 301 redirect from its old path',
   requires: 'settings:manage',
   input: Permalinks,
   output: View,
   async handler(ctx, value) {
+    const before = await current(ctx);
     const doc = await writeDesign(ctx, 'permalinks', 'default', value);
+    await redirectMovedEntries(ctx, before, value);
     return { ...value, customized: true, updatedAt: doc.updatedAt.toISOString() };
   },
 });
@@ -64,12 +67,14 @@ export const resetPermalinksOp = defineOperation({
   surface: 'manage',
   method: 'DELETE',
   path: '/permalinks',
-  summary: 'Back to the default structure (/%postname%/)',
+  summary: 'Back to the default structure (/%postname%/); moved entries get redirects as with PUT',
   requires: 'settings:manage',
   input: z.object({}),
   output: View,
   async handler(ctx) {
+    const before = await current(ctx);
     await deleteDesign(ctx, 'permalinks', 'default');
+    await redirectMovedEntries(ctx, before, DEFAULT_PERMALINKS);
     return { ...DEFAULT_PERMALINKS, customized: false, updatedAt: null };
   },
 });

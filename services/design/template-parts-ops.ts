@@ -12,24 +12,24 @@ export const PART_AREAS = ['header', 'footer', 'sidebar', 'general'] as const;
 const PartValue = z.object({ area: z.enum(PART_AREAS), title: z.string().trim().min(1).max(200), blocks: BlockDocumentSchema });
 type PartValue = z.infer<typeof PartValue>;
 
-const PartView = PartValue.extend({ part: z.string(), customized: z.boolean(), updatedAt: z.string().nullable() });
+export const PartView = PartValue.extend({ part: z.string(), customized: z.boolean(), updatedAt: z.string().nullable() });
 
 /** The theme ships a `header` and a `footer`; every other part exists once someone saves it. */
-const THEME_PARTS: Record<string, PartValue> = {
+export const THEME_PARTS: Record<string, PartValue> = {
   header: { area: 'header', title: 'Header', blocks: { version: 1, blocks: [{ type: 'site-title' }, { type: 'navigation', menu: 'primary' }] } },
   footer: { area: 'footer', title: 'Footer', blocks: { version: 1, blocks: [{ type: 'paragraph', text: '' }] } },
 };
 
-const toView = (part: string, doc: DesignDoc<PartValue> | null) => {
+export const toPartView = (part: string, doc: DesignDoc<PartValue> | null) => {
   const value = doc?.value ?? THEME_PARTS[part];
   return { part, ...value, customized: doc !== null, updatedAt: doc ? doc.updatedAt.toISOString() : null };
 };
 
-async function allParts(ctx: OperationContext) {
+export async function allParts(ctx: OperationContext) {
   const saved = await listDesign<PartValue>(ctx, 'template-part');
   const byKey = new Map(saved.map((d) => [d.key, d]));
   const keys = [...new Set([...Object.keys(THEME_PARTS), ...byKey.keys()])].sort();
-  return keys.map((k) => toView(k, byKey.get(k) ?? null));
+  return keys.map((k) => toPartView(k, byKey.get(k) ?? null));
 }
 
 export const getTemplatePartOp = defineOperation({
@@ -45,7 +45,7 @@ export const getTemplatePartOp = defineOperation({
   async handler(ctx, { part }) {
     const doc = await readDesign<PartValue>(ctx, 'template-part', part);
     if (!doc && !THEME_PARTS[part]) throw new NotFoundError('Template part not found');
-    return toView(part, doc);
+    return toPartView(part, doc);
   },
 });
 
@@ -62,11 +62,11 @@ export const putTemplatePartOp = defineOperation({
     const settings = await readDesign<HeaderSettings>(ctx, 'header-settings', 'default');
     // The site default header must stay a header.
     if (settings?.value.default === part && value.area !== 'header') throw new BadRequestError('area: this part is the site default header');
-    return toView(part, await writeDesign(ctx, 'template-part', part, value));
+    return toPartView(part, await writeDesign(ctx, 'template-part', part, value));
   },
 });
 
-interface HeaderSettings {
+export interface HeaderSettings {
   default: string;
 }
 

@@ -14,20 +14,21 @@ const TemplateSlug = z
   .max(120);
 
 const Layout = z.object({ title: z.string().trim().min(1).max(200), blocks: BlockDocumentSchema });
-type Layout = z.infer<typeof Layout>;
+export type TemplateLayout = z.infer<typeof Layout>;
+type Layout = TemplateLayout;
 
 /** A saved customization: what visitors get (`live`, null = theme default) and unpublished work (`draft`). */
-interface TemplateValue {
+export interface TemplateValue {
   live: Layout | null;
   draft: (Layout & { savedAt: string }) | null;
 }
 
-const themeDefault = (slug: string): Layout => ({
+export const themeDefault = (slug: string): Layout => ({
   title: slug,
   blocks: { version: 1, blocks: [{ type: 'template-part', part: 'header' }, { type: slug.startsWith('single') || slug.startsWith('page') ? 'post-content' : 'query-loop' }, { type: 'template-part', part: 'footer' }] } as BlockDocument,
 });
 
-const TemplateView = z.object({
+export const TemplateView = z.object({
   slug: z.string(),
   title: z.string(),
   blocks: BlockDocumentSchema,
@@ -36,12 +37,12 @@ const TemplateView = z.object({
   updatedAt: z.string().nullable(),
 });
 
-function toView(slug: string, doc: DesignDoc<TemplateValue> | null): z.infer<typeof TemplateView> {
+export function toTemplateView(slug: string, doc: DesignDoc<TemplateValue> | null): z.infer<typeof TemplateView> {
   const live = doc?.value.live ?? themeDefault(slug);
   return { slug, ...live, source: doc?.value.live ? 'custom' : 'theme', draft: doc?.value.draft ?? null, updatedAt: doc ? doc.updatedAt.toISOString() : null };
 }
 
-async function load(ctx: OperationContext, slug: string) {
+export async function loadTemplate(ctx: OperationContext, slug: string) {
   const doc = await readDesign<TemplateValue>(ctx, 'template', slug);
   if (!doc && !(BUILTIN_TEMPLATES as readonly string[]).includes(slug)) throw new NotFoundError('Template not found');
   return doc;
@@ -63,7 +64,7 @@ export const listTemplatesOp = defineOperation({
     return {
       page,
       data: slugs.map((slug) => {
-        const { blocks: _blocks, draft, ...rest } = toView(slug, saved.get(slug) ?? null);
+        const { blocks: _blocks, draft, ...rest } = toTemplateView(slug, saved.get(slug) ?? null);
         return { ...rest, hasDraft: draft !== null };
       }),
     };
@@ -81,7 +82,7 @@ export const getTemplateOp = defineOperation({
   input: z.object({ slug: z.string() }),
   output: TemplateView,
   async handler(ctx, { slug }) {
-    return toView(slug, await load(ctx, slug));
+    return toTemplateView(slug, await loadTemplate(ctx, slug));
   },
 });
 
@@ -97,7 +98,7 @@ export const putTemplateOp = defineOperation({
   async handler(ctx, { slug, publish, ...layout }) {
     const current = (await readDesign<TemplateValue>(ctx, 'template', slug))?.value ?? { live: null, draft: null };
     const value: TemplateValue = publish ? { live: layout, draft: null } : { live: current.live, draft: { ...layout, savedAt: ctx.services.clock.now().toISOString() } };
-    return toView(slug, await writeDesign(ctx, 'template', slug, value));
+    return toTemplateView(slug, await writeDesign(ctx, 'template', slug, value));
   },
 });
 
@@ -111,12 +112,12 @@ export const deleteTemplateOp = defineOperation({
   input: z.object({ slug: z.string(), discard: z.enum(['draft', 'all']).default('all') }),
   output: TemplateView,
   async handler(ctx, { slug, discard }) {
-    const doc = await load(ctx, slug);
+    const doc = await loadTemplate(ctx, slug);
     if (discard === 'all' || !doc?.value.live) {
       await deleteDesign(ctx, 'template', slug);
-      return toView(slug, null);
+      return toTemplateView(slug, null);
     }
-    return toView(slug, await writeDesign(ctx, 'template', slug, { ...doc.value, draft: null }));
+    return toTemplateView(slug, await writeDesign(ctx, 'template', slug, { ...doc.value, draft: null }));
   },
 });
 

@@ -8,8 +8,9 @@ import { areasCollection } from './widgets.ts';
 
 /** Content type slug → the widget areas its pages show, in order. */
 const Layout = z.record(z.string(), z.array(z.string()).max(20));
-type Layout = z.infer<typeof Layout>;
-const LayoutView = z.object({ layout: Layout });
+export type WidgetLayout = z.infer<typeof Layout>;
+type Layout = WidgetLayout;
+export const LayoutView = z.object({ layout: Layout });
 
 export async function readLayout(ctx: OperationContext): Promise<Layout> {
   return (await readDesign<Layout>(ctx, 'widget-layout', 'default'))?.value ?? {};
@@ -61,7 +62,7 @@ export const deleteLayoutOp = defineOperation({
   surface: 'manage',
   method: 'DELETE',
   path: '/widgets/layout',
-  summary: 'Clear the layout: no content type shows widget areas until a new one is put',
+  summary: 'Clear the layout: every area shows on every page again (the theme default) until a new one is put',
   requires: 'settings:manage',
   input: z.object({}),
   output: LayoutView,

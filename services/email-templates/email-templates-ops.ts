@@ -118,6 +118,8 @@ export const previewEmailTemplateOp = defineOperation({
   path: '/email-templates/:key/preview',
   summary: 'Render unsaved changes (or the current template) with sample data; nothing is stored',
   requires: 'email-templates:manage',
+  // A render: nothing changes, so no audit row.
+  audit: false,
   input: AnyTemplateBody.partial().extend({ key: z.string(), data: z.record(z.string(), z.string().max(10_000)).optional() }),
   output: Rendered,
   async handler(ctx, { key, data, ...draft }) {

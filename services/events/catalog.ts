@@ -27,8 +27,9 @@ const PluginDescriptorSchema = EventDescriptorSchema.extend({ requires: Capabili
 const entryData = { id: 'string', type: 'string', slug: 'string', locale: 'string', status: 'string', version: 'string' };
 
 /**
- * The core catalog (contract 6.1) plus `settings.updated`, the twentieth event chosen here:
- * headless frontends cache site-wide settings (title, permalinks) and need to know when to refresh.
+ * The core catalog (contract 6.1) plus `settings.updated` (headless frontends cache site-wide
+ * settings such as title and permalinks and need to know when to refresh) and `theme.uninstalled`
+ * (the pair of `theme.installed` once themes can be uninstalled, issue 22).
  * `data` lists the fields of each event's data and their types, `requires` the capability that
  * reads that data through the API (entries → content:read, users and sign-ins → users:read, the
  * service's version → site:admin, as `GET /diagnostics`); docs/webhooks.md says which operation
@@ -53,6 +54,7 @@ export const CORE_EVENTS: readonly EventDescriptor[] = [
   { event: 'plugin.uninstalled', description: 'A plugin was removed.', data: { id: 'string' }, requires: 'plugins:read' },
   { event: 'theme.installed', description: 'A theme was installed.', data: { id: 'string', name: 'string', version: 'string' }, requires: 'themes:read' },
   { event: 'theme.activated', description: 'A theme became the active theme.', data: { id: 'string', previous: 'string | null' }, requires: 'themes:read' },
+  { event: 'theme.uninstalled', description: 'A catalog theme was removed from the site.', data: { id: 'string' }, requires: 'themes:read' },
   { event: 'core.updated', description: 'The service was upgraded to a new version.', data: { from: 'string', to: 'string' }, requires: 'site:admin' },
   { event: 'settings.updated', description: 'Site settings were changed.', data: { changed: 'string[]' }, requires: 'settings:read' },
 ];

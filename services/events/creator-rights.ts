@@ -20,8 +20,6 @@ export interface CreatorRights {
   grantId: string | null;
 }
 
-const NONE: ReadonlySet<Capability> = new Set();
-
 export const creatorOf = (e: Creator): string => (e.ownerKeyId ? `key:${e.ownerKeyId}` : e.createdBy ? `user:${e.createdBy}` : 'system');
 
 /**
@@ -49,28 +47,30 @@ export async function loadCreatorRights(db: Db, siteId: string, creators: readon
   for (const key of keys) userIds.add(key.ownerId);
   for (const grant of grants) userIds.add(grant.userId);
   const userRows = userIds.size ? await users.find({ siteId, _id: { $in: [...userIds] } }).toArray() : [];
+  // Holding nothing; one set shared by every such creator of this load.
+  const none: ReadonlySet<Capability> = new Set();
   const holds = new Map(await Promise.all(userRows.map(async (user) => [user._id, (await accessOfUser(db, user)).capabilities] as const)));
   const within = (asked: readonly Capability[], userId: string) => {
     const held = holds.get(userId);
-    return held ? new Set(asked.filter((capability) => held.has(capability))) : NONE;
+    return held ? new Set(asked.filter((capability) => held.has(capability))) : none;
   };
 
   const rights = new Map<string, CreatorRights>();
   for (const key of keys) {
-    const capabilities = key.status === 'active' ? within(key.capabilities, key.ownerId) : NONE;
+    const capabilities = key.status === 'active' ? within(key.capabilities, key.ownerId) : none;
     rights.set(creatorOf({ ownerKeyId: key._id, createdBy: null }), { capabilities, until: key.expiresAt?.getTime() ?? null, grantId: null });
   }
   for (const grant of grants) {
-    const capabilities = grant.revokedAt ? NONE : within(grant.scope, grant.userId);
+    const capabilities = grant.revokedAt ? none : within(grant.scope, grant.userId);
     rights.set(creatorOf({ ownerKeyId: oauthKeyId(grant._id), createdBy: null }), { capabilities, until: null, grantId: grant._id });
   }
   for (const c of creators) {
     const who = creatorOf(c);
     if (rights.has(who)) continue;
     if (who === 'system') rights.set(who, { capabilities: 'all', until: null, grantId: null });
-    else if (!c.ownerKeyId && c.createdBy) rights.set(who, { capabilities: holds.get(c.createdBy) ?? NONE, until: null, grantId: null });
+    else if (!c.ownerKeyId && c.createdBy) rights.set(who, { capabilities: holds.get(c.createdBy) ?? none, until: null, grantId: null });
     // A key or grant that no longer exists holds nothing.
-    else rights.set(who, { capabilities: NONE, until: null, grantId: null });
+    else rights.set(who, { capabilities: none, until: null, grantId: null });
   }
   return rights;
 }

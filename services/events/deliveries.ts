@@ -12,8 +12,8 @@ import { eventCollections, type DeliveryDoc, type EndpointDoc } from './model.ts
 /** The contract's payload ceiling (6.2.2, 8). */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-// The per-delivery workflow of the design before the endpoint actors (kept for the migration).
-export { deliveryWorkflowId } from '../../workflows/contracts/delivery.ts';
+// The run id of the retired per-delivery design (legacy-deliveries.ts), for the workspace deletion.
+export { deliveryWorkflowId } from './legacy-deliveries.ts';
 
 export interface DeliveryTarget {
   workspaceId: string;
@@ -81,7 +81,7 @@ export async function wakeActor(services: Services, where: DeliveryTarget, endpo
 export async function wakeActorsFor(
   services: Services,
   where: DeliveryTarget,
-  docs: readonly DeliveryDoc[],
+  docs: readonly Pick<DeliveryDoc, '_id' | 'endpointId' | 'status'>[],
   known?: readonly Pick<EndpointDoc, '_id' | 'siteId' | 'busyUntil' | 'pausedAt' | 'heldUntil'>[],
 ): Promise<void> {
   const pending = docs.filter((doc) => doc.status === 'pending');

@@ -69,8 +69,8 @@ export interface DeliveryDoc {
   updatedAt: Date;
   finishedAt: Date | null;
   /**
-   * `endpoint`: delivered by the endpoint's actor. Absent: stored by the per-delivery design
-   * before the upgrade; the drain hands it to the actor once its old workflow is not running.
+   * `endpoint`: delivered by the endpoint's actor. Absent: stored by the retired per-delivery
+   * design; the drain hands it to the actor once its old run is not open (legacy-deliveries.ts).
    */
   via?: 'endpoint';
   /** When the actor may attempt it next (stored: at once; failed: after the backoff). */

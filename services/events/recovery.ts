@@ -4,7 +4,8 @@ import type { Services } from '../core/context.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections } from './model.ts';
-import { deliveryWorkflowId, wakeActor } from './deliveries.ts';
+import { wakeActor, wakeActorsFor } from './deliveries.ts';
+import { deliveryWorkflowId } from './legacy-deliveries.ts';
 
 /** Per site and pass: enough to catch up after an outage without one pass running for ages. */
 const BATCH = 500;
@@ -22,8 +23,9 @@ async function isRunning(services: Services, workflowId: string): Promise<boolea
 
 /**
  * The queue drain (contract 6.2.5). For every site:
- * 1. rows stored by the per-delivery design (no `via`) whose old workflow is not running are
- *    handed to their endpoint's actor (a running one is left to finish: no double send);
+ * 1. rows stored by the retired per-delivery design (no `via`) whose old run is not open are
+ *    handed to their endpoint's actor, woken as for a stored row (an open one is left alone: no
+ *    double send if an older worker still runs it; legacy-deliveries.ts);
  * 2. every endpoint that owes deliveries and is not paused gets its actor started when none is
  *    running (signal-with-start); a running actor is not touched, so nothing is sent twice by
  *    the drain. This covers rows whose wake failed (Temporal down), whose process died between
@@ -38,16 +40,20 @@ export async function drainDeliveries(services: Services): Promise<number> {
     for (const site of await sites.find({ workspaceId: workspace._id }).toArray()) {
       const where = { workspaceId: workspace._id, dbName: workspace.dbName, siteId: site._id };
       const legacy = await deliveries
-        .find({ siteId: site._id, status: 'pending', via: { $exists: false } }, { projection: { _id: 1 } })
+        .find({ siteId: site._id, status: 'pending', via: { $exists: false } }, { projection: { _id: 1, endpointId: 1, status: 1 } })
         .limit(BATCH)
         .toArray();
+      const adopted: typeof legacy = [];
       for (const row of legacy) {
         if (await isRunning(services, deliveryWorkflowId(row._id))) continue;
-        await deliveries.updateOne(
+        const taken = await deliveries.updateOne(
           { _id: row._id, siteId: site._id, status: 'pending', via: { $exists: false } },
           { $set: { via: 'endpoint', nextAttemptAt: services.clock.now(), claimed: false } },
         );
+        if (taken.modifiedCount > 0) adopted.push(row);
       }
+      // An actor already running (idle, or in a pass) would not find them before its next wake.
+      await wakeActorsFor(services, where, adopted);
       const owing = await deliveries.distinct('endpointId', { siteId: site._id, status: 'pending', via: 'endpoint' });
       if (owing.length === 0) continue;
       const paused = new Set(
@@ -72,5 +78,10 @@ export function startDeliveryRecovery(services: Services): { stop(): Promise<voi
   const { drainIntervalMs } = services.webhooks;
   const drain = startPeriodicPass('webhook drain', drainIntervalMs, services.log, () => drainDeliveries(services));
   services.mongo.once('topologyClosed', () => void drain.stop());
-  return { stop: drain.stop, drainNow: () => drainDeliveries(services) };
+  return {
+    async stop() {
+      await drain.stop();
+    },
+    drainNow: () => drainDeliveries(services),
+  };
 }

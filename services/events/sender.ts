@@ -8,7 +8,6 @@ export interface SendResult {
   responseCode: number | null;
   outcome: 'succeeded' | 'failed' | 'timeout';
   error: string | null;
-  durationMs: number;
 }
 
 // Keep-alive pools per scheme: a pooled socket was opened to a vetted address, so reusing it is safe.
@@ -36,18 +35,17 @@ export function sendDelivery(
   headers: Record<string, string>,
   options: { timeoutMs: number; onWait?: () => void; waitEveryMs?: number },
 ): Promise<SendResult> {
-  const started = Date.now();
   const isHttps = target.url.protocol === 'https:';
   const transport = isHttps ? https : http;
   return new Promise((resolve) => {
     let settled = false;
     const beat = options.onWait ? setInterval(options.onWait, options.waitEveryMs ?? 1000) : undefined;
-    const finish = (result: Omit<SendResult, 'durationMs'>) => {
+    const finish = (result: SendResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (beat) clearInterval(beat);
-      resolve({ ...result, durationMs: Date.now() - started });
+      resolve(result);
     };
     const request = transport.request(
       target.url,

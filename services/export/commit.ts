@@ -2,13 +2,14 @@ import type { Db } from 'mongodb';
 import { bucketCount, bucketOf, docId, generations, manifestId, sha256, writeDocs } from './files.ts';
 import { PackStager } from './packs.ts';
 import { exportIndex, exportManifest, exportPacks, exportRows, exportStates, fromJson, toJson, type EntryRow, type ExportManifestDoc, type ExportRowsDoc, type LiveOutput, type OutputGarbage, type SitePage, type StoredFile } from './model.ts';
-import { entryDir, entryJson, indexFile } from './paths.ts';
+import { entryDir, entryJson, indexFile, type PathSite } from './paths.ts';
 import type { OutFile } from './pages.ts';
 
 /** Rows per `export_rows` document. */
 const ROWS_PER_DOC = 2000;
 
-export const entryPaths = (row: Pick<EntryRow, 'locale' | 'type' | 'slug'>) => [indexFile(entryDir(row)), entryJson(row)];
+/** The files of an entry row under the site's permalink rule. */
+export const entryPaths = (site: PathSite) => (row: EntryRow) => [indexFile(entryDir(site, row)), entryJson(site, row)];
 
 /** What the run's batches wrote and decided (their index documents, in batch order). */
 export async function readRunIndex(db: Db, siteId: string, generation: number) {

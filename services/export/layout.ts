@@ -1,7 +1,7 @@
 import { escapeHtml } from '../core/text.ts';
 import type { MenuItem } from '../menus/menus.ts';
 import { safeUrl } from '../core/safe-url.ts';
-import type { BlockEnv } from './blocks.ts';
+import { renderBlock, type BlockEnv } from './blocks.ts';
 import { EXPORT_CSP_META } from './csp.ts';
 import { feedPath, homeDir, relative } from './paths.ts';
 import type { SiteData } from './site-data.ts';
@@ -99,8 +99,19 @@ function renderWidget(site: SiteData, widget: SiteData['areas'][number]['widgets
   return `<section class="widget widget-${escapeHtml(widget.type)}">${title}${body}</section>`;
 }
 
-export function renderWidgets(site: SiteData, locale: string, links: PageLinks, targets: LinkTargets, listing: ListingFacts | null): string {
-  const areas = site.areas
+/**
+ * The areas a page shows: every area while the site saved no widget layout (the theme's default);
+ * with one, an entry or type list page shows its content type's areas in the layout's order, and
+ * the home and term lists every area the layout names for any type.
+ */
+function areasFor(site: SiteData, contentType: string | null): SiteData['areas'] {
+  if (!site.widgetLayout) return site.areas;
+  const keys = contentType !== null ? (site.widgetLayout[contentType] ?? []) : [...new Set(Object.values(site.widgetLayout).flat())];
+  return keys.map((key) => site.areas.find((a) => a.key === key)).filter((a) => a !== undefined);
+}
+
+export function renderWidgets(site: SiteData, locale: string, links: PageLinks, targets: LinkTargets, listing: ListingFacts | null, contentType: string | null = null): string {
+  const areas = areasFor(site, contentType)
     .map((area) => {
       const widgets = area.widgets.filter((w) => listing || !LIST_ONLY_WIDGETS.has(w.type)).map((w) => renderWidget(site, w, locale, links, targets, listing));
       return widgets.length ? `<div class="widget-area" data-area="${escapeHtml(area.key)}">${widgets.join('')}</div>` : '';
@@ -129,6 +140,40 @@ export interface PageInput {
   canonical?: string;
   listing?: ListingFacts | null;
   head?: string;
+  /** Template hierarchy slots to try, most specific first; the first the site published lays the page out. */
+  templates?: string[];
+  /** An entry page's header choice (`PUT /content/{id}/header-ref`); other pages use the site default. */
+  headerRef?: { mode: 'library' | 'default' | 'none'; name?: string };
+  /** The content type whose widget areas the page shows (null: a page of no single type). */
+  contentType?: string | null;
+}
+
+type Block = Record<string, unknown>;
+
+/**
+ * A saved template part's blocks: `site-title` and `navigation` (a menu location) are the theme's
+ * own blocks, the rest render as content blocks (blocks.ts: escaped, links by the URL rule).
+ */
+function renderPartBlocks(input: PageInput, blocks: unknown[]): string {
+  const { site, locale, links } = input;
+  const env = blockEnv(site, links);
+  return blocks
+    .map((raw) => {
+      const block = (raw && typeof raw === 'object' ? raw : {}) as Block;
+      if (block.type === 'site-title') return `<p class="site-title"><a href="${escapeHtml(links.to(homeDir(locale)))}">${escapeHtml(site.title)}</a></p>`;
+      if (block.type === 'navigation') return renderMenu(site, typeof block.menu === 'string' ? block.menu : 'primary', locale, links, input.targets);
+      return renderBlock(raw, env);
+    })
+    .join('');
+}
+
+/** The header part of the page: the entry's choice, else the site default; null = the built-in header. */
+function headerPart(input: PageInput): string | null {
+  const { site, headerRef } = input;
+  if (headerRef?.mode === 'none') return '';
+  const chosen = headerRef?.mode === 'library' && headerRef.name && site.parts[headerRef.name]?.area === 'header' ? headerRef.name : site.headerDefault;
+  const part = site.parts[chosen];
+  return part ? `<header class="part part-${escapeHtml(chosen)}">${renderPartBlocks(input, part.blocks.blocks ?? [])}` : null;
 }
 
 export function renderPage(input: PageInput): string {
@@ -139,6 +184,17 @@ export function renderPage(input: PageInput): string {
   const switcher = Object.keys(input.alternates ?? {}).length > 1
     ? `<nav class="languages" aria-label="Languages"><ul>${Object.entries(input.alternates!).map(([code, dir]) => `<li><a href="${escapeHtml(links.to(dir))}" hreflang="${escapeHtml(code)}" lang="${escapeHtml(code)}"${code === locale ? ' aria-current="page"' : ''}>${escapeHtml(code)}</a></li>`).join('')}</ul></nav>`
     : '';
+  const custom = headerPart(input);
+  const header = custom === null
+    ? `<header><p class="site-title"><a href="${escapeHtml(links.to(homeDir(locale)))}">${escapeHtml(site.title)}</a></p>${renderMenu(site, 'primary', locale, links, input.targets)}${switcher}</header>`
+    : custom && `${custom}${switcher}</header>`;
+  const footerPart = site.parts.footer;
+  const footer = footerPart
+    ? `<footer class="part part-footer">${renderPartBlocks(input, footerPart.blocks.blocks ?? [])}${renderMenu(site, 'footer', locale, links, input.targets)}</footer>`
+    : `<footer>${renderMenu(site, 'footer', locale, links, input.targets)}</footer>`;
+  const main = `<main>${input.body}</main>`;
+  const widgets = renderWidgets(site, locale, links, input.targets, input.listing ?? null, input.contentType ?? null);
+  const slot = (input.templates ?? []).find((candidate) => site.templates[candidate]);
   return [
     '<!doctype html>',
     `<html lang="${escapeHtml(locale)}">`,
@@ -149,11 +205,34 @@ export function renderPage(input: PageInput): string {
     alternates,
     `<link rel="alternate" type="application/atom+xml" title="${escapeHtml(site.title)}" href="${escapeHtml(links.to(feedPath(locale)))}">`,
     `<style>${site.theme.stylesheet}${customizerCss(site.customizer)}</style>${input.head ?? ''}</head>`,
-    '<body>',
-    `<header><p class="site-title"><a href="${escapeHtml(links.to(homeDir(locale)))}">${escapeHtml(site.title)}</a></p>${renderMenu(site, 'primary', locale, links, input.targets)}${switcher}</header>`,
-    `<main>${input.body}</main>`,
-    renderWidgets(site, locale, links, input.targets, input.listing ?? null),
-    `<footer>${renderMenu(site, 'footer', locale, links, input.targets)}</footer>`,
+    slot ? `<body class="template-${escapeHtml(slot)}">` : '<body>',
+    ...(slot ? [renderTemplate(input, site.templates[slot].blocks ?? [], { header, footer, main }), widgets] : [header, main, widgets, footer]),
     '</body></html>',
   ].filter(Boolean).join('\n');
+}
+
+/**
+ * A published template lays the page out: `template-part` blocks place the header, the footer or
+ * another saved part, `post-content` and `query-loop` the page's own body; other blocks render as
+ * content. A template that never places the body gets it after its blocks (the page is never empty).
+ */
+function renderTemplate(input: PageInput, blocks: unknown[], pieces: { header: string; footer: string; main: string }): string {
+  let placed = false;
+  const out = blocks.map((raw) => {
+    const block = (raw && typeof raw === 'object' ? raw : {}) as Block;
+    if (block.type === 'post-content' || block.type === 'query-loop') {
+      placed = true;
+      return pieces.main;
+    }
+    if (block.type === 'template-part') {
+      const name = typeof block.part === 'string' ? block.part : '';
+      if (name === 'header') return pieces.header;
+      if (name === 'footer') return pieces.footer;
+      const part = input.site.parts[name];
+      return part ? `<div class="part part-${escapeHtml(name)}">${renderPartBlocks(input, part.blocks.blocks ?? [])}</div>` : '';
+    }
+    return renderBlock(raw, blockEnv(input.site, input.links));
+  });
+  if (!placed) out.push(pieces.main);
+  return out.filter(Boolean).join('\n');
 }

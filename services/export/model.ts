@@ -150,6 +150,8 @@ export interface EntryRow {
   updatedAt: string;
   /** taxonomy → term ids */
   terms: Record<string, string[]>;
+  /** For a permalink rule with `%author%` (rows written before it was kept have none). */
+  authorId?: string | null;
 }
 
 export type RunStatus = 'succeeded' | 'failed' | 'cancelled';
@@ -173,6 +175,8 @@ export interface RunSummary {
 export interface RenderBasis {
   themeId: string;
   designHash: string;
+  /** The permalink rule's key: a change moves entry pages, so the run is full (absent on older outputs). */
+  pathsKey?: string;
 }
 
 /** One row per site (`_id` = site id): what the last runs did and where incremental starts. */

@@ -2,7 +2,7 @@ import { escapeHtml } from '../core/text.ts';
 import type { PublicEntryView } from '../content/entry-view.ts';
 import { ERROR_PAGE_CODES } from '../design/libraries.ts';
 import { renderBlocks } from './blocks.ts';
-import { absoluteLinks, blockEnv, relativeLinks, renderPage, type LinkTargets, type ListingFacts } from './layout.ts';
+import { absoluteLinks, blockEnv, relativeLinks, renderPage, type LinkTargets, type ListingFacts, type PageInput } from './layout.ts';
 import { PAGE_SIZE, entryDir, feedPath, homeDir, indexFile, termDir, typeDir } from './paths.ts';
 import type { SiteData } from './site-data.ts';
 import type { EntryRow } from './model.ts';
@@ -19,8 +19,11 @@ const HTML = 'text/html; charset=utf-8';
 
 export type { EntryRow };
 
-export function renderEntryPage(site: SiteData, entry: PublicEntryView, terms: Record<string, string[]>, alternates: Record<string, string>, targets: LinkTargets): string {
-  const dir = entryDir(entry);
+/** Template slots an entry page tries (WordPress's hierarchy): `page-<slug>`, `page` / `single-<type>`, `single`; then `index`. */
+const entryTemplates = (entry: Pick<PublicEntryView, 'type' | 'slug'>) => (entry.type === 'page' ? [`page-${entry.slug}`, 'page', 'index'] : [`single-${entry.type}`, 'single', 'index']);
+
+export function renderEntryPage(site: SiteData, entry: PublicEntryView, terms: Record<string, string[]>, alternates: Record<string, string>, targets: LinkTargets, page: Pick<PageInput, 'headerRef'> & { dir: string }): string {
+  const { dir } = page;
   const links = relativeLinks(dir);
   const published = entry.publishedAt ? `<time datetime="${escapeHtml(entry.publishedAt)}">${escapeHtml(entry.publishedAt.slice(0, 10))}</time>` : '';
   const excerpt = entry.excerpt ? `<p class="excerpt">${escapeHtml(entry.excerpt)}</p>` : '';
@@ -33,10 +36,13 @@ export function renderEntryPage(site: SiteData, entry: PublicEntryView, terms: R
     termLinks.length ? `<p class="terms">${termLinks.join(' ')}</p>` : '',
     '</article>',
   ].join('\n');
-  return renderPage({ site, locale: entry.locale, title: entry.title, links, targets, body, alternates, canonical: `${site.origin}/${dir}` });
+  return renderPage({ site, locale: entry.locale, title: entry.title, links, targets, body, alternates, canonical: `${site.origin}/${dir}`, templates: entryTemplates(entry), headerRef: page.headerRef, contentType: entry.type });
 }
 
-function listPages(site: SiteData, targets: LinkTargets, facts: ListingFacts, locale: string, heading: string, rows: EntryRow[], dirOf: (page: number) => string): OutFile[] {
+/** How a list page is laid out: its template slots and the content type whose widget areas it shows. */
+type ListKind = Pick<PageInput, 'templates' | 'contentType'>;
+
+function listPages(site: SiteData, targets: LinkTargets, facts: ListingFacts, locale: string, heading: string, rows: EntryRow[], dirOf: (page: number) => string, kind: ListKind): OutFile[] {
   const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
   const out: OutFile[] = [];
   for (let page = 1; page <= pages; page++) {
@@ -45,7 +51,7 @@ function listPages(site: SiteData, targets: LinkTargets, facts: ListingFacts, lo
     const items = rows.slice((page - 1) * PAGE_SIZE, page * PAGE_SIZE).map((row) => {
       const date = row.publishedAt ? ` <time datetime="${escapeHtml(row.publishedAt)}">${escapeHtml(row.publishedAt.slice(0, 10))}</time>` : '';
       const excerpt = row.excerpt ? `<p>${escapeHtml(row.excerpt)}</p>` : '';
-      return `<li><a href="${escapeHtml(links.to(entryDir(row)))}">${escapeHtml(row.title)}</a>${date}${excerpt}</li>`;
+      return `<li><a href="${escapeHtml(links.to(entryDir(site, row)))}">${escapeHtml(row.title)}</a>${date}${excerpt}</li>`;
     });
     const nav = [
       page > 1 ? `<a rel="prev" href="${escapeHtml(links.to(dirOf(page - 1)))}">Newer</a>` : '',
@@ -53,7 +59,7 @@ function listPages(site: SiteData, targets: LinkTargets, facts: ListingFacts, lo
       page < pages ? `<a rel="next" href="${escapeHtml(links.to(dirOf(page + 1)))}">Older</a>` : '',
     ].filter(Boolean).join(' ');
     const body = `<h1>${escapeHtml(heading)}</h1>\n<ul class="entries">${items.join('\n')}</ul>\n<nav class="paging" aria-label="Pages">${nav}</nav>`;
-    out.push({ path: indexFile(dir), contentType: HTML, body: renderPage({ site, locale, title: heading, links, targets, body, listing: facts, canonical: `${site.origin}/${dir}` }) });
+    out.push({ path: indexFile(dir), contentType: HTML, body: renderPage({ site, locale, title: heading, links, targets, body, listing: facts, canonical: `${site.origin}/${dir}`, ...kind }) });
   }
   return out;
 }
@@ -64,7 +70,7 @@ function atomFeed(site: SiteData, locale: string, rows: EntryRow[]): string {
   const latest = rows.slice(0, PAGE_SIZE);
   const updated = latest[0]?.updatedAt ?? new Date(0).toISOString();
   const entries = latest.map((row) => {
-    const url = `${site.origin}/${entryDir(row)}`;
+    const url = `${site.origin}/${entryDir(site, row)}`;
     return `<entry><title>${xml(row.title)}</title><link href="${xml(url)}"/><id>${xml(url)}</id><updated>${xml(row.updatedAt)}</updated>${row.publishedAt ? `<published>${xml(row.publishedAt)}</published>` : ''}${row.excerpt ? `<summary>${xml(row.excerpt)}</summary>` : ''}</entry>`;
   });
   return [
@@ -77,6 +83,11 @@ function atomFeed(site: SiteData, locale: string, rows: EntryRow[]): string {
   ].join('\n');
 }
 
+const termTemplates = (term: { taxonomy: string; slug: string }) =>
+  term.taxonomy === 'category' || term.taxonomy === 'tag'
+    ? [`${term.taxonomy}-${term.slug}`, term.taxonomy, 'archive', 'index']
+    : [`taxonomy-${term.taxonomy}-${term.slug}`, `taxonomy-${term.taxonomy}`, 'taxonomy', 'archive', 'index'];
+
 /** Translations: published entries of the same type and slug in other locales. */
 export function translationKey(row: { type: string; slug: string }): string {
   return `${row.type}\u0000${row.slug}`;
@@ -87,8 +98,8 @@ function sitemap(site: SiteData, rows: EntryRow[], listDirs: string[]): string {
   for (const row of rows) byKey.set(translationKey(row), [...(byKey.get(translationKey(row)) ?? []), row]);
   const urls = rows.map((row) => {
     const siblings = byKey.get(translationKey(row)) ?? [];
-    const alternates = siblings.length > 1 ? siblings.map((s) => `<xhtml:link rel="alternate" hreflang="${xml(s.locale)}" href="${xml(`${site.origin}/${entryDir(s)}`)}"/>`).join('') : '';
-    return `<url><loc>${xml(`${site.origin}/${entryDir(row)}`)}</loc><lastmod>${xml(row.updatedAt)}</lastmod>${alternates}</url>`;
+    const alternates = siblings.length > 1 ? siblings.map((s) => `<xhtml:link rel="alternate" hreflang="${xml(s.locale)}" href="${xml(`${site.origin}/${entryDir(site, s)}`)}"/>`).join('') : '';
+    return `<url><loc>${xml(`${site.origin}/${entryDir(site, row)}`)}</loc><lastmod>${xml(row.updatedAt)}</lastmod>${alternates}</url>`;
   });
   const lists = listDirs.map((dir) => `<url><loc>${xml(`${site.origin}/${dir}`)}</loc></url>`);
   return ['<?xml version="1.0" encoding="utf-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml">', ...lists, ...urls, '</urlset>'].join('\n');
@@ -114,18 +125,18 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
     const mine = sorted.filter((r) => r.locale === locale);
     const termsUsed = site.terms.filter((t) => mine.some((r) => r.terms[t.taxonomy]?.includes(t._id)));
     const facts: ListingFacts = {
-      recent: mine.slice(0, 5).map((r) => ({ title: r.title, dir: entryDir(r) })),
+      recent: mine.slice(0, 5).map((r) => ({ title: r.title, dir: entryDir(site, r) })),
       terms: termsUsed.map((t) => ({ taxonomy: t.taxonomy, name: t.name, dir: termDir(locale, t.taxonomy, t.slug) })),
     };
-    out.push(...listPages(site, targets, facts, locale, site.title, mine, (page) => homeDir(locale, page)));
+    out.push(...listPages(site, targets, facts, locale, site.title, mine, (page) => homeDir(locale, page), { templates: ['front-page', 'home', 'index'], contentType: null }));
     listDirs.push(homeDir(locale));
     for (const type of [...new Set(mine.map((r) => r.type))].sort()) {
       const label = site.types.find((t) => t.slug === type)?.label ?? type;
-      out.push(...listPages(site, targets, facts, locale, label, mine.filter((r) => r.type === type), (page) => typeDir(locale, type, page)));
+      out.push(...listPages(site, targets, facts, locale, label, mine.filter((r) => r.type === type), (page) => typeDir(locale, type, page), { templates: [`archive-${type}`, 'archive', 'index'], contentType: type }));
       listDirs.push(typeDir(locale, type));
     }
     for (const term of termsUsed) {
-      out.push(...listPages(site, targets, facts, locale, term.name, mine.filter((r) => r.terms[term.taxonomy]?.includes(term._id)), (page) => termDir(locale, term.taxonomy, term.slug, page)));
+      out.push(...listPages(site, targets, facts, locale, term.name, mine.filter((r) => r.terms[term.taxonomy]?.includes(term._id)), (page) => termDir(locale, term.taxonomy, term.slug, page), { templates: termTemplates(term), contentType: null }));
       listDirs.push(termDir(locale, term.taxonomy, term.slug));
     }
     out.push({ path: feedPath(locale), contentType: 'application/atom+xml; charset=utf-8', body: atomFeed(site, locale, mine) });
@@ -140,7 +151,7 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
     const custom = site.errorPages[code];
     const title = custom?.title ?? (code === '404' ? 'Page not found' : `Error ${code}`);
     const body = `<h1>${escapeHtml(title)}</h1>${custom ? renderBlocks(custom.blocks, blockEnv(site, defaultLinks)) : `<p><a href="${escapeHtml(defaultLinks.to(homeDir(site.defaultLocale)))}">Home</a></p>`}`;
-    out.push({ path: `${code}.html`, contentType: HTML, body: renderPage({ site, locale: site.defaultLocale, title, links: defaultLinks, targets, body }) });
+    out.push({ path: `${code}.html`, contentType: HTML, body: renderPage({ site, locale: site.defaultLocale, title, links: defaultLinks, targets, body, templates: code === '404' ? ['404'] : [] }) });
   }
 
   const taken = new Set(out.map((f) => f.path));

@@ -1,3 +1,6 @@
+import { permalinkDir, type PathFacts } from '../design/permalinks.ts';
+import type { SiteData } from './site-data.ts';
+
 /**
  * Where every page of the exported site lives. Pages are folders with an `index.html`; reserved
  * folders start with `_` (slugs never do), so `_page`, `_tax` never meet a type or entry slug.
@@ -8,8 +11,13 @@ export const PAGE_SIZE = 20;
 
 const seg = (value: string) => encodeURIComponent(value || '_');
 
-export const entryDir = (e: { locale: string; type: string; slug: string }) => `${seg(e.locale)}/${seg(e.type)}/${seg(e.slug)}/`;
-export const entryJson = (e: { locale: string; type: string; slug: string }) => `${seg(e.locale)}/${seg(e.type)}/${seg(e.slug)}.json`;
+/** What places an entry: the site's permalink rule and its terms (`%category%`). */
+export type PathSite = Pick<SiteData, 'permalinks' | 'terms'>;
+
+/** An entry's page folder: the permalink rule (design/permalinks.ts; by default `<locale>/<type>/<slug>/`). */
+export const entryDir = (site: PathSite, e: PathFacts) => permalinkDir(site.permalinks, e, (id) => site.terms.find((t) => t._id === id)?.slug);
+/** The entry's JSON next to its folder (`…/<slug>.json`). */
+export const entryJson = (site: PathSite, e: PathFacts) => `${entryDir(site, e).slice(0, -1)}.json`;
 const paged = (dir: string, page: number) => (page <= 1 ? dir : `${dir}_page/${page}/`);
 export const homeDir = (locale: string, page = 1) => paged(`${seg(locale)}/`, page);
 export const typeDir = (locale: string, type: string, page = 1) => paged(`${seg(locale)}/${seg(type)}/`, page);

@@ -11,6 +11,7 @@ import { entryPaths, prepareCommit, readLiveRows, readRunIndex, stageSitePages }
 import { exportIndex, exportPlan, exportRuns, exportStates, fromJson, readExportState, toJson, type EntryRow, type ExportPlanDoc, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
 import { renderEntryPage, renderSitePages } from './pages.ts';
 import { entryDir, entryJson, indexFile } from './paths.ts';
+import type { PathFacts } from '../design/permalinks.ts';
 import type { LinkTargets } from './layout.ts';
 import { loadSiteData, type SiteData } from './site-data.ts';
 
@@ -41,6 +42,19 @@ function candidates(siteId: string, since: Date | null): Filter<EntryDoc> {
   return { siteId, ...PUBLISHED };
 }
 
+/** What an entry's permalink is made of (design/permalinks.ts). */
+const PATH_FIELDS = { _id: 1, type: 1, locale: 1, live: 1, publishedAt: 1, terms: 1, authorId: 1 } as const;
+type PathDoc = Pick<EntryDoc, '_id' | 'type' | 'locale' | 'live' | 'slug' | 'publishedAt' | 'terms' | 'authorId'>;
+const factsOf = (doc: Partial<PathDoc> & Pick<PathDoc, '_id' | 'type' | 'locale'>): PathFacts => ({
+  id: doc._id,
+  locale: doc.locale,
+  type: doc.type,
+  slug: doc.live?.slug ?? doc.slug ?? '',
+  publishedAt: doc.publishedAt?.toISOString() ?? null,
+  terms: doc.terms ?? {},
+  authorId: doc.authorId ?? null,
+});
+
 /** Menu items may point at entries: their page folders, for every page's menus. */
 async function linkTargets(db: Db, siteId: string, data: SiteData): Promise<LinkTargets> {
   const ids: string[] = [];
@@ -52,8 +66,8 @@ async function linkTargets(db: Db, siteId: string, data: SiteData): Promise<Link
   };
   for (const menu of data.menus) walk(menu.items);
   if (ids.length === 0) return { entryDirs: {} };
-  const rows = await contentCollections(db).entries.find({ siteId, _id: { $in: ids }, ...PUBLISHED }, { projection: { _id: 1, type: 1, locale: 1, live: 1 } }).toArray();
-  return { entryDirs: Object.fromEntries(rows.filter((r) => r.live).map((r) => [r._id, entryDir({ locale: r.locale, type: r.type, slug: r.live!.slug })])) };
+  const rows = await contentCollections(db).entries.find({ siteId, _id: { $in: ids }, ...PUBLISHED }, { projection: PATH_FIELDS }).toArray();
+  return { entryDirs: Object.fromEntries(rows.filter((r) => r.live).map((r) => [r._id, entryDir(data, factsOf(r))])) };
 }
 
 export async function beginRun(services: Services, ref: ExportRef, runId: string, requested: ExportMode): Promise<RunPlan> {
@@ -65,12 +79,12 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
     const total = current.total ?? (await contentCollections(db).entries.countDocuments(candidates(ref.siteId, current.since)));
     return { mode: current.mode, since: current.since?.toISOString() ?? null, total, startedAt: current.startedAt.toISOString(), generation: current.generation };
   }
-  const basis: RenderBasis = { themeId: data.theme.id, designHash: data.designHash };
+  const basis: RenderBasis = { themeId: data.theme.id, designHash: data.designHash, pathsKey: data.pathsKey };
   const previous = state?.basis ?? null;
-  // A theme switch re-renders everything (full); another design change re-renders every page but
+  // A theme switch or a permalink change re-renders everything (full: entry pages move); another design change re-renders every page but
   // writes only the ones whose bytes changed (incremental over all published entries).
   // An output of the earlier storage layout (no `live`) is not read: the next run is full.
-  const incremental = requested === 'incremental' && state?.live && state.lastSuccessStartedAt && previous && previous.themeId === basis.themeId;
+  const incremental = requested === 'incremental' && state?.live && state.lastSuccessStartedAt && previous && previous.themeId === basis.themeId && previous.pathsKey === basis.pathsKey;
   const mode: ExportMode = incremental ? 'incremental' : 'full';
   const since = incremental && previous.designHash === basis.designHash ? state.lastSuccessStartedAt : null;
   const now = services.clock.now();
@@ -130,7 +144,7 @@ async function batchEntries(db: Db, siteId: string, args: BatchArgs): Promise<{ 
   return { docs, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit, processed: docs.length };
 }
 
-type Sibling = Pick<EntryDoc, '_id' | 'type' | 'locale' | 'live'>;
+type Sibling = PathDoc;
 
 /** Renders (or withdraws) the next `limit` candidates after `afterId` into staged files. Idempotent. */
 export async function renderBatch(services: Services, ref: ExportRef, args: BatchArgs): Promise<BatchResult> {
@@ -144,13 +158,13 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
   // locale there are none to look for (a query less per batch: it scans the entries).
   const siblings =
     docs.length && data.locales.length > 1
-      ? await entries.find({ siteId: ref.siteId, ...PUBLISHED, 'live.slug': { $in: [...new Set(docs.map(slugOf))] } }, { projection: { _id: 1, type: 1, locale: 1, live: 1 } }).toArray()
+      ? await entries.find({ siteId: ref.siteId, ...PUBLISHED, 'live.slug': { $in: [...new Set(docs.map(slugOf))] } }, { projection: PATH_FIELDS }).toArray()
       : [];
   const alternatesOf = (type: string, slug: string) =>
     Object.fromEntries(
       (siblings as Sibling[])
         .filter((s) => s.type === type && s.live?.slug === slug && data.locales.includes(s.locale))
-        .map((s) => [s.locale, entryDir({ locale: s.locale, type: s.type, slug })]),
+        .map((s) => [s.locale, entryDir(data, factsOf(s))]),
     );
   let rendered = 0;
   let removed = 0;
@@ -165,9 +179,11 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
   const render = async (doc: EntryDoc) => {
     const entry = toPublicEntry(doc, false);
     const alternates = alternatesOf(entry.type, entry.slug);
+    const facts = factsOf(doc);
+    const dir = entryDir(data, facts);
     const files: NewFile[] = [
-      { path: indexFile(entryDir(entry)), contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets), entryId: doc._id },
-      { path: entryJson(entry), contentType: 'application/json', body: JSON.stringify(entry), entryId: doc._id },
+      { path: indexFile(dir), contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets, { dir, headerRef: doc.headerRef }), entryId: doc._id },
+      { path: entryJson(data, facts), contentType: 'application/json', body: JSON.stringify(entry), entryId: doc._id },
     ];
     changes.push({ entryId: doc._id, row: rowOf(doc) });
     if (args.mode === 'incremental') held.push(...files);
@@ -215,6 +231,7 @@ const rowOf = (doc: EntryDoc): EntryRow => ({
   publishedAt: doc.publishedAt?.toISOString() ?? null,
   updatedAt: doc.updatedAt.toISOString(),
   terms: doc.terms ?? {},
+  authorId: doc.authorId ?? null,
 });
 
 async function recordRun(db: Db, siteId: string, run: RunSummary): Promise<void> {
@@ -258,9 +275,9 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   // Paths the output loses: pages of entries withdrawn or moved, site pages no longer produced.
   const removed = new Set<string>();
   if (run.mode === 'incremental') {
-    const kept = new Set([...rows.flatMap(entryPaths), ...sitePaths]);
+    const kept = new Set([...rows.flatMap(entryPaths(data)), ...sitePaths]);
     const before = rebuild ? previous.rows : previous.rows.filter((row) => changes.has(row.id));
-    for (const path of [...before.flatMap(entryPaths), ...previous.sitePages.map(([path]) => path)]) if (!kept.has(path) && !staged.has(path)) removed.add(path);
+    for (const path of [...before.flatMap(entryPaths(data)), ...previous.sitePages.map(([path]) => path)]) if (!kept.has(path) && !staged.has(path)) removed.add(path);
   }
   const commit = await prepareCommit(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, live, staged, superseded, rows, sitePages, removed });
   const written = run.written + siteFiles.length;

@@ -14,6 +14,7 @@ import type { BlockDocument } from '../content/model.ts';
 import { sha256 } from './files.ts';
 import type { Config } from '../core/config.ts';
 import { siteOrigin } from '../tenancy/site-origin.ts';
+import { DEFAULT_PERMALINKS, permalinksKey, type Permalinks } from '../design/permalinks.ts';
 
 /** Everything besides entries that a page shows: what makes every page stale when it changes. */
 export interface SiteData {
@@ -38,8 +39,19 @@ export interface SiteData {
   errorPages: Record<string, { title: string; blocks: BlockDocument }>;
   reusableBlocks: Record<string, BlockDocument>;
   redirects: Pick<RedirectDoc, 'from' | 'to' | 'status'>[];
-  /** Entry slugs by id (menu items that point at entries), filled by the caller. */
+  /** Where entries live (design/permalinks.ts). */
+  permalinks: Permalinks;
+  /** The site default header (a template part in the header area). */
+  headerDefault: string;
+  /** Template parts the site saved (the theme's `header` and `footer` render the built-in layout until then). */
+  parts: Record<string, { area: string; title: string; blocks: BlockDocument }>;
+  /** Template hierarchy slots with a published custom layout (drafts are never exported). */
+  templates: Record<string, BlockDocument>;
+  /** Content type → the widget areas its pages show; null = no layout saved: every area everywhere. */
+  widgetLayout: Record<string, string[]> | null;
   designHash: string;
+  /** A change of this moves entry pages: the next run is full (runner.ts). */
+  pathsKey: string;
 }
 
 export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'domains'>, config: Pick<Config, 'PUBLIC_BASE_URL'>): Promise<SiteData> {
@@ -53,7 +65,7 @@ export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'do
     db.collection<MenuDoc>(MENUS_COLLECTION).find({ siteId, trashedAt: null }, { projection: { slug: 1, name: 1, locale: 1, location: 1, items: 1 } }).sort({ slug: 1 }).toArray(),
     db.collection<AreaDoc>(WIDGET_COLLECTIONS.areas).find({ siteId }).sort({ key: 1 }).toArray(),
     db.collection<WidgetDoc>(WIDGET_COLLECTIONS.widgets).find({ siteId, area: { $ne: null } }).sort({ area: 1, position: 1, _id: 1 }).toArray(),
-    db.collection<DesignDoc>(DESIGN_COLLECTION).find({ siteId, kind: { $in: ['customizer', 'error-page', 'reusable-block', 'template', 'template-part'] } }).sort({ _id: 1 }).toArray(),
+    db.collection<DesignDoc>(DESIGN_COLLECTION).find({ siteId, kind: { $in: ['customizer', 'error-page', 'reusable-block', 'template', 'template-part', 'permalinks', 'header-settings', 'widget-layout'] } }).sort({ _id: 1 }).toArray(),
     db.collection<RedirectDoc>(REDIRECTS_COLLECTION).find({ siteId, enabled: true }, { projection: { from: 1, to: 1, status: 1 } }).sort({ from: 1 }).toArray(),
     activeTheme(db, siteId),
   ]);
@@ -62,7 +74,12 @@ export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'do
   const byKind = (kind: string) => design.filter((d) => d.kind === kind);
   const customizer = ((byKind('customizer')[0]?.value as { published?: Record<string, unknown> } | undefined)?.published ?? {}) as Record<string, unknown>;
   const titleSetting = settings?.values.title;
-  const data: Omit<SiteData, 'designHash'> = {
+  const permalinks = (byKind('permalinks')[0]?.value as unknown as Permalinks | undefined) ?? DEFAULT_PERMALINKS;
+  const liveTemplates = byKind('template').flatMap((d) => {
+    const live = (d.value as { live?: { blocks: BlockDocument } | null }).live;
+    return live ? [[d.key, live.blocks] as const] : [];
+  });
+  const data: Omit<SiteData, 'designHash' | 'pathsKey'> = {
     title: typeof titleSetting === 'string' && titleSetting ? titleSetting : site.name,
     origin: siteOrigin(config, site) || 'http://localhost',
     theme,
@@ -77,10 +94,12 @@ export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'do
     errorPages: Object.fromEntries(byKind('error-page').map((d) => [d.key, d.value as { title: string; blocks: BlockDocument }])),
     reusableBlocks: Object.fromEntries(byKind('reusable-block').map((d) => [d.key, (d.value as { blocks: BlockDocument }).blocks])),
     redirects: redirects.map((r) => ({ from: r.from, to: r.to, status: r.status })),
+    permalinks,
+    headerDefault: (byKind('header-settings')[0]?.value as { default?: string } | undefined)?.default ?? 'header',
+    parts: Object.fromEntries(byKind('template-part').map((d) => [d.key, d.value as SiteData['parts'][string]])),
+    templates: Object.fromEntries(liveTemplates),
+    widgetLayout: (byKind('widget-layout')[0]?.value as Record<string, string[]> | undefined) ?? null,
   };
-  // Templates and template parts are part of the hash although pages use the theme's layout: a
-  // change to them must still make every page stale (they are what a theme would read).
-  const templates = [...byKind('template'), ...byKind('template-part')].map((d) => [d.key, d.value]);
   const { theme: _theme, ...rest } = data;
-  return { ...data, designHash: sha256(JSON.stringify({ rest, templates })) };
+  return { ...data, designHash: sha256(JSON.stringify(rest)), pathsKey: permalinksKey(permalinks) };
 }

@@ -44,8 +44,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A repeated anonymous public read, or a held keyed read, is answered before Fastify sees it (lane-server.ts).
     serverFactory: laneServerFactory(() => ({ publicLane: lane, manageLane })),
   });
-  const lane = createPublicLane(services, gate, () => app.log);
-  const manageLane = createManageLane(services, gate, () => app.log);
+  const lane = createPublicLane(services, gate.lanes, () => app.log);
+  const manageLane = createManageLane(services, gate.lanes, () => app.log);
   app.decorate('publicLane', lane);
   app.decorate('manageLane', manageLane);
 

@@ -6,7 +6,7 @@ import type { Principal } from '../core/principal.ts';
 import { etagMatches } from '../core/file-reply.ts';
 import { requestHost } from '../core/tenants.ts';
 import { clientAddress, trustsProxy } from '../core/proxy-trust.ts';
-import type { AccessGate, HeldReadAdmission } from '../access/gate.ts';
+import type { HeldReadAdmission, LaneAdmission } from '../access/lane-admission.ts';
 import type { LiveResult } from '../access/live-state.ts';
 import type { ReadyAnswer } from '../public-read/state.ts';
 import type { HeldKeyedAnswer } from '../manage-read/held-answers.ts';
@@ -26,8 +26,9 @@ const MANAGE_PREFIX = '/api/manage/v1/';
  * - `slot(operation)`: a `heldAnswer` GET that runs the full path with a key keeps its serialized
  *   answer for that key and exact URL (services/manage-read/held-answers.ts).
  * - `answer(request, response, fullPath)`: in front of Fastify. A GET whose key this gateway holds
- *   as valid and whose answer it holds for that key and URL is counted and checked by the gate in
- *   one round trip (the same count, access state and key checks as the full path: revocations,
+ *   as valid and whose answer it holds for that key and URL is counted and checked by the lane
+ *   admission (access/lane-admission.ts) in one round trip (the same count, access state and key
+ *   checks as the full path: revocations,
  *   role and switch changes are seen on the next request) and, if admitted, sent as held, with its
  *   rate-limit headers. Anything else goes to `fullPath`, which reuses the count the lane made.
  * A request with an Origin (browser rules), a body, or no bearer never takes this lane.
@@ -42,7 +43,7 @@ export interface ManageLane {
   answer(request: IncomingMessage, response: ServerResponse, fullPath: () => void): boolean;
 }
 
-export function createManageLane(services: Services, gate: AccessGate, log: () => FastifyBaseLogger): ManageLane {
+export function createManageLane(services: Services, access: LaneAdmission, log: () => FastifyBaseLogger): ManageLane {
   let answered = 0;
   const counted = new WeakMap<IncomingMessage, LiveResult>();
   const { manageAnswers, config } = services;
@@ -89,7 +90,7 @@ export function createManageLane(services: Services, gate: AccessGate, log: () =
       if (operation.surface !== 'manage' || operation.method !== 'GET' || !operation.heldAnswer || operation.plugin || operation.produces) return null;
       return (request, principal) => {
         const scope = request.siteScope;
-        const accessVersion = gate.accessVersionOf(principal);
+        const accessVersion = access.accessVersionOf(principal);
         if (!scope || principal.kind !== 'key' || accessVersion === undefined) return undefined;
         return manageAnswers.slot(scope.workspace.dbName, scope.site._id, principal.keyId, request.url, operation, accessVersion)?.keep;
       };
@@ -100,16 +101,16 @@ export function createManageLane(services: Services, gate: AccessGate, log: () =
       if (request.method !== 'GET' || !url?.startsWith(MANAGE_PREFIX) || !headers.authorization || headers.origin || headers['content-length'] || headers['transfer-encoding']) return false;
       const scope = services.sites.peek(requestHost(headers.host, request.socket.remoteAddress, services.config.HOST));
       if (!scope || scope.workspace.status !== 'active') return false;
-      const keyId = gate.peekKeyId(scope, headers.authorization);
+      const keyId = access.peekKeyId(scope, headers.authorization);
       const held = keyId ? manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url) : undefined;
       if (!keyId || !held) return false;
       const started = performance.now();
       const credentials = { authorization: headers.authorization, cookies: {}, ip: clientAddress(request, trusts), method: 'GET' };
-      const now = gate.admitHeldReadNow(scope, credentials, keyId, held.operation, held.accessVersion);
+      const now = access.admitHeldReadNow(scope, credentials, keyId, held.operation, held.accessVersion);
       if (now) send(request, response, fullPath, held, now, started);
       else {
         // Nothing counted when the round trip fails: the full path runs and answers whatever it meets.
-        gate.admitHeldRead(scope, credentials, keyId, held.operation, held.accessVersion).then((admission) => {
+        access.admitHeldRead(scope, credentials, keyId, held.operation, held.accessVersion).then((admission) => {
           // Still held after the round trip: a watched write that finished meanwhile sends this one the full path.
           const still = manageAnswers.peek(scope.workspace.dbName, scope.site._id, keyId, url) === held;
           send(request, response, fullPath, held, still ? admission : { counted: admission.counted }, started);

@@ -5,7 +5,7 @@ import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
 import { etagMatches } from '../core/file-reply.ts';
 import { requestHost } from '../core/tenants.ts';
-import type { AccessGate } from '../access/gate.ts';
+import type { LaneAdmission } from '../access/lane-admission.ts';
 import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
 import { requestIdOf } from './request-id.ts';
 
@@ -21,13 +21,14 @@ const PUBLIC_PREFIX = '/api/v1';
 /**
  * The public cache-hit lane (docs/content.md, "Public read cache"), in two halves:
  * - `slot(operation)`: a public GET that runs the full path keeps its serialized answer for its
- *   exact URL (only when the gate says a ready answer is admissible and nothing changed meanwhile);
+ *   exact URL (only when the lane admission says a ready answer is admissible and nothing changed meanwhile);
  * - `answer(req, res)`: the HTTP server's first step. A GET for a URL whose answer is held under the
  *   site's current content generation is sent as it is (same bytes, ETag, headers; 304 on
  *   If-None-Match) before Fastify sees the request: no routing, hooks, context, input parsing or
  *   serialization, no promise and no database command. Only when the Host is held in memory for an
- *   active workspace and the gate's synchronous `admitsReadyAnswer` says the full path would neither
- *   refuse nor count anything. Anything else returns false and the request takes the full path.
+ *   active workspace and the synchronous `admitsReadyAnswer` (access/lane-admission.ts) says the
+ *   full path would neither refuse nor count anything. Anything else returns false and the request
+ *   takes the full path.
  * The URL is the key: a URL routes to one operation, and another spelling is another entry.
  */
 export interface PublicLane {
@@ -37,7 +38,7 @@ export interface PublicLane {
   answer(request: IncomingMessage, response: ServerResponse): boolean;
 }
 
-export function createPublicLane(services: Services, gate: AccessGate, log: () => FastifyBaseLogger): PublicLane {
+export function createPublicLane(services: Services, access: LaneAdmission, log: () => FastifyBaseLogger): PublicLane {
   let answered = 0;
   return {
     get answered() {
@@ -47,7 +48,7 @@ export function createPublicLane(services: Services, gate: AccessGate, log: () =
       if (operation.surface !== 'public' || operation.method !== 'GET' || operation.produces) return null;
       return (request) => {
         const scope = request.siteScope;
-        if (!scope || !gate.admitsReadyAnswer(scope, operation, request.cookies ?? {})) return undefined;
+        if (!scope || !access.admitsReadyAnswer(scope, operation, request.cookies ?? {})) return undefined;
         return readyAnswerSlot(services, scope.site._id, request.url, operation)?.keep;
       };
     },
@@ -59,7 +60,7 @@ export function createPublicLane(services: Services, gate: AccessGate, log: () =
       const scope = services.sites.peek(requestHost(headers.host, request.socket.remoteAddress, services.config.HOST));
       if (!scope || scope.workspace.status !== 'active') return false;
       const held = peekReadyAnswer(services, scope.site._id, url);
-      if (!held || !gate.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;
+      if (!held || !access.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;
       const started = performance.now();
       answered++;
       const reqId = requestIdOf(request);

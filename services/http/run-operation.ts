@@ -6,6 +6,7 @@ import type { AccessGate, Admitted, Credentials } from '../access/gate.ts';
 import type { SiteScope } from '../tenancy/site-resolver.ts';
 import { assertSwitch } from '../tenancy/quota-guard.ts';
 import type { SwitchName } from '../tenancy/quota-model.ts';
+import { audited, recordOperation, withChangeNotes } from '../audit/record.ts';
 
 /** What a transport knows about one call before anything is checked. */
 export interface Call {
@@ -27,7 +28,8 @@ export interface RunResult {
 /**
  * The one sequence every surface runs (REST, MCP, GraphQL): authenticate → build the context →
  * admit (capability, switches, limits) → invoke (input parsed, declared scope applied, output and
- * events checked in tests: core/operation.ts) → finish (session effects). A surface only maps its
+ * events checked in tests: core/operation.ts) → audit (one row per successful change, queued, never
+ * awaited: services/audit/) → finish (session effects). A surface only maps its
  * transport to a `Call` and back. MCP and GraphQL open one context per HTTP request and run several
  * operations in it; REST runs one.
  */
@@ -51,7 +53,10 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       const admitted = await gate.admit(ctx, operation);
       let value: unknown;
       try {
-        value = await invokeOperation(operation, ctx, input);
+        if (audited(operation)) {
+          const changing = withChangeNotes(ctx);
+          value = await invokeOperation(operation, changing, input, (parsed, result) => recordOperation(changing, operation, parsed, result));
+        } else value = await invokeOperation(operation, ctx, input);
       } catch (error) {
         // A refusal still tells the caller where it stands with its limits.
         if (error instanceof AppError) for (const [name, v] of Object.entries(admitted)) error.headers[name] ??= v;

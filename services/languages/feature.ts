@@ -6,7 +6,7 @@ import { provisionLanguages } from './languages.ts';
 export const languagesFeature: Feature = {
   name: 'languages',
   operations: [listLanguagesOp, getLanguageOp, addLanguageOp, updateLanguageOp, deleteLanguageOp],
-  async provisionWorkspace(ctx) {
+  async provisionSite(ctx) {
     await provisionLanguages(ctx);
   },
 };

@@ -4,7 +4,9 @@ import type { Services } from '../core/context.ts';
 import { randomToken } from '../core/ids.ts';
 import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from '../tenancy/site-resolver.ts';
-import { createWorkspace } from './workspaces.ts';
+import { provisionInProcess, requestWorkspace } from './provisioning.ts';
+import { ensureIndexes } from '../tenancy/indexes.ts';
+import { platformAuditIndexes } from '../audit/feature.ts';
 import { DEFAULT_SITE_ID } from '../tenancy/platform-db.ts';
 
 export interface BootstrapResult {
@@ -30,15 +32,18 @@ async function writePasswordFile(dataDir: string, password: string): Promise<str
 }
 
 /**
- * First start: the default workspace, its site and an administrator. The workspace gets a
- * generated id like any other, so deployments sharing one Temporal namespace never share the
- * business-key workflow ids built from it (`export:<workspaceId>:<siteId>`, ...). Several gateways may start at
- * once; the insert of the meta row decides which one provisions (and writes a generated password
- * to `DATA_DIR/initial-admin-password`, mode 0600).
+ * First start: the default workspace, its site and an administrator, asked for and provisioned
+ * like any other workspace (the actor's request and steps, run in this process since no worker
+ * need run yet). The workspace gets a generated id like any other, so deployments sharing one
+ * Temporal namespace never share the business-key workflow ids built from it
+ * (`export:<workspaceId>:<siteId>`, ...). Several gateways may start at once; the insert of the
+ * meta row decides which one provisions (and writes a generated password to
+ * `DATA_DIR/initial-admin-password`, mode 0600).
  */
 export async function bootstrapPlatform(services: Services): Promise<BootstrapResult> {
   const meta = services.platformDb.collection<{ _id: string; siteId?: string; claimedAt?: Date }>(PLATFORM_COLLECTIONS.meta);
   await services.platformDb.collection(PLATFORM_COLLECTIONS.sites).createIndex({ workspaceId: 1 });
+  await ensureIndexes(services.platformDb, platformAuditIndexes);
 
   // A start reads one row whatever the number of workspaces: index upgrades after a release are
   // handed to the workspace actors by the worker's reconciler (`lifecycle-reconciler.ts`).
@@ -56,16 +61,20 @@ export async function bootstrapPlatform(services: Services): Promise<BootstrapRe
   const password = services.config.ADMIN_PASSWORD ?? randomToken(18);
   // Written before the administrator exists: a start that cannot keep the password creates no account nobody can sign in to.
   const passwordFile = generated ? await writePasswordFile(services.config.DATA_DIR, password) : undefined;
-  await createWorkspace(services, {
+  const requested = await requestWorkspace(services, {
     name: 'Default workspace',
     siteName: 'Default site',
     siteId: DEFAULT_SITE_ID,
+    domains: [],
     admin: { email, password, name: 'Administrator', platformOperator: true },
   });
+  // Recorded before the steps run: should this start die half-way, the worker's reconciler finishes
+  // the `provisioning` row through the actor and `localhost` then resolves.
   await meta.updateOne(
     { _id: DEFAULT_SITE_META_ID },
     { $set: { siteId: DEFAULT_SITE_ID } },
     { upsert: true },
   );
+  await provisionInProcess(services, requested._id);
   return { created: true, generatedAdmin: passwordFile ? { email, passwordFile } : undefined };
 }

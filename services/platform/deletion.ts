@@ -1,7 +1,7 @@
 import type { Services } from '../core/context.ts';
 import type { Figures } from '../core/feature.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
-import { publishWorkspaceChange, workspaceHostNames } from './lifecycle.ts';
+import { publishWorkspaceChange } from './lifecycle.ts';
 
 /**
  * Step 1: the workspace stops answering (`deleting` does not resolve) and the request is recorded.
@@ -37,13 +37,7 @@ export async function cancelWorkspaceWork(services: Services, workspaceId: strin
   return stopped;
 }
 
-/** Step 3: other sites may claim the workspace's host names again. */
-export async function releaseWorkspaceDomainClaims(services: Services, workspaceId: string): Promise<number> {
-  const names = await workspaceHostNames(services, workspaceId);
-  const result = await platformCollections(services).domains.deleteMany({ workspaceId });
-  await publishWorkspaceChange(services, workspaceId, names);
-  return result.deletedCount;
-}
+// Step 3 frees the domains: `releaseWorkspaceDomains` (domains.ts), the one releaser.
 
 /** Step 4: the database goes when asked, then the workspace is `deleted` (its row stays, as a record). */
 export async function finishWorkspaceDeletion(services: Services, workspaceId: string): Promise<void> {

@@ -5,13 +5,14 @@ import { beginWorkspaceDeletion } from './deletion.ts';
 import { getWorkspace } from './lifecycle.ts';
 import { requestWorkspace } from './provisioning.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
-import { awaitWorkspace, sendWorkspaceCommand } from './workspace-actor.ts';
+import { awaitWorkspaceCommand, sendWorkspaceCommand } from './workspace-actor.ts';
 import { AdminInput, HostName, SiteView, TenantView, tenantView } from './views.ts';
 
-// Every lifecycle route hands its step to the workspace actor (`workspace:<id>`), waits a bounded
-// time (LIFECYCLE_WAIT_MS, 5 s by default) and answers 202 with the workspace as it then is: the end
-// state when the step finished, or `provisioning` / `deleting` (poll GET /tenants/{id}) when no
-// worker ran it in time. A repeated call is harmless: it answers the same way.
+// Every lifecycle route hands its step to the workspace actor (`workspace:<id>`), waits on the
+// actor a bounded time (LIFECYCLE_WAIT_MS, 5 s by default; a Temporal Update that completes with the
+// step) and answers 202 with the workspace as it then is: the end state when the step finished, or
+// `provisioning` / `deleting` (poll GET /tenants/{id}) when no worker ran it in time. A repeated
+// call is harmless: it answers the same way.
 
 const TenantId = z.object({ id: z.string().min(1) });
 const pending =
@@ -37,8 +38,8 @@ export const createTenantOp = defineOperation({
   output: z.object({ tenant: TenantView, site: SiteView }),
   async handler(ctx, input) {
     const requested = await requestWorkspace(ctx.services, input);
-    await sendWorkspaceCommand(ctx.services, requested._id, { kind: 'provision' });
-    const workspace = (await awaitWorkspace(ctx.services, requested._id, (w) => w.status !== 'provisioning')) ?? requested;
+    const command = await sendWorkspaceCommand(ctx.services, requested._id, { kind: 'provision' });
+    const workspace = (await awaitWorkspaceCommand(ctx.services, requested._id, command)) ?? requested;
     // Only a lost race for a domain between the claim and a crash abandons provisioning.
     if (workspace.status === 'deleted') throw new ConflictError('Domain already in use');
     const spec = requested.provisioning!;
@@ -68,8 +69,8 @@ const statusChange = (action: 'suspend' | 'reactivate') =>
       if (current.status !== 'active' && current.status !== 'suspended') throw new ConflictError(`Workspace is ${current.status}`);
       const from = action === 'suspend' ? 'active' : 'suspended';
       if (current.status !== from) return { tenant: tenantView(current) };
-      await sendWorkspaceCommand(ctx.services, id, { kind: action });
-      const workspace = (await awaitWorkspace(ctx.services, id, (w) => w.status !== from)) ?? current;
+      const command = await sendWorkspaceCommand(ctx.services, id, { kind: action });
+      const workspace = (await awaitWorkspaceCommand(ctx.services, id, command)) ?? current;
       return { tenant: tenantView(workspace) };
     },
   });
@@ -98,10 +99,8 @@ export const deleteTenantOp = defineOperation({
     // Recorded before the actor runs: the workspace stops answering now, and the worker's
     // reconciler re-sends the command should Temporal not take it.
     await beginWorkspaceDeletion(ctx.services, id, dropDatabase);
-    await sendWorkspaceCommand(ctx.services, id, { kind: 'delete', dropDatabase });
-    const workspace =
-      (await awaitWorkspace(ctx.services, id, (w) => w.status === 'deleted' && (!w.deletion?.dropDatabase || w.databaseDropped === true))) ??
-      (await getWorkspace(ctx.services, id));
+    const command = await sendWorkspaceCommand(ctx.services, id, { kind: 'delete', dropDatabase });
+    const workspace = (await awaitWorkspaceCommand(ctx.services, id, command)) ?? (await getWorkspace(ctx.services, id));
     return { tenant: tenantView(workspace) };
   },
 });

@@ -10,18 +10,10 @@ import type { Workspace } from '../core/tenants.ts';
  * one stops resolving. Either holds on every gateway from the next request: the change is pushed
  * and acknowledged (publishWorkspaceChange, docs/access.md).
  */
-export async function setWorkspaceStatus(services: Services, workspaceId: string, status: Workspace['status']) {
+export async function setWorkspaceStatus(services: Services, workspaceId: string, status: 'active' | 'suspended') {
   const { workspaces } = platformCollections(services);
-  const allowedFrom: Record<Workspace['status'], Workspace['status'][]> = {
-    active: ['suspended'],
-    suspended: ['active'],
-    // The old `workspace-delete:<id>` workflow, kept so deletions started before the actor finish.
-    deleted: ['active', 'suspended', 'deleted', 'deleting'],
-    provisioning: [],
-    deleting: [],
-  };
   const updated = await workspaces.findOneAndUpdate(
-    { _id: workspaceId, status: { $in: allowedFrom[status] } },
+    { _id: workspaceId, status: status === 'active' ? 'suspended' : 'active' },
     { $set: { status, updatedAt: services.clock.now() } },
     { returnDocument: 'after' },
   );
@@ -50,19 +42,4 @@ export async function getWorkspace(services: Services, workspaceId: string): Pro
   const workspace = await platformCollections(services).workspaces.findOne({ _id: workspaceId });
   if (!workspace) throw new NotFoundError();
   return workspace;
-}
-
-/** Frees the workspace's host names so other sites may claim them. Idempotent. */
-export async function releaseDomains(services: Services, workspaceId: string): Promise<number> {
-  const names = await workspaceHostNames(services, workspaceId);
-  const result = await platformCollections(services).domains.deleteMany({ workspaceId });
-  await publishWorkspaceChange(services, workspaceId, names);
-  return result.deletedCount;
-}
-
-/** Drops the workspace's own database. Idempotent: dropping a dropped database is a no-op. */
-export async function dropWorkspaceDatabase(services: Services, workspaceId: string): Promise<void> {
-  const workspace = await getWorkspace(services, workspaceId);
-  if (workspace.status !== 'deleted') throw new Error(`refusing to drop the database of a ${workspace.status} workspace`);
-  await services.workspaceDb(workspace).dropDatabase();
 }

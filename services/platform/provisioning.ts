@@ -4,53 +4,35 @@ import { newId } from '../core/ids.ts';
 import { hashPassword } from '../access/passwords.ts';
 import { ensureIndexes } from '../tenancy/indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from '../tenancy/index-version.ts';
-import type { Workspace } from '../core/tenants.ts';
+import { hostNames, type Workspace } from '../core/tenants.ts';
+import { runProvisionSteps } from '../../workflows/contracts/workspace.ts';
 import { addSite } from './workspaces.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from './lifecycle.ts';
+import { claimDomains, holdsDomains, releaseWorkspaceDomains } from './domains.ts';
 
 export interface WorkspaceRequest {
   name: string;
   siteName?: string;
-  domains: string[];
-  admin: { email: string; password: string; name?: string };
+  domains: readonly string[];
+  admin: { email: string; password: string; name?: string; platformOperator?: boolean };
+  /** The bootstrap's default site only; every other site gets a generated id. */
+  siteId?: string;
 }
 
 /**
- * Claims every host for the site, or none: a host held by another site undoes this call's own
- * claims and is a 409. The unique `_id` of the domain rows decides races between requests.
- */
-export async function claimDomainsAtomically(services: Services, workspaceId: string, siteId: string, hosts: readonly string[]) {
-  const { domains } = platformCollections(services);
-  const claimed: string[] = [];
-  for (const host of hosts) {
-    try {
-      await domains.insertOne({ _id: host, siteId, workspaceId });
-      claimed.push(host);
-    } catch (error) {
-      if ((error as { code?: number }).code !== 11000) throw error;
-      const holder = await domains.findOne({ _id: host });
-      if (holder?.siteId === siteId) continue;
-      await domains.deleteMany({ _id: { $in: claimed }, siteId });
-      throw new ConflictError(`Domain already in use: ${host}`);
-    }
-  }
-}
-
-/**
- * `POST /tenants`, gateway side: writes the workspace as `provisioning` (with what to provision and
- * the administrator's password already hashed, so no secret reaches Temporal's history) and claims
- * its domains, so a taken domain is a 409 at once. The actor does the rest.
+ * A workspace is asked for: written as `provisioning` (with what to provision and the
+ * administrator's password already hashed, so no secret reaches Temporal's history), and its
+ * domains claimed, all or none, so a taken domain is a 409 at once and nothing of the request stays.
+ * The provision steps do the rest: the actor's (`POST /tenants`), or `provisionInProcess`.
  */
 export async function requestWorkspace(services: Services, input: WorkspaceRequest): Promise<Workspace> {
-  const { workspaces, domains } = platformCollections(services);
-  const hosts = [...new Set(input.domains.map((d) => d.toLowerCase()))];
-  const taken = await domains.findOne({ _id: { $in: hosts } });
-  if (taken) throw new ConflictError(`Domain already in use: ${taken._id}`);
-
+  const { workspaces } = platformCollections(services);
+  const hosts = hostNames(input.domains);
   const now = services.clock.now();
   const workspaceId = newId();
-  const siteId = newId();
+  const siteId = input.siteId ?? newId();
+  const { email, name, password, platformOperator } = input.admin;
   const workspace: Workspace = {
     _id: workspaceId,
     name: input.name,
@@ -61,14 +43,14 @@ export async function requestWorkspace(services: Services, input: WorkspaceReque
       siteId,
       siteName: input.siteName ?? input.name,
       domains: hosts,
-      admin: { email: input.admin.email, name: input.admin.name, passwordHash: await hashPassword(input.admin.password) },
+      admin: { email, name, passwordHash: await hashPassword(password), ...(platformOperator ? { platformOperator } : {}) },
     },
     createdAt: now,
     updatedAt: now,
   };
   await workspaces.insertOne(workspace);
   try {
-    await claimDomainsAtomically(services, workspaceId, siteId, hosts);
+    await claimDomains(services, { workspaceId, siteId }, hosts);
   } catch (error) {
     await workspaces.deleteOne({ _id: workspaceId, status: 'provisioning' });
     throw error;
@@ -90,27 +72,30 @@ export async function provisionWorkspaceDatabase(services: Services, workspaceId
 }
 
 /**
- * Step 2: the first site with its domains and administrator (each part idempotent by id). If a
- * domain was lost meanwhile (a crash before the claim, and another workspace took it), provisioning
- * is abandoned: the workspace goes to `deleted` and keeps nothing.
+ * Step 2: the first site and what each feature provisions in it (the administrator), each part
+ * idempotent by id. Its domains were claimed with the request; only a gateway that died between
+ * writing the row and claiming leaves them unclaimed (the reconciler's resend lands here), and
+ * should another site have taken one meanwhile, provisioning is abandoned: `deleted`, nothing kept.
  */
 export async function provisionWorkspaceSite(services: Services, workspaceId: string): Promise<void> {
   const row = await provisioningRow(services, workspaceId);
   if (!row) return;
   const spec = row.provisioning;
-  try {
-    await claimDomainsAtomically(services, workspaceId, spec.siteId, spec.domains);
-    await addSite(services, row, { name: spec.siteName, siteId: spec.siteId, domains: spec.domains, admin: spec.admin });
-  } catch (error) {
-    if (!(error instanceof ConflictError)) throw error;
-    const { workspaces, domains } = platformCollections(services);
-    await domains.deleteMany({ workspaceId });
-    await workspaces.updateOne(
-      { _id: workspaceId, status: 'provisioning' },
-      { $set: { status: 'deleted', updatedAt: services.clock.now() }, $unset: { provisioning: '' } },
-    );
-    services.log.warn({ workspaceId, reason: error.message }, 'workspace provisioning abandoned');
+  if (!(await holdsDomains(services, spec.siteId, spec.domains))) {
+    try {
+      await claimDomains(services, { workspaceId, siteId: spec.siteId }, spec.domains);
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error;
+      await releaseWorkspaceDomains(services, workspaceId);
+      await platformCollections(services).workspaces.updateOne(
+        { _id: workspaceId, status: 'provisioning' },
+        { $set: { status: 'deleted', updatedAt: services.clock.now() }, $unset: { provisioning: '' } },
+      );
+      services.log.warn({ workspaceId, reason: error.message }, 'workspace provisioning abandoned');
+      return;
+    }
   }
+  await addSite(services, row, { name: spec.siteName, siteId: spec.siteId, domains: spec.domains, admin: spec.admin });
 }
 
 /** Step 3: the workspace answers. The spec (with the password hash) is no longer kept. */
@@ -120,6 +105,27 @@ export async function activateProvisionedWorkspace(services: Services, workspace
     { $set: { status: 'active', indexVersion: workspaceIndexVersion(services.features), updatedAt: services.clock.now() }, $unset: { provisioning: '' } },
   );
   await publishWorkspaceChange(services, workspaceId);
+}
+
+/**
+ * The actor's `provision` steps run in this process (the same `runProvisionSteps`): for the
+ * bootstrap's default workspace, at a first start before any worker runs, and test fixtures
+ * (`createWorkspace` in test/support/world.ts).
+ * Should this process die half-way, the row still says `provisioning` and the worker's reconciler
+ * hands the rest to the actor.
+ */
+export async function provisionInProcess(services: Services, workspaceId: string): Promise<Workspace> {
+  await runProvisionSteps(
+    {
+      provisionWorkspaceDatabase: () => provisionWorkspaceDatabase(services, workspaceId),
+      provisionWorkspaceSite: () => provisionWorkspaceSite(services, workspaceId),
+      activateProvisionedWorkspace: () => activateProvisionedWorkspace(services, workspaceId),
+    },
+    workspaceId,
+  );
+  const workspace = await platformCollections(services).workspaces.findOne({ _id: workspaceId });
+  if (workspace?.status !== 'active') throw new Error(`workspace ${workspaceId} was not provisioned`);
+  return workspace;
 }
 
 /** The `indexes` command: brings an existing workspace database to this release's index version. */

@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import { hostNames } from '../core/tenants.ts';
 import { getWorkspace } from './lifecycle.ts';
 import { addSite } from './workspaces.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
+import { claimDomains } from './domains.ts';
 import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { AdminInput, HostName, SiteView } from './views.ts';
 
@@ -25,7 +28,12 @@ export const addTenantSiteOp = defineOperation({
     if (workspace.status !== 'active') throw new ConflictError(`Workspace is ${workspace.status}`);
     const sites = platformCollections(ctx.services).sites;
     const count = () => sites.countDocuments({ workspaceId: id });
-    const site = await withinCountQuota({ services: ctx.services, workspace, site: null }, 'sites', count, () => addSite(ctx.services, workspace, input));
+    const site = await withinCountQuota({ services: ctx.services, workspace, site: null }, 'sites', count, async () => {
+      const siteId = newId();
+      const domains = hostNames(input.domains);
+      await claimDomains(ctx.services, { workspaceId: id, siteId }, domains);
+      return addSite(ctx.services, workspace, { ...input, siteId, domains });
+    });
     return { site: { id: site._id, name: site.name, domains: site.domains } };
   },
 });

@@ -1,13 +1,15 @@
 import type { Feature } from '../core/feature.ts';
 import { pluginOperations } from './plugin-ops.ts';
+import { pluginInstallOperations } from './plugin-install-ops.ts';
 import { themeOperations } from './theme-ops.ts';
 import { PLUGINS_COLLECTION } from './state.ts';
 import { gatedPluginOperations } from './routes.ts';
 import { builtinPlugins } from './builtin/index.ts';
+import { catalogPlugins } from './catalog/index.ts';
 
 /** Plugin host (per-site activation through Temporal) and themes (docs/plugins.md). */
 export const pluginsFeature: Feature = {
   name: 'plugins',
-  operations: [...pluginOperations, ...themeOperations, ...gatedPluginOperations(builtinPlugins)],
+  operations: [...pluginOperations, ...pluginInstallOperations, ...themeOperations, ...gatedPluginOperations([...builtinPlugins, ...catalogPlugins])],
   indexes: [{ collection: PLUGINS_COLLECTION, keys: { siteId: 1, active: 1, pluginId: 1 } }],
 };

@@ -1,9 +1,10 @@
 import type { Services } from '../core/context.ts';
 import type { PluginDefinition } from './definition.ts';
 import { builtinPlugins } from './builtin/index.ts';
+import { catalogPlugins } from './catalog/index.ts';
 
 /**
- * The installed plugin definitions of one process (`services.plugins`, built in runtime.ts), so a
+ * The plugin definitions one process carries (built-ins and the catalog's) (`services.plugins`, built in runtime.ts), so a
  * test world can install a test-only plugin (`broken`) without it leaking into other worlds.
  */
 export interface PluginRegistry {
@@ -15,7 +16,7 @@ export interface PluginRegistry {
 }
 
 export function createPluginRegistry(): PluginRegistry {
-  return { plugins: new Map(builtinPlugins.map((p) => [p.id, p])), hostInstalled: false };
+  return { plugins: new Map([...builtinPlugins, ...catalogPlugins].map((p) => [p.id, p])), hostInstalled: false };
 }
 
 export function registerPlugin(services: Services, plugin: PluginDefinition): void {

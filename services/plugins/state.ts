@@ -64,3 +64,23 @@ export async function markInactive(db: Db, siteId: string, pluginId: string, now
   );
   return { changed: !!before };
 }
+
+/**
+ * Installs a catalog plugin on a site: its row, inactive. `false` when the site has it already
+ * (the insert meets the `_id`), so a repeated install changes nothing.
+ */
+export async function markInstalled(db: Db, siteId: string, pluginId: string, version: string, now: Date): Promise<boolean> {
+  try {
+    await pluginStates(db).insertOne({ _id: stateId(siteId, pluginId), siteId, pluginId, active: false, version, installedAt: now, activatedAt: null, deactivatedAt: null, updatedAt: now });
+    return true;
+  } catch (error) {
+    if ((error as { code?: number }).code === 11000) return false;
+    throw error;
+  }
+}
+
+/** Removes an inactive plugin's row (uninstall); `false` when there is no inactive row to remove. */
+export async function markUninstalled(db: Db, siteId: string, pluginId: string): Promise<boolean> {
+  const { deletedCount } = await pluginStates(db).deleteOne({ _id: stateId(siteId, pluginId), siteId, active: false });
+  return deletedCount > 0;
+}

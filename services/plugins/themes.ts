@@ -31,33 +31,87 @@ export const builtinThemes: readonly ThemeDefinition[] = [
   },
 ];
 
-export const findTheme = (id: string) => builtinThemes.find((t) => t.id === id);
+/**
+ * The allow-listed local theme catalog (docs/plugins.md "Catalog"): themes shipped with the service
+ * that a site installs before it can activate them. Nothing outside these two lists can be used.
+ */
+export const catalogThemes: readonly ThemeDefinition[] = [
+  {
+    id: 'journal',
+    name: 'Journal',
+    version: '1.0.0',
+    description: 'Wide serif headings, a narrow reading column and a ruled sidebar.',
+    stylesheet: 'body{font-family:Charter,Georgia,serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.7;color:#1d1d1d}h1,h2{font-weight:400;letter-spacing:.01em}aside{border-top:1px solid #ccc;margin-top:2rem}a{color:#8a2d1c}',
+  },
+];
 
-/** One row per site: `_id` is the site id. */
+export const findTheme = (id: string) => builtinThemes.find((t) => t.id === id) ?? catalogThemes.find((t) => t.id === id);
+export const isCatalogTheme = (id: string) => catalogThemes.some((t) => t.id === id);
+
+/** One row per site: `_id` is the site id. `installed` lists the catalog themes the site installed. */
 interface ThemeStateDoc {
   _id: string;
   siteId: string;
   themeId: string;
   activatedAt: Date;
+  installed?: string[];
 }
+
+/** A theme the site may use: a built-in, or a catalog theme it installed. */
+const usable = (doc: ThemeStateDoc | null, themeId: string) => !!findTheme(themeId) && (!isCatalogTheme(themeId) || !!doc?.installed?.includes(themeId));
 
 const themeStates = (db: Db) => db.collection<ThemeStateDoc>('site_theme');
 
 export async function activeThemeId(db: Db, siteId: string): Promise<string> {
   const doc = await themeStates(db).findOne({ _id: siteId, siteId });
-  return doc && findTheme(doc.themeId) ? doc.themeId : DEFAULT_THEME_ID;
+  return doc && usable(doc, doc.themeId) ? doc.themeId : DEFAULT_THEME_ID;
+}
+
+/** The active theme and the catalog themes the site installed. */
+export async function themeState(db: Db, siteId: string): Promise<{ active: string; installed: Set<string> }> {
+  const doc = await themeStates(db).findOne({ _id: siteId, siteId });
+  return { active: doc && usable(doc, doc.themeId) ? doc.themeId : DEFAULT_THEME_ID, installed: new Set(doc?.installed ?? []) };
 }
 
 export async function activeTheme(db: Db, siteId: string): Promise<ThemeDefinition> {
   return findTheme(await activeThemeId(db, siteId)) ?? builtinThemes[0];
 }
 
-/** Atomic switch; returns the theme that was active before. */
-export async function switchTheme(db: Db, siteId: string, themeId: string, now: Date): Promise<string> {
+/**
+ * Atomic switch; returns the theme that was active before, or null when a catalog theme is not
+ * installed on the site (the filter names it, so an uninstall cannot slip in between).
+ */
+export async function switchTheme(db: Db, siteId: string, themeId: string, now: Date): Promise<string | null> {
+  const catalog = isCatalogTheme(themeId);
   const before = await themeStates(db).findOneAndUpdate(
-    { _id: siteId, siteId },
+    catalog ? { _id: siteId, siteId, installed: themeId } : { _id: siteId, siteId },
     { $set: { themeId, activatedAt: now } },
-    { upsert: true, returnDocument: 'before' },
+    { upsert: !catalog, returnDocument: 'before' },
   );
-  return before && findTheme(before.themeId) ? before.themeId : DEFAULT_THEME_ID;
+  if (catalog && !before) return null;
+  return before && usable(before, before.themeId) ? before.themeId : DEFAULT_THEME_ID;
+}
+
+/** Adds a catalog theme to the site's installed ones; `false` when it was there already. */
+export async function installTheme(db: Db, siteId: string, themeId: string, now: Date): Promise<boolean> {
+  try {
+    const { matchedCount, upsertedCount } = await themeStates(db).updateOne(
+      { _id: siteId, siteId, installed: { $ne: themeId } },
+      { $addToSet: { installed: themeId }, $setOnInsert: { themeId: DEFAULT_THEME_ID, activatedAt: now } },
+      { upsert: true },
+    );
+    return matchedCount + upsertedCount > 0;
+  } catch (error) {
+    // The row exists and already lists it: the upsert met the `_id`.
+    if ((error as { code?: number }).code === 11000) return false;
+    throw error;
+  }
+}
+
+/** Removes a catalog theme that is not the active one: `removed`, `absent`, or `active` (refused). */
+export async function uninstallTheme(db: Db, siteId: string, themeId: string): Promise<'removed' | 'absent' | 'active'> {
+  const { modifiedCount } = await themeStates(db).updateOne({ _id: siteId, siteId, installed: themeId, themeId: { $ne: themeId } }, { $pull: { installed: themeId } });
+  if (modifiedCount > 0) return 'removed';
+  const doc = await themeStates(db).findOne({ _id: siteId, siteId });
+  return doc?.installed?.includes(themeId) ? 'active' : 'absent';
 }

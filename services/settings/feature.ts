@@ -5,7 +5,7 @@ import { ensureSiteSettings } from '../access/site-settings-store.ts';
 export const settingsFeature: Feature = {
   name: 'settings',
   operations: settingsOperations,
-  async provisionWorkspace(ctx) {
+  async provisionSite(ctx) {
     await ensureSiteSettings(ctx.db, ctx.site._id, ctx.services.clock.now());
   },
 };

@@ -7,6 +7,8 @@ import { accessCollections } from '../../services/access/model.ts';
 import { settingsCollection } from '../../services/access/site-settings-store.ts';
 import { ANONYMOUS_ROWS_PER_WINDOW, FAILURE_RETENTION_MS, FAILURE_WINDOW_MS, OVERFLOW_IP } from '../../services/access/audit.ts';
 import { purgeExpiredAccessRows } from '../../services/access/retention.ts';
+import { recordChange } from '../../services/audit/record.ts';
+import { systemPrincipal } from '../../services/core/principal.ts';
 import { sessionCookie } from '../../services/access/session-cookie.ts';
 import { pinnedClock } from './clock.ts';
 
@@ -129,7 +131,10 @@ describe('no proxy trusted (the default)', () => {
     for (const row of rows) expect(row.expiresAt!.getTime()).toBeLessThanOrEqual(clock.now().getTime() + FAILURE_WINDOW_MS + FAILURE_RETENTION_MS);
 
     // The worker's purge (the local engine runs no TTL index) drops them after their retention;
-    // the audit of key administration stays.
+    // the audit of changes (kept for the workspace's longer retention) stays.
+    const ctx = await defaultSiteContext(world);
+    recordChange({ ...ctx, principal: systemPrincipal('test') }, { action: 'key.created', target: { kind: 'apiKeys', id: 'k1' } });
+    await world.services.audit.settled();
     const administration = await audit.countDocuments({ siteId, action: 'key.created' });
     expect(administration).toBeGreaterThan(0);
     clock.advance(FAILURE_WINDOW_MS + FAILURE_RETENTION_MS);

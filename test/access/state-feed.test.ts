@@ -1,10 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorld, type World } from '../support/world.ts';
+import { createWorkspace, startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
 import { ALL_CAPABILITIES } from '../../services/core/capabilities.ts';
-import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { addUser, bearer } from './world-helpers.ts';
 import { call, startGateway, stopGateways, type Gateway } from './gateway-fleet.ts';
 import { eventually } from '../support/polling.ts';

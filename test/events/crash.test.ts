@@ -5,7 +5,7 @@ import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import type { WebhookOptions } from '../../services/events/settings.ts';
 import { storeDeliveries, wakeActor } from '../../services/events/deliveries.ts';
-import { BATCH_ROUNDS } from '../../services/events/dispatch.ts';
+import { BATCH_ROUNDS } from '../../services/events/pass.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { call, emit, siteDb, startReceiver, startWebhookWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';

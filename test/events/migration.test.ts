@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
-import { deliveryWorkflowId } from '../../services/events/deliveries.ts';
+import { deliveryWorkflowId, legacyDeliveryWorkflowType } from '../../services/events/legacy-deliveries.ts';
+import { openRetiredRuns, reportRetiredRuns } from '../../services/retired-workflows.ts';
+import { drainDeliveries } from '../../services/events/recovery.ts';
 import type { DeliveryDoc } from '../../services/events/model.ts';
 import { newId } from '../../services/core/ids.ts';
-import type { DeliveryWorkflowInput } from '../../workflows/delivery.ts';
 import { call, siteDb, startReceiver, startWebhookWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
@@ -14,53 +15,59 @@ function legacyRow(siteId: string, endpointId: string, body: string): DeliveryDo
   return { _id: newId(), siteId, endpointId, event: 'user.created', body, status: 'pending', attempts: 0, responseCode: null, error: null, redeliveryOf: null, createdAt: now, updatedAt: now, finishedAt: null };
 }
 
-describe('upgrade from one workflow per delivery to one actor per endpoint', () => {
+describe('rows and runs left by the retired one-workflow-per-delivery design', () => {
   let world: World;
   beforeAll(async () => {
     world = await startWebhookWorld({ worker: true });
   });
   afterAll(() => world?.close());
 
-  it('hands a stored delivery without a running workflow to the actor, and lets a running old workflow finish alone', async () => {
-    const receiver = await startReceiver((req) => ({ delayMs: JSON.parse(req.body).data.id === 'running' ? 1_500 : 0 }));
+  it('hands a stored delivery without an open run to the actor, and leaves one whose old run is open until that run is gone', async () => {
+    const receiver = await startReceiver();
+    const { client, taskQueue } = world.services.temporal;
+    let openRunId: string | null = null;
     try {
       const { endpoint } = await call(world, adminEndpoints.create, { name: 'upgrade', url: receiver.url, events: ['user.created'] });
       const { ctx, deliveries, historyOf } = await siteDb(world);
       const orphan = legacyRow(ctx.site._id, endpoint.id, JSON.stringify({ id: 'e1', event: 'user.created', data: { id: 'orphan' } }));
-      const running = legacyRow(ctx.site._id, endpoint.id, JSON.stringify({ id: 'e2', event: 'user.created', data: { id: 'running' } }));
-      await deliveries.insertOne(orphan);
-      // The old design's workflow for one of them, started as the old publisher did.
-      const input: DeliveryWorkflowInput = {
-        dbName: ctx.workspace.dbName,
-        siteId: ctx.site._id,
-        deliveryId: running._id,
-        retry: { initialIntervalMs: 1_000, backoffCoefficient: 2, maximumIntervalMs: 4_000, maximumAttempts: 6 },
-        attemptTimeoutMs: 10_000,
-        heartbeatTimeoutMs: 5_000,
-      };
-      await world.services.temporal.client.workflow.start('deliveryWorkflow', {
-        taskQueue: world.services.temporal.taskQueue,
-        workflowId: deliveryWorkflowId(running._id),
-        args: [input],
-      });
-      // Stored right after the start (its first attempt needs a workflow task first), so the
-      // drain never sees it without its workflow running.
-      await deliveries.insertOne(running);
+      const stuck = legacyRow(ctx.site._id, endpoint.id, JSON.stringify({ id: 'e2', event: 'user.created', data: { id: 'stuck' } }));
+      // A run of the old design left open across the upgrade: started by its type name, which no
+      // worker of this version registers, so it cannot move (its workflow tasks fail).
+      openRunId = deliveryWorkflowId(stuck._id);
+      await client.workflow.start(legacyDeliveryWorkflowType, { taskQueue, workflowId: openRunId, args: [{ deliveryId: stuck._id }] });
+      await deliveries.insertMany([orphan, stuck]);
 
-      const done = await eventually(async () => {
-        const rows = await deliveries.find({ _id: { $in: [orphan._id, running._id] } }).toArray();
-        return rows.length === 2 && rows.every((row) => row.status === 'delivered') && rows;
-      }, 'both legacy deliveries', 40_000);
-      const byId = new Map(done.map((row) => [row._id, row]));
-      expect(byId.get(orphan._id)?.via).toBe('endpoint'); // taken over by the actor
-      expect(byId.get(running._id)?.via).toBeUndefined(); // finished by its own workflow, never adopted
-      // Each sent exactly once, with its own id; each attempt in the history.
-      const ids = receiver.received.map((r) => String(r.headers['x-service-delivery'])).sort();
-      expect(ids).toEqual([orphan._id, running._id].sort());
-      // The old workflow writes a row per attempt, the actor a batch document: the history reads both.
+      // The worker's start check: the drain condition fails, logged as an error naming the run.
+      const logged = vi.spyOn(world.services.log, 'error');
+      const isOpen = async () => (await openRetiredRuns(world.services)).some((run) => run.workflowId === openRunId);
+      expect(await eventually(isOpen, 'the open run seen through visibility', 10_000)).toBe(true);
+      await reportRetiredRuns(world.services);
+      expect(logged).toHaveBeenCalledWith(expect.objectContaining({ type: legacyDeliveryWorkflowType, workflowId: openRunId }), expect.stringContaining('retired workflow'));
+      logged.mockRestore();
+
+      // The orphan is taken over by the actor and delivered; the row whose run is open is not touched.
+      const delivered = await eventually(async () => {
+        const row = await deliveries.findOne({ _id: orphan._id });
+        return row?.status === 'delivered' && row;
+      }, 'the orphan delivered', 30_000);
+      expect(delivered.via).toBe('endpoint');
+      await drainDeliveries(world.services);
+      const waiting = await deliveries.findOne({ _id: stuck._id });
+      expect(waiting).toMatchObject({ status: 'pending', attempts: 0 });
+      expect(waiting?.via).toBeUndefined();
+      expect(receiver.received.map((r) => String(r.headers['x-service-delivery']))).toEqual([orphan._id]);
+
+      // Terminated by the operator: the drain hands its row to the actor, which sends it once.
+      await client.workflow.getHandle(openRunId).terminate('retired workflow');
+      const terminated = deliveryWorkflowId(stuck._id);
+      openRunId = null;
+      await eventually(async () => (await deliveries.findOne({ _id: stuck._id }))?.status === 'delivered', 'the stuck row delivered after the terminate', 30_000);
+      expect(receiver.received.map((r) => String(r.headers['x-service-delivery'])).sort()).toEqual([orphan._id, stuck._id].sort());
+      expect(await eventually(async () => !(await openRetiredRuns(world.services)).some((run) => run.workflowId === terminated), 'no open run left', 10_000)).toBe(true);
       expect((await historyOf(orphan._id)).map((h) => h.status)).toEqual(['succeeded']);
-      expect((await historyOf(running._id)).map((h) => h.status)).toEqual(['succeeded']);
+      expect((await historyOf(stuck._id)).map((h) => h.status)).toEqual(['succeeded']);
     } finally {
+      if (openRunId) await client.workflow.getHandle(openRunId).terminate('test over').catch(() => undefined);
       await receiver.close();
     }
   }, 60_000);

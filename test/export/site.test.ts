@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkspace } from '../support/world.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { createSiteResolver } from '../../services/tenancy/site-resolver.ts';
 import { createContext, type OperationContext } from '../../services/core/context.ts';
 import { systemPrincipal } from '../../services/core/principal.ts';
@@ -233,7 +233,7 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
   it('the preview of one site never serves another site’s files', async () => {
     const s = pw.world.services;
     const host = `b${newId().slice(-8)}.export.test`;
-    const { site } = await createWorkspace(s, { name: 'Other', workspaceId: `w${newId()}`, siteId: `s${newId()}`, domains: [host], admin: { email: `b-${newId()}@example.test`, password: 'correct horse battery', name: 'B' } });
+    const { site } = await createWorkspace(s, { name: 'Other', domains: [host], admin: { email: `b-${newId()}@example.test`, password: 'correct horse battery', name: 'B' } });
     const scope = await createSiteResolver(s).resolve(host);
     const other = createContext(s, scope!, systemPrincipal('test'), { id: 't', ip: '127.0.0.1' });
     const created = await call<{ id: string }>(s, other, 'content.create', { title: 'Only on B', slug: 'only-on-b' });

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startWorld, type World } from '../support/world.ts';
+import { createWorkspace, startWorld, type World } from '../support/world.ts';
 import { probeFeature } from '../support/probe-feature.ts';
 import { features } from '../../services/features.ts';
-import { createWorkspace } from '../../services/platform/workspaces.ts';
 
 describe('multi-tenant routing', () => {
   let world: World;

@@ -6,15 +6,17 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import proto from '@temporalio/proto';
 import { workflowsPath } from '../../services/worker-factory.ts';
 
-// `workspace.json`: one actor run through provision, suspend, reactivate, indexes and delete
-// (recorded by `npx tsx test/replay/record.ts workspace`).
-const history = () =>
+// `workspace.json`: one actor run through provision, suspend, reactivate, indexes and delete, each
+// command awaited through the actor's update (recorded by `npx tsx test/replay/record.ts workspace`);
+// `workspace-signals-only.json`: the same recorded before the actor had the update, so runs started
+// by the previous release still replay.
+const history = (name: string) =>
   proto.temporal.api.history.v1.History.fromObject(
-    JSON.parse(readFileSync(fileURLToPath(new URL('../replay/histories/workspace.json', import.meta.url)), 'utf8')),
+    JSON.parse(readFileSync(fileURLToPath(new URL(`../replay/histories/${name}.json`, import.meta.url)), 'utf8')),
   );
 const nondeterministicPath = fileURLToPath(new URL('../replay/nondeterministic/index.ts', import.meta.url));
 
-describe('the workspace actor replays its committed history', () => {
+describe('the workspace actor replays its committed histories', () => {
   beforeAll(() => {
     try {
       Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -23,11 +25,18 @@ describe('the workspace actor replays its committed history', () => {
     }
   });
 
-  it('replays against the current workflow code', async () => {
-    await Worker.runReplayHistory({ workflowsPath }, history());
+  it.each(['workspace', 'workspace-signals-only'])('replays %s.json against the current workflow code', async (name) => {
+    await Worker.runReplayHistory({ workflowsPath }, history(name));
   });
 
-  it('fails against a changed actor (negative control)', async () => {
-    await expect(Worker.runReplayHistory({ workflowsPath: nondeterministicPath }, history())).rejects.toBeInstanceOf(DeterminismViolationError);
+  it('holds the update: each command awaited is accepted and completed in the recorded run', () => {
+    const types = history('workspace').events!.map((event) => event.eventType);
+    const { EventType } = proto.temporal.api.enums.v1;
+    expect(types.filter((type) => type === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)).toHaveLength(5);
+    expect(types.filter((type) => type === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED)).toHaveLength(5);
+  });
+
+  it.each(['workspace', 'workspace-signals-only'])('fails %s.json against a changed actor (negative control)', async (name) => {
+    await expect(Worker.runReplayHistory({ workflowsPath: nondeterministicPath }, history(name))).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 });

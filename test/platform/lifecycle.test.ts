@@ -46,6 +46,16 @@ describe('workspace lifecycle through the workspace actor', () => {
     expect(clash.json()).toEqual({ error: 'Domain already in use: round.example.test' });
     expect(await platformCollections(world.services).domains.findOne({ _id: 'fresh.example.test' })).toBeNull();
     expect(await platformCollections(world.services).workspaces.countDocuments()).toBe(before);
+
+    // A second site of a workspace claims the same way.
+    const { domains, sites } = platformCollections(world.services);
+    const round = (await domains.findOne({ _id: 'round.example.test' }))!;
+    const sitesBefore = await sites.countDocuments({ workspaceId: round.workspaceId });
+    const site = await call('POST', `/tenants/${round.workspaceId}/sites`, { name: 'Clash', domains: ['fresh.example.test', 'www.round.example.test'], admin: newAdmin });
+    expect(site.statusCode).toBe(409);
+    expect(site.json()).toEqual({ error: 'Domain already in use: www.round.example.test' });
+    expect(await domains.findOne({ _id: 'fresh.example.test' })).toBeNull();
+    expect(await sites.countDocuments({ workspaceId: round.workspaceId })).toBe(sitesBefore);
   });
 
   it('suspend / reactivate round trip: public 404, every other surface 423, then all as it was', async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWorkspace } from '../support/world.ts';
 import { startPluginWorld, type PluginWorld } from './support.ts';
 import { registerPlugin } from '../../services/plugins/registry.ts';
 import { markActive, markInactive, pluginStates } from '../../services/plugins/state.ts';
 import { pluginActivationWorkflowId } from '../../services/plugins/activation.ts';
-import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { listEventDescriptors } from '../../services/events/catalog.ts';
 import { checkHistory } from '../support/histories.ts';
 import { createApiKey } from '../support/access.ts';

@@ -1,14 +1,12 @@
 import { topics } from '../../services/core/topics.ts';
 import type { LightMyRequestResponse } from 'fastify';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { startWorld, type World, type WorldOptions } from '../support/world.ts';
+import { createWorkspace, startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
 import type { Capability } from '../../services/core/capabilities.ts';
 import { installPluginHost } from '../../services/plugins/host.ts';
-import { createWorkspace } from '../../services/platform/workspaces.ts';
 import { PLATFORM_COLLECTIONS } from '../../services/core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from '../../services/tenancy/site-resolver.ts';
-import { newId } from '../../services/core/ids.ts';
 
 export interface PluginWorld {
   world: World;
@@ -65,8 +63,7 @@ export async function startPluginWorld(options: WorldOptions = {}): Promise<Plug
 async function isolateLocalSite(world: World): Promise<void> {
   const { site } = await createWorkspace(world.services, {
     name: 'Plugin tests',
-    workspaceId: `w${newId()}`,
-    siteId: `s${newId()}`,
+    domains: [],
     admin: { email: world.admin.email, password: world.admin.password, name: 'Administrator', platformOperator: true },
   });
   await world.services.platformDb

@@ -8,13 +8,11 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import proto from '@temporalio/proto';
 import * as workflows from '../../workflows/index.ts';
 import { mergeActivityGroups } from '../../activities/index.ts';
-import { deliveryWorkflowType } from '../../workflows/contracts/delivery.ts';
 import { endpointActorWorkflowName } from '../../workflows/contracts/endpoint-actor.ts';
 import { pluginActivationWorkflowType } from '../../workflows/contracts/plugin-activation.ts';
 import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
 import { scheduleEntryWorkflowType } from '../../workflows/contracts/schedule.ts';
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
-import { deleteWorkspaceWorkflowType } from '../../workflows/contracts/workspace-lifecycle.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -39,13 +37,11 @@ function committedHistories() {
 describe('workflow contracts and committed histories', () => {
   it('each contract names a workflow the worker runs, and each workflow has a contract', () => {
     const contractTypes = [
-      deliveryWorkflowType,
       endpointActorWorkflowName,
       pluginActivationWorkflowType,
       probeWorkflowType,
       scheduleEntryWorkflowType,
       staticExportWorkflowType,
-      deleteWorkspaceWorkflowType,
       workspaceWorkflowType,
     ].sort();
     expect(Object.keys(workflows).sort()).toEqual(contractTypes);

@@ -21,9 +21,10 @@ describe('site-config operation schemas', () => {
     }
   });
 
-  it('require a capability on every Management route (public only for the comment form, approved comments and the redirect lookup)', () => {
+  it('require a capability on every Management route (public only for the comment form, approved comments, the redirect lookup and the design reads)', () => {
+    const designReads = ['public.design.headers', 'public.design.templateParts', 'public.design.templatePart', 'public.design.template', 'public.design.widgets', 'public.design.permalinks'];
     for (const op of operations) {
-      if (op.surface === 'public') expect(['public.comments.list', 'public.redirects.resolve']).toContain(op.id);
+      if (op.surface === 'public') expect(['public.comments.list', 'public.redirects.resolve', ...designReads]).toContain(op.id);
       else if (op.surface === 'comments') expect(op.id).toBe('comments.submit');
       else expect(op.requires, op.id).toMatch(/^[a-z-]+:[a-z]+$/);
     }

@@ -8,7 +8,8 @@ import { closeServices } from '../../services/core/services.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
 import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 import { createWorker } from '../../services/worker-factory.ts';
-import { createWorkspace } from '../../services/platform/workspaces.ts';
+import { provisionInProcess, requestWorkspace, type WorkspaceRequest } from '../../services/platform/provisioning.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 
 export interface World {
   config: Config;
@@ -87,6 +88,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     async close() {
       await worker?.close();
       await app.close();
+      await services.audit.settled();
       const { databases } = await services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
       for (const { name } of databases) {
         if (name.startsWith(config.DB_PREFIX)) await services.mongo.db(name).dropDatabase();
@@ -97,8 +99,21 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
 }
 
 /**
- * Another workspace, made in-process (no worker, no Temporal): its first site answers at `host`
- * and has `admin` as its administrator. Dropped with the world.
+ * A workspace asked for and provisioned in this process, as the bootstrap does: the request
+ * (row, domains claimed all or none) and then the workspace actor's own provision steps, no worker
+ * needed. Dropped with the world.
+ */
+export async function createWorkspace(services: Services, input: WorkspaceRequest) {
+  const requested = await requestWorkspace(services, input);
+  const workspace = await provisionInProcess(services, requested._id);
+  const site = await platformCollections(services).sites.findOne({ _id: requested.provisioning!.siteId });
+  if (!site) throw new Error(`workspace ${workspace._id} has no site`);
+  return { workspace, site };
+}
+
+/**
+ * Another workspace, made in process through the workspace actor's own steps (no worker needed):
+ * its first site answers at `host` and has `admin` as its administrator. Dropped with the world.
  */
 export async function addLocalWorkspace(world: World, host: string, admin: { email: string; password: string }) {
   const { workspace, site } = await createWorkspace(world.services, { name: host, domains: [host], admin });

@@ -1,0 +1,64 @@
+/**
+ * The one rule for where an entry lives on the public site (docs/site-config.md "Permalinks"):
+ * the static export's page folders, the sitemap, the feeds, the Public API's `design/permalinks`
+ * answer and the redirects written when the rule changes all come from `permalinkDir`.
+ */
+export interface Permalinks {
+  structure: string;
+  categoryBase: string;
+  tagBase: string;
+  /** Content type slug → URL base of its entries; `''` = none. A type not named uses its slug. */
+  typeBases: Record<string, string>;
+}
+
+/** WordPress-style structure tags; a structure must name the entry itself (slug or id) to be unique. */
+export const PERMALINK_TAGS = ['%year%', '%monthnum%', '%day%', '%postname%', '%post_id%', '%category%', '%author%', '%locale%'] as const;
+
+/** Gives the export's historical folders: `<locale>/<type>/<slug>/`. */
+export const DEFAULT_PERMALINKS: Permalinks = { structure: '/%postname%/', categoryBase: 'category', tagBase: 'tag', typeBases: {} };
+
+/** What an entry's path is made of (an export row, an entry document's live facts). */
+export interface PathFacts {
+  id: string;
+  locale: string;
+  type: string;
+  slug: string;
+  publishedAt: string | null;
+  /** taxonomy → term ids (`%category%` takes the first category's slug). */
+  terms?: Record<string, string[]>;
+  authorId?: string | null;
+}
+
+const seg = (value: string) => encodeURIComponent(value || '_');
+
+/**
+ * The entry's folder from the site root, without a leading slash and with a trailing one
+ * (`en/post/hello/`). The locale leads unless the structure places `%locale%` itself (translations
+ * share a slug, so a path without the locale would collide); then the type's base; then the
+ * structure with its tags filled in (dates from `publishedAt`, in UTC).
+ */
+export function permalinkDir(rules: Permalinks, entry: PathFacts, termSlug: (id: string) => string | undefined = () => undefined): string {
+  const date = entry.publishedAt ? new Date(entry.publishedAt) : null;
+  const two = (n: number) => String(n).padStart(2, '0');
+  const category = entry.terms?.category?.map(termSlug).find((s) => s !== undefined) ?? 'uncategorized';
+  const values: Record<string, string> = {
+    '%year%': date ? String(date.getUTCFullYear()) : 'undated',
+    '%monthnum%': date ? two(date.getUTCMonth() + 1) : '00',
+    '%day%': date ? two(date.getUTCDate()) : '00',
+    '%postname%': entry.slug,
+    '%post_id%': entry.id,
+    '%category%': category,
+    '%author%': entry.authorId ?? 'author',
+    '%locale%': entry.locale,
+  };
+  const path = rules.structure.replace(/%[a-z_]+%/g, (tag) => seg(values[tag] ?? tag));
+  const base = rules.typeBases[entry.type] ?? entry.type;
+  const parts = [rules.structure.includes('%locale%') ? '' : seg(entry.locale), base ? base.split('/').map(seg).join('/') : '', path];
+  return `${parts.join('/').split('/').filter(Boolean).join('/')}/`;
+}
+
+/** The entry's site path as redirect rules store it (leading slash, no trailing one). */
+export const permalinkPath = (rules: Permalinks, entry: PathFacts, termSlug?: (id: string) => string | undefined) => `/${permalinkDir(rules, entry, termSlug).slice(0, -1)}`;
+
+/** Stable text of a rule set: a change of it moves every entry page (the export runs in full). */
+export const permalinksKey = (rules: Permalinks) => JSON.stringify([rules.structure, rules.categoryBase, rules.tagBase, Object.entries(rules.typeBases).sort()]);
