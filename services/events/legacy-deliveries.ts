@@ -1,4 +1,3 @@
-import type { Services } from '../core/context.ts';
 
 /**
  * What is left of the design before the endpoint actors, one workflow per delivery
