@@ -3,6 +3,7 @@ import { createProbeActivities } from './probe.ts';
 import { createWorkspaceActivities } from './workspace.ts';
 import { createEndpointActorActivities } from './endpoint-actor.ts';
 import { createScheduleActivities } from './schedule.ts';
+import { createTermRemovalActivities } from './term-removal.ts';
 import { createPluginActivities } from './plugin-activation.ts';
 import { createExportActivities } from './export.ts';
 
@@ -33,6 +34,7 @@ export function createActivities(services: Services) {
     workspace: createWorkspaceActivities(services),
     endpointActor: createEndpointActorActivities(services),
     schedule: createScheduleActivities(services),
+    termRemoval: createTermRemovalActivities(services),
     pluginActivation: createPluginActivities(services),
     export: createExportActivities(services),
   });

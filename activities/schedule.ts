@@ -8,8 +8,11 @@ import type { ScheduleInput } from '../workflows/contracts/schedule.ts';
 export function createScheduleActivities(services: Services) {
   async function run(input: ScheduleInput, which: 'publish' | 'unpublish'): Promise<string> {
     const scope = await findSiteScope(services, input.siteId);
-    // A deleted or suspended workspace has nothing left to publish.
-    if (!scope || scope.workspace.status !== 'active') return 'skipped';
+    // A deleted workspace has nothing left to publish. A suspended one keeps its dates: the activity
+    // fails and Temporal retries it (backing off up to 5 minutes) until the workspace is active again,
+    // so a date that passed meanwhile fires at reactivation and its revision says it was late.
+    if (!scope || scope.workspace.status === 'deleting' || scope.workspace.status === 'deleted') return 'skipped';
+    if (scope.workspace.status !== 'active') throw new Error(`workspace ${input.workspaceId} is ${scope.workspace.status}: the ${which} date waits`);
     const ctx = createContext(services, scope, systemPrincipal(`scheduled ${which}`), {
       id: `schedule:${input.entryId}:${input.token}:${which}`,
       ip: '127.0.0.1',

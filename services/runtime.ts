@@ -45,11 +45,12 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   const featureList = options.features ?? features;
   // Only the collections held management reads depend on are watched: other writes announce nothing.
   const watchedCollections = new Set(featureList.flatMap((feature) => feature.operations.flatMap((operation) => operation.heldAnswer?.reads ?? [])));
-  const core = await createServices(config, { ...options, watchedCollections });
+  const publicCollections = new Set(featureList.flatMap((feature) => feature.publicCollections ?? []));
+  const core = await createServices(config, { ...options, watchedCollections, publicCollections });
   const services = core as Services;
   services.features = featureList;
   services.sites = createSiteResolver(services);
-  services.publicCache = createPublicCache(services.changeFeed);
+  services.publicCache = createPublicCache(services.changeFeed, services.publicGeneration);
   services.manageAnswers = createManageAnswers(services.changeFeed, services.writes);
   services.plugins = createPluginRegistry();
   services.activePlugins = createActivePlugins(services);

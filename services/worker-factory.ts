@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
 import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
 import { startAccessRetention } from './access/retention.ts';
+import { startEntryCountReconciler } from './content/entry-counts.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -33,10 +34,12 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   const reconciler = startWorkspaceReconciler(services);
   // ...and drops expired failure audit rows and rate counters (the local engine runs no TTL index).
   const retention = startAccessRetention(services);
+  // ...and recounts the kept entry counters of the `entries` quota (content/entry-counts.ts).
+  const entryCounts = startEntryCountReconciler(services);
   const recovery = {
     ...delivery,
     async stop() {
-      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop()]);
+      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop(), entryCounts.stop()]);
     },
   };
   return { worker, connection, recovery };

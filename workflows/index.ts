@@ -3,5 +3,6 @@ export { probeWorkflow } from './probe.ts';
 export { workspaceWorkflow } from './workspace.ts';
 export { endpointActorWorkflow } from './endpoint-actor.ts';
 export { scheduleEntryWorkflow } from './schedule.ts';
+export { termRemovalWorkflow } from './term-removal.ts';
 export { pluginActivationWorkflow } from './plugin-activation.ts';
 export { staticExportWorkflow } from './static-export.ts';

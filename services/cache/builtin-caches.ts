@@ -1,5 +1,4 @@
-import { COLLECTIONS } from '../content/model.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
+import { PUBLIC_STATE_COLLECTION } from '../core/public-generation.ts';
 import type { Services } from '../core/context.ts';
 import { siteResolverCache, type NamedCache } from './caches.ts';
 
@@ -14,10 +13,10 @@ const publicContentCache = (): NamedCache => ({
   description: 'Public Content API responses, per site and content generation (the page store).',
   reach: 'site',
   async stats(ctx) {
-    const doc = await ctx.db.collection<{ _id: string; siteId: string; generation?: number }>(COLLECTIONS.state).findOne({ _id: ctx.site._id, siteId: ctx.site._id });
+    const doc = await ctx.db.collection<{ _id: string; siteId: string; generation?: number }>(PUBLIC_STATE_COLLECTION).findOne({ _id: ctx.site._id, siteId: ctx.site._id });
     return { entries: null, details: { generation: doc?.generation ?? 0 } };
   },
-  clear: (ctx) => bumpContentGeneration(ctx),
+  clear: (ctx) => ctx.services.publicGeneration.bump(ctx.db, ctx.site._id),
 });
 
 /** Which plugins each site has active, per process (services/plugins/host.ts, 2 s each). */

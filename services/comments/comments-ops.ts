@@ -3,7 +3,6 @@ import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { decodeAfterId, manageLimit, pageEnvelope, pageOf } from '../core/paging.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 import { COMMENT_SCOPE, CommentStatusSchema, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
 
 /** Statuses given as `status=pending,spam`; without one the list shows the moderation view (pending + approved). */
@@ -53,7 +52,6 @@ export const bulkStatusOp = defineOperation({
     for (const doc of found) ctx.scope.check(doc, COMMENT_SCOPE);
     await commentsCollection(ctx).updateMany(filter, { $set: { status, updatedAt: ctx.services.clock.now() }, $inc: { version: 1 } });
     // Approved comments are public: cached public answers must not outlive a moderation.
-    await bumpContentGeneration(ctx);
     return { updated: unique.length, ids: unique };
   },
 });
@@ -89,7 +87,6 @@ export const patchCommentOp = defineOperation({
       { returnDocument: 'after' },
     );
     if (doc) {
-      await bumpContentGeneration(ctx);
       return toCommentView(doc);
     }
     if (expectedVersion !== undefined) throw new ConflictError('Version mismatch');
@@ -127,7 +124,6 @@ export const purgeCommentsOp = defineOperation({
     const removed = doomed.map((c) => c._id);
     if (removed.length) {
       await commentsCollection(ctx).deleteMany({ siteId: ctx.site._id, status: 'trash', _id: { $in: removed } });
-      await bumpContentGeneration(ctx);
     }
     return { deleted: removed.length, ids: removed };
   },

@@ -8,6 +8,7 @@ import { COMMENT_COLLECTIONS } from './model.ts';
 
 export const commentsFeature: Feature = {
   name: 'comments',
+  publicCollections: [COMMENT_COLLECTIONS.comments],
   operations: [listCommentsOp, bulkStatusOp, patchCommentOp, purgeCommentsOp, replyOp, publicCreateCommentOp, publicListCommentsOp, ...ruleOperations],
   indexes: [
     { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, status: 1, _id: -1 } },

@@ -5,7 +5,6 @@ import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { contentCollections } from '../content/model.ts';
 import { loadLanguages, resolveLocale } from '../languages/languages.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 import { CommentText, commentsCollection, type CommentDoc } from './model.ts';
 import { classify } from './rules.ts';
 
@@ -65,7 +64,6 @@ export const publicCreateCommentOp = defineOperation({
       version: 1,
     };
     await commentsCollection(ctx).insertOne(doc);
-    if (status === 'approved') await bumpContentGeneration(ctx);
     return { id: doc._id, status: status === 'approved' ? ('approved' as const) : ('pending' as const) };
   },
 });

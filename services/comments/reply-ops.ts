@@ -4,7 +4,6 @@ import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { actorUserId } from '../core/principal.ts';
 import { accessCollections } from '../access/model.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 import { COMMENT_SCOPE, CommentText, CommentView, commentsCollection, toCommentView, type CommentDoc } from './model.ts';
 
 export const replyOp = defineOperation({
@@ -54,7 +53,6 @@ export const replyOp = defineOperation({
       version: 1,
     };
     await commentsCollection(ctx).insertOne(doc);
-    await bumpContentGeneration(ctx);
     return toCommentView(doc);
   },
 });

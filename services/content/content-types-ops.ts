@@ -6,7 +6,6 @@ import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { ContentTypeView, findContentType, isBuiltinType, listContentTypes } from './content-types.ts';
 import { contentCollections, FieldDefinitionSchema } from './model.ts';
 import { newId } from '../core/ids.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 const typeSlug = z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'lower-case letters, digits and - only');
 
@@ -74,7 +73,6 @@ export const createContentTypeOp = defineOperation({
       if (isDuplicateKey(error)) throw new ConflictError('A content type with this slug exists');
       throw error;
     }
-    await bumpContentGeneration(ctx);
     return { ...input, builtin: false };
   },
 });
@@ -103,7 +101,6 @@ export const updateContentTypeOp = defineOperation({
       { returnDocument: 'after' },
     );
     if (!doc) throw new NotFoundError();
-    await bumpContentGeneration(ctx);
     return { slug: doc.slug, label: doc.label, description: doc.description, builtin: false, fields: doc.fields };
   },
 });
@@ -126,7 +123,6 @@ export const deleteContentTypeOp = defineOperation({
     }
     const result = await types.deleteOne({ siteId: ctx.site._id, slug });
     if (result.deletedCount === 0) throw new NotFoundError();
-    await bumpContentGeneration(ctx);
     return { deleted: true };
   },
 });

@@ -5,7 +5,7 @@ import { COLLECTIONS, contentCollections, ENTRY_SCOPE, EntryStatusSchema, type E
 import { EntryListItem, EntryView, LIST_ITEM_FIELDS, toEntryView, toListItem } from './entry-view.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
 import { escapeRegex } from '../core/mongo-errors.ts';
-import { findEntry } from './entries.ts';
+import { findEntryInScope } from './entries.ts';
 
 export const listEntriesOp = defineOperation({
   id: 'content.list',
@@ -67,6 +67,6 @@ export const getEntryOp = defineOperation({
   input: z.object({ id: z.string() }),
   output: EntryView,
   async handler(ctx, { id }) {
-    return toEntryView(await findEntry(ctx, id));
+    return toEntryView(await findEntryInScope(ctx, id));
   },
 });

@@ -1,18 +1,16 @@
 import { z } from 'zod';
-import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { actorUserId } from '../core/principal.ts';
-import { contentCollections, emptyBlocks, ENTRY_SCOPE, type EntryDoc } from './model.ts';
+import { emptyBlocks, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
 import { requireContentType, validateFields } from './content-types.ts';
 import { EntryCreateInput, EntryUpdateInput, entryLocale, mergeFields } from './entry-input.ts';
-import { findEntryForWrite, mutateEntry, slugify } from './entries.ts';
+import { slugify } from './entries.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { afterEntryWrite, type ContentEvent } from './entry-effects.ts';
+import { changeEntryOrFail, createEntry, requireFuturePublishDate, trashEntry, type ContentEvent } from './write-path.ts';
 import { statusChange } from './lifecycle.ts';
-import { cancelSchedule } from './schedule.ts';
 
 export const createEntryOp = defineOperation({
   id: 'content.create',
@@ -36,7 +34,6 @@ export const createEntryOp = defineOperation({
     ctx.scope.check({ type: type.slug, locale, authorId }, ENTRY_SCOPE);
     const now = ctx.services.clock.now();
     const base = slugify(input.title);
-    const { entries } = contentCollections(ctx.db);
     // A given slug must be free (409); a derived one gets -2, -3, ... until it is.
     for (let attempt = 1; attempt <= 50; attempt++) {
       const slug = input.slug ?? (attempt === 1 ? base : `${base}-${attempt}`);
@@ -64,15 +61,11 @@ export const createEntryOp = defineOperation({
         trashedAt: null,
       };
       try {
-        const live = (siteId: string | null) => entries.countDocuments(siteId ? { siteId, trashedAt: null } : { trashedAt: null });
-        await withinCountQuota(ctx, 'entries', live, () => entries.insertOne(doc));
+        return toEntryView(await createEntry(ctx, doc));
       } catch (error) {
         if (!isDuplicateKey(error)) throw error;
         if (input.slug) throw new ConflictError('An entry with this slug exists in this locale');
-        continue;
       }
-      await afterEntryWrite(ctx, doc, { revision: true, events: ['content.created'] });
-      return toEntryView(doc);
     }
     throw new ConflictError('Could not find a free slug; give one');
   },
@@ -91,7 +84,13 @@ export const updateEntryOp = defineOperation({
   input: EntryUpdateInput,
   output: EntryView,
   async handler(ctx, { id, expectedVersion, status, ...changes }) {
-    const { before, after } = await mutateEntry(ctx, id, expectedVersion, async (current) => {
+    const events = (before: EntryDoc, after: EntryDoc) => {
+      const list: ContentEvent[] = ['content.updated'];
+      if (status === 'published') list.push('content.published');
+      if (before.status === 'published' && after.status !== 'published') list.push('content.unpublished');
+      return { events: list };
+    };
+    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, async (current) => {
       const fields = mergeFields(current.fields, changes.fields);
       if (changes.fields) validateFields(await requireContentType(ctx, current.type), fields);
       const set: Partial<EntryDoc> = { fields };
@@ -99,13 +98,12 @@ export const updateEntryOp = defineOperation({
       if (changes.slug !== undefined) set.slug = changes.slug;
       if (changes.excerpt !== undefined) set.excerpt = changes.excerpt;
       if (changes.blocks !== undefined) set.blocks = changes.blocks;
-      if (status) Object.assign(set, statusChange({ ...current, ...set }, status, ctx.services.clock.now()));
+      const now = ctx.services.clock.now();
+      if (status === 'scheduled') requireFuturePublishDate(current, now);
+      // The write path settles a pending schedule for the status set here (docs/content.md, "Scheduling").
+      if (status) Object.assign(set, statusChange({ ...current, ...set }, status, now));
       return set;
-    });
-    const events: ContentEvent[] = ['content.updated'];
-    if (status === 'published') events.push('content.published');
-    if (before.status === 'published' && after.status !== 'published') events.push('content.unpublished');
-    await afterEntryWrite(ctx, after, { revision: true, publicChange: true, events });
+    }, events);
     return toEntryView(after);
   },
 });
@@ -122,17 +120,7 @@ export const deleteEntryOp = defineOperation({
   input: z.object({ id: z.string() }),
   output: z.object({ id: z.string(), trashed: z.boolean() }),
   async handler(ctx, { id }) {
-    const current = await findEntryForWrite(ctx, id);
-    const now = ctx.services.clock.now();
-    const doc = await contentCollections(ctx.db).entries.findOneAndUpdate(
-      { _id: id, siteId: ctx.site._id, trashedAt: null },
-      { $set: { trashedAt: now, updatedAt: now }, $inc: { version: 1 } },
-      { returnDocument: 'after' },
-    );
-    if (!doc) return { id: current._id, trashed: true };
-    // Best effort: the trashed entry makes any surviving schedule activity a no-op.
-    if (current.schedule) await cancelSchedule(ctx, id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed'));
-    await afterEntryWrite(ctx, doc, { publicChange: true, events: ['content.deleted'] });
+    await trashEntry(ctx, id);
     return { id, trashed: true };
   },
 });

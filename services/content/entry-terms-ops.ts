@@ -4,8 +4,8 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError } from '../core/errors.ts';
 import type { HeaderRef } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
-import { findEntry, mutateEntry } from './entries.ts';
-import { afterEntryWrite } from './entry-effects.ts';
+import { findEntryInScope } from './entries.ts';
+import { changeEntryOrFail } from './write-path.ts';
 import { listTaxonomies, taxonomyCollections, TermView, toTermView } from './taxonomies.ts';
 
 export const getEntryTermsOp = defineOperation({
@@ -19,7 +19,7 @@ export const getEntryTermsOp = defineOperation({
   input: z.object({ id: z.string() }),
   output: z.object({ terms: z.record(z.string(), z.array(TermView)) }),
   async handler(ctx, { id }) {
-    const entry = await findEntry(ctx, id);
+    const entry = await findEntryInScope(ctx, id);
     const ids = Object.values(entry.terms ?? {}).flat();
     const rows = ids.length ? await taxonomyCollections(ctx).terms.find({ siteId: ctx.site._id, _id: { $in: ids } }).toArray() : [];
     const byId = new Map(rows.map((t) => [t._id, t]));
@@ -46,7 +46,7 @@ export const putEntryTermsOp = defineOperation({
   }),
   output: EntryView,
   async handler(ctx, { id, terms, expectedVersion }) {
-    const { after } = await mutateEntry(ctx, id, expectedVersion, async (current) => {
+    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, async (current) => {
       const { terms: termRows } = taxonomyCollections(ctx);
       const taxonomies = await listTaxonomies(ctx);
       const next = { ...(current.terms ?? {}) };
@@ -60,8 +60,7 @@ export const putEntryTermsOp = defineOperation({
         next[slug] = unique;
       }
       return { terms: next };
-    });
-    await afterEntryWrite(ctx, after, { publicChange: true, events: ['content.updated'] });
+    }, () => ({ events: ['content.updated'] }));
     return toEntryView(after);
   },
 });
@@ -84,8 +83,7 @@ export const putHeaderRefOp = defineOperation({
   input: z.object({ id: z.string(), headerRef: HeaderRefInput, expectedVersion: z.number().int().min(0).optional() }),
   output: EntryView,
   async handler(ctx, { id, headerRef, expectedVersion }) {
-    const { after } = await mutateEntry(ctx, id, expectedVersion, () => ({ headerRef: headerRef as HeaderRef }));
-    await afterEntryWrite(ctx, after, { publicChange: true, events: ['content.updated'] });
+    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, () => ({ headerRef: headerRef as HeaderRef }), () => ({ events: ['content.updated'] }));
     return toEntryView(after);
   },
 });

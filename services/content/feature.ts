@@ -18,6 +18,7 @@ import { provisionTaxonomies } from './taxonomies.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
+  publicCollections: [COLLECTIONS.entries, COLLECTIONS.types, COLLECTIONS.taxonomies, COLLECTIONS.terms],
   operations: [
     listContentTypesOp,
     getContentTypeOp,

@@ -13,3 +13,17 @@ export function statusChange(merged: EntryDoc, status: EntryStatus, now: Date): 
   }
   return { status, live: null, publishedAt: null };
 }
+
+/**
+ * What a status set by hand leaves of a pending schedule (docs/content.md, "Scheduling": the
+ * table). Publishing drops the publish date and keeps a later unpublish date; `scheduled` keeps
+ * the schedule (the caller checked its publish date is still to come); draft and archived settle
+ * it entirely, so no date ever overrides a person's explicit choice.
+ */
+export function settleSchedule(current: EntryDoc, status: EntryStatus, now: Date): EntryDoc['schedule'] {
+  const schedule = current.schedule;
+  if (!schedule) return null;
+  if (status === 'scheduled') return schedule;
+  if (status === 'published') return schedule.unpublishOn && schedule.unpublishOn > now ? { ...schedule, publishOn: null } : null;
+  return null;
+}

@@ -59,6 +59,12 @@ export interface EntryDoc {
   updatedAt: Date;
   version: number;
   trashedAt: Date | null;
+  /**
+   * Effects still owed for `version` by a durable write (a job's or the schedule's, write-path.ts):
+   * set in the same write as the change, removed once the revision and events are done, so a
+   * worker killed in between leaves them to the retry instead of losing them.
+   */
+  pending?: { version: number; events: string[]; note: string | null } | null;
 }
 
 export interface RevisionDoc {
@@ -75,6 +81,8 @@ export interface RevisionDoc {
   fields: Record<string, unknown>;
   authorId: string | null;
   createdAt: Date;
+  /** Why the system wrote this state, e.g. a publish date that passed while the workspace was suspended. */
+  note?: string | null;
 }
 
 export interface ContentTypeDoc {
@@ -110,7 +118,6 @@ export const COLLECTIONS = {
   types: 'content_types',
   taxonomies: 'taxonomies',
   terms: 'taxonomy_terms',
-  state: 'content_state',
 } as const;
 
 export function contentCollections(db: Db) {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, EntryStatusSchema, type RevisionDoc } from './model.ts';
-import { findEntry } from './entries.ts';
+import { findEntryInScope } from './entries.ts';
 import { PageInfo, manageLimit } from '../core/paging.ts';
 
 const RevisionSummary = z.object({
@@ -15,6 +15,8 @@ const RevisionSummary = z.object({
   status: EntryStatusSchema,
   author: z.string().nullable(),
   createdAt: z.string(),
+  /** Why the system wrote this state (a late scheduled date, a term deletion); null for a person's edit. */
+  note: z.string().nullable(),
 });
 
 const RevisionView = RevisionSummary.extend({
@@ -33,6 +35,7 @@ const summary = (r: RevisionDoc) => ({
   status: r.status,
   author: r.authorId,
   createdAt: r.createdAt.toISOString(),
+  note: r.note ?? null,
 });
 
 export const listRevisionsOp = defineOperation({
@@ -49,7 +52,7 @@ export const listRevisionsOp = defineOperation({
     page: PageInfo,
   }),
   async handler(ctx, { id, limit, cursor }) {
-    await findEntry(ctx, id);
+    await findEntryInScope(ctx, id);
     const list = `revisions:${id}:${ctx.site._id}`;
     const before = cursor ? Number(ctx.services.cursors.decode(list, cursor).before) : null;
     const rows = await contentCollections(ctx.db)
@@ -74,7 +77,7 @@ export const getRevisionOp = defineOperation({
   input: z.object({ id: z.string(), revisionId: z.string() }),
   output: RevisionView,
   async handler(ctx, { id, revisionId }) {
-    await findEntry(ctx, id);
+    await findEntryInScope(ctx, id);
     const version = Number(revisionId);
     if (!Number.isInteger(version)) throw new NotFoundError();
     const revision = await contentCollections(ctx.db).revisions.findOne({ _id: `${id}:${version}`, siteId: ctx.site._id });

@@ -1,10 +1,11 @@
-import { WorkflowNotFoundError } from '@temporalio/common';
 import type { OperationContext } from '../core/context.ts';
 import type { EntryDoc } from './model.ts';
 import type { scheduleEntryWorkflow } from '../../workflows/schedule.ts';
 import { scheduleEntryWorkflowType, scheduleWorkflowId, type ScheduleInput } from '../../workflows/contracts/schedule.ts';
+import { cancelSchedule } from './schedule-cancel.ts';
 
 export { scheduleWorkflowId, type ScheduleInput };
+export { cancelSchedule };
 
 /**
  * One workflow per entry, keyed by business id. A new schedule replaces the running one
@@ -18,18 +19,6 @@ export async function startSchedule(ctx: OperationContext, input: Omit<ScheduleI
     workflowIdConflictPolicy: 'TERMINATE_EXISTING',
     args: [{ workspaceId: ctx.workspace._id, siteId: ctx.site._id, ...input } satisfies ScheduleInput],
   });
-}
-
-/** Stops the entry's schedule workflow, if any (null dates, trashed entry). */
-export async function cancelSchedule(ctx: OperationContext, entryId: string): Promise<void> {
-  try {
-    await ctx.services.temporal.client.workflow.getHandle(scheduleWorkflowId(ctx.workspace._id, entryId)).terminate('schedule cancelled');
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return;
-    // Already finished workflows answer "not found" on some servers and "already completed" on others.
-    if (/not found|already completed|completed/i.test(String((error as Error).message))) return;
-    throw error;
-  }
 }
 
 /** Puts an entry's stored schedule back in Temporal (after a failed replacement), or stops the one started. */

@@ -4,9 +4,9 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { contentCollections } from './model.ts';
-import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView } from './taxonomies.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
+import { ENTRY_SCOPE } from './model.ts';
+import { removeTerm } from './term-removal-job.ts';
+import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView, TERM_REMOVAL_DESCRIPTION, TermRemovalAnswer } from './taxonomies.ts';
 
 const taxonomySlug = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ only');
 
@@ -103,17 +103,16 @@ export const deleteTaxonomyOp = defineOperation({
   method: 'DELETE',
   path: '/taxonomies/:slug',
   summary: 'Delete a custom taxonomy, its terms, and its assignments on entries',
+  description: TERM_REMOVAL_DESCRIPTION,
   requires: 'settings:manage',
+  // The entries it changes must all be inside a scoped key's reach, or nothing is deleted.
+  scope: ENTRY_SCOPE,
+  events: ['content.updated'],
   input: z.object({ slug: z.string() }),
-  output: z.object({ deleted: z.boolean() }),
+  output: TermRemovalAnswer,
   async handler(ctx, { slug }) {
     const taxonomy = await requireTaxonomy(ctx, slug);
     if (taxonomy.builtin) throw new BadRequestError('Built-in taxonomies cannot be deleted');
-    const { taxonomies, terms } = taxonomyCollections(ctx);
-    await taxonomies.deleteOne({ _id: taxonomy._id, siteId: ctx.site._id });
-    await terms.deleteMany({ siteId: ctx.site._id, taxonomy: slug });
-    await contentCollections(ctx.db).entries.updateMany({ siteId: ctx.site._id }, { $unset: { [`terms.${slug}`]: '' } });
-    await bumpContentGeneration(ctx);
-    return { deleted: true };
+    return removeTerm(ctx, { taxonomy: slug, termId: null, label: slug });
   },
 });

@@ -93,3 +93,16 @@ export async function provisionTaxonomies(ctx: OperationContext): Promise<void> 
     );
   }
 }
+
+/** What deleting a term or a taxonomy answers (content/term-removal.ts). */
+export const TermRemovalAnswer = z.object({
+  deleted: z.boolean(),
+  entriesChanged: z.number().int(),
+  /** The Temporal job's id when the deletion touched more than 100 entries; null when done inline. */
+  job: z.string().nullable(),
+});
+
+export const TERM_REMOVAL_DESCRIPTION =
+  'Every entry that has it is changed through the write path (version, revision, `content.updated`). Refused with nothing ' +
+  'changed when one of them is outside a scoped key. Over 100 entries it runs as a durable job: `deleted: false` with the ' +
+  '`job` id means it is still running (repeating the request joins it).';

@@ -4,12 +4,13 @@ import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { contentCollections } from './model.ts';
+import { ENTRY_SCOPE } from './model.ts';
+import { removeTerm } from './term-removal-job.ts';
+import { TERM_REMOVAL_DESCRIPTION, TermRemovalAnswer } from './taxonomies.ts';
 import { SlugSchema } from './entry-input.ts';
 import { slugify } from './entries.ts';
 import { requireTaxonomy, taxonomyCollections, toTermView, TermView, type TaxonomyDoc, type TermDoc } from './taxonomies.ts';
 import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 async function requireTerm(ctx: OperationContext, taxonomy: string, id: string): Promise<TermDoc> {
   const term = await taxonomyCollections(ctx).terms.findOne({ _id: id, siteId: ctx.site._id, taxonomy });
@@ -124,7 +125,6 @@ export const updateTermOp = defineOperation({
         throw slugConflict(error);
       });
     if (!doc) throw new NotFoundError('Term not found');
-    await bumpContentGeneration(ctx);
     return toTermView(doc);
   },
 });
@@ -135,17 +135,15 @@ export const deleteTermOp = defineOperation({
   method: 'DELETE',
   path: '/taxonomies/:slug/terms/:id',
   summary: 'Delete a term: its children move up to its parent, entries lose it',
+  description: TERM_REMOVAL_DESCRIPTION,
   requires: 'content:publish',
-  scope: 'none',
+  // The entries it changes must all be inside a scoped key's reach, or nothing is deleted.
+  scope: ENTRY_SCOPE,
+  events: ['content.updated'],
   input: z.object({ slug: z.string(), id: z.string() }),
-  output: z.object({ deleted: z.boolean() }),
+  output: TermRemovalAnswer,
   async handler(ctx, { slug, id }) {
     const term = await requireTerm(ctx, slug, id);
-    const { terms } = taxonomyCollections(ctx);
-    await terms.updateMany({ siteId: ctx.site._id, taxonomy: slug, parentId: id }, { $set: { parentId: term.parentId } });
-    await terms.deleteOne({ _id: id, siteId: ctx.site._id });
-    await contentCollections(ctx.db).entries.updateMany({ siteId: ctx.site._id, [`terms.${slug}`]: id }, { $pull: { [`terms.${slug}`]: id } });
-    await bumpContentGeneration(ctx);
-    return { deleted: true };
+    return removeTerm(ctx, { taxonomy: slug, termId: id, label: `${slug}/${term.slug}` });
   },
 });

@@ -3,7 +3,7 @@ import { ENTRY_SCOPE } from './model.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import type { OperationContext } from '../core/context.ts';
-import type { TrashKind } from '../core/feature.ts';
+import type { TrashKind, TrashMark } from '../core/feature.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { PageInfo, manageLimit } from '../core/paging.ts';
 
@@ -18,6 +18,12 @@ function kindNamed(ctx: OperationContext, kind: string): TrashKind {
   return found;
 }
 
+function markOf(position: Record<string, unknown>): TrashMark {
+  const at = typeof position.at === 'string' ? new Date(position.at) : null;
+  if (!at || Number.isNaN(at.getTime()) || typeof position.id !== 'string') throw new BadRequestError('Invalid cursor');
+  return { trashedAt: at, id: position.id };
+}
+
 const TrashedItem = z.object({ kind: z.string(), id: z.string(), title: z.string(), trashedAt: z.string() });
 
 export const listTrashOp = defineOperation({
@@ -26,22 +32,25 @@ export const listTrashOp = defineOperation({
   method: 'GET',
   path: '/trash',
   summary: 'Trashed items of every kind, most recently trashed first',
-  description: 'One page of up to `limit` items (no cursor: the trash is merged from several stores).',
+  description: 'Pages with a cursor like every list; the stores of every kind are merged by `trashedAt`, then id (both descending).',
   requires: 'content:delete',
   scope: [ENTRY_SCOPE, MEDIA_SCOPE_FIELDS],
-  input: z.object({ kind: z.string().optional(), limit: manageLimit }),
+  input: z.object({ kind: z.string().optional(), limit: manageLimit, cursor: z.string().optional() }),
   output: z.object({
     data: z.array(TrashedItem),
     page: PageInfo,
   }),
-  async handler(ctx, { kind, limit }) {
+  async handler(ctx, { kind, limit, cursor }) {
     const kinds = kind ? [kindNamed(ctx, kind)] : trashKinds(ctx);
-    const lists = await Promise.all(kinds.map((k) => k.list(ctx, limit)));
-    const data = lists
-      .flat()
-      .sort((a, b) => b.trashedAt.localeCompare(a.trashedAt))
-      .slice(0, limit);
-    return { data, page: { limit, cursor: null, nextCursor: null, total: data.length } };
+    const list = `trash:${kind ?? '*'}:${ctx.site._id}`;
+    const mark = cursor ? markOf(ctx.services.cursors.decode(list, cursor)) : null;
+    // Each store gives its first `limit + 1` after the mark; merged, the first `limit` are the page.
+    const lists = await Promise.all(kinds.map((k) => k.list(ctx, limit + 1, mark)));
+    const merged = lists.flat().sort((a, b) => b.trashedAt.localeCompare(a.trashedAt) || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    const data = merged.slice(0, limit);
+    const last = data.at(-1);
+    const nextCursor = merged.length > limit && last ? ctx.services.cursors.encode(list, { at: last.trashedAt, id: last.id }) : null;
+    return { data, page: { limit, cursor: cursor ?? null, nextCursor, total: data.length } };
   },
 });
 
@@ -56,7 +65,7 @@ export const restoreTrashOp = defineOperation({
   input: z.object({ kind: z.string(), id: z.string() }),
   output: z.object({ kind: z.string(), id: z.string(), restored: z.boolean() }),
   // A restored entry is a draft again: subscribers hear it as an update.
-  events: ['content.updated'],
+  events: ['content.updated', 'media.restored'],
   async handler(ctx, { kind, id }) {
     if (!(await kindNamed(ctx, kind).restore(ctx, id))) throw new NotFoundError();
     return { kind, id, restored: true };
@@ -84,7 +93,7 @@ export const purgeTrashOp = defineOperation({
     for (const trashKind of kind ? [kindNamed(ctx, kind)] : trashKinds(ctx)) {
       // Batches until the kind's trash is empty (each purge removes the row it listed).
       for (let round = 0; round < 1000; round++) {
-        const batch = await trashKind.list(ctx, 200);
+        const batch = await trashKind.list(ctx, 200, null);
         let removed = 0;
         for (const item of batch) if (await trashKind.purge(ctx, item.id)) removed++;
         purged += removed;

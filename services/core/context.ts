@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { ChangeFeed } from './change-feed.ts';
 import type { WriteWatch } from './write-watch.ts';
+import type { PublicGeneration } from './public-generation.ts';
 import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from './hooks.ts';
@@ -37,6 +38,8 @@ export interface CoreServices {
   changeFeed: ChangeFeed;
   /** Write generations of the workspace databases (`core/write-watch.ts`); `workspaceDb` hands out watched databases. */
   writes: WriteWatch;
+  /** Each site's public content generation, moved by the writes themselves (`core/public-generation.ts`). */
+  publicGeneration: PublicGeneration;
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
 
@@ -90,7 +93,8 @@ export function createContext(
     services,
     workspace: scope.workspace,
     site: scope.site,
-    db: services.workspaceDb(scope.workspace),
+    // Writes to public collections through this handle move the site's public generation.
+    db: services.publicGeneration.follow(services.workspaceDb(scope.workspace), scope.site._id),
     principal,
     request,
     effects: {},

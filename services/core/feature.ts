@@ -24,13 +24,26 @@ export interface TrashedItem {
   trashedAt: string;
 }
 
+/** Where a page of `GET /trash` ends: the trash sorts by `trashedAt` then id, both descending. */
+export interface TrashMark {
+  trashedAt: Date;
+  id: string;
+}
+
+/** The rows of one trash store after `mark` (all when null), for a `{ trashedAt: -1, _id: -1 }` sort. */
+export function trashedAfter(mark: TrashMark | null): Record<string, unknown> {
+  if (!mark) return {};
+  return { $or: [{ trashedAt: { $lt: mark.trashedAt } }, { trashedAt: mark.trashedAt, _id: { $lt: mark.id } }] };
+}
+
 /**
  * A kind of thing that can sit in the trash (entries, media, menus). `/trash` lists, restores and
  * purges through these, so each feature keeps its own storage and its own purge (media drops bytes).
  */
 export interface TrashKind {
   kind: string;
-  list(ctx: OperationContext, limit: number): Promise<TrashedItem[]>;
+  /** Up to `limit` items after `mark`, most recently trashed first (`trashedAt`, then id, descending). */
+  list(ctx: OperationContext, limit: number, mark: TrashMark | null): Promise<TrashedItem[]>;
   /** Returns false when there is no such trashed item. */
   restore(ctx: OperationContext, id: string): Promise<boolean>;
   purge(ctx: OperationContext, id: string): Promise<boolean>;
@@ -50,6 +63,8 @@ export interface Feature {
   operations: readonly Operation[];
   indexes?: readonly IndexSpec[];
   trash?: readonly TrashKind[];
+  /** Collections the Public API reads: a write to one moves the site's public generation (core/public-generation.ts). */
+  publicCollections?: readonly string[];
   provisionSite?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
   /**
    * Deletion: stops what the feature keeps running for a workspace that is `deleting` (workflows,

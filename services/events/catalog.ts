@@ -43,6 +43,7 @@ export const CORE_EVENTS: readonly EventDescriptor[] = [
   { event: 'content.deleted', description: 'A content entry was moved to the trash.', data: { ...entryData }, requires: 'content:read' },
   { event: 'media.uploaded', description: 'A media file was uploaded.', data: { id: 'string', filename: 'string', mimeType: 'string', size: 'integer', url: 'string' }, requires: 'media:read' },
   { event: 'media.deleted', description: 'A media item was moved to the trash.', data: { id: 'string', filename: 'string' }, requires: 'media:read' },
+  { event: 'media.restored', description: 'A media item was restored from the trash.', data: { id: 'string', filename: 'string' }, requires: 'media:read' },
   { event: 'user.created', description: 'A user was created.', data: { id: 'string', email: 'string', role: 'string' }, requires: 'users:read' },
   { event: 'user.updated', description: 'A user\'s role, policy or display name changed.', data: { id: 'string', email: 'string', role: 'string' }, requires: 'users:read' },
   { event: 'user.deleted', description: 'A user was deleted.', data: { id: 'string' }, requires: 'users:read' },

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import { ListQuery, pageEnvelope, pageInOrder } from '../core/paging.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError } from '../core/errors.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 import { findLanguage, loadLanguages, LocaleCodeSchema, updateLanguages, type LanguagesDoc } from './languages.ts';
 
 const LanguageView = z.object({
@@ -66,7 +65,6 @@ export const addLanguageOp = defineOperation({
       }
       return { languages: [...current.languages, input], defaultCode: current.defaultCode };
     });
-    await bumpContentGeneration(ctx);
     return view(doc).find((l) => l.code === input.code)!;
   },
 });
@@ -99,7 +97,6 @@ export const updateLanguageOp = defineOperation({
       }
       return { languages, defaultCode: isDefault ? id : current.defaultCode };
     });
-    await bumpContentGeneration(ctx);
     return view(doc).find((l) => l.code === id)!;
   },
 });
@@ -120,7 +117,6 @@ export const deleteLanguageOp = defineOperation({
       if (current.defaultCode === id) throw new BadRequestError('The default language cannot be removed');
       return { languages: current.languages.filter((l) => l.code !== id), defaultCode: current.defaultCode };
     });
-    await bumpContentGeneration(ctx);
     return { deleted: true };
   },
 });

@@ -8,6 +8,7 @@ import { mediaTrash } from './trash.ts';
 
 export const mediaFeature: Feature = {
   name: 'media',
+  publicCollections: [MEDIA_COLLECTIONS.items],
   operations: [uploadMediaOp, listMediaOp, getMediaOp, updateMediaOp, deleteMediaOp, listPublicMediaOp],
   indexes: [
     // Lists: by site and status, newest first (ids are time-ordered).

@@ -1,10 +1,9 @@
 import type { Filter } from 'mongodb';
-import type { TrashKind } from '../core/feature.ts';
+import { trashedAfter, type TrashKind } from '../core/feature.ts';
 import type { OperationContext } from '../core/context.ts';
 import { MEDIA_SCOPE_FIELDS, mediaItems, type MediaDoc } from './model.ts';
 import { deleteStoredBytes } from './ingest.ts';
 import { releaseBytes } from './quota.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> =>
   ctx.scope.filter<MediaDoc>({ ...(id === undefined ? {} : { _id: id }), siteId: ctx.site._id, status: 'trashed' }, MEDIA_SCOPE_FIELDS);
@@ -12,18 +11,18 @@ const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> =>
 /** Media in the trash: restore puts the item back; purge drops its bytes and frees its quota. */
 export const mediaTrash: TrashKind = {
   kind: 'media',
-  async list(ctx, limit) {
-    const docs = await mediaItems(ctx).find(trashed(ctx)).sort({ trashedAt: -1, _id: -1 }).limit(limit).toArray();
+  async list(ctx, limit, mark) {
+    const docs = await mediaItems(ctx).find({ ...trashed(ctx), ...trashedAfter(mark) }).sort({ trashedAt: -1, _id: -1 }).limit(limit).toArray();
     return docs.map((doc) => ({ kind: 'media', id: doc._id, title: doc.filename, trashedAt: doc.trashedAt!.toISOString() }));
   },
   async restore(ctx, id) {
     const now = ctx.services.clock.now();
-    const result = await mediaItems(ctx).updateOne(trashed(ctx, id), {
+    const restored = await mediaItems(ctx).findOneAndUpdate(trashed(ctx, id), {
       $set: { status: 'stored', trashedAt: null, updatedAt: now },
       $inc: { version: 1 },
     });
-    if (result.modifiedCount !== 1) return false;
-    await bumpContentGeneration(ctx); // back in the public media list
+    if (!restored) return false;
+    await ctx.emit('media.restored', { id: restored._id, filename: restored.filename });
     return true;
   },
   async purge(ctx, id) {

@@ -9,7 +9,6 @@ import { mediaLimits } from './limits.ts';
 import { deleteStoredBytes, ingest, type IncomingFile } from './ingest.ts';
 import { describeImage } from './image.ts';
 import { releaseBytes } from './quota.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 const isIncomingFile = (value: unknown): value is IncomingFile =>
   typeof value === 'object' && value !== null && (value as IncomingFile).stream instanceof Readable;
@@ -67,7 +66,6 @@ export const uploadMediaOp = defineOperation({
       await releaseBytes(ctx, stored.size);
       throw error;
     }
-    await bumpContentGeneration(ctx); // the public media list changed
     const item = toMediaItem(ctx, doc);
     await ctx.emit('media.uploaded', { id: item.id, filename: item.filename, mimeType: item.mimeType, size: item.size, url: item.url });
     return item;

@@ -3,7 +3,6 @@ import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { MEDIA_SCOPE_FIELDS, MediaItemSchema, mediaItems, toMediaItem } from './model.ts';
 import { findVisible } from './read-ops.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 
 const focal = z.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').nullable();
 
@@ -37,7 +36,6 @@ export const updateMediaOp = defineOperation({
       { returnDocument: 'after' },
     );
     if (!updated) throw new NotFoundError('Media item not found');
-    await bumpContentGeneration(ctx);
     return toMediaItem(ctx, updated);
   },
 });
@@ -63,7 +61,6 @@ export const deleteMediaOp = defineOperation({
       { returnDocument: 'after' },
     );
     if (!trashed) throw new NotFoundError('Media item not found');
-    await bumpContentGeneration(ctx);
     await ctx.emit('media.deleted', { id: trashed._id, filename: trashed.filename });
     return toMediaItem(ctx, trashed);
   },

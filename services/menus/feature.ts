@@ -6,6 +6,7 @@ import { MENUS_COLLECTION } from './menus.ts';
 
 export const menusFeature: Feature = {
   name: 'menus',
+  publicCollections: [MENUS_COLLECTION],
   operations: [listMenusOp, getMenuOp, createMenuOp, replaceMenuOp, deleteMenuOp, publicListMenusOp, publicGetMenuOp],
   indexes: [{ collection: MENUS_COLLECTION, keys: { siteId: 1, slug: 1 }, options: { unique: true } }],
   trash: [menuTrashKind],

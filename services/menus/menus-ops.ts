@@ -7,7 +7,6 @@ import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { SlugSchema } from '../content/entry-input.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 import { MenuItemInput, menusCollection, MenuView, requireMenu, resolveMenus, type MenuDoc, type MenuItem } from './menus.ts';
 
 const MenuBody = {
@@ -75,7 +74,6 @@ export const createMenuOp = defineOperation({
       if (isDuplicateKey(error)) throw new ConflictError('A menu with this slug exists (it may be in the trash)');
       throw error;
     }
-    await bumpContentGeneration(ctx);
     return resolvedOne(ctx, doc);
   },
 });
@@ -96,7 +94,6 @@ export const replaceMenuOp = defineOperation({
       { returnDocument: 'after' },
     );
     if (!doc) throw new NotFoundError('Menu not found');
-    await bumpContentGeneration(ctx);
     return resolvedOne(ctx, doc);
   },
 });
@@ -114,7 +111,6 @@ export const deleteMenuOp = defineOperation({
     const now = ctx.services.clock.now();
     const doc = await menusCollection(ctx).findOneAndUpdate({ siteId: ctx.site._id, slug, trashedAt: null }, { $set: { trashedAt: now, updatedAt: now } });
     if (!doc) throw new NotFoundError('Menu not found');
-    await bumpContentGeneration(ctx);
     return { id: doc._id, trashed: true };
   },
 });

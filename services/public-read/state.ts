@@ -1,12 +1,13 @@
 import type { OperationContext, Services } from '../core/context.ts';
-import { COLLECTIONS } from '../content/model.ts';
+import { PUBLIC_STATE_COLLECTION } from '../core/public-generation.ts';
+import type { PublicGeneration } from '../core/public-generation.ts';
 import { loadLanguages, type LanguagesDoc } from '../languages/languages.ts';
 import { readAccessState } from '../access/site-settings-store.ts';
 import { topics } from '../core/topics.ts';
 import type { ChangeFeed } from '../core/change-feed.ts';
 import type { Operation } from '../core/operation.ts';
 
-/** Per-site counter every write that changes public output increments (content, menus, languages). */
+/** Per-site counter moved by every write to a public collection (the write side: core/public-generation.ts). */
 interface StateDoc {
   _id: string;
   siteId: string;
@@ -67,8 +68,10 @@ export interface PublicCache {
   feed: ChangeFeed;
 }
 
-export function createPublicCache(feed: ChangeFeed): PublicCache {
+export function createPublicCache(feed: ChangeFeed, generation: PublicGeneration): PublicCache {
   const sites = new Map<string, SiteCache>();
+  // A write through this process drops its copy at once (read-your-writes on this gateway).
+  generation.onBump((siteId) => forgetSite(sites, siteId));
   // Pushed invalidation: content writes announce `site-content:<id>`, switches `site-access:<id>`.
   feed.subscribe((topic) => {
     if (topic === null) for (const cache of sites.values()) cache.pushed = false;
@@ -102,7 +105,7 @@ function siteCache(ctx: OperationContext): SiteCache {
 
 async function readState(ctx: OperationContext): Promise<PublicState> {
   const [doc, publicEnabled, languages] = await Promise.all([
-    ctx.db.collection<StateDoc>(COLLECTIONS.state).findOne({ _id: ctx.site._id, siteId: ctx.site._id }),
+    ctx.db.collection<StateDoc>(PUBLIC_STATE_COLLECTION).findOne({ _id: ctx.site._id, siteId: ctx.site._id }),
     readAccessState(ctx.db, ctx.site._id).then((state) => state.publicEnabled),
     loadLanguages(ctx),
   ]);
@@ -134,23 +137,13 @@ export async function publicState(ctx: OperationContext): Promise<PublicState> {
   return cache.loading;
 }
 
-/**
- * Called by every write that changes what the Public API shows. The `$inc` is atomic, so every
- * gateway reading the counter afterwards sees a new generation and drops its cached responses.
- */
-export async function bumpContentGeneration(ctx: OperationContext): Promise<void> {
-  await ctx.db
-    .collection<StateDoc>(COLLECTIONS.state)
-    .updateOne({ _id: ctx.site._id, siteId: ctx.site._id }, { $inc: { generation: 1 } }, { upsert: true });
-  forgetPublicState(ctx.services, ctx.site._id);
-  // Other gateways drop their copy when the change arrives (content freshness is not access: no
-  // waiting for acknowledgements; a gateway whose feed is down is back on the `stateTtlMs` read).
-  await ctx.services.changeFeed.announce(topics.siteContent(ctx.site._id));
-}
-
 /** Drops this gateway's copy of a site's public state (e.g. after the site settings changed). */
 export function forgetPublicState(services: Services, siteId: string): void {
-  const cache = registry(services).sites.get(siteId);
+  forgetSite(registry(services).sites, siteId);
+}
+
+function forgetSite(sites: Map<string, SiteCache>, siteId: string): void {
+  const cache = sites.get(siteId);
   if (cache) {
     cache.state = null;
     cache.loadedAt = 0;

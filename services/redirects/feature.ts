@@ -5,6 +5,7 @@ import { publicResolveRedirectOp } from './public-ops.ts';
 
 export const redirectsFeature: Feature = {
   name: 'redirects',
+  publicCollections: [REDIRECTS_COLLECTION],
   operations: [listRedirectsOp, getRedirectOp, createRedirectOp, replaceRedirectOp, deleteRedirectOp, publicResolveRedirectOp],
   indexes: [{ collection: REDIRECTS_COLLECTION, keys: { siteId: 1, from: 1 }, options: { unique: true } }],
 };

@@ -5,7 +5,6 @@ import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { PageQuery, pageById, pageEnvelope } from '../core/paging.ts';
-import { bumpContentGeneration } from '../public-read/state.ts';
 import { assertNoLoop, RedirectBody, redirectsCollection, RedirectView, toRedirectView, type RedirectDoc } from './redirects.ts';
 
 const duplicate = () => new ConflictError('A redirect from this path exists');
@@ -69,7 +68,6 @@ export const createRedirectOp = defineOperation({
       throw error;
     }
     // The public lookup is cached per content generation.
-    await bumpContentGeneration(ctx);
     return toRedirectView(doc);
   },
 });
@@ -95,7 +93,6 @@ export const replaceRedirectOp = defineOperation({
         { returnDocument: 'after' },
       );
       if (!doc) throw new NotFoundError('Redirect not found');
-      await bumpContentGeneration(ctx);
       return toRedirectView(doc);
     } catch (error) {
       if (isDuplicateKey(error)) throw duplicate();
@@ -116,7 +113,6 @@ export const deleteRedirectOp = defineOperation({
   async handler(ctx, { id }) {
     const { deletedCount } = await redirectsCollection(ctx).deleteOne({ siteId: ctx.site._id, _id: id });
     if (!deletedCount) throw new NotFoundError('Redirect not found');
-    await bumpContentGeneration(ctx);
     return { id, deleted: true };
   },
 });

@@ -182,7 +182,7 @@ describe('held management reads', () => {
 
   it('a held operation reads nothing but the collections it declares', async () => {
     const entry = await cw.create({ title: 'Declared', slug: 'declared' });
-    // The creation's audit row is written in a group shortly after (services/audit/trail.ts): not a read of the held operations.
+    // The create's audit row is written a moment after its answer: not a read of what follows.
     await cw.world.services.audit.settled();
     const urls: Record<string, string> = { 'content.list': '/content?limit=2', 'content.get': `/content/${entry.id}` };
     const held = cw.world.services.features.flatMap((feature) => feature.operations).filter((operation) => operation.heldAnswer);

@@ -146,7 +146,7 @@ describe('trash round trip', () => {
     expect((await purge()).statusCode).toBe(404);
     expect(await mw.chunkCount(id)).toBe(0);
     expect((await mw.usage()).site).toBe(usageBefore - item.size);
-    expect(await mediaTrash.list(await mw.ctx(), 10)).toEqual([]);
+    expect(await mediaTrash.list(await mw.ctx(), 10, null)).toEqual([]);
     expect((await mw.app.inject({ method: 'GET', url: item.url })).statusCode).toBe(404);
   });
 

@@ -12,6 +12,7 @@ import { endpointActorWorkflowName } from '../../workflows/contracts/endpoint-ac
 import { pluginActivationWorkflowType } from '../../workflows/contracts/plugin-activation.ts';
 import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
 import { scheduleEntryWorkflowType } from '../../workflows/contracts/schedule.ts';
+import { termRemovalWorkflowType } from '../../workflows/contracts/term-removal.ts';
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
 
 /**
@@ -41,6 +42,7 @@ describe('workflow contracts and committed histories', () => {
       pluginActivationWorkflowType,
       probeWorkflowType,
       scheduleEntryWorkflowType,
+      termRemovalWorkflowType,
       staticExportWorkflowType,
       workspaceWorkflowType,
     ].sort();

@@ -1,0 +1,92 @@
+import type { Db } from 'mongodb';
+import type { OperationContext, Services } from '../core/context.ts';
+import type { Workspace } from '../core/tenants.ts';
+import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
+import { QuotaExceededError } from '../core/errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
+import { siteOwnLimit, workspaceLimit } from '../tenancy/quota-model.ts';
+import { contentCollections } from './model.ts';
+
+/**
+ * The `entries` quota, O(1) per write (docs/content.md, "Quota"): one counter document per
+ * workspace database (`_id: 'entries'`) holding the live entries of the workspace (`total`) and of
+ * each site (`sites.<siteId>`). An entry becoming live (create, restore) takes one with a single
+ * conditional `$inc` whose filter says "there is still room", so racing writers never pass a limit
+ * and a refused one counts nothing; trashing gives one back. Purging a trashed entry changes
+ * nothing (trashed entries are not live). The counters are reconciled from the real rows when the
+ * document is missing and by the worker's periodic pass (`reconcileEntryCounts`), which repairs
+ * any drift (a process killed between the `$inc` and the insert).
+ */
+export const ENTRY_COUNTS_COLLECTION = 'entry_counts';
+const ID = 'entries';
+
+interface CountsDoc {
+  _id: string;
+  total: number;
+  sites: Record<string, number>;
+  reconciledAt: Date;
+}
+
+const counts = (db: Db) => db.collection<CountsDoc>(ENTRY_COUNTS_COLLECTION);
+
+/** Recounts the live entries of a workspace database and stores the figures. */
+export async function reconcileEntryCounts(db: Db, now = new Date()): Promise<CountsDoc> {
+  const rows = await contentCollections(db)
+    .entries.aggregate<{ _id: string; n: number }>([{ $match: { trashedAt: null } }, { $group: { _id: '$siteId', n: { $sum: 1 } } }])
+    .toArray();
+  const sites = Object.fromEntries(rows.map((row) => [row._id, row.n]));
+  const total = rows.reduce((sum, row) => sum + row.n, 0);
+  const set = { $set: { total, sites, reconciledAt: now } };
+  try {
+    await counts(db).updateOne({ _id: ID }, set, { upsert: true });
+  } catch (error) {
+    // Two first writers counting at once: the other's upsert created the document; this count wins too.
+    if (!isDuplicateKey(error)) throw error;
+    await counts(db).updateOne({ _id: ID }, set);
+  }
+  return { _id: ID, total, sites, reconciledAt: now };
+}
+
+/** One more live entry on this site, if the site's and the workspace's limits allow it (403 naming the quota otherwise). */
+export async function takeEntry(ctx: OperationContext): Promise<void> {
+  const siteField = `sites.${ctx.site._id}`;
+  const filter: Record<string, unknown> = { _id: ID };
+  const workspaceMax = workspaceLimit(ctx.workspace.quotas, 'entries');
+  const siteMax = siteOwnLimit(ctx.site.quotas, 'entries');
+  if (workspaceMax !== null) filter.total = { $lt: workspaceMax };
+  if (siteMax !== null) filter[siteField] = { $not: { $gte: siteMax } };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const taken = await counts(ctx.db).updateOne(filter, { $inc: { total: 1, [siteField]: 1 } });
+    if (taken.matchedCount === 1) return;
+    // No counter yet in this database (or it was dropped): count once, then try again.
+    if (!(await counts(ctx.db).findOne({ _id: ID }, { projection: { _id: 1 } }))) {
+      await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
+      continue;
+    }
+    // A racing first writer may have created it between our two reads: one more try before refusing.
+    if (attempt > 0) break;
+  }
+  throw new QuotaExceededError('entries');
+}
+
+/** One live entry fewer on this site (trashed, or a create that did not land). */
+export async function giveBackEntry(ctx: OperationContext): Promise<void> {
+  await counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: -1, [`sites.${ctx.site._id}`]: -1 } });
+}
+
+/** Recounts every active workspace's entries (the worker's periodic pass): repairs any drift of the kept counters. */
+export async function reconcileAllEntryCounts(services: Services): Promise<number> {
+  let n = 0;
+  for await (const workspace of services.platformDb.collection<Workspace>('workspaces').find({ status: 'active' }, { projection: { _id: 1, dbName: 1 } })) {
+    await reconcileEntryCounts(services.workspaceDb(workspace), services.clock.now());
+    n++;
+  }
+  return n;
+}
+
+/** Runs the recount in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client. */
+export function startEntryCountReconciler(services: Services, intervalMs = 10 * 60_000): PeriodicPass {
+  const pass = startPeriodicPass('entry counts', intervalMs, services.log, () => reconcileAllEntryCounts(services));
+  services.mongo.once('topologyClosed', () => void pass.stop());
+  return pass;
+}

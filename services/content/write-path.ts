@@ -1,0 +1,284 @@
+import type { Filter } from 'mongodb';
+import type { OperationContext } from '../core/context.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
+import { isDuplicateKey } from '../core/mongo-errors.ts';
+import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
+import { findEntryInScope, recordRevision } from './entries.ts';
+import { settleSchedule } from './lifecycle.ts';
+import { cancelSchedule } from './schedule-cancel.ts';
+import { giveBackEntry, takeEntry } from './entry-counts.ts';
+import { recordChange } from '../audit/record.ts';
+
+/**
+ * The one write path for content (docs/ARCHITECTURE.md, "Content write path"). Every route, the
+ * schedule's activities, the term and taxonomy jobs, the trash and any future import or restore
+ * change entries only through these functions, which apply in this order:
+ *
+ * 1. scope: the stored entry and the result must both be inside the caller's key scope (a bulk
+ *    change checks every entry it would touch first and refuses with nothing written);
+ * 2. quota: an entry that becomes live again (create, restore) takes one from the kept counters
+ *    (`entry-counts.ts`, one conditional `$inc`);
+ * 3. the schedule's consistency: a status set by hand settles the pending dates (`settleSchedule`);
+ * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
+ * 5. the public generation: derived from that write (core/public-generation.ts), never called here;
+ * 6. the revision (`<entryId>:<version>`, idempotent), with a note when the system wrote it late;
+ * 7. the events;
+ * 8. a schedule workflow left without dates is stopped (after the write: its token is already void);
+ * 9. the audit row.
+ */
+
+export type ContentEvent = 'content.created' | 'content.updated' | 'content.published' | 'content.unpublished' | 'content.deleted';
+
+/** Event data: strings only, as the event catalog describes them. */
+export function eventData(doc: EntryDoc): Record<string, string> {
+  return { id: doc._id, type: doc.type, slug: doc.slug, locale: doc.locale, status: doc.status, version: String(doc.version) };
+}
+
+export interface WriteEffects {
+  events: ContentEvent[];
+  /**
+   * A change made by a job or an activity (no person waits on it): its effects are recorded as owed
+   * in the same write and cleared after, so a retry after a crash completes them (`settleOwed`).
+   */
+  durable?: boolean;
+  /** The write is the schedule workflow's own activity: its workflow ends by itself, nothing to stop. */
+  fromSchedule?: boolean;
+  /** Said in the revision (and the audit row): why the system changed the entry, e.g. a late schedule. */
+  note?: string;
+}
+
+/** The workspace database without the public generation's follow (core/public-generation.ts). */
+const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
+
+/** Revision, schedule clean-up, events, audit: what follows every landed write, in this order. */
+async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects): Promise<void> {
+  await recordRevision(ctx, after, effects.note);
+  for (const event of effects.events) await ctx.emit(event, eventData(after));
+  if (before?.schedule && !after.schedule && !effects.fromSchedule) {
+    await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
+  }
+  // Clearing the owed effects changes nothing public: written past the derived generation on purpose.
+  if (effects.durable) await contentCollections(bareDb(ctx)).entries.updateOne({ _id: after._id, siteId: after.siteId, 'pending.version': after.version }, { $set: { pending: null } });
+  // Inside an operation this joins the runner's one row; a workflow's write gets a row of its own (docs/audit.md).
+  recordChange(ctx, {
+    action: effects.events.at(-1) ?? 'content.updated',
+    target: { kind: 'entry', id: after._id },
+    summary: { changes: before && before.status !== after.status ? { status: { from: before.status, to: after.status } } : undefined, note: effects.note },
+  });
+}
+
+/** Creates an entry: scope, quota (kept counters), insert, revision, events. A taken slug is a duplicate-key error for the caller. */
+export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise<EntryDoc> {
+  ctx.scope.check(doc, ENTRY_SCOPE);
+  await takeEntry(ctx);
+  try {
+    await contentCollections(ctx.db).entries.insertOne(doc);
+  } catch (error) {
+    await giveBackEntry(ctx);
+    throw error;
+  }
+  await settle(ctx, null, doc, { events: ['content.created'] });
+  return doc;
+}
+
+/** What a change computes from the current document: the fields to set, or `null` to leave the entry alone. */
+export type Compute = (current: EntryDoc) => Partial<EntryDoc> | null | Promise<Partial<EntryDoc> | null>;
+
+/**
+ * Changes one live entry. `compute` derives the update from the current document; the write is a
+ * single `findOneAndUpdate` filtered on the version that was read. With `expectedVersion` a
+ * mismatch (before or at the write) is 409; without it a lost race is recomputed on the fresh
+ * document (random back-off), so no write is lost or based on a stale read. `effects` names the
+ * events from the documents before and after. Answers `null` when `compute` left the entry alone.
+ */
+export async function changeEntry(
+  ctx: OperationContext,
+  id: string,
+  expectedVersion: number | undefined,
+  compute: Compute,
+  effects: (before: EntryDoc, after: EntryDoc) => WriteEffects,
+): Promise<{ before: EntryDoc; after: EntryDoc } | null> {
+  const { entries } = contentCollections(ctx.db);
+  const now = () => ctx.services.clock.now();
+  for (let attempt = 0; attempt < 64; attempt++) {
+    // Losers of a race back off a little (random, so they do not collide again in lockstep).
+    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * Math.min(attempt, 5)));
+    const before = await findEntryInScope(ctx, id);
+    if (expectedVersion !== undefined && before.version !== expectedVersion) {
+      throw new ConflictError(`Version mismatch: expected ${expectedVersion}, current ${before.version}`);
+    }
+    const computed = await compute(before);
+    if (!computed) return null;
+    const set = { ...computed };
+    if (set.status !== undefined && set.schedule === undefined) set.schedule = settleSchedule(before, set.status, now());
+    ctx.scope.check({ ...before, ...set }, ENTRY_SCOPE);
+    // The events are known before the write (from the expected result), so a durable write can record them as owed.
+    const owed = effects(before, { ...before, ...set, version: before.version + 1 });
+    if (owed.durable) set.pending = { version: before.version + 1, events: owed.events, note: owed.note ?? null };
+    let after: EntryDoc | null;
+    try {
+      after = await entries.findOneAndUpdate(
+        { _id: id, siteId: ctx.site._id, trashedAt: null, version: before.version },
+        { $set: { ...set, updatedAt: now() }, $inc: { version: 1 } },
+        { returnDocument: 'after' },
+      );
+    } catch (error) {
+      if (isDuplicateKey(error)) throw new ConflictError('Another entry in this locale has this slug');
+      throw error;
+    }
+    if (after) {
+      await settle(ctx, before, after, owed);
+      return { before, after };
+    }
+    if (expectedVersion !== undefined) throw new ConflictError(`Version mismatch: expected ${expectedVersion}`);
+  }
+  throw new ConflictError('The entry is being changed by others; retry');
+}
+
+/** `changeEntry` for an operation that always writes (its compute never answers null). */
+export async function changeEntryOrFail(
+  ctx: OperationContext,
+  id: string,
+  expectedVersion: number | undefined,
+  compute: (current: EntryDoc) => Partial<EntryDoc> | Promise<Partial<EntryDoc>>,
+  effects: (before: EntryDoc, after: EntryDoc) => WriteEffects,
+): Promise<{ before: EntryDoc; after: EntryDoc }> {
+  const result = await changeEntry(ctx, id, expectedVersion, compute, effects);
+  if (!result) throw new NotFoundError();
+  return result;
+}
+
+/**
+ * Refuses, with nothing written, a change that would touch an entry outside the caller's scope:
+ * every live or trashed entry `filter` matches must pass `ctx.scope.check` (a generic 401).
+ */
+export async function checkEntriesInScope(ctx: OperationContext, filter: Filter<EntryDoc>): Promise<number> {
+  let n = 0;
+  for await (const doc of contentCollections(ctx.db).entries.find({ ...filter, siteId: ctx.site._id }, { projection: { type: 1, locale: 1, authorId: 1 } })) {
+    ctx.scope.check(doc, ENTRY_SCOPE);
+    n++;
+  }
+  return n;
+}
+
+/** Moves a live entry to the trash: version, revision, `content.deleted`; the counters give one back; its schedule stops. */
+export async function trashEntry(ctx: OperationContext, id: string): Promise<boolean> {
+  const before = await findEntryInScope(ctx, id);
+  const now = ctx.services.clock.now();
+  const after = await contentCollections(ctx.db).entries.findOneAndUpdate(
+    { _id: id, siteId: ctx.site._id, trashedAt: null },
+    { $set: { trashedAt: now, updatedAt: now, schedule: null }, $inc: { version: 1 } },
+    { returnDocument: 'after' },
+  );
+  if (!after) return false;
+  await giveBackEntry(ctx);
+  await settle(ctx, before, after, { events: ['content.deleted'] });
+  return true;
+}
+
+async function findTrashed(ctx: OperationContext, id: string): Promise<EntryDoc | null> {
+  const doc = await contentCollections(ctx.db).entries.findOne({ _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } });
+  if (doc) ctx.scope.check(doc, ENTRY_SCOPE);
+  return doc;
+}
+
+/** Brings a trashed entry back as a draft (never published by surprise): scope, quota, version, revision, `content.updated`. */
+export async function restoreEntry(ctx: OperationContext, id: string): Promise<boolean> {
+  const before = await findTrashed(ctx, id);
+  if (!before) return false;
+  await takeEntry(ctx);
+  const now = ctx.services.clock.now();
+  const after = await contentCollections(ctx.db).entries.findOneAndUpdate(
+    { _id: id, siteId: ctx.site._id, trashedAt: { $ne: null }, version: before.version },
+    { $set: { trashedAt: null, status: 'draft', live: null, publishedAt: null, schedule: null, updatedAt: now }, $inc: { version: 1 } },
+    { returnDocument: 'after' },
+  );
+  if (!after) {
+    await giveBackEntry(ctx);
+    return false;
+  }
+  await settle(ctx, before, after, { events: ['content.updated'] });
+  return true;
+}
+
+/** Removes a trashed entry and its revisions for good (not counted: trashed entries are not live). */
+export async function purgeEntry(ctx: OperationContext, id: string): Promise<boolean> {
+  if (!(await findTrashed(ctx, id))) return false;
+  const { entries, revisions } = contentCollections(ctx.db);
+  const result = await entries.deleteOne({ _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } });
+  if (result.deletedCount === 0) return false;
+  await revisions.deleteMany({ siteId: ctx.site._id, entryId: id });
+  await cancelSchedule(ctx, id).catch(() => undefined);
+  return true;
+}
+
+/** A `scheduled` status set by hand needs a publish date still to come. */
+export function requireFuturePublishDate(current: EntryDoc, now: Date): void {
+  const publishOn = current.schedule?.publishOn;
+  if (!publishOn || publishOn <= now) throw new BadRequestError('status: scheduled needs a future publishOn (PUT /content/{id}/schedule)');
+}
+
+/**
+ * Completes the effects a durable write still owes (its process died between the write and them):
+ * the revision and the events of `pending`, then clears it. Revisions are idempotent; an event may
+ * be sent twice after a crash (at least once), never lost. Answers how many entries it settled.
+ */
+export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>, limit: number): Promise<number> {
+  const { entries } = contentCollections(ctx.db);
+  const owing = await entries.find({ ...filter, siteId: ctx.site._id, pending: { $type: 'object' } } as Filter<EntryDoc>).limit(limit).toArray();
+  for (const doc of owing) {
+    const pending = doc.pending!;
+    if (pending.version === doc.version) {
+      await recordRevision(ctx, doc, pending.note ?? undefined);
+      for (const event of pending.events) await ctx.emit(event, eventData(doc));
+    }
+    await contentCollections(bareDb(ctx)).entries.updateOne({ _id: doc._id, siteId: doc.siteId, 'pending.version': pending.version }, { $set: { pending: null } });
+  }
+  return owing.length;
+}
+
+/** Entries changed at once by a bulk change (term or taxonomy deletion): bounded parallelism. */
+const PARALLEL = 25;
+
+/**
+ * Changes up to `limit` live entries `filter` matches, each through `changeEntry` (scope, version,
+ * revision, events, audit); answers how many it found and changed. A bulk change checks the whole
+ * set first with `checkEntriesInScope`. Idempotent when `compute` answers null for an entry that no
+ * longer needs the change (and the change makes it stop matching `filter`): called again after a
+ * crash, it takes the next entries and changes nothing twice.
+ */
+export async function changeEntriesMatching(
+  ctx: OperationContext,
+  filter: Filter<EntryDoc>,
+  limit: number,
+  compute: Compute,
+  effects: (before: EntryDoc, after: EntryDoc) => WriteEffects,
+  progress: () => void = () => undefined,
+): Promise<{ found: number; changed: number }> {
+  const rows = await contentCollections(ctx.db)
+    .entries.find({ ...filter, siteId: ctx.site._id, trashedAt: null }, { projection: { _id: 1 } })
+    .limit(limit)
+    .toArray();
+  let changed = 0;
+  for (let i = 0; i < rows.length; i += PARALLEL) {
+    const results = await Promise.all(
+      rows.slice(i, i + PARALLEL).map((row) =>
+        changeEntry(ctx, row._id, undefined, compute, effects).catch((error) => {
+          if (error instanceof NotFoundError) return null; // trashed or purged meanwhile
+          throw error;
+        }),
+      ),
+    );
+    changed += results.filter(Boolean).length;
+    progress();
+  }
+  return { found: rows.length, changed };
+}
+
+/**
+ * Applies a bulk change to the trashed entries `filter` matches (a term removed from them): they are
+ * not public and announce nothing; the caller checked the scope over them (`checkEntriesInScope`).
+ */
+export async function changeTrashedEntries(ctx: OperationContext, filter: Filter<EntryDoc>, update: Record<string, unknown>): Promise<void> {
+  await contentCollections(ctx.db).entries.updateMany({ ...filter, siteId: ctx.site._id, trashedAt: { $ne: null } } as Filter<EntryDoc>, update as never);
+}

@@ -1,0 +1,108 @@
+import type { Collection, Db } from 'mongodb';
+import type { ChangeFeed } from './change-feed.ts';
+import { topics } from './topics.ts';
+
+/** The counter document per site (`_id` = siteId) whose generation every public cache is keyed on. */
+export const PUBLIC_STATE_COLLECTION = 'content_state';
+
+interface StateDoc {
+  _id: string;
+  siteId: string;
+  generation: number;
+}
+
+const WRITES = new Set(['insertOne', 'insertMany', 'bulkWrite', 'updateOne', 'updateMany', 'replaceOne', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete']);
+
+/** Whether a driver write result says a document changed (a no-op update or a missed filter moves nothing). */
+function changed(result: unknown): boolean {
+  if (result === null || result === undefined) return false;
+  if (typeof result !== 'object') return true;
+  const r = result as Record<string, unknown>;
+  const counts = ['insertedCount', 'modifiedCount', 'upsertedCount', 'deletedCount'].filter((k) => typeof r[k] === 'number');
+  if (counts.length > 0) return counts.some((k) => (r[k] as number) > 0);
+  // insertOne answers `{ insertedId }`; findOneAnd* the document (or null, above).
+  return true;
+}
+
+/**
+ * The write side of the public read cache (docs/content.md, "The read cache and its
+ * invalidation"): the site's content generation. Nobody calls `bump` by hand for a content write:
+ * every context's database (`createContext`) is `follow`ed, so a finished write that changed a
+ * document of a public collection (the ones features declare, `Feature.publicCollections`) moves
+ * the generation before the write's promise settles (read-your-writes on this gateway), and the
+ * change is announced to the others. The read side (`public-read/state.ts`) only reads it.
+ */
+export interface PublicGeneration {
+  readonly collections: ReadonlySet<string>;
+  /** Moves the site's generation (also used by an explicit cache clear). */
+  bump(db: Db, siteId: string): Promise<void>;
+  /** Called in this process, synchronously, after each bump (the read side drops its copy). */
+  onBump(listener: (siteId: string) => void): void;
+  /** The database as one site's writer sees it: writes to public collections bump that site's generation. */
+  follow(db: Db, siteId: string): Db;
+}
+
+export function createPublicGeneration(feed: ChangeFeed, collections: ReadonlySet<string>): PublicGeneration {
+  const listeners: Array<(siteId: string) => void> = [];
+  const bump = async (db: Db, siteId: string) => {
+    await db.collection<StateDoc>(PUBLIC_STATE_COLLECTION).updateOne({ _id: siteId, siteId }, { $inc: { generation: 1 } }, { upsert: true });
+    for (const listener of listeners) listener(siteId);
+    // Content freshness is announced, not awaited (no acknowledgements, unlike access changes).
+    await feed.announce(topics.siteContent(siteId));
+  };
+  // Writes finishing together share bumps: a write waits for a bump that starts after it finished
+  // (the one running may have read the counter before it), so at most one runs and one waits per site.
+  const flights = new Map<string, { running: Promise<void> | null; queued: Promise<void> | null }>();
+  const bumpAfter = (db: Db, siteId: string): Promise<void> => {
+    const key = `${db.databaseName}:${siteId}`;
+    let flight = flights.get(key);
+    if (!flight) flights.set(key, (flight = { running: null, queued: null }));
+    const f = flight;
+    const run = (): Promise<void> =>
+      (f.running = bump(db, siteId).finally(() => {
+        f.running = null;
+        if (!f.queued) flights.delete(key);
+      }));
+    if (!f.running) return run();
+    f.queued ??= f.running
+      .catch(() => undefined)
+      .then(() => {
+        f.queued = null;
+        return run();
+      });
+    return f.queued;
+  };
+  const followCollection = (collection: Collection, db: Db, siteId: string): Collection =>
+    new Proxy(collection, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        if (typeof value !== 'function') return value;
+        if (typeof property !== 'string' || !WRITES.has(property)) return value.bind(target);
+        return async (...args: unknown[]) => {
+          const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
+          if (changed(result)) await bumpAfter(db, siteId);
+          return result;
+        };
+      },
+    });
+  return {
+    collections,
+    bump,
+    onBump: (listener) => void listeners.push(listener),
+    follow(db, siteId) {
+      if (collections.size === 0) return db;
+      return new Proxy(db, {
+        get(target, property, receiver) {
+          if (property !== 'collection') {
+            const value = Reflect.get(target, property, receiver);
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return (name: string, options?: object) => {
+            const collection = target.collection(name, options);
+            return collections.has(name) ? followCollection(collection, target, siteId) : collection;
+          };
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,97 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
+import { startContentWorld, type ContentWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
+import { checkHistory } from '../support/histories.ts';
+import { contentCollections, emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
+import { newId } from '../../services/core/ids.ts';
+import { defaultSiteContext } from '../support/access.ts';
+import { termRemovalWorkflowId } from '../../workflows/contracts/term-removal.ts';
+
+// Issue 22: deleting a term many entries use is one durable job (termRemovalWorkflow); a worker
+// SIGKILLed in the middle resumes on the next one to the same end state: every entry changed once
+// (version +1, one revision), the term gone.
+
+const ENTRIES = 300;
+
+describe('term deletion touching many entries: a worker SIGKILLed mid-job', { timeout: 300_000 }, () => {
+  let cw: ContentWorld;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    cw = await startContentWorld(); // no in-process worker: only the child processes work
+  }, 120_000);
+  afterAll(async () => {
+    for (const child of children) await kill9(child);
+    await cw?.close();
+  }, 120_000);
+
+  it('resumes on the next worker: each entry versioned and revised exactly once, the term gone', async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const tag = (await cw.manage('POST', '/taxonomies/tag/terms', { name: 'Everywhere' })).json();
+    // Setup only: published entries carrying the tag, written directly (the job is what is tested).
+    const now = new Date();
+    const docs: EntryDoc[] = Array.from({ length: ENTRIES }, (_, i) => {
+      const snapshot = { title: `Bulk ${i}`, titleLower: `bulk ${i}`, slug: `bulk-${i}`, excerpt: null, blocks: emptyBlocks(), fields: {} };
+      return {
+        _id: newId(now.getTime() + i),
+        siteId: ctx.site._id,
+        type: 'post',
+        ...snapshot,
+        locale: 'en',
+        status: 'published',
+        live: snapshot,
+        publishedAt: now,
+        authorId: null,
+        terms: { tag: [tag.id] },
+        headerRef: { mode: 'default' },
+        schedule: null,
+        createdAt: now,
+        updatedAt: now,
+        version: 1,
+        trashedAt: null,
+      };
+    });
+    const { entries, revisions } = contentCollections(ctx.db);
+    await entries.insertMany(docs);
+    const changedCount = () => entries.countDocuments({ siteId: ctx.site._id, type: 'post', title: /^Bulk /, version: 2 });
+
+    const first = await spawnWorkerProcess(cw.world.config, {}, 90_000);
+    children.push(first);
+    const request = cw.manage('DELETE', `/taxonomies/tag/terms/${tag.id}`);
+    await eventually(async () => {
+      const n = await changedCount();
+      return n > 0 && n < ENTRIES - 50 ? n : undefined;
+    }, 'the job under way', 120_000, 20);
+    await kill9(first);
+    const atKill = await changedCount();
+    expect(atKill).toBeLessThan(ENTRIES);
+
+    const second = await spawnWorkerProcess(cw.world.config, {}, 90_000);
+    children.push(second);
+    const answer = await request;
+    expect(answer.statusCode, answer.body).toBe(200);
+    const handle = cw.world.services.temporal.client.workflow.getHandle(termRemovalWorkflowId(cw.world.defaultWorkspace.id, ctx.site._id, 'tag', tag.id));
+    expect(answer.json().job).toBe(handle.workflowId);
+    const outcome = await handle.result();
+    // The batch cut short by the kill reported nothing; its entries were found already changed on retry.
+    expect(outcome.entriesChanged).toBeLessThanOrEqual(ENTRIES);
+    expect(outcome.entriesChanged).toBeGreaterThan(ENTRIES - 100);
+
+    // The same end state as an uninterrupted run: every entry once, nothing twice.
+    const after = await entries.find({ siteId: ctx.site._id, title: /^Bulk / }).toArray();
+    expect(after).toHaveLength(ENTRIES);
+    for (const doc of after) {
+      expect(doc.version).toBe(2);
+      expect(doc.terms.tag).toEqual([]);
+    }
+    const revs = await revisions.find({ siteId: ctx.site._id, entryId: { $in: after.map((d) => d._id) } }).toArray();
+    expect(revs).toHaveLength(ENTRIES);
+    expect(new Set(revs.map((r) => r.note))).toEqual(new Set([`term tag/${tag.slug} deleted`]));
+    expect((await cw.manage('GET', `/taxonomies/tag/terms/${tag.id}`)).statusCode).toBe(404);
+    // The public read shows the change (the generation moved with the job's writes).
+    const publicEntry = (await cw.pub('/content/bulk-1')).json();
+    expect((publicEntry.data ?? publicEntry).terms).toMatchObject({ tag: [] });
+    await checkHistory(handle, 'term-removal');
+  });
+});
