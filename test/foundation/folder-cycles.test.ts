@@ -17,15 +17,6 @@ const EXCEPTIONS = {
   // Temporal's contract: a workflow names its activities by their type (proxyActivities<typeof acts>)
   // while activities start workflows through workflows/contracts. Type-only: erased at build time.
   typeOnly: [{ from: 'workflows', to: 'activities' }],
-  // public-read/state.ts holds both the read cache (reading content and languages) and the write
-  // side's generation (which content and languages writes move). Pending the issue 23 write-path
-  // split of that file; the lead removes these two when it lands. Both ways between each pair are
-  // ignored meanwhile, which also hides content → media → public-read → content (media's public
-  // operations use public-read's runner): removing the pairs shows whether that circle remains.
-  pairs: [
-    ['services/content', 'services/public-read'],
-    ['services/languages', 'services/public-read'],
-  ],
 } as const;
 
 interface Arrow {
@@ -98,9 +89,7 @@ function folderCycles(arrows: readonly Arrow[]): string[][] {
   );
 }
 
-const excepted = (arrow: Arrow) =>
-  EXCEPTIONS.typeOnly.some((e) => e.from === arrow.from && e.to === arrow.to && arrow.typeOnly) ||
-  EXCEPTIONS.pairs.some((pair) => (pair as readonly string[]).includes(arrow.from) && (pair as readonly string[]).includes(arrow.to));
+const excepted = (arrow: Arrow) => EXCEPTIONS.typeOnly.some((e) => e.from === arrow.from && e.to === arrow.to && arrow.typeOnly);
 
 describe('folder-level import graph', () => {
   it('holds no circle between folders, but for the listed exceptions', async () => {
@@ -115,9 +104,6 @@ describe('folder-level import graph', () => {
     for (const { from, to } of EXCEPTIONS.typeOnly) {
       expect(arrowOf(from, to), `${from} → ${to} is gone: remove its exception`).toBeDefined();
       expect(arrowOf(from, to)!.typeOnly, `${arrowOf(from, to)!.via} must be a type-only import`).toBe(true);
-    }
-    for (const [a, b] of EXCEPTIONS.pairs) {
-      expect(arrowOf(a, b) && arrowOf(b, a), `${a} ↔ ${b} is no longer a circle: remove its exception`).toBeDefined();
     }
   }, 60_000);
 
