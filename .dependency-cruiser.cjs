@@ -1,7 +1,8 @@
 /**
  * Import rules, checked by `npm run lint` (dependency-cruiser) and proven to bite by
  * test/foundation/import-rules.test.ts (a fixture tree that breaks each rule once).
- * Layers, bottom up: services/core → feature folders → services/http → runtime/gateway/worker.
+ * Layers, bottom up: services/core → services/tenancy → feature folders → services/platform and
+ * services/http → runtime/gateway/worker. Folder-level cycles: test/foundation/folder-cycles.test.ts.
  * Workflows (replayed in a sandbox) see only @temporalio/workflow, their contracts and types.
  */
 const TYPE_ONLY = ['type-only'];
@@ -21,6 +22,20 @@ module.exports = {
       severity: 'error',
       from: { path: '^services/core/' },
       to: { path: '^(services/(?!core/)|activities/|workflows/|test/|bench/|scripts/)' },
+    },
+    {
+      name: 'tenancy-stands-on-core',
+      comment: 'services/tenancy is the floor the features stand on (workspaces, sites, quotas, indexes): it imports only services/core.',
+      severity: 'error',
+      from: { path: '^services/tenancy/' },
+      to: { path: '^(services/(?!(core|tenancy)/)|activities/|workflows/|test/|bench/|scripts/)' },
+    },
+    {
+      name: 'features-never-import-the-platform',
+      comment: "The platform's operations (services/platform: lifecycle, deletion, usage, operators) stand above the features; only the wiring and activities import them.",
+      severity: 'error',
+      from: { path: '^services/(?!platform/)[^/]+/' },
+      to: { path: '^services/platform/' },
     },
     {
       name: 'features-never-import-http',

@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
-import { findSiteScope } from '../services/platform/workspaces.ts';
+import { findSiteScope } from '../services/tenancy/platform-db.ts';
 import { findPlugin } from '../services/plugins/registry.ts';
 import { installPluginHost } from '../services/plugins/host.ts';
 import { markActive, markInactive, readPluginState } from '../services/plugins/state.ts';

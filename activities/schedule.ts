@@ -1,7 +1,7 @@
 import type { Services } from '../services/core/context.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
-import { findSiteScope } from '../services/platform/workspaces.ts';
+import { findSiteScope } from '../services/tenancy/platform-db.ts';
 import { applyScheduledDate } from '../services/content/schedule-apply.ts';
 import type { ScheduleInput } from '../workflows/contracts/schedule.ts';
 

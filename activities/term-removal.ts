@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
-import { findSiteScope } from '../services/platform/workspaces.ts';
+import { findSiteScope } from '../services/tenancy/platform-db.ts';
 import { finishTermRemoval, removeTermBatch } from '../services/content/term-removal.ts';
 import type { TermRemovalInput } from '../workflows/contracts/term-removal.ts';
 

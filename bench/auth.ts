@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { defineOperation } from '../services/core/operation.ts';
 import { createContext } from '../services/core/context.ts';
 import { features } from '../services/features.ts';
-import { createSiteResolver } from '../services/platform/tenancy.ts';
+import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { findUserByEmail } from '../services/access/users.ts';
 import { loadUserAccess } from '../services/access/user-access.ts';

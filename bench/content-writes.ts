@@ -12,7 +12,7 @@ import type { Db } from 'mongodb';
 import { startBenchWorld } from './support/world.ts';
 import { createContext, type OperationContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
-import { createSiteResolver } from '../services/platform/tenancy.ts';
+import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
 import { recordRevision } from '../services/content/entries.ts';

@@ -12,7 +12,7 @@ import { createRuntime } from '../services/runtime.ts';
 import { closeServices } from '../services/core/services.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
-import { createSiteResolver } from '../services/platform/tenancy.ts';
+import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { configurePublicCache } from '../services/public-read/state.ts';
 import { buildApp } from '../services/http/app.ts';
 import { anonymous } from '../services/core/principal.ts';

@@ -11,7 +11,7 @@ import { startBenchWorld } from './support/world.ts';
 import { compare, measure, table } from './support/load.ts';
 import { createApiKey } from '../test/support/access.ts';
 import type { World } from '../test/support/world.ts';
-import { createSiteResolver } from '../services/platform/tenancy.ts';
+import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { mediaBucket } from '../services/media/model.ts';
 
 const SIZE = Number(process.env.BENCH_MEDIA_MB ?? 200) * 1_000_000;

@@ -31,7 +31,7 @@ import { createWorker } from '../services/worker-factory.ts';
 import { createContext } from '../services/core/context.ts';
 import { invokeOperation } from '../services/core/operation.ts';
 import { CAPABILITIES } from '../services/core/capabilities.ts';
-import { createSiteResolver } from '../services/platform/tenancy.ts';
+import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { adminEndpoints } from '../services/events/endpoint-ops.ts';
 import { eventCollections } from '../services/events/model.ts';
 import { attemptsTo } from '../services/events/history.ts';

@@ -1,5 +1,5 @@
 import type { Feature } from './core/feature.ts';
-import type { SiteResolver } from './platform/tenancy.ts';
+import type { SiteResolver } from './tenancy/site-resolver.ts';
 import type { PluginRegistry } from './plugins/registry.ts';
 import type { ActivePlugins } from './plugins/active-sites.ts';
 import type { ExportTuning } from './export/model.ts';

@@ -2,7 +2,7 @@ import type { Config } from './core/config.ts';
 import type { EventPublisher, Services } from './core/context.ts';
 import type { Feature } from './core/feature.ts';
 import { createServices, type CoreServiceOptions } from './core/services.ts';
-import { createSiteResolver } from './platform/tenancy.ts';
+import { createSiteResolver } from './tenancy/site-resolver.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
 import { createActivePlugins } from './plugins/active-sites.ts';
 import { createPublicCache } from './public-read/state.ts';
@@ -12,6 +12,7 @@ import { features } from './features.ts';
 import { createWebhookPublisher } from './events/publisher.ts';
 import { createWebhookSettings, type WebhookOptions } from './events/settings.ts';
 import { createAccessGate, type AccessGate } from './access/gate.ts';
+import { authenticateOAuthToken, isOAuthAccessToken } from './oauth/authenticate.ts';
 import { buildApp } from './http/app.ts';
 import { mediaFilesExtension } from './http/media-files.ts';
 import { mcpExtension } from './http/mcp.ts';
@@ -69,7 +70,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
 export async function createRuntime(config: Config, options: RuntimeOptions = {}) {
   const services = await createRuntimeServices(config, options);
   installPluginHost(services);
-  const gate: AccessGate = createAccessGate(services);
+  const gate: AccessGate = createAccessGate(services, { isToken: isOAuthAccessToken, authenticate: authenticateOAuthToken });
   return {
     services,
     gate,

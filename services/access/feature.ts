@@ -6,7 +6,6 @@ import { keySettingsOperations } from './key-settings-ops.ts';
 import { provisionAdministrator } from './provision.ts';
 import { userOperations } from './user-ops.ts';
 import { roleOperations } from './role-ops.ts';
-import { healthOperations } from '../platform/health.ts';
 
 export const accessFeature: Feature = {
   name: 'access',
@@ -16,8 +15,6 @@ export const accessFeature: Feature = {
     ...keyOperations,
     ...userOperations,
     ...roleOperations,
-    // Health and diagnostics live in platform/ but are access-owned operations (any valid key / site:admin).
-    ...healthOperations,
   ],
   indexes: [
     { collection: ACCESS_COLLECTIONS.users, keys: { siteId: 1, email: 1 }, options: { unique: true } },
@@ -33,4 +30,13 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, expiresAt: 1 } },
   ],
   provisionSite: provisionAdministrator,
+  async usage(services, workspace, siteId) {
+    const db = services.workspaceDb(workspace);
+    const site = siteId ? { siteId } : {};
+    const [users, apiKeys] = await Promise.all([
+      db.collection(ACCESS_COLLECTIONS.users).countDocuments(site),
+      db.collection(ACCESS_COLLECTIONS.apiKeys).countDocuments({ ...site, status: 'active' }),
+    ]);
+    return { users, apiKeys };
+  },
 };

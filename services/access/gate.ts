@@ -1,10 +1,9 @@
 import type { OperationContext, Services } from '../core/context.ts';
-import { authenticateOAuthToken, isOAuthAccessToken } from '../oauth/authenticate.ts';
 import type { Operation, Surface } from '../core/operation.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
+import type { SiteScope } from '../tenancy/site-resolver.ts';
 import { anonymous, type Principal } from '../core/principal.ts';
 import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../core/errors.ts';
-import { countRequest } from '../platform/quota-guard.ts';
+import { countRequest } from '../tenancy/quota-guard.ts';
 import { createStateReader } from './state-reader.ts';
 import { dropCounterWindowsBefore } from './site-settings-store.ts';
 import { createKeyAuthenticator, keyWindows, type KeyLimits } from './key-auth.ts';
@@ -65,8 +64,17 @@ export function createDenyAllGate(_services: Services): AccessGate {
   };
 }
 
-/** The real gate: bearer keys on `manage`, cookie sessions on `admin` (and for previews on `public`). */
-export function createAccessGate(services: Services): AccessGate {
+/**
+ * OAuth access tokens, read by the oauth feature (services/oauth/authenticate.ts). The wiring passes
+ * it in, because oauth sits above access (its principals are users' current access).
+ */
+export interface OAuthTokens {
+  isToken(authorization: string | undefined): boolean;
+  authenticate(services: Services, scope: SiteScope, authorization: string | undefined, resources: readonly string[]): Promise<Principal | null>;
+}
+
+/** The real gate: bearer keys on `manage` (and OAuth tokens), cookie sessions on `admin` (and for previews on `public`). */
+export function createAccessGate(services: Services, oauth: OAuthTokens): AccessGate {
   const readState = createStateReader(services.changeFeed, (dbName) => services.workspaceDb({ dbName }));
   const keys = createKeyAuthenticator(services, readState);
   const authenticateSession = createSessionAuthenticator(services, readState);
@@ -98,11 +106,11 @@ export function createAccessGate(services: Services): AccessGate {
     },
 
     async authenticate(surface, credentials, scope) {
-      if (surface === 'manage' && isOAuthAccessToken(credentials.authorization)) {
+      if (surface === 'manage' && oauth.isToken(credentials.authorization)) {
         const state = await readState(services.workspaceDb(scope.workspace), scope.site._id);
         // The switch governs every way into the Management API, OAuth grants included.
         if (!state.keys.enabled) throw new ForbiddenError();
-        const principal = await authenticateOAuthToken(services, scope, credentials.authorization, credentials.resources ?? []);
+        const principal = await oauth.authenticate(services, scope, credentials.authorization, credentials.resources ?? []);
         if (!principal) throw new UnauthorizedError();
         oauthLimits.set(principal, state.keys.defaultRateLimitPerMin);
         return principal;

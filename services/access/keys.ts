@@ -3,7 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { accessChanged } from './access-change.ts';
-import { withinCountQuota } from '../platform/quota-guard.ts';
+import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections, type ApiKeyDoc } from './model.ts';
 import { issueSecret } from './key-secrets.ts';

@@ -1,7 +1,7 @@
 import type { Operation } from '../core/operation.ts';
 import type { Principal } from '../core/principal.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
-import { workspaceLimit } from '../platform/quota-model.ts';
+import type { SiteScope } from '../tenancy/site-resolver.ts';
+import { workspaceLimit } from '../tenancy/quota-model.ts';
 import type { Credentials } from './credentials.ts';
 import { keyWindows, type KeyAuthenticator, type KeyLimits } from './key-auth.ts';
 import type { LiveResult } from './live-state.ts';

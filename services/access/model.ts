@@ -2,7 +2,7 @@ import type { Db } from 'mongodb';
 import type { Capability } from '../core/capabilities.ts';
 import type { KeyScope } from '../core/principal.ts';
 import type { Policy } from './roles.ts';
-import type { AuditSummary, AuditTarget } from '../core/audit-notes.ts';
+import { AUDIT_COLLECTION, type AuditDoc } from '../audit/model.ts';
 
 /** Workspace collections of the access feature. Every document carries `siteId`. */
 export const ACCESS_COLLECTIONS = {
@@ -10,7 +10,8 @@ export const ACCESS_COLLECTIONS = {
   roles: 'roles',
   sessions: 'sessions',
   apiKeys: 'api_keys',
-  audit: 'audit_log',
+  /** The audit trail's collection (services/audit/model.ts): access writes its failure rows there. */
+  audit: AUDIT_COLLECTION,
   counters: 'rate_counters',
 } as const;
 
@@ -65,34 +66,6 @@ export interface ApiKeyDoc {
   updatedAt: Date;
   rotatedAt: Date | null;
   revokedAt: Date | null;
-}
-
-export interface AuditDoc {
-  _id: string;
-  siteId: string;
-  at: Date;
-  action: string;
-  keyId: string | null;
-  userId: string | null;
-  ip: string;
-  reason: string | null;
-  /** Aggregated failure rows only: window start and subject digest (see `writeFailureAudit`). */
-  agg?: string;
-  /** Failures folded into this row (aggregated rows only; absent means one). */
-  count?: number;
-  /** The last of them. */
-  lastAt?: Date;
-  /** Dropped after this (TTL index; the worker's purge where TTL does not run): failure rows and change rows. */
-  expiresAt?: Date;
-  /** Change rows (services/audit/, docs/audit.md): `userId`/`keyId` above are the actor's. */
-  workspaceId?: string;
-  /** A change made by the system (workflow, activity): its reason; null otherwise. */
-  system?: string | null;
-  target?: AuditTarget | null;
-  summary?: AuditSummary | null;
-  requestId?: string;
-  /** The operation that made the change (null for a workflow's own change). */
-  operation?: string | null;
 }
 
 export interface CounterDoc {

@@ -1,8 +1,8 @@
 import type { Config } from '../core/config.ts';
 import { ForbiddenError } from '../core/errors.ts';
 import { LOCAL_HOSTS } from '../core/tenants.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
-import { DEFAULT_SITE_ID } from '../platform/bootstrap.ts';
+import type { SiteScope } from '../tenancy/site-resolver.ts';
+import { DEFAULT_SITE_ID } from '../tenancy/platform-db.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -1,6 +1,6 @@
 import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import type { Services } from '../core/context.ts';
-import { platformCollections } from '../platform/workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { purgeLapsedAuditRows, purgeLapsedPlatformRows } from '../audit/retention.ts';
 import { purgeOldWindows } from './rate-limit.ts';
 

@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
+import type { SiteScope } from '../tenancy/site-resolver.ts';
 import type { AccessState } from './site-settings-store.ts';
 import type { Capability } from '../core/capabilities.ts';
 import { anonymous, type Principal } from '../core/principal.ts';

@@ -3,7 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { accessChanged } from './access-change.ts';
-import { withinCountQuota } from '../platform/quota-guard.ts';
+import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
 import { hashPassword } from './passwords.ts';
@@ -11,7 +11,6 @@ import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
 import { assertAccountInReach, assertWithinCeiling, capabilitiesWith } from './grant-ceiling.ts';
 import { recordChange } from '../audit/record.ts';
-import { revokeUserGrants } from '../oauth/grants.ts';
 
 export const PolicySchema = z
   .object({ grant: z.array(WorkspaceCapabilitySchema).max(50).optional(), deny: z.array(WorkspaceCapabilitySchema).max(50).optional() })
@@ -139,7 +138,8 @@ async function endCredentialsAfterPasswordChange(ctx: OperationContext, userId: 
   const { principal } = ctx;
   const keep = principal.kind === 'user' && principal.userId === userId ? principal.sessionId : undefined;
   await accessCollections(ctx.db).sessions.deleteMany({ siteId: ctx.site._id, userId, ...(keep ? { _id: { $ne: keep } } : {}) });
-  await revokeUserGrants(ctx.db, ctx.site._id, userId, now);
+  // OAuth grants belong to the oauth feature, which sits above access (Feature.userPasswordChanged).
+  for (const feature of ctx.services.features) await feature.userPasswordChanged?.(ctx, userId, now);
 }
 
 export async function deleteUser(ctx: OperationContext, id: string, attempt = 0): Promise<void> {

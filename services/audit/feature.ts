@@ -1,5 +1,5 @@
 import type { Feature, IndexSpec } from '../core/feature.ts';
-import { ACCESS_COLLECTIONS } from '../access/model.ts';
+import { AUDIT_COLLECTION } from './model.ts';
 import { auditListOperations } from './list-ops.ts';
 import { retentionOperations } from './retention-ops.ts';
 
@@ -12,16 +12,16 @@ export const auditFeature: Feature = {
   name: 'audit',
   operations: [...auditListOperations, ...retentionOperations],
   indexes: [
-    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, userId: 1, _id: 1 } },
-    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, keyId: 1, _id: 1 } },
-    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, 'target.id': 1, _id: 1 } },
-    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, at: 1 } },
+    { collection: AUDIT_COLLECTION, keys: { siteId: 1, userId: 1, _id: 1 } },
+    { collection: AUDIT_COLLECTION, keys: { siteId: 1, keyId: 1, _id: 1 } },
+    { collection: AUDIT_COLLECTION, keys: { siteId: 1, 'target.id': 1, _id: 1 } },
+    { collection: AUDIT_COLLECTION, keys: { siteId: 1, at: 1 } },
   ],
 };
 
 /** The platform database's audit rows (operator actions): listed newest filters first, dropped by TTL. */
 export const platformAuditIndexes: readonly IndexSpec[] = [
-  { collection: ACCESS_COLLECTIONS.audit, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
-  { collection: ACCESS_COLLECTIONS.audit, keys: { 'target.id': 1, _id: 1 } },
-  { collection: ACCESS_COLLECTIONS.audit, keys: { userId: 1, _id: 1 } },
+  { collection: AUDIT_COLLECTION, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
+  { collection: AUDIT_COLLECTION, keys: { 'target.id': 1, _id: 1 } },
+  { collection: AUDIT_COLLECTION, keys: { userId: 1, _id: 1 } },
 ];

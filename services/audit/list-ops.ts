@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { defineOperation, type Surface } from '../core/operation.ts';
 import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
 import type { OperationContext } from '../core/context.ts';
-import type { AuditDoc } from '../access/model.ts';
+import type { AuditDoc } from './model.ts';
 import { platformAudit, workspaceAudit } from './rows.ts';
 
 const AuditView = z.object({

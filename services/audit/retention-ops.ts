@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { topics } from '../core/topics.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { platformCollections } from '../platform/workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { DEFAULT_RETENTION_DAYS, RETENTION_LIMITS } from './rows.ts';
 import { recordChange } from './record.ts';
 

@@ -1,6 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import type { AuditDoc } from '../access/model.ts';
-import { accessCollections, ACCESS_COLLECTIONS } from '../access/model.ts';
+import { auditRows, type AuditDoc } from './model.ts';
 import { DEFAULT_RETENTION_DAYS, PLATFORM_RETENTION_DAYS } from './rows.ts';
 
 /** A pass drops at most this many rows per collection (batches of `BATCH`); the rest goes next pass. */
@@ -29,10 +28,10 @@ const lapsed = (now: Date, retentionDays: number): Filter<AuditDoc> => ({
  * the workspace's `auditRetentionDays` (a shortened retention reaches rows written before it).
  */
 export function purgeLapsedAuditRows(db: Db, siteId: string, retentionDays: number | undefined, now: Date): Promise<number> {
-  return dropInBatches(accessCollections(db).audit, { siteId, ...lapsed(now, retentionDays ?? DEFAULT_RETENTION_DAYS) });
+  return dropInBatches(auditRows(db), { siteId, ...lapsed(now, retentionDays ?? DEFAULT_RETENTION_DAYS) });
 }
 
 /** The platform's own rows (operator actions) that are due. */
 export function purgeLapsedPlatformRows(platformDb: Db, now: Date): Promise<number> {
-  return dropInBatches(platformDb.collection<AuditDoc>(ACCESS_COLLECTIONS.audit), lapsed(now, PLATFORM_RETENTION_DAYS));
+  return dropInBatches(auditRows(platformDb), lapsed(now, PLATFORM_RETENTION_DAYS));
 }

@@ -3,7 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import type { AuditChange, AuditSummary, AuditTarget, ChangeNotes } from '../core/audit-notes.ts';
 import { pathParamNames, type Operation } from '../core/operation.ts';
 import { newId } from '../core/ids.ts';
-import { accessCollections, ACCESS_COLLECTIONS, type AuditDoc } from '../access/model.ts';
+import { auditRows, type AuditDoc } from './model.ts';
 
 /** Days a workspace's change rows are kept unless its `auditRetentionDays` says otherwise. */
 export const DEFAULT_RETENTION_DAYS = 90;
@@ -25,8 +25,8 @@ const MAX_VALUE_CHARS = 300;
 const NOTES_KEPT = 20;
 
 /** The collection an operation's row goes to: the platform's for operator actions, else the workspace's. */
-export const platformAudit = (ctx: OperationContext): Collection<AuditDoc> => ctx.services.platformDb.collection<AuditDoc>(ACCESS_COLLECTIONS.audit);
-export const workspaceAudit = (db: Db): Collection<AuditDoc> => accessCollections(db).audit;
+export const platformAudit = (ctx: OperationContext): Collection<AuditDoc> => auditRows(ctx.services.platformDb);
+export const workspaceAudit = (db: Db): Collection<AuditDoc> => auditRows(db);
 
 const text = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
 const record = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

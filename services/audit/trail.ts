@@ -1,6 +1,6 @@
 import type { Collection } from 'mongodb';
 import type { Logger } from 'pino';
-import type { AuditDoc } from '../access/model.ts';
+import type { AuditDoc } from './model.ts';
 
 /** Rows a process holds for one collection at most; past that a burst's rows are dropped and logged. */
 const MAX_QUEUED = 10_000;

@@ -36,7 +36,7 @@ export function createCacheRegistry(initial: readonly NamedCache[]): CacheRegist
   };
 }
 
-/** The site resolver's host cache (services/platform/tenancy.ts), as a named cache. */
+/** The site resolver's host cache (services/tenancy/site-resolver.ts), as a named cache. */
 export function siteResolverCache(resolver: { forget(): void; size?: () => number }): NamedCache {
   return {
     name: 'site-resolver',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertSwitch } from '../platform/quota-guard.ts';
+import { assertSwitch } from '../tenancy/quota-guard.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';

@@ -4,7 +4,7 @@ import type { Workspace } from '../core/tenants.ts';
 import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import { QuotaExceededError } from '../core/errors.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { siteOwnLimit, workspaceLimit } from '../platform/quota-model.ts';
+import { siteOwnLimit, workspaceLimit } from '../tenancy/quota-model.ts';
 import { contentCollections } from './model.ts';
 
 /**

@@ -1,5 +1,7 @@
 import type { Feature } from '../core/feature.ts';
-import { COLLECTIONS } from './model.ts';
+import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
+import { COLLECTIONS, contentCollections } from './model.ts';
+import { scheduleWorkflowId } from './schedule.ts';
 import { createContentTypeOp, deleteContentTypeOp, getContentTypeOp, listContentTypesOp, updateContentTypeOp } from './content-types-ops.ts';
 import { getEntryOp, listEntriesOp } from './entries-read-ops.ts';
 import { createEntryOp, deleteEntryOp, updateEntryOp } from './entries-write-ops.ts';
@@ -68,5 +70,18 @@ export const contentFeature: Feature = {
   trash: [entryTrashKind],
   async provisionSite(ctx) {
     await provisionTaxonomies(ctx);
+  },
+  /** Every entry schedule's workflow. */
+  async stopWork(services, workspace) {
+    let schedules = 0;
+    for await (const entry of contentCollections(services.workspaceDb(workspace)).entries.find({ schedule: { $ne: null } }, { projection: { _id: 1 } })) {
+      await stopWorkspaceWorkflow(services, workspace, scheduleWorkflowId(workspace._id, entry._id));
+      schedules += 1;
+    }
+    return { schedules };
+  },
+  async usage(services, workspace, siteId) {
+    const entries = await services.workspaceDb(workspace).collection(COLLECTIONS.entries).countDocuments({ ...(siteId ? { siteId } : {}), trashedAt: null });
+    return { entries };
   },
 };

@@ -1,5 +1,6 @@
 import type { Operation } from './operation.ts';
-import type { OperationContext } from './context.ts';
+import type { OperationContext, Services } from './context.ts';
+import type { Workspace } from './tenants.ts';
 import type { CreateIndexesOptions, IndexSpecification } from 'mongodb';
 
 /** An index a feature needs in every workspace database. Every key list should lead with `siteId`. */
@@ -48,9 +49,14 @@ export interface TrashKind {
   purge(ctx: OperationContext, id: string): Promise<boolean>;
 }
 
+/** Counts by name: what a feature stopped, or its usage figures named as the quota they measure (`users`, `entries`). */
+export type Figures = Readonly<Record<string, number>>;
+
 /**
  * A feature folder's public face: its operations, the indexes it needs in each workspace database,
- * and what it sets up when a workspace is created. `services/features.ts` lists them all.
+ * what it sets up when a workspace is created, and what it answers for when the platform runs
+ * across features (deletion, usage, a password change), so the platform never reads another
+ * feature's collections. `services/features.ts` lists them all.
  */
 export interface Feature {
   name: string;
@@ -60,4 +66,13 @@ export interface Feature {
   /** Collections the Public API reads: a write to one moves the site's public generation (core/public-generation.ts). */
   publicCollections?: readonly string[];
   provisionSite?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
+  /**
+   * Deletion: stops what the feature keeps running for a workspace that is `deleting` (workflows,
+   * pending work that a drain would restart). Idempotent; answers how many of each it stopped.
+   */
+  stopWork?(services: Services, workspace: Workspace): Promise<Figures>;
+  /** Usage: the feature's figures for one site, or for the whole workspace when `siteId` is null. */
+  usage?(services: Services, workspace: Workspace, siteId: string | null): Promise<Figures>;
+  /** A user's password changed: end what the old one opened in this feature (OAuth grants). */
+  userPasswordChanged?(ctx: OperationContext, userId: string, now: Date): Promise<void>;
 }

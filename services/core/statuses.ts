@@ -39,7 +39,7 @@ export function errorStatuses(operation: Operation): number[] {
   if (operation.requires !== 'public' || operation.surface === 'manage' || operation.surface === 'admin') [401, 403, 429].forEach((s) => statuses.add(s));
   // A suspended workspace: its public API answers 404 (already listed), every other surface 423.
   if (operation.surface !== 'public') statuses.add(423);
-  // Public calls count against their workspace's `requestsPerMinute` quota (platform/quota-guard.ts).
+  // Public calls count against their workspace's `requestsPerMinute` quota (tenancy/quota-guard.ts).
   if (operation.rateLimit || operation.heavy || operation.surface === 'public') statuses.add(429);
   if (takesBody(operation)) [413, 415].forEach((s) => statuses.add(s));
   if (hasPathParams(operation)) statuses.add(414);

@@ -24,7 +24,7 @@ export const WorkspaceSchema = z.object({
   /** Set when deletion was asked; `dropDatabase` becomes true if any request asked for it. */
   deletion: z.object({ dropDatabase: z.boolean(), requestedAt: z.date() }).optional(),
   databaseDropped: z.boolean().optional(),
-  /** The index version (`services/platform/index-version.ts`) the workspace database has. */
+  /** The index version (`services/tenancy/index-version.ts`) the workspace database has. */
   indexVersion: z.string().optional(),
   /** Days the workspace's audit rows are kept (`services/audit/retention.ts`); 90 when unset. */
   auditRetentionDays: z.number().int().optional(),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertSwitch, withinCountQuota } from '../platform/quota-guard.ts';
+import { assertSwitch, withinCountQuota } from '../tenancy/quota-guard.ts';
 import { ListQuery, pageById } from '../core/paging.ts';
 import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';

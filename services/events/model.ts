@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { IndexSpec } from '../platform/indexes.ts';
+import type { IndexSpec } from '../tenancy/indexes.ts';
 
 /** Workspace collections of the events feature. Every document carries `siteId`. */
 export const EVENT_COLLECTIONS = {

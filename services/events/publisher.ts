@@ -1,5 +1,5 @@
 import type { EventPublisher, OperationContext, Services } from '../core/context.ts';
-import { isSwitchOn } from '../platform/quota-guard.ts';
+import { isSwitchOn } from '../tenancy/quota-guard.ts';
 import { newId } from '../core/ids.ts';
 import { buildDeliveries } from './deliveries.ts';
 import { eventReadRight } from './catalog.ts';

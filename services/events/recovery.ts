@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { startPeriodicPass } from '../core/periodic-pass.ts';
 import type { Services } from '../core/context.ts';
-import { platformCollections } from '../platform/workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { eventCollections } from './model.ts';
 import { wakeActor, wakeActorsFor } from './deliveries.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { assertSwitch, countExportRun } from '../platform/quota-guard.ts';
+import { assertSwitch, countExportRun } from '../tenancy/quota-guard.ts';
 import { defineOperation, type Surface } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { FileReplySchema } from '../core/file-reply.ts';
@@ -126,7 +126,7 @@ const runOp = (surface: Surface) =>
     input: z.object({ mode: Mode.default('full') }),
     output: z.object({ requestId: z.string(), mode: Mode }),
     async handler(ctx, { mode }) {
-      // Platform switch and daily quota first (services/platform/quota-guard.ts), before the workflow is signalled.
+      // Platform switch and daily quota first (services/tenancy/quota-guard.ts), before the workflow is signalled.
       assertSwitch(ctx, 'staticExport');
       await countExportRun(ctx, ctx.services.clock.now());
       return { requestId: await requestExportRun(ctx, mode), mode };

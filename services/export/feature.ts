@@ -1,4 +1,7 @@
 import type { Feature } from '../core/feature.ts';
+import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
+import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { exportOperations } from './export-ops.ts';
 
 /** Static export of published content to HTML + JSON in the workspace database (docs/plugins.md, "Static export"). */
@@ -7,4 +10,10 @@ export const exportFeature: Feature = {
   operations: exportOperations,
   // No secondary index: every read and write of the output goes by `_id` (files.ts).
   indexes: [],
+  /** Each site's export actor. */
+  async stopWork(services, workspace) {
+    const sites = await platformCollections(services).sites.find({ workspaceId: workspace._id }, { projection: { _id: 1 } }).toArray();
+    for (const site of sites) await stopWorkspaceWorkflow(services, workspace, staticExportWorkflowId({ workspaceId: workspace._id, siteId: site._id }));
+    return { exports: sites.length };
+  },
 };

@@ -3,7 +3,7 @@ import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
-import { findSiteScope } from '../platform/workspaces.ts';
+import { findSiteScope } from '../tenancy/platform-db.ts';
 import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
 import { collectGarbage, discardStaged, docId, generations, liveFilesAt, sha256, writeDocs } from './files.ts';
 import { PackStager, type NewFile } from './packs.ts';

@@ -13,7 +13,7 @@ import { readSettingsDoc } from '../access/site-settings-store.ts';
 import type { BlockDocument } from '../content/model.ts';
 import { sha256 } from './files.ts';
 import type { Config } from '../core/config.ts';
-import { siteOrigin } from '../platform/site-origin.ts';
+import { siteOrigin } from '../tenancy/site-origin.ts';
 import { DEFAULT_PERMALINKS, permalinksKey, type Permalinks } from '../design/permalinks.ts';
 
 /** Everything besides entries that a page shows: what makes every page stale when it changes. */
@@ -21,7 +21,7 @@ export interface SiteData {
   title: string;
   /**
    * Absolute origin of page links (canonical, sitemap, feed, robots.txt, media): the one rule
-   * media links follow too (services/platform/site-origin.ts), else `http://localhost` for a site
+   * media links follow too (services/tenancy/site-origin.ts), else `http://localhost` for a site
    * with neither a domain nor PUBLIC_BASE_URL (a sitemap needs absolute URLs). Part of the design
    * hash: changing PUBLIC_BASE_URL makes every page stale.
    */

@@ -2,7 +2,7 @@ import fp from 'fastify-plugin';
 import type { FastifyRequest } from 'fastify';
 import { NotFoundError, WorkspaceSuspendedError } from '../core/errors.ts';
 import { requestHost } from '../core/tenants.ts';
-import type { SiteResolver, SiteScope } from '../platform/tenancy.ts';
+import type { SiteResolver, SiteScope } from '../tenancy/site-resolver.ts';
 import type { RequestFacts } from '../core/context.ts';
 
 declare module 'fastify' {

@@ -3,9 +3,9 @@ import { createContext } from '../core/context.ts';
 import { AppError } from '../core/errors.ts';
 import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
 import type { AccessGate, Admitted, Credentials } from '../access/gate.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
-import { assertSwitch } from '../platform/quota-guard.ts';
-import type { SwitchName } from '../platform/quota-model.ts';
+import type { SiteScope } from '../tenancy/site-resolver.ts';
+import { assertSwitch } from '../tenancy/quota-guard.ts';
+import type { SwitchName } from '../tenancy/quota-model.ts';
 import { audited, recordOperation, withChangeNotes } from '../audit/record.ts';
 
 /** What a transport knows about one call before anything is checked. */

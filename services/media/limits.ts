@@ -1,9 +1,9 @@
 import type { OperationContext } from '../core/context.ts';
-import { allowedMediaTypes, LIMIT_DEFAULTS, siteLimit, siteOwnLimit, workspaceLimit } from '../platform/quota-model.ts';
+import { allowedMediaTypes, LIMIT_DEFAULTS, siteLimit, siteOwnLimit, workspaceLimit } from '../tenancy/quota-model.ts';
 
 /**
  * Media limits: the platform quotas `mediaFileSize`, `mediaBytes` and `mediaTypes`
- * (services/platform/quota-model.ts, set through `PUT /sites/{id}/quotas` and
+ * (services/tenancy/quota-model.ts, set through `PUT /sites/{id}/quotas` and
  * `PUT /tenants/{id}/quotas`). Absent takes the default below; null or '' means no limit.
  */
 export const MEDIA_DEFAULTS = {

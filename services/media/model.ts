@@ -1,5 +1,5 @@
 import { GridFSBucket, type Db } from 'mongodb';
-import { siteOrigin } from '../platform/site-origin.ts';
+import { siteOrigin } from '../tenancy/site-origin.ts';
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 
@@ -48,7 +48,7 @@ export function mediaItems(ctx: Pick<OperationContext, 'db'>) {
 /** Key scope of media: only the owner field applies (`ownOnly`). */
 export const MEDIA_SCOPE_FIELDS = { owner: 'uploadedBy' } as const;
 
-/** Where the bytes are served: on the site's origin (scheme and port rule: services/platform/site-origin.ts). */
+/** Where the bytes are served: on the site's origin (scheme and port rule: services/tenancy/site-origin.ts). */
 export function fileUrl(ctx: Pick<OperationContext, 'site' | 'services'>, doc: Pick<MediaDoc, '_id' | 'filename'>): string {
   return `${siteOrigin(ctx.services.config, ctx.site)}/media/files/${doc._id}/${encodeURIComponent(doc.filename)}`;
 }

@@ -1,5 +1,5 @@
 import type { Services } from '../core/context.ts';
-import type { SiteScope } from '../platform/tenancy.ts';
+import type { SiteScope } from '../tenancy/site-resolver.ts';
 import type { Principal } from '../core/principal.ts';
 import { loadUserAccess } from '../access/user-access.ts';
 import { grantOfToken } from './grants.ts';

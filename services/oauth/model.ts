@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Capability } from '../core/capabilities.ts';
-import type { IndexSpec } from '../platform/indexes.ts';
+import type { IndexSpec } from '../tenancy/indexes.ts';
 
 /** A dynamically registered public client (RFC 7591); PKCE is its only proof. */
 export interface OAuthClientDoc {

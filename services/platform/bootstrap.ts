@@ -3,12 +3,11 @@ import { join, resolve } from 'node:path';
 import type { Services } from '../core/context.ts';
 import { randomToken } from '../core/ids.ts';
 import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
-import { DEFAULT_SITE_META_ID } from './tenancy.ts';
+import { DEFAULT_SITE_META_ID } from '../tenancy/site-resolver.ts';
 import { provisionInProcess, requestWorkspace } from './provisioning.ts';
-import { ensureIndexes } from './indexes.ts';
+import { ensureIndexes } from '../tenancy/indexes.ts';
 import { platformAuditIndexes } from '../audit/feature.ts';
-
-export const DEFAULT_SITE_ID = 'default';
+import { DEFAULT_SITE_ID } from '../tenancy/platform-db.ts';
 
 export interface BootstrapResult {
   created: boolean;

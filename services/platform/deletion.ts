@@ -1,11 +1,6 @@
 import type { Services } from '../core/context.ts';
-import { contentCollections } from '../content/model.ts';
-import { scheduleWorkflowId } from '../content/schedule.ts';
-import { eventCollections } from '../events/model.ts';
-import { deliveryWorkflowId } from '../events/deliveries.ts';
-import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
-import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
-import { platformCollections } from './workspaces.ts';
+import type { Figures } from '../core/feature.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from './lifecycle.ts';
 
 /**
@@ -29,49 +24,17 @@ export async function beginWorkspaceDeletion(services: Services, workspaceId: st
   return true;
 }
 
-/** Stops a workflow if it runs; one that already ended is fine. */
-async function stopWorkflow(services: Services, workflowId: string, reason: string): Promise<void> {
-  try {
-    await services.temporal.client.workflow.getHandle(workflowId).terminate(reason);
-  } catch (error) {
-    const text = `${(error as Error).name} ${(error as Error).message}`;
-    if (/not ?found|already completed|completed/i.test(text)) return;
-    throw error;
-  }
-}
-
 /**
- * Step 2: nothing of the workspace keeps running: each site's export actor, every entry schedule,
- * each webhook endpoint's actor and every pending delivery (marked failed, so no drain restarts it).
+ * Step 2: nothing of the workspace keeps running: each feature stops its own work
+ * (`Feature.stopWork`: each site's export actor, every entry schedule, each webhook endpoint's actor
+ * and every pending delivery, marked failed so no drain restarts it).
  */
-export async function cancelWorkspaceWork(services: Services, workspaceId: string): Promise<{ exports: number; schedules: number; deliveries: number }> {
+export async function cancelWorkspaceWork(services: Services, workspaceId: string): Promise<Figures> {
   const row = await platformCollections(services).workspaces.findOne({ _id: workspaceId });
-  if (!row || row.status !== 'deleting') return { exports: 0, schedules: 0, deliveries: 0 };
-  const reason = `workspace ${workspaceId} deleted`;
-  const db = services.workspaceDb(row);
-  const sites = await platformCollections(services).sites.find({ workspaceId }, { projection: { _id: 1 } }).toArray();
-  for (const site of sites) await stopWorkflow(services, staticExportWorkflowId({ workspaceId, siteId: site._id }), reason);
-
-  let schedules = 0;
-  for await (const entry of contentCollections(db).entries.find({ schedule: { $ne: null } }, { projection: { _id: 1 } })) {
-    await stopWorkflow(services, scheduleWorkflowId(workspaceId, entry._id), reason);
-    schedules += 1;
-  }
-  let deliveries = 0;
-  const { deliveries: deliveryRows, endpoints } = eventCollections(db);
-  // Each endpoint's delivery actor (and, below, the per-delivery workflows of the older design).
-  for await (const endpoint of endpoints.find({}, { projection: { _id: 1 } })) {
-    await stopWorkflow(services, endpointActorId(workspaceId, endpoint._id), reason);
-  }
-  for await (const delivery of deliveryRows.find({ status: 'pending' }, { projection: { _id: 1 } })) {
-    await stopWorkflow(services, deliveryWorkflowId(delivery._id), reason);
-    await deliveryRows.updateOne(
-      { _id: delivery._id, status: 'pending' },
-      { $set: { status: 'failed', error: 'workspace deleted', finishedAt: services.clock.now(), updatedAt: services.clock.now() } },
-    );
-    deliveries += 1;
-  }
-  return { exports: sites.length, schedules, deliveries };
+  if (!row || row.status !== 'deleting') return {};
+  const stopped: Record<string, number> = {};
+  for (const feature of services.features) Object.assign(stopped, await feature.stopWork?.(services, row));
+  return stopped;
 }
 
 // Step 3 frees the domains: `releaseWorkspaceDomains` (domains.ts), the one releaser.

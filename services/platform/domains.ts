@@ -1,7 +1,7 @@
 import type { Services } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange, workspaceHostNames } from './lifecycle.ts';
 
 // A host name belongs to one site: its row in `domains` has the host as `_id`, so the unique key

@@ -5,6 +5,7 @@ import { listTenantsOp } from './tenant-list-ops.ts';
 import { usageOperations } from './usage-ops.ts';
 import { operatorOperations } from './operator-ops.ts';
 import { addTenantSiteOp } from './site-ops.ts';
+import { healthOperations } from './health.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [listTenantsOp, createTenantOp, getTenantOp, addTenantSiteOp, suspendTenant, reactivateTenant, deleteTenantOp, ...quotaOperationsList, ...usageOperations];
@@ -13,5 +14,6 @@ export const platformFeature: Feature = {
   name: 'platform',
   // The same operations again on the cookie session, for the operator console (console-operations.ts).
   // Managing operators stays on the API (keys with platform:manage), not in the console.
-  operations: [...platformOperations, ...operatorOperations, ...onConsole(platformOperations)],
+  // Health and diagnostics answer any valid key (site:admin for the details), not only operators.
+  operations: [...platformOperations, ...operatorOperations, ...onConsole(platformOperations), ...healthOperations],
 };

@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { beginWorkspaceDeletion } from './deletion.ts';
 import { getWorkspace } from './lifecycle.ts';
 import { requestWorkspace } from './provisioning.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { awaitWorkspaceCommand, sendWorkspaceCommand } from './workspace-actor.ts';
 import { AdminInput, HostName, SiteView, TenantView, tenantView } from './views.ts';
 

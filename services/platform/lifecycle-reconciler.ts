@@ -1,8 +1,8 @@
 import { startPeriodicPass } from '../core/periodic-pass.ts';
 import type { Services } from '../core/context.ts';
-import { workspaceIndexVersion } from './index-version.ts';
+import { workspaceIndexVersion } from '../tenancy/index-version.ts';
 import { sendWorkspaceCommand } from './workspace-actor.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 
 export interface ReconcileOptions {
   /** Steps younger than this are most likely being worked on; re-sending them is harmless but noisy. */

@@ -1,7 +1,7 @@
 import { topics } from '../core/topics.ts';
 import type { Services } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import type { Workspace } from '../core/tenants.ts';
 
 /**

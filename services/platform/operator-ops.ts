@@ -1,32 +1,19 @@
 import { z } from 'zod';
-import type { OperationContext } from '../core/context.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
-import { accessCollections, type UserDoc } from '../access/model.ts';
-import { accessChanged } from '../access/access-change.ts';
+import { pageEnvelope, PageQuery } from '../core/paging.ts';
+import { anyPlatformOperator, isPlatformOperator, pageOperators, setPlatformOperator, type OperatorRow } from '../access/operators.ts';
 import { assertWithinCeiling } from '../access/grant-ceiling.ts';
 import { PLATFORM_CAPABILITIES } from '../core/capabilities.ts';
 
 /**
  * Platform operators are users of the operator's own site (the platform workspace's) whose
- * `platformOperator` flag is set; the flag is what gives `platform:read` and `platform:manage`
- * (services/access/roles.ts). Every change bumps the site's access version, so keys, sessions and
- * OAuth tokens of the user gain or lose platform rights on their next request.
+ * `platformOperator` flag is set; the flag is what gives `platform:read` and `platform:manage`.
+ * The access feature keeps the flag (services/access/operators.ts); these operations expose it.
  */
 const OperatorView = z.object({ id: z.string(), email: z.string(), name: z.string() });
-const operatorView = (user: UserDoc) => ({ id: user._id, email: user.email, name: user.name });
+const operatorView = (user: OperatorRow) => ({ id: user._id, email: user.email, name: user.name });
 const UserId = z.object({ userId: z.string().min(1).max(64) });
-
-async function setOperator(ctx: OperationContext, userId: string, value: boolean): Promise<UserDoc | null> {
-  const user = await accessCollections(ctx.db).users.findOneAndUpdate(
-    { _id: userId, siteId: ctx.site._id },
-    { $set: { platformOperator: value, updatedAt: ctx.services.clock.now() } },
-    { returnDocument: 'after' },
-  );
-  await accessChanged(ctx);
-  return user;
-}
 
 export const listOperatorsOp = defineOperation({
   id: 'operators.list',
@@ -38,8 +25,7 @@ export const listOperatorsOp = defineOperation({
   input: z.object(PageQuery),
   output: pageEnvelope(OperatorView),
   async handler(ctx, query) {
-    const filter = { siteId: ctx.site._id, platformOperator: true };
-    const { rows, page } = await pageById(ctx, 'operators', accessCollections(ctx.db).users, filter, query);
+    const { rows, page } = await pageOperators(ctx, query);
     return { data: rows.map(operatorView), page };
   },
 });
@@ -56,7 +42,7 @@ export const grantOperatorOp = defineOperation({
   async handler(ctx, { userId }) {
     // The flag gives both platform rights: the granter must hold both (a platform:manage-only key does not).
     assertWithinCeiling(PLATFORM_CAPABILITIES, ctx.principal);
-    const user = await setOperator(ctx, userId, true);
+    const user = await setPlatformOperator(ctx, userId, true);
     if (!user) throw new NotFoundError();
     return { operator: operatorView(user) };
   },
@@ -76,13 +62,10 @@ export const revokeOperatorOp = defineOperation({
   input: UserId,
   output: z.void(),
   async handler(ctx, { userId }) {
-    const { users } = accessCollections(ctx.db);
-    const current = await users.findOne({ _id: userId, siteId: ctx.site._id, platformOperator: true }, { projection: { _id: 1 } });
-    if (!current) throw new NotFoundError();
-    await setOperator(ctx, userId, false);
-    const left = await users.countDocuments({ siteId: ctx.site._id, platformOperator: true }, { limit: 1 });
-    if (left === 0) {
-      await setOperator(ctx, userId, true);
+    if (!(await isPlatformOperator(ctx, userId))) throw new NotFoundError();
+    await setPlatformOperator(ctx, userId, false);
+    if (!(await anyPlatformOperator(ctx))) {
+      await setPlatformOperator(ctx, userId, true);
       throw new ConflictError('The last platform operator cannot be removed');
     }
   },

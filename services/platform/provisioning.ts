@@ -2,11 +2,12 @@ import type { Services } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { hashPassword } from '../access/passwords.ts';
-import { ensureIndexes } from './indexes.ts';
-import { workspaceIndexSpecs, workspaceIndexVersion } from './index-version.ts';
+import { ensureIndexes } from '../tenancy/indexes.ts';
+import { workspaceIndexSpecs, workspaceIndexVersion } from '../tenancy/index-version.ts';
 import { hostNames, type Workspace } from '../core/tenants.ts';
 import { runProvisionSteps } from '../../workflows/contracts/workspace.ts';
-import { addSite, platformCollections } from './workspaces.ts';
+import { addSite } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from './lifecycle.ts';
 import { claimDomains, holdsDomains, releaseWorkspaceDomains } from './domains.ts';
 

@@ -4,9 +4,10 @@ import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { hostNames } from '../core/tenants.ts';
 import { getWorkspace } from './lifecycle.ts';
-import { addSite, platformCollections } from './workspaces.ts';
+import { addSite } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { claimDomains } from './domains.ts';
-import { withinCountQuota } from './quota-guard.ts';
+import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { AdminInput, HostName, SiteView } from './views.ts';
 
 const TenantId = z.object({ id: z.string().min(1) });

@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
 import { WorkspaceSchema, type Workspace } from '../core/tenants.ts';
 import { TenantView, tenantView } from './views.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 
 const escapeRegex = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 

@@ -2,9 +2,9 @@ import { topics } from '../core/topics.ts';
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { SiteView, TenantView, siteView, tenantView } from './views.ts';
-import { SiteQuotas, WorkspaceQuotas } from './quota-model.ts';
+import { SiteQuotas, WorkspaceQuotas } from '../tenancy/quota-model.ts';
 
 export const getTenantOp = defineOperation({
   id: 'tenants.get',

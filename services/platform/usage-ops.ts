@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
-import { UsageView } from './quota-model.ts';
+import { UsageView } from '../tenancy/quota-model.ts';
 import { siteUsage, workspaceUsage } from './usage.ts';
-import { findSiteScope, platformCollections } from './workspaces.ts';
+import { findSiteScope, platformCollections } from '../tenancy/platform-db.ts';
 
 const Id = z.object({ id: z.string().min(1).max(64) });
 

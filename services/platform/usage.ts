@@ -1,38 +1,39 @@
-import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
-import { ACCESS_COLLECTIONS } from '../access/model.ts';
-import { COLLECTIONS as CONTENT_COLLECTIONS } from '../content/model.ts';
-import { EVENT_COLLECTIONS } from '../events/model.ts';
-import { MEDIA_COLLECTIONS } from '../media/model.ts';
 import type { Site, Workspace } from '../core/tenants.ts';
-import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from './quota-guard.ts';
+import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from '../tenancy/quota-guard.ts';
 import {
   allowedMediaTypes, LIMIT_NAMES, siteLimit, SWITCH_NAMES, switchOn, workspaceLimit, type LimitName, type Usage,
-} from './quota-model.ts';
-import { platformCollections } from './workspaces.ts';
+} from '../tenancy/quota-model.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 
 /**
  * The figures behind `GET /tenants/{id}/usage` and `GET /sites/{id}/usage`: the same counts the
- * quota checks make (services/platform/quota-guard.ts), for one site or the whole workspace.
- * `requestsPerMinute` is only metered while a limit is set (it costs a write per request), so
- * its `used` is 0 otherwise.
+ * quota checks make (services/tenancy/quota-guard.ts), for one site or the whole workspace. Each
+ * feature counts its own (`Feature.usage`: users and keys, entries, media bytes, webhook
+ * endpoints); the platform counts sites and reads the quota counters. `requestsPerMinute` is only
+ * metered while a limit is set (it costs a write per request), so its `used` is 0 otherwise.
  */
 async function usedFigures(services: Services, workspace: Workspace, siteId: string | null, now: Date): Promise<Record<LimitName, number | null>> {
-  const db: Db = services.workspaceDb(workspace);
-  const bySite = (extra: Record<string, unknown> = {}) => (siteId ? { siteId, ...extra } : extra);
-  const count = (collection: string, extra?: Record<string, unknown>) => db.collection(collection).countDocuments(bySite(extra));
-  const mediaCounter = siteId ? `site:${siteId}` : 'workspace';
-  const [sites, users, entries, media, apiKeys, webhookEndpoints, requestsPerMinute, exportRunsPerDay] = await Promise.all([
+  const db = services.workspaceDb(workspace);
+  const [sites, requestsPerMinute, exportRunsPerDay, ...fromFeatures] = await Promise.all([
     platformCollections(services).sites.countDocuments({ workspaceId: workspace._id }),
-    count(ACCESS_COLLECTIONS.users),
-    count(CONTENT_COLLECTIONS.entries, { trashedAt: null }),
-    db.collection<{ _id: string; bytes: number }>(MEDIA_COLLECTIONS.usage).findOne({ _id: mediaCounter }),
-    count(ACCESS_COLLECTIONS.apiKeys, { status: 'active' }),
-    count(EVENT_COLLECTIONS.endpoints),
     counterValue(db, rpmCounterId(windowStart(now, MINUTE_MS))),
     counterValue(db, exportCounterId(siteId, windowStart(now, DAY_MS))),
+    ...services.features.map(async (feature) => (await feature.usage?.(services, workspace, siteId)) ?? {}),
   ]);
-  return { sites, users, entries, mediaBytes: media?.bytes ?? 0, mediaFileSize: null, apiKeys, webhookEndpoints, requestsPerMinute, exportRunsPerDay };
+  const figures: Record<string, number> = Object.assign({}, ...fromFeatures);
+  const counted = (name: LimitName) => figures[name] ?? 0;
+  return {
+    sites,
+    users: counted('users'),
+    entries: counted('entries'),
+    mediaBytes: counted('mediaBytes'),
+    mediaFileSize: null,
+    apiKeys: counted('apiKeys'),
+    webhookEndpoints: counted('webhookEndpoints'),
+    requestsPerMinute,
+    exportRunsPerDay,
+  };
 }
 
 export async function workspaceUsage(services: Services, workspace: Workspace): Promise<Usage> {

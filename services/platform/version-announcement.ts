@@ -3,7 +3,7 @@ import { createContext } from '../core/context.ts';
 import { serviceVersion } from '../core/version.ts';
 import { systemPrincipal } from '../core/principal.ts';
 import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 
 /**
  * `core.updated` (contract 6.1): the first gateway to start on a new version records it and tells

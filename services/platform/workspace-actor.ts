@@ -8,7 +8,7 @@ import {
   type WorkspaceCommand,
 } from '../../workflows/contracts/workspace.ts';
 import type { Workspace } from '../core/tenants.ts';
-import { platformCollections } from './workspaces.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from './lifecycle.ts';
 
 const withTimeout = <T>(promise: Promise<T>, ms: number) =>

@@ -3,28 +3,8 @@ import type { Services } from '../core/context.ts';
 import type { ProvisionInput } from '../core/feature.ts';
 import { createContext } from '../core/context.ts';
 import { systemPrincipal } from '../core/principal.ts';
-import { hostNames, PLATFORM_COLLECTIONS, type DomainRow, type Site, type Workspace } from '../core/tenants.ts';
-
-export function platformCollections(services: Pick<Services, 'platformDb'>) {
-  const db = services.platformDb;
-  return {
-    workspaces: db.collection<Workspace>(PLATFORM_COLLECTIONS.workspaces),
-    sites: db.collection<Site>(PLATFORM_COLLECTIONS.sites),
-    domains: db.collection<DomainRow>(PLATFORM_COLLECTIONS.domains),
-  };
-}
-
-/**
- * A site with its workspace, by site id: the one place the site → workspace lookup is written.
- * `workspaceId`, when the caller knows it, must match (a workflow input never reaches another
- * workspace's site). Null when either is gone.
- */
-export async function findSiteScope(services: Pick<Services, 'platformDb'>, siteId: string, workspaceId?: string): Promise<{ workspace: Workspace; site: Site } | null> {
-  const { workspaces, sites } = platformCollections(services);
-  const site = await sites.findOne(workspaceId === undefined ? { _id: siteId } : { _id: siteId, workspaceId });
-  const workspace = site ? await workspaces.findOne({ _id: site.workspaceId }) : null;
-  return site && workspace ? { workspace, site } : null;
-}
+import { hostNames, type Site, type Workspace } from '../core/tenants.ts';
+import { platformCollections } from '../tenancy/platform-db.ts';
 
 export interface AddSiteInput extends ProvisionInput {
   name: string;

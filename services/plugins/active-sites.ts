@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
-import { findSiteScope } from '../platform/workspaces.ts';
+import { findSiteScope } from '../tenancy/platform-db.ts';
 import { activePluginIds } from './state.ts';
 
 /**

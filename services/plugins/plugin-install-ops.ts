@@ -1,4 +1,4 @@
-import { assertSwitch } from '../platform/quota-guard.ts';
+import { assertSwitch } from '../tenancy/quota-guard.ts';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';

@@ -9,7 +9,8 @@ import { createContext } from '../../services/core/context.ts';
 import { CAPABILITIES, isPlatformCapability, PLATFORM_CAPABILITIES, requiredCapabilities } from '../../services/core/capabilities.ts';
 import { BadRequestError } from '../../services/core/errors.ts';
 import type { Operation } from '../../services/core/operation.ts';
-import { accessCollections, ACCESS_COLLECTIONS, type AuditDoc } from '../../services/access/model.ts';
+import { accessCollections, ACCESS_COLLECTIONS } from '../../services/access/model.ts';
+import type { AuditDoc } from '../../services/audit/model.ts';
 import { audited } from '../../services/audit/record.ts';
 
 /**

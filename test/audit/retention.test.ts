@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
-import { accessCollections, ACCESS_COLLECTIONS, type AuditDoc } from '../../services/access/model.ts';
+import { accessCollections, ACCESS_COLLECTIONS } from '../../services/access/model.ts';
+import type { AuditDoc } from '../../services/audit/model.ts';
 import { purgeExpiredAccessRows } from '../../services/access/retention.ts';
 import { newId } from '../../services/core/ids.ts';
 

@@ -4,7 +4,8 @@ import { startWorld, type World } from '../support/world.ts';
 import { addTestUser, createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
 import { PLATFORM_KEY_CAPABILITIES } from '../platform/support.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
-import { accessCollections, ACCESS_COLLECTIONS, type AuditDoc } from '../../services/access/model.ts';
+import { accessCollections, ACCESS_COLLECTIONS } from '../../services/access/model.ts';
+import type { AuditDoc } from '../../services/audit/model.ts';
 import { recordChange } from '../../services/audit/record.ts';
 import { systemPrincipal } from '../../services/core/principal.ts';
 

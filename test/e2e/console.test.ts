@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startWorld, type World } from '../support/world.ts';
-import { platformCollections } from '../../services/platform/workspaces.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 
 const SLOW = { timeout: 60_000 };
 const STEP = { timeout: 240_000 };

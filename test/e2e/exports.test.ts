@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
 import { call } from '../export/support.ts';
-import { platformCollections } from '../../services/platform/workspaces.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 
 const SLOW = { timeout: 90_000 };
 const STEP = { timeout: 240_000 };

@@ -5,7 +5,7 @@ import { createContext, type OperationContext } from '../../services/core/contex
 import { invokeOperation, type Operation } from '../../services/core/operation.ts';
 import type { Principal } from '../../services/core/principal.ts';
 import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
-import { createSiteResolver } from '../../services/platform/tenancy.ts';
+import { createSiteResolver } from '../../services/tenancy/site-resolver.ts';
 import { eventCollections } from '../../services/events/model.ts';
 import { accessCollections } from '../../services/access/model.ts';
 import { topics } from '../../services/core/topics.ts';

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace } from '../support/world.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
-import { createSiteResolver } from '../../services/platform/tenancy.ts';
+import { createSiteResolver } from '../../services/tenancy/site-resolver.ts';
 import { createContext, type OperationContext } from '../../services/core/context.ts';
 import { systemPrincipal } from '../../services/core/principal.ts';
 import { newId } from '../../services/core/ids.ts';

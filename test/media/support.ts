@@ -6,8 +6,8 @@ import { createApiKey } from '../support/access.ts';
 import type { KeyScope, Principal } from '../../services/core/principal.ts';
 import type { Capability } from '../../services/core/capabilities.ts';
 import { createContext, type OperationContext } from '../../services/core/context.ts';
-import { createSiteResolver } from '../../services/platform/tenancy.ts';
-import { platformCollections } from '../../services/platform/workspaces.ts';
+import { createSiteResolver } from '../../services/tenancy/site-resolver.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 import { MEDIA_BUCKET, MEDIA_COLLECTIONS } from '../../services/media/model.ts';
 import { usedBytes } from '../../services/media/quota.ts';
 

@@ -5,7 +5,7 @@ import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, signIn } from '../support/access.ts';
 import { addUser } from '../access/world-helpers.ts';
 import { caller, createTenant, operatorKey, type Call } from './support.ts';
-import { platformCollections } from '../../services/platform/workspaces.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 import type { UserDoc } from '../../services/access/model.ts';
 
 const accessOf = (world: World) => world.services.mongo.db(world.defaultWorkspace.dbName).collection<UserDoc>('users');

@@ -2,7 +2,7 @@ import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { startWorld, type World } from '../support/world.ts';
-import { platformCollections } from '../../services/platform/workspaces.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 import { databaseNames, newAdmin, operatorCaller, waitForWorkspace, workspaceRow } from './support.ts';
 import { eventually } from '../support/polling.ts';
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
-import { platformCollections } from '../../services/platform/workspaces.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 import { requestWorkspace } from '../../services/platform/provisioning.ts';
 import { beginWorkspaceDeletion } from '../../services/platform/deletion.ts';
 import { reconcileWorkspaces } from '../../services/platform/lifecycle-reconciler.ts';
-import { workspaceIndexVersion } from '../../services/platform/index-version.ts';
-import { createSiteResolver } from '../../services/platform/tenancy.ts';
+import { workspaceIndexVersion } from '../../services/tenancy/index-version.ts';
+import { createSiteResolver } from '../../services/tenancy/site-resolver.ts';
 import { scheduleWorkflowId } from '../../services/content/schedule.ts';
 import { eventCollections } from '../../services/events/model.ts';
 import { databaseNames, newAdmin, operatorCaller, waitForWorkspace, workspaceRow } from './support.ts';

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { siteOrigin } from '../../services/platform/site-origin.ts';
+import { siteOrigin } from '../../services/tenancy/site-origin.ts';
 import { startWorld, type World } from '../support/world.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
 import { caller, createTenant, keyOnHost, operatorKey, type Call } from './support.ts';
-import { createSiteResolver } from '../../services/platform/tenancy.ts';
+import { createSiteResolver } from '../../services/tenancy/site-resolver.ts';
 import { readExportFile } from '../../services/export/files.ts';
 import { eventually } from '../support/polling.ts';
 

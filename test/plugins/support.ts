@@ -6,7 +6,7 @@ import { createApiKey, defaultSiteContext } from '../support/access.ts';
 import type { Capability } from '../../services/core/capabilities.ts';
 import { installPluginHost } from '../../services/plugins/host.ts';
 import { PLATFORM_COLLECTIONS } from '../../services/core/tenants.ts';
-import { DEFAULT_SITE_META_ID } from '../../services/platform/tenancy.ts';
+import { DEFAULT_SITE_META_ID } from '../../services/tenancy/site-resolver.ts';
 
 export interface PluginWorld {
   world: World;

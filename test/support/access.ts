@@ -4,7 +4,7 @@ import type { World } from './world.ts';
 import type { Capability } from '../../services/core/capabilities.ts';
 import type { KeyScope } from '../../services/core/principal.ts';
 import { createContext } from '../../services/core/context.ts';
-import { createSiteResolver } from '../../services/platform/tenancy.ts';
+import { createSiteResolver } from '../../services/tenancy/site-resolver.ts';
 import { loadUserAccess } from '../../services/access/user-access.ts';
 import { findUserByEmail } from '../../services/access/users.ts';
 import { createKey } from '../../services/access/keys.ts';

@@ -9,7 +9,7 @@ import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
 import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 import { createWorker } from '../../services/worker-factory.ts';
 import { provisionInProcess, requestWorkspace, type WorkspaceRequest } from '../../services/platform/provisioning.ts';
-import { platformCollections } from '../../services/platform/workspaces.ts';
+import { platformCollections } from '../../services/tenancy/platform-db.ts';
 
 export interface World {
   config: Config;

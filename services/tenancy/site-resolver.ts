@@ -1,6 +1,6 @@
 import type { Services } from '../core/context.ts';
 import { LOCAL_HOSTS, PLATFORM_COLLECTIONS, type Site, type Workspace } from '../core/tenants.ts';
-import { findSiteScope, platformCollections } from './workspaces.ts';
+import { findSiteScope, platformCollections } from './platform-db.ts';
 import { createFeedCache } from '../core/feed-cache.ts';
 import { createKeyedBatcher } from '../core/batching.ts';
 import { topics } from '../core/topics.ts';

@@ -1,0 +1,1 @@
+export const ops = 'platform operation';
