@@ -45,7 +45,8 @@ function changed(result: unknown): boolean {
  * invalidation"): the site's content generation. Nobody calls `bump` by hand for a content write:
  * every context's database (`createContext`) is `follow`ed, so a finished write that changed a
  * document of a public collection (the ones features declare, `Feature.publicCollections`) moves
- * the generation before the write's promise settles (read-your-writes on this gateway), and the
+ * the generation before the write's promise settles (read-your-writes on this gateway; an insert
+ * only when a document of it can be public, `PublicCollection`), and the
  * change is announced to the others. The read side (`public-read/state.ts`) only reads it.
  */
 export interface PublicGeneration {
