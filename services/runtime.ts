@@ -45,7 +45,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   const featureList = options.features ?? features;
   // Only the collections held management reads depend on are watched: other writes announce nothing.
   const watchedCollections = new Set(featureList.flatMap((feature) => feature.operations.flatMap((operation) => operation.heldAnswer?.reads ?? [])));
-  const publicCollections = new Set(featureList.flatMap((feature) => feature.publicCollections ?? []));
+  const publicCollections = featureList.flatMap((feature) => feature.publicCollections ?? []);
   const core = await createServices(config, { ...options, watchedCollections, publicCollections });
   const services = core as Services;
   services.features = featureList;

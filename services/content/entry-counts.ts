@@ -47,14 +47,21 @@ export async function reconcileEntryCounts(db: Db, now = new Date()): Promise<Co
   return { _id: ID, total, sites, reconciledAt: now };
 }
 
+/** The counter's filter saying "there is still room" under the site's and the workspace's limits (read from the context: no round trip); `null` when no limit applies. */
+function roomFilter(ctx: OperationContext, siteField: string): Record<string, unknown> | null {
+  const workspaceMax = workspaceLimit(ctx.workspace.quotas, 'entries');
+  const siteMax = siteOwnLimit(ctx.site.quotas, 'entries');
+  if (workspaceMax === null && siteMax === null) return null;
+  const filter: Record<string, unknown> = {};
+  if (workspaceMax !== null) filter.total = { $lt: workspaceMax };
+  if (siteMax !== null) filter[siteField] = { $not: { $gte: siteMax } };
+  return filter;
+}
+
 /** One more live entry on this site, if the site's and the workspace's limits allow it (403 naming the quota otherwise). */
 export async function takeEntry(ctx: OperationContext): Promise<void> {
   const siteField = `sites.${ctx.site._id}`;
-  const filter: Record<string, unknown> = { _id: ID };
-  const workspaceMax = workspaceLimit(ctx.workspace.quotas, 'entries');
-  const siteMax = siteOwnLimit(ctx.site.quotas, 'entries');
-  if (workspaceMax !== null) filter.total = { $lt: workspaceMax };
-  if (siteMax !== null) filter[siteField] = { $not: { $gte: siteMax } };
+  const filter = { ...roomFilter(ctx, siteField), _id: ID };
   for (let attempt = 0; attempt < 3; attempt++) {
     const taken = await counts(ctx.db).updateOne(filter, { $inc: { total: 1, [siteField]: 1 } });
     if (taken.matchedCount === 1) return;
@@ -67,6 +74,35 @@ export async function takeEntry(ctx: OperationContext): Promise<void> {
     if (attempt > 0) break;
   }
   throw new QuotaExceededError('entries');
+}
+
+/**
+ * Counts the new live entry `insert` lands. Under a limit: takes one first (a refusal writes
+ * nothing), inserts, gives it back if the insert failed. Without one the `$inc` cannot refuse, so
+ * it runs beside the insert (no round trip added to the create's latency); a failed insert gives
+ * it back, and a database without counters yet is counted after the insert (which it includes).
+ */
+export async function countNewEntry<T>(ctx: OperationContext, insert: () => Promise<T>): Promise<T> {
+  const siteField = `sites.${ctx.site._id}`;
+  if (roomFilter(ctx, siteField)) {
+    await takeEntry(ctx);
+    try {
+      return await insert();
+    } catch (error) {
+      await giveBackEntry(ctx);
+      throw error;
+    }
+  }
+  const [inserted, counted] = await Promise.allSettled([insert(), counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: 1, [siteField]: 1 } })]);
+  const took = counted.status === 'fulfilled' && counted.value.matchedCount === 1;
+  if (inserted.status === 'rejected') {
+    if (took) await giveBackEntry(ctx);
+    throw inserted.reason;
+  }
+  // The entry landed: a counter that did not move is drift the recount repairs, not a failed create.
+  if (counted.status === 'rejected') ctx.services.log.warn({ err: counted.reason }, 'entry counter not moved; the periodic recount repairs it');
+  else if (!took) await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
+  return inserted.value;
 }
 
 /** One live entry fewer on this site (trashed, or a create that did not land). */

@@ -18,7 +18,8 @@ import { provisionTaxonomies } from './taxonomies.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
-  publicCollections: [COLLECTIONS.entries, COLLECTIONS.types, COLLECTIONS.taxonomies, COLLECTIONS.terms],
+  // Only a published entry is read publicly, so a draft's (or a scheduled entry's) insert changes no public answer.
+  publicCollections: [{ name: COLLECTIONS.entries, insertIsPublic: (doc) => doc.status === 'published' }, COLLECTIONS.types, COLLECTIONS.taxonomies, COLLECTIONS.terms],
   operations: [
     listContentTypesOp,
     getContentTypeOp,

@@ -6,7 +6,7 @@ import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { findEntryInScope, recordRevision } from './entries.ts';
 import { settleSchedule } from './lifecycle.ts';
 import { cancelSchedule } from './schedule-cancel.ts';
-import { giveBackEntry, takeEntry } from './entry-counts.ts';
+import { countNewEntry, giveBackEntry, takeEntry } from './entry-counts.ts';
 import { recordChange } from '../audit/record.ts';
 
 /**
@@ -17,7 +17,7 @@ import { recordChange } from '../audit/record.ts';
  * 1. scope: the stored entry and the result must both be inside the caller's key scope (a bulk
  *    change checks every entry it would touch first and refuses with nothing written);
  * 2. quota: an entry that becomes live again (create, restore) takes one from the kept counters
- *    (`entry-counts.ts`, one conditional `$inc`);
+ *    (`entry-counts.ts`, one conditional `$inc`; a create under no limit counts beside its insert);
  * 3. the schedule's consistency: a status set by hand settles the pending dates (`settleSchedule`);
  * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
  * 5. the public generation: derived from that write (core/public-generation.ts), never called here;
@@ -45,6 +45,25 @@ export interface WriteEffects {
   fromSchedule?: boolean;
   /** Said in the revision (and the audit row): why the system changed the entry, e.g. a late schedule. */
   note?: string;
+  /** A bulk change clears its batch's owed markers at once (`clearOwed`): a durable write's is collected here instead of cleared alone. */
+  owedMarks?: OwedMark[];
+}
+
+/** An entry's owed-effects marker, by the version that owes them. */
+export interface OwedMark {
+  _id: string;
+  version: number;
+}
+
+/**
+ * Clears the owed-effects markers of entries whose effects are done, in one write. Each is matched
+ * on its own `pending.version`, so a newer write still owing its effects keeps its marker. Clearing
+ * changes nothing public: written past the derived generation on purpose.
+ */
+async function clearOwed(ctx: OperationContext, marks: readonly OwedMark[]): Promise<void> {
+  if (marks.length === 0) return;
+  const owed = marks.map((mark) => ({ _id: mark._id, 'pending.version': mark.version }));
+  await contentCollections(bareDb(ctx)).entries.updateMany({ siteId: ctx.site._id, $or: owed } as Filter<EntryDoc>, { $set: { pending: null } });
 }
 
 /** The workspace database without the public generation's follow (core/public-generation.ts). */
@@ -57,8 +76,11 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
   if (before?.schedule && !after.schedule && !effects.fromSchedule) {
     await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
   }
-  // Clearing the owed effects changes nothing public: written past the derived generation on purpose.
-  if (effects.durable) await contentCollections(bareDb(ctx)).entries.updateOne({ _id: after._id, siteId: after.siteId, 'pending.version': after.version }, { $set: { pending: null } });
+  if (effects.durable) {
+    const mark = { _id: after._id, version: after.version };
+    if (effects.owedMarks) effects.owedMarks.push(mark);
+    else await clearOwed(ctx, [mark]);
+  }
   // Inside an operation this joins the runner's one row; a workflow's write gets a row of its own (docs/audit.md).
   recordChange(ctx, {
     action: effects.events.at(-1) ?? 'content.updated',
@@ -70,13 +92,7 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
 /** Creates an entry: scope, quota (kept counters), insert, revision, events. A taken slug is a duplicate-key error for the caller. */
 export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise<EntryDoc> {
   ctx.scope.check(doc, ENTRY_SCOPE);
-  await takeEntry(ctx);
-  try {
-    await contentCollections(ctx.db).entries.insertOne(doc);
-  } catch (error) {
-    await giveBackEntry(ctx);
-    throw error;
-  }
+  await countNewEntry(ctx, () => contentCollections(ctx.db).entries.insertOne(doc));
   await settle(ctx, null, doc, { events: ['content.created'] });
   return doc;
 }
@@ -232,8 +248,8 @@ export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>
       await recordRevision(ctx, doc, pending.note ?? undefined);
       for (const event of pending.events) await ctx.emit(event, eventData(doc));
     }
-    await contentCollections(bareDb(ctx)).entries.updateOne({ _id: doc._id, siteId: doc.siteId, 'pending.version': pending.version }, { $set: { pending: null } });
   }
+  await clearOwed(ctx, owing.map((doc) => ({ _id: doc._id, version: doc.pending!.version })));
   return owing.length;
 }
 
@@ -245,7 +261,8 @@ const PARALLEL = 25;
  * revision, events, audit); answers how many it found and changed. A bulk change checks the whole
  * set first with `checkEntriesInScope`. Idempotent when `compute` answers null for an entry that no
  * longer needs the change (and the change makes it stop matching `filter`): called again after a
- * crash, it takes the next entries and changes nothing twice.
+ * crash, it takes the next entries and changes nothing twice. The owed markers of a group are
+ * cleared together once all its entries' effects are done (a crash before leaves them to the retry).
  */
 export async function changeEntriesMatching(
   ctx: OperationContext,
@@ -261,15 +278,20 @@ export async function changeEntriesMatching(
     .toArray();
   let changed = 0;
   for (let i = 0; i < rows.length; i += PARALLEL) {
-    const results = await Promise.all(
+    const owedMarks: OwedMark[] = [];
+    const results = await Promise.allSettled(
       rows.slice(i, i + PARALLEL).map((row) =>
-        changeEntry(ctx, row._id, undefined, compute, effects).catch((error) => {
+        changeEntry(ctx, row._id, undefined, compute, (before, after) => ({ ...effects(before, after), owedMarks })).catch((error) => {
           if (error instanceof NotFoundError) return null; // trashed or purged meanwhile
           throw error;
         }),
       ),
     );
-    changed += results.filter(Boolean).length;
+    // Every change of the group has finished (none left running): clear what the landed ones settled, then fail if one failed.
+    await clearOwed(ctx, owedMarks);
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+    changed += results.filter((result) => result.status === 'fulfilled' && result.value).length;
     progress();
   }
   return { found: rows.length, changed };

@@ -1,6 +1,7 @@
 import type { Operation } from './operation.ts';
 import type { OperationContext, Services } from './context.ts';
 import type { Workspace } from './tenants.ts';
+import type { PublicCollection } from './public-generation.ts';
 import type { CreateIndexesOptions, IndexSpecification } from 'mongodb';
 
 /** An index a feature needs in every workspace database. Every key list should lead with `siteId`. */
@@ -63,8 +64,8 @@ export interface Feature {
   operations: readonly Operation[];
   indexes?: readonly IndexSpec[];
   trash?: readonly TrashKind[];
-  /** Collections the Public API reads: a write to one moves the site's public generation (core/public-generation.ts). */
-  publicCollections?: readonly string[];
+  /** Collections the Public API reads: a write to one moves the site's public generation (core/public-generation.ts), an insert only if it can be public. */
+  publicCollections?: readonly PublicCollection[];
   provisionSite?(ctx: OperationContext, input: ProvisionInput): Promise<void>;
   /**
    * Deletion: stops what the feature keeps running for a workspace that is `deleting` (workflows,

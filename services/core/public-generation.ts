@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Document } from 'mongodb';
 import type { ChangeFeed } from './change-feed.ts';
 import { topics } from './topics.ts';
 
@@ -11,7 +11,23 @@ interface StateDoc {
   generation: number;
 }
 
+/**
+ * A collection the Public API reads, as a feature declares it (`Feature.publicCollections`): its
+ * name, or the name and when an inserted document can be public at all. An insert none of whose
+ * documents `insertIsPublic` changes no public read, so it leaves the generation alone (an
+ * entry's draft); updates and deletes always move it, since the document before may have been public.
+ */
+export type PublicCollection = string | { name: string; insertIsPublic?: (doc: Document) => boolean };
+
 const WRITES = new Set(['insertOne', 'insertMany', 'bulkWrite', 'updateOne', 'updateMany', 'replaceOne', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete']);
+
+/** Whether an insert (`insertOne`, `insertMany`) holds no document a public read can see. */
+function insertIsPrivate(property: string, args: unknown[], insertIsPublic: ((doc: Document) => boolean) | undefined): boolean {
+  if (!insertIsPublic) return false;
+  if (property === 'insertOne') return !insertIsPublic(args[0] as Document);
+  if (property === 'insertMany') return !(args[0] as Document[]).some(insertIsPublic);
+  return false;
+}
 
 /** Whether a driver write result says a document changed (a no-op update or a missed filter moves nothing). */
 function changed(result: unknown): boolean {
@@ -29,7 +45,8 @@ function changed(result: unknown): boolean {
  * invalidation"): the site's content generation. Nobody calls `bump` by hand for a content write:
  * every context's database (`createContext`) is `follow`ed, so a finished write that changed a
  * document of a public collection (the ones features declare, `Feature.publicCollections`) moves
- * the generation before the write's promise settles (read-your-writes on this gateway), and the
+ * the generation before the write's promise settles (read-your-writes on this gateway; an insert
+ * only when a document of it can be public, `PublicCollection`), and the
  * change is announced to the others. The read side (`public-read/state.ts`) only reads it.
  */
 export interface PublicGeneration {
@@ -42,7 +59,13 @@ export interface PublicGeneration {
   follow(db: Db, siteId: string): Db;
 }
 
-export function createPublicGeneration(feed: ChangeFeed, collections: ReadonlySet<string>): PublicGeneration {
+export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<PublicCollection>): PublicGeneration {
+  const insertRules = new Map<string, ((doc: Document) => boolean) | undefined>();
+  for (const entry of declared) {
+    if (typeof entry === 'string') insertRules.set(entry, undefined);
+    else insertRules.set(entry.name, entry.insertIsPublic);
+  }
+  const collections: ReadonlySet<string> = new Set(insertRules.keys());
   const listeners: Array<(siteId: string) => void> = [];
   const bump = async (db: Db, siteId: string) => {
     await db.collection<StateDoc>(PUBLIC_STATE_COLLECTION).updateOne({ _id: siteId, siteId }, { $inc: { generation: 1 } }, { upsert: true });
@@ -72,7 +95,7 @@ export function createPublicGeneration(feed: ChangeFeed, collections: ReadonlySe
       });
     return f.queued;
   };
-  const followCollection = (collection: Collection, db: Db, siteId: string): Collection =>
+  const followCollection = (collection: Collection, db: Db, siteId: string, insertIsPublic: ((doc: Document) => boolean) | undefined): Collection =>
     new Proxy(collection, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
@@ -80,7 +103,7 @@ export function createPublicGeneration(feed: ChangeFeed, collections: ReadonlySe
         if (typeof property !== 'string' || !WRITES.has(property)) return value.bind(target);
         return async (...args: unknown[]) => {
           const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
-          if (changed(result)) await bumpAfter(db, siteId);
+          if (changed(result) && !insertIsPrivate(property, args, insertIsPublic)) await bumpAfter(db, siteId);
           return result;
         };
       },
@@ -99,7 +122,7 @@ export function createPublicGeneration(feed: ChangeFeed, collections: ReadonlySe
           }
           return (name: string, options?: object) => {
             const collection = target.collection(name, options);
-            return collections.has(name) ? followCollection(collection, target, siteId) : collection;
+            return insertRules.has(name) ? followCollection(collection, target, siteId, insertRules.get(name)) : collection;
           };
         },
       });

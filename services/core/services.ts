@@ -9,7 +9,7 @@ import { loggerOptions } from './logger.ts';
 import { createHooks } from './hooks.ts';
 import { createChangeFeed } from './change-feed.ts';
 import { createWriteWatch } from './write-watch.ts';
-import { createPublicGeneration } from './public-generation.ts';
+import { createPublicGeneration, type PublicCollection } from './public-generation.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -26,7 +26,7 @@ export interface CoreServiceOptions {
   /** Collections whose writes move their database's generation (`core/write-watch.ts`): what held reads depend on. */
   watchedCollections?: ReadonlySet<string>;
   /** Collections the Public API reads: a write to one moves its site's public generation (`core/public-generation.ts`). */
-  publicCollections?: ReadonlySet<string>;
+  publicCollections?: readonly PublicCollection[];
 }
 
 /**
@@ -50,7 +50,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     platformDb,
     changeFeed,
     writes,
-    publicGeneration: createPublicGeneration(changeFeed, options.publicCollections ?? new Set()),
+    publicGeneration: createPublicGeneration(changeFeed, options.publicCollections ?? []),
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
