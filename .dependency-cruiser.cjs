@@ -32,7 +32,8 @@ module.exports = {
     },
     {
       name: 'features-never-import-the-platform',
-      comment: "The platform's operations (services/platform: lifecycle, deletion, usage, operators) stand above the features; only the wiring and activities import them.",
+      comment:
+        "The platform's operations (services/platform: lifecycle, deletion, usage, operators) stand above the features; only the wiring and activities import them.",
       severity: 'error',
       from: { path: '^services/(?!platform/)[^/]+/' },
       to: { path: '^services/platform/' },

@@ -5,9 +5,7 @@ export function createProbeActivities(services: Services) {
     /** Idempotent: the probe id is the document id, so a retried attempt rewrites the same row. */
     async stampProbe(probeId: string): Promise<string> {
       const stampedAt = services.clock.now();
-      await services.platformDb
-        .collection<{ _id: string; stampedAt: Date }>('probes')
-        .updateOne({ _id: probeId }, { $set: { stampedAt } }, { upsert: true });
+      await services.platformDb.collection<{ _id: string; stampedAt: Date }>('probes').updateOne({ _id: probeId }, { $set: { stampedAt } }, { upsert: true });
       return stampedAt.toISOString();
     },
   };

@@ -11,7 +11,10 @@ export function createTermRemovalActivities(services: Services) {
     const scope = await findSiteScope(services, input.siteId, input.workspaceId);
     if (!scope || scope.workspace.status === 'deleting' || scope.workspace.status === 'deleted') return null;
     // The caller's scope was checked over every entry before the job started (terms-ops.ts).
-    return createContext(services, scope, systemPrincipal(`term removal ${input.label}`), { id: `term-removal:${input.taxonomy}:${input.termId ?? '*'}`, ip: '127.0.0.1' });
+    return createContext(services, scope, systemPrincipal(`term removal ${input.label}`), {
+      id: `term-removal:${input.taxonomy}:${input.termId ?? '*'}`,
+      ip: '127.0.0.1',
+    });
   }
   return {
     /** Idempotent: changes up to `batch` entries that still have the term; how many it found and changed. */

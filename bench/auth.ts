@@ -54,11 +54,15 @@ const ctx = createContext(world.services, scope, systemPrincipal('benchmark setu
 const owner = (await findUserByEmail(ctx, world.admin.email))!;
 const access = (await loadUserAccess(ctx.db, scope.site._id, owner._id))!;
 // Budgets far above what the run sends, so every request does the full limiter work and passes.
-const { key } = await createKey(ctx, { userId: owner._id, capabilities: access.capabilities }, {
-  name: 'bench',
-  capabilities: ['content:read'],
-  rateLimitPerMin: 100_000_000,
-});
+const { key } = await createKey(
+  ctx,
+  { userId: owner._id, capabilities: access.capabilities },
+  {
+    name: 'bench',
+    capabilities: ['content:read'],
+    rateLimitPerMin: 100_000_000,
+  },
+);
 await writeKeySettings(ctx.db, scope.site._id, { enabled: true, defaultRateLimitPerMin: 100_000_000, allowedOrigins: [] }, new Date());
 
 const gatewayAddress = await world.app.listen({ port: 0, host: '127.0.0.1' });

@@ -94,8 +94,21 @@ const handPublish = (id: string) => handChange(id, (d) => statusChange(d, 'publi
 const opCtx = () => withChangeNotes(ctx);
 const pathCreate = async () => (await createEntry(opCtx(), entryDoc()))._id;
 const pathUpdate = (id: string) =>
-  changeEntryOrFail(opCtx(), id, undefined, () => ({ title: `Edited ${serial++}`, titleLower: 'edited' }), () => ({ events: ['content.updated'] }));
-const pathPublish = (id: string) => changeEntryOrFail(opCtx(), id, undefined, (d) => statusChange(d, 'published', new Date()), () => ({ events: ['content.published'] }));
+  changeEntryOrFail(
+    opCtx(),
+    id,
+    undefined,
+    () => ({ title: `Edited ${serial++}`, titleLower: 'edited' }),
+    () => ({ events: ['content.updated'] }),
+  );
+const pathPublish = (id: string) =>
+  changeEntryOrFail(
+    opCtx(),
+    id,
+    undefined,
+    (d) => statusChange(d, 'published', new Date()),
+    () => ({ events: ['content.published'] }),
+  );
 
 async function timed(fn: () => Promise<unknown>): Promise<number> {
   const start = performance.now();
@@ -114,7 +127,11 @@ const stats = (samples: number[]): Stats => {
   return { mean: samples.reduce((a, b) => a + b, 0) / samples.length, p50: at(0.5), p99: at(0.99) };
 };
 
-const samples: Record<string, { hand: number[]; path: number[] }> = { create: { hand: [], path: [] }, update: { hand: [], path: [] }, publish: { hand: [], path: [] } };
+const samples: Record<string, { hand: number[]; path: number[] }> = {
+  create: { hand: [], path: [] },
+  update: { hand: [], path: [] },
+  publish: { hand: [], path: [] },
+};
 
 // Warm-up (connections, JIT) on both sides.
 for (let i = 0; i < 20; i++) {
@@ -202,8 +219,10 @@ for (const [name, { hand, path }] of Object.entries(samples)) {
   console.log(`${name.padEnd(10)} | write path            | ${fmt(p.mean)} | ${fmt(p.p50)} | ${fmt(p.p99)} | ${(p.mean / h.mean).toFixed(3)} (target ≤ 1.05)`);
 }
 const best = (xs: number[]) => Math.min(...xs);
-console.log(`\nTerm deletion touching ${termEntries} entries (best of 2, ms): baseline by hand ${best(termTimes.hand!).toFixed(0)}, ` +
-  `write path ${best(termTimes.path!).toFixed(0)} (ratio ${(best(termTimes.path!) / best(termTimes.hand!)).toFixed(3)}), ` +
-  `before issue 22 (one updateMany, no version/revision/event) ${best(termTimes.old!).toFixed(0)}`);
+console.log(
+  `\nTerm deletion touching ${termEntries} entries (best of 2, ms): baseline by hand ${best(termTimes.hand!).toFixed(0)}, ` +
+    `write path ${best(termTimes.path!).toFixed(0)} (ratio ${(best(termTimes.path!) / best(termTimes.hand!)).toFixed(3)}), ` +
+    `before issue 22 (one updateMany, no version/revision/event) ${best(termTimes.old!).toFixed(0)}`,
+);
 await world.close();
 process.exit(0);

@@ -34,7 +34,10 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** BENCH_GC_PROBE=1: the worker runs a full GC every 2 s and reports its live heap (then RSS says little: report the live heap). */
 const GC_PROBE = process.env.BENCH_GC_PROBE === '1';
 const MB = 1024 * 1024;
-const load = () => loadavg().map((v) => v.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((v) => v.toFixed(2))
+    .join(' ');
 const loadAtStart = load();
 
 const stopOwnEngines = await ownEnginesIfAsked();
@@ -46,7 +49,12 @@ const scope = (await world.services.sites.resolve('localhost'))!;
 const ctx = createContext(world.services, scope, systemPrincipal('bench seed'), { id: 'bench', ip: '127.0.0.1' });
 
 async function api(method: string, url: string, body?: unknown) {
-  const res = await world.app.inject({ method: method as 'GET', url: `/api/manage/v1${url}`, headers: { authorization: `Bearer ${key}`, host: 'localhost' }, payload: body as object });
+  const res = await world.app.inject({
+    method: method as 'GET',
+    url: `/api/manage/v1${url}`,
+    headers: { authorization: `Bearer ${key}`, host: 'localhost' },
+    payload: body as object,
+  });
   if (res.statusCode >= 400) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
   return res.statusCode === 204 ? null : res.json();
 }
@@ -58,7 +66,14 @@ const first = await invokeOperation(createEntryOp, ctx, {
   title: 'Benchmark entry 0',
   slug: 'bench-0',
   excerpt: 'A short summary of the entry.',
-  blocks: { version: 1, blocks: [{ type: 'heading', level: 2, text: 'Section' }, { type: 'paragraph', text: paragraph }, { type: 'list', items: ['one', 'two', 'three'] }] },
+  blocks: {
+    version: 1,
+    blocks: [
+      { type: 'heading', level: 2, text: 'Section' },
+      { type: 'paragraph', text: paragraph },
+      { type: 'list', items: ['one', 'two', 'three'] },
+    ],
+  },
 });
 await invokeOperation(publishEntryOp, ctx, { id: first.id });
 const entries = contentCollections(ctx.db).entries;
@@ -68,7 +83,14 @@ for (let i = 1; i < N; i += 1000) {
   for (let j = i; j < Math.min(N, i + 1000); j++) {
     const title = `Benchmark entry ${j}`;
     const slug = `bench-${j}`;
-    docs.push({ ...template, _id: newId(), title, titleLower: title.toLowerCase(), slug, live: { ...template.live!, title, titleLower: title.toLowerCase(), slug } });
+    docs.push({
+      ...template,
+      _id: newId(),
+      title,
+      titleLower: title.toLowerCase(),
+      slug,
+      live: { ...template.live!, title, titleLower: title.toLowerCase(), slug },
+    });
   }
   await entries.insertMany(docs);
 }
@@ -77,10 +99,14 @@ process.stderr.write(`seeded ${N} entries in ${seedSec.toFixed(1)} s\n`);
 
 // --- the worker in its own process, its memory sampled ------------------------------------------
 const workerFlags = process.env.BENCH_WORKER_NODE_FLAGS === undefined ? WORKER_NODE_FLAGS : process.env.BENCH_WORKER_NODE_FLAGS.split(' ').filter(Boolean);
-const worker: ChildProcess = spawn(process.execPath, [...workerFlags, ...(GC_PROBE ? ['--expose-gc'] : []), '--import', 'tsx', 'bench/support/worker-process.ts'], {
-  env: { ...process.env, DB_PREFIX: config.DB_PREFIX, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, SECRET_KEY: config.SECRET_KEY, LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+const worker: ChildProcess = spawn(
+  process.execPath,
+  [...workerFlags, ...(GC_PROBE ? ['--expose-gc'] : []), '--import', 'tsx', 'bench/support/worker-process.ts'],
+  {
+    env: { ...process.env, DB_PREFIX: config.DB_PREFIX, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, SECRET_KEY: config.SECRET_KEY, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  },
+);
 await new Promise<void>((resolve, reject) => {
   let out = '';
   const on = (chunk: Buffer) => {
@@ -110,7 +136,9 @@ async function exportRun(mode: 'full' | 'incremental') {
     const s = await api('GET', '/static-export');
     if (performance.now() - shown > 5000) {
       shown = performance.now();
-      process.stderr.write(`  ${mode}: ${s.progress?.phase ?? s.status} ${s.progress?.done ?? '-'}/${s.progress?.total ?? '-'} after ${((shown - started) / 1000).toFixed(0)} s\n`);
+      process.stderr.write(
+        `  ${mode}: ${s.progress?.phase ?? s.status} ${s.progress?.done ?? '-'}/${s.progress?.total ?? '-'} after ${((shown - started) / 1000).toFixed(0)} s\n`,
+      );
     }
     if (s.status === 'idle' && s.lastRun?.requestIds.includes(requestId)) {
       if (s.lastRun.status !== 'succeeded') throw new Error(`run ${s.lastRun.status}: ${s.lastRun.error}`);
@@ -152,7 +180,10 @@ async function fromStorage() {
 }
 function download(format: 'tar' | 'tar.gz') {
   return new Promise<{ status: number; bytes: number; ms: number }>((resolve, reject) => {
-    const job = JSON.stringify({ url: `${base}/api/manage/v1/static-export/download?format=${format}`, headers: { authorization: `Bearer ${key}`, host: 'localhost' } });
+    const job = JSON.stringify({
+      url: `${base}/api/manage/v1/static-export/download?format=${format}`,
+      headers: { authorization: `Bearer ${key}`, host: 'localhost' },
+    });
     const child = spawn(process.execPath, ['--import', 'tsx', 'bench/support/download-process.ts', job], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout!.on('data', (chunk) => (out += chunk));
@@ -165,7 +196,14 @@ for (let r = 0; r < ROUNDS; r++) {
   const tar = await download('tar');
   const tgz = await download('tar.gz');
   if (tar.status !== 200 || tgz.status !== 200) throw new Error(`download answered ${tar.status} / ${tgz.status}`);
-  rounds.push({ grid: grid.bytes / MB / (grid.ms / 1000), tar: tar.bytes / MB / (tar.ms / 1000), tgz: tgz.bytes / MB / (tgz.ms / 1000), gridBytes: grid.bytes, tarBytes: tar.bytes, tgzBytes: tgz.bytes });
+  rounds.push({
+    grid: grid.bytes / MB / (grid.ms / 1000),
+    tar: tar.bytes / MB / (tar.ms / 1000),
+    tgz: tgz.bytes / MB / (tgz.ms / 1000),
+    gridBytes: grid.bytes,
+    tarBytes: tar.bytes,
+    tgzBytes: tgz.bytes,
+  });
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mbps = { grid: median(rounds.map((r) => r.grid)), tar: median(rounds.map((r) => r.tar)), tgz: median(rounds.map((r) => r.tgz)) };
@@ -178,13 +216,28 @@ console.log(`worker Node flags: ${workerFlags.join(' ') || '(none)'}`);
 console.log(`seeded ${N} published entries in ${seedSec.toFixed(1)} s (not measured)`);
 console.log('| measure | value | target |');
 console.log('|---|---|---|');
-console.log(`| full export: ${full.run.rendered} entries (${full.output.files} files, ${(full.output.bytes / MB).toFixed(1)} MB) | ${full.seconds.toFixed(1)} s wall = **${pagesPerSec.toFixed(0)} pages/s** | ≥ 500 pages/s: ${verdict(pagesPerSec >= 500)} |`);
-console.log(`| worker peak RSS growth during the full run | **${growthMb.toFixed(0)} MB** (idle ${(baseRss / MB).toFixed(0)} MB → peak ${(fullPeak / MB).toFixed(0)} MB) | < 128 MB: ${verdict(growthMb < 128)} |`);
-if (GC_PROBE) console.log(`| worker live heap after a full GC every 2 s (BENCH_GC_PROBE) | **${((fullHeapPeak - baseHeap) / MB).toFixed(0)} MB** growth (idle ${(baseHeap / MB).toFixed(0)} MB → peak ${(fullHeapPeak / MB).toFixed(0)} MB) | — |`);
-console.log(`| incremental after one change (${incremental.run.rendered} rendered, ${incremental.run.written} files written) | **${incremental.seconds.toFixed(2)} s** wall | < 3 s: ${verdict(incremental.seconds < 3)} |`);
-console.log(`| straight from storage (${(rounds[0].gridBytes / MB).toFixed(1)} MB, every live file in path order), baseline | ${mbps.grid.toFixed(1)} MB/s | 1.00 |`);
-console.log(`| download tar (${(rounds[0].tarBytes / MB).toFixed(1)} MB, Content-Length) | ${mbps.tar.toFixed(1)} MB/s | ${(mbps.tar / mbps.grid).toFixed(2)} |`);
-console.log(`| download tar.gz (${(rounds[0].tgzBytes / MB).toFixed(1)} MB, chunked) | ${mbps.tgz.toFixed(1)} MB/s of archive | ${(mbps.tgz / mbps.grid).toFixed(2)} |`);
+console.log(
+  `| full export: ${full.run.rendered} entries (${full.output.files} files, ${(full.output.bytes / MB).toFixed(1)} MB) | ${full.seconds.toFixed(1)} s wall = **${pagesPerSec.toFixed(0)} pages/s** | ≥ 500 pages/s: ${verdict(pagesPerSec >= 500)} |`,
+);
+console.log(
+  `| worker peak RSS growth during the full run | **${growthMb.toFixed(0)} MB** (idle ${(baseRss / MB).toFixed(0)} MB → peak ${(fullPeak / MB).toFixed(0)} MB) | < 128 MB: ${verdict(growthMb < 128)} |`,
+);
+if (GC_PROBE)
+  console.log(
+    `| worker live heap after a full GC every 2 s (BENCH_GC_PROBE) | **${((fullHeapPeak - baseHeap) / MB).toFixed(0)} MB** growth (idle ${(baseHeap / MB).toFixed(0)} MB → peak ${(fullHeapPeak / MB).toFixed(0)} MB) | — |`,
+  );
+console.log(
+  `| incremental after one change (${incremental.run.rendered} rendered, ${incremental.run.written} files written) | **${incremental.seconds.toFixed(2)} s** wall | < 3 s: ${verdict(incremental.seconds < 3)} |`,
+);
+console.log(
+  `| straight from storage (${(rounds[0].gridBytes / MB).toFixed(1)} MB, every live file in path order), baseline | ${mbps.grid.toFixed(1)} MB/s | 1.00 |`,
+);
+console.log(
+  `| download tar (${(rounds[0].tarBytes / MB).toFixed(1)} MB, Content-Length) | ${mbps.tar.toFixed(1)} MB/s | ${(mbps.tar / mbps.grid).toFixed(2)} |`,
+);
+console.log(
+  `| download tar.gz (${(rounds[0].tgzBytes / MB).toFixed(1)} MB, chunked) | ${mbps.tgz.toFixed(1)} MB/s of archive | ${(mbps.tgz / mbps.grid).toFixed(2)} |`,
+);
 console.log(`(median of ${ROUNDS} alternating rounds for the downloads)`);
 
 worker.kill('SIGTERM');

@@ -86,7 +86,9 @@ async function drain(stream: AsyncIterable<Buffer | string>): Promise<number> {
 
 function download(url: URL): Promise<number> {
   return new Promise((resolve, reject) => {
-    request(url, (res) => drain(res).then(resolve, reject)).on('error', reject).end();
+    request(url, (res) => drain(res).then(resolve, reject))
+      .on('error', reject)
+      .end();
   });
 }
 
@@ -164,7 +166,6 @@ try {
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const direct = median(directRuns);
   const gateway = median(gatewayRuns);
-
 
   const lines = [
     `| measurement | value |`,

@@ -66,7 +66,13 @@ await seedPublishedEntries(ctx, entries);
 const owner = (await findUserByEmail(ctx, world.admin.email))!;
 const access = (await loadUserAccess(ctx.db, ctx.site._id, owner._id))!;
 const { key } = await createKey(ctx, { userId: owner._id, capabilities: access.capabilities }, {
-  name: 'bench', capabilities: ['content:read'], scope: undefined, allowedIps: undefined, allowedOrigins: undefined, expiresAt: null, rateLimitPerMin: 10_000_000,
+  name: 'bench',
+  capabilities: ['content:read'],
+  scope: undefined,
+  allowedIps: undefined,
+  allowedOrigins: undefined,
+  expiresAt: null,
+  rateLimitPerMin: 10_000_000,
 } as never);
 await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, enabled: true, defaultRateLimitPerMin: 10_000_000 }, services.clock.now());
 await services.changeFeed.publish(topics.siteAccess(ctx.site._id));
@@ -75,7 +81,13 @@ await services.changeFeed.publish(topics.siteAccess(ctx.site._id));
 // workspace actor, in a worker process of its own.
 const address = await world.app.listen({ port: 0, host: '127.0.0.1' });
 const worker = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', 'bench/support/worker-process.ts'], {
-  env: { ...process.env, DB_PREFIX: world.config.DB_PREFIX, TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE, SECRET_KEY: world.config.SECRET_KEY, LOG_LEVEL: 'warn' },
+  env: {
+    ...process.env,
+    DB_PREFIX: world.config.DB_PREFIX,
+    TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
+    SECRET_KEY: world.config.SECRET_KEY,
+    LOG_LEVEL: 'warn',
+  },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 await new Promise<void>((resolve, reject) => {
@@ -100,7 +112,11 @@ for (const [name, text] of Object.entries(bodies)) bare.get(`/${name}`, (_req, r
 // headers alone cost, apart from the path that sends them.
 for (const name of ['list', 'one'] as const) {
   bare.get(`/${name}-headers`, (_req, reply) =>
-    reply.headers({ 'x-request-id': randomUUID(), 'x-content-type-options': 'nosniff', etag: etags[name] }).type('application/json; charset=utf-8').send(bodies[name]));
+    reply
+      .headers({ 'x-request-id': randomUUID(), 'x-content-type-options': 'nosniff', etag: etags[name] })
+      .type('application/json; charset=utf-8')
+      .send(bodies[name]),
+  );
 }
 const bareAddress = await bare.listen({ port: 0, host: '127.0.0.1' });
 
@@ -132,7 +148,10 @@ async function run(target: Target): Promise<Result> {
   commandTally = new Map();
   appliedTopics = [];
   const r = await runLoad({ url: target.url, connections, durationSec, headers: target.headers, hosts: target.hosts });
-  if (appliedTopics.length > 0) console.error(`  ${target.name}: changes applied meanwhile: ${appliedTopics.slice(0, 10).join(', ')}${appliedTopics.length > 10 ? ` (+${appliedTopics.length - 10})` : ''}`);
+  if (appliedTopics.length > 0)
+    console.error(
+      `  ${target.name}: changes applied meanwhile: ${appliedTopics.slice(0, 10).join(', ')}${appliedTopics.length > 10 ? ` (+${appliedTopics.length - 10})` : ''}`,
+    );
   if (commandTally.size > 0) console.error(`  ${target.name}: ${[...commandTally].map(([what, n]) => `${what} ×${n}`).join(', ')}`);
   const seconds = (Date.now() - before.at) / 1000;
   return {
@@ -178,26 +197,42 @@ try {
   };
   const results = targets.map((t) => median(t.name));
   if (only) {
-    for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${(100 * r.laneShare).toFixed(0)}% | ${r.bad} |`);
+    for (const r of results)
+      console.log(
+        `| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${(100 * r.laneShare).toFixed(0)}% | ${r.bad} |`,
+      );
     process.exitCode = 0;
   } else {
-  const by = (prefix: string) => results.find((r) => r.name.startsWith(prefix))!;
-  const ratio = (a: Result, b: Result) => (a.requestsPerSec / b.requestsPerSec).toFixed(2);
-  const [bareList, bareListHeaders, publicList] = [by('bare Fastify, list bytes'), by('bare Fastify, list bytes and'), by('public list')];
-  const [bareOne, bareOneHeaders, publicOne] = [by('bare Fastify, entry bytes'), by('bare Fastify, entry bytes and'), by('public entry')];
-  const [manage, tenantOne, tenantAll] = [by('manage list'), by('tenant list, one'), by('tenant list, round-robin')];
-  console.log(`\nRead path (${connections} connections, ${durationSec}s per round, median of ${rounds} alternating rounds; load generator in its own process)`);
-  console.log(`list ${bodies.list.length} B, entry ${bodies.one.length} B, manage list ${manageBytes} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces provisioned through the API in ${seedSeconds}s (${provisioned.perMinute.toFixed(0)}/min, ${provisioned.notActive} not active within the wait)\n`);
-  console.log('| target | req/s | p50 ms | p99 ms | gateway CPU µs / request | db commands / request | feed commands / s | answered by the lane | non-2xx+errors |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${(100 * r.laneShare).toFixed(0)}% | ${r.bad} |`);
-  console.log('');
-  console.log(`cached public list / bare:            ${ratio(publicList, bareList)} (target ≥ 0.90)`);
-  console.log(`cached public entry / bare:           ${ratio(publicOne, bareOne)} (target ≥ 0.90)`);
-  console.log(`  the same against bare Fastify sending our headers too: list ${ratio(publicList, bareListHeaders)}, entry ${ratio(publicOne, bareOneHeaders)}`);
-  console.log(`keyed manage list / public list:      ${ratio(manage, publicList)} (target ≥ 0.75)`);
-  console.log(`round-robin ${workspaceCount} / one workspace:  ${ratio(tenantAll, tenantOne)} (target ≥ 0.80)`);
-  console.log(`db commands per cached public read:   ${publicList.commandsPerRequest.toFixed(4)} list, ${publicOne.commandsPerRequest.toFixed(4)} entry, ${tenantAll.commandsPerRequest.toFixed(4)} round-robin (target 0)`);
+    const by = (prefix: string) => results.find((r) => r.name.startsWith(prefix))!;
+    const ratio = (a: Result, b: Result) => (a.requestsPerSec / b.requestsPerSec).toFixed(2);
+    const [bareList, bareListHeaders, publicList] = [by('bare Fastify, list bytes'), by('bare Fastify, list bytes and'), by('public list')];
+    const [bareOne, bareOneHeaders, publicOne] = [by('bare Fastify, entry bytes'), by('bare Fastify, entry bytes and'), by('public entry')];
+    const [manage, tenantOne, tenantAll] = [by('manage list'), by('tenant list, one'), by('tenant list, round-robin')];
+    console.log(
+      `\nRead path (${connections} connections, ${durationSec}s per round, median of ${rounds} alternating rounds; load generator in its own process)`,
+    );
+    console.log(
+      `list ${bodies.list.length} B, entry ${bodies.one.length} B, manage list ${manageBytes} B, tenant list ${bodies.tenant.length} B; ${workspaceCount} workspaces provisioned through the API in ${seedSeconds}s (${provisioned.perMinute.toFixed(0)}/min, ${provisioned.notActive} not active within the wait)\n`,
+    );
+    console.log(
+      '| target | req/s | p50 ms | p99 ms | gateway CPU µs / request | db commands / request | feed commands / s | answered by the lane | non-2xx+errors |',
+    );
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    for (const r of results)
+      console.log(
+        `| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${r.cpuMicrosPerRequest.toFixed(0)} | ${r.commandsPerRequest.toFixed(4)} | ${r.feedCommandsPerSec.toFixed(1)} | ${(100 * r.laneShare).toFixed(0)}% | ${r.bad} |`,
+      );
+    console.log('');
+    console.log(`cached public list / bare:            ${ratio(publicList, bareList)} (target ≥ 0.90)`);
+    console.log(`cached public entry / bare:           ${ratio(publicOne, bareOne)} (target ≥ 0.90)`);
+    console.log(
+      `  the same against bare Fastify sending our headers too: list ${ratio(publicList, bareListHeaders)}, entry ${ratio(publicOne, bareOneHeaders)}`,
+    );
+    console.log(`keyed manage list / public list:      ${ratio(manage, publicList)} (target ≥ 0.75)`);
+    console.log(`round-robin ${workspaceCount} / one workspace:  ${ratio(tenantAll, tenantOne)} (target ≥ 0.80)`);
+    console.log(
+      `db commands per cached public read:   ${publicList.commandsPerRequest.toFixed(4)} list, ${publicOne.commandsPerRequest.toFixed(4)} entry, ${tenantAll.commandsPerRequest.toFixed(4)} round-robin (target 0)`,
+    );
   }
 } finally {
   await bare.close();

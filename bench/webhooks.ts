@@ -118,11 +118,18 @@ function cpuMeter(mongoPid: number | null) {
     const machine = machineCpuSeconds();
     const per = (seconds: number) => `${Math.round((seconds * 1e6) / deliveries)} µs`;
     const spent = (before: Map<string, number>, after: Map<string, number>) =>
-      [...after].map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)] as const).filter(([, seconds]) => seconds > 0).sort((a, b) => b[1] - a[1]);
+      [...after]
+        .map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)] as const)
+        .filter(([, seconds]) => seconds > 0)
+        .sort((a, b) => b[1] - a[1]);
     const self = spent(start.threads.self, end.self);
     const mongo = spent(start.threads.mongo, end.mongo);
     const total = (list: (readonly [string, number])[]) => list.reduce((sum, [, seconds]) => sum + seconds, 0);
-    const top = (list: (readonly [string, number])[]) => list.slice(0, 4).map(([name, seconds]) => `${name} ${per(seconds)}`).join(', ');
+    const top = (list: (readonly [string, number])[]) =>
+      list
+        .slice(0, 4)
+        .map(([name, seconds]) => `${name} ${per(seconds)}`)
+        .join(', ');
     const busy = machine.busy - start.machine.busy;
     const idle = machine.idle - start.machine.idle;
     return `CPU per delivery: this process ${per(total(self))} (${top(self)}), MongoDB engine ${per(total(mongo))} (${top(mongo)}), everything else ${per(Math.max(0, busy - total(self) - total(mongo)))}; machine idle ${Math.round((100 * idle) / (busy + idle))}%`;
@@ -131,9 +138,11 @@ function cpuMeter(mongoPid: number | null) {
 
 async function pool<T>(items: T[], concurrency: number, run: (item: T) => Promise<void>) {
   let next = 0;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < items.length) await run(items[next++]);
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) await run(items[next++]);
+    }),
+  );
 }
 
 const temporalMode = process.env.BENCH_TEMPORAL ?? 'file';
@@ -163,8 +172,21 @@ if (temporalMode !== 'shared') {
   } else {
     await ensureEngines({ dataDir: path.resolve('.data'), log: () => undefined }); // installs the CLI if needed
     const bin = path.resolve('.engines/temporal-py/bin/temporal');
-    memoryTemporal = spawn(bin, ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', '7590', '--http-port', '8590', '--metrics-port', '8591', '--log-level', 'error'], { stdio: 'ignore' });
-    const open = () => new Promise<boolean>((resolve) => net.connect(7590, '127.0.0.1').once('connect', function (this: net.Socket) { this.destroy(); resolve(true); }).once('error', () => resolve(false)));
+    memoryTemporal = spawn(
+      bin,
+      ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', '7590', '--http-port', '8590', '--metrics-port', '8591', '--log-level', 'error'],
+      { stdio: 'ignore' },
+    );
+    const open = () =>
+      new Promise<boolean>((resolve) =>
+        net
+          .connect(7590, '127.0.0.1')
+          .once('connect', function (this: net.Socket) {
+            this.destroy();
+            resolve(true);
+          })
+          .once('error', () => resolve(false)),
+      );
     while (!(await open())) await new Promise((r) => setTimeout(r, 200));
     await new Promise((r) => setTimeout(r, 2_000)); // namespace registration
     process.env.TEMPORAL_ADDRESS = '127.0.0.1:7590';
@@ -194,7 +216,10 @@ const commandReport = (deliveries: number) =>
   [...commands.entries()]
     .sort((a, b) => b[1].ms - a[1].ms)
     .slice(0, 12)
-    .map(([key, { count, ms }]) => `  ${key}: ${count} (${(count / deliveries).toFixed(2)}/delivery), ${Math.round(ms)} ms total, ${(ms / count).toFixed(1)} ms each`)
+    .map(
+      ([key, { count, ms }]) =>
+        `  ${key}: ${count} (${(count / deliveries).toFixed(2)}/delivery), ${Math.round(ms)} ms total, ${(ms / count).toFixed(1)} ms each`,
+    )
     .join('\n');
 const { worker, connection } = await createWorker(world.services);
 const running = worker.run();
@@ -302,14 +327,20 @@ try {
     historyEvents += history.events?.length ?? 0;
   }
 
-  const rows = [baseline, result, withDead].map(
-    (r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`,
+  const rows = [baseline, result, withDead].map((r) => `| ${r.name} | ${r.deliveries} | ${r.perSec} | ${r.p50} | ${r.p95} | ${r.lost} | ${r.duplicated} |`);
+  console.log(
+    `\nTemporal: ${temporalMode}; MongoDB: ${mongoMode}${mongoMode === 'own' ? (oplog ? ' (oplog on)' : ' (no oplog)') : ''}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`,
   );
-  console.log(`\nTemporal: ${temporalMode}; MongoDB: ${mongoMode}${mongoMode === 'own' ? (oplog ? ' (oplog on)' : ' (no oplog)') : ''}; ${EVENTS} events × ${ENDPOINTS} endpoints, emit concurrency ${EMIT_CONCURRENCY}\n`);
   console.log(['| path | deliveries | per second | p50 ms | p95 ms | lost | duplicated |', '|---|---|---|---|---|---|---|', ...rows].join('\n'));
-  console.log(`\nTemporal history events per delivery (all actor runs, both runs' ${2 * EVENTS * ENDPOINTS + EVENTS} deliveries incl. the dead endpoint's): ${(historyEvents / (2 * EVENTS * ENDPOINTS + EVENTS)).toFixed(3)}`);
-  console.log(`ratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`);
-  console.log(`ratio with a dead endpoint / without: p95 ×${(withDead.p95 / Math.max(1, result.p95)).toFixed(2)}, throughput ×${(withDead.perSec / result.perSec).toFixed(2)}`);
+  console.log(
+    `\nTemporal history events per delivery (all actor runs, both runs' ${2 * EVENTS * ENDPOINTS + EVENTS} deliveries incl. the dead endpoint's): ${(historyEvents / (2 * EVENTS * ENDPOINTS + EVENTS)).toFixed(3)}`,
+  );
+  console.log(
+    `ratio webhooks/baseline: throughput ${(result.perSec / baseline.perSec).toFixed(3)}, p50 ×${(result.p50 / Math.max(1, baseline.p50)).toFixed(1)}, p95 ×${(result.p95 / Math.max(1, baseline.p95)).toFixed(1)}`,
+  );
+  console.log(
+    `ratio with a dead endpoint / without: p95 ×${(withDead.p95 / Math.max(1, result.p95)).toFixed(2)}, throughput ×${(withDead.perSec / result.perSec).toFixed(2)}`,
+  );
 } finally {
   worker.shutdown();
   await running.catch(() => undefined);

@@ -61,10 +61,16 @@ const freePort = () =>
 async function gatewayStartMs(env: NodeJS.ProcessEnv): Promise<number> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway.ts'], { env: { ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'services/gateway.ts'], {
+    env: { ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return performance.now() - started;
       if (child.exitCode !== null) throw new Error('gateway exited');
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -114,7 +120,10 @@ async function load(name: string, base: string, requests: { path: string; header
   };
 }
 const { config } = world;
-const worker = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', 'bench/support/worker-process.ts'], { env: childEnv(config), stdio: ['ignore', 'pipe', 'pipe'] });
+const worker = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', 'bench/support/worker-process.ts'], {
+  env: childEnv(config),
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 const oneWorld = await startBenchWorld();
 try {
   await waitForLine(worker, 'worker ready');
@@ -143,7 +152,9 @@ try {
   for (let r = 0; r < rounds; r++) {
     for (const t of targets) {
       const result = await load(t.name, address, t.requests);
-      console.error(`  round ${r + 1}, ${t.name}: ${result.rps} req/s, p99 ${result.p99} ms, lane ${(100 * result.lane).toFixed(0)}%, ${result.commands.toFixed(4)} commands/request, CPU µs/request gateway ${result.cpuMicros.toFixed(0)} generator ${result.generatorCpuMicros.toFixed(0)}`);
+      console.error(
+        `  round ${r + 1}, ${t.name}: ${result.rps} req/s, p99 ${result.p99} ms, lane ${(100 * result.lane).toFixed(0)}%, ${result.commands.toFixed(4)} commands/request, CPU µs/request gateway ${result.cpuMicros.toFixed(0)} generator ${result.generatorCpuMicros.toFixed(0)}`,
+      );
       runs.get(t.name)!.push(result);
     }
   }
@@ -163,12 +174,25 @@ try {
   }
 
   console.log(`\nWorkspaces at scale: ${N} workspaces, ${connections} connections, ${durationSec}s per round, median of ${rounds} rounds\n`);
-  console.log(`provisioning through POST /tenants (concurrency ${CONCURRENCY}): ${provisioned.perMinute.toFixed(0)} workspaces/min (${provisioned.seconds.toFixed(0)} s, ${provisioned.notActive} not active within the wait)`);
-  console.log('\n| reads | req/s | p50 ms | p99 ms | gateway CPU µs/request | generator CPU µs/request | DB commands/request | answered by the lane | non-2xx+errors |\n|---|---|---|---|---|---|---|---|---|');
-  for (const r of results) console.log(`| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuMicros.toFixed(0)} | ${r.generatorCpuMicros.toFixed(0)} | ${r.commands.toFixed(4)} | ${(100 * r.lane).toFixed(0)}% | ${r.bad} |`);
-  console.log(`\np99 ratio spread/one: public ${(results[1].p99 / results[0].p99).toFixed(2)}, management ${(results[3].p99 / results[2].p99).toFixed(2)} (target ≤ 1.25)`);
-  console.log(`gateway heap growth: ${((heapAfter - heapBefore) / 1024 / N).toFixed(1)} KB per workspace (${((heapAfter - heapBefore) / 1048576).toFixed(1)} MiB for ${N}; target ≤ 50 KB)`);
-  console.log(`gateway start (spawn → first /healthz 200, median of 5, alternating): ${median(startMany).toFixed(0)} ms with ${N + 1} workspaces, ${median(startOne).toFixed(0)} ms with 1: ratio ${(median(startMany) / median(startOne)).toFixed(2)} (target ≤ 1.2)`);
+  console.log(
+    `provisioning through POST /tenants (concurrency ${CONCURRENCY}): ${provisioned.perMinute.toFixed(0)} workspaces/min (${provisioned.seconds.toFixed(0)} s, ${provisioned.notActive} not active within the wait)`,
+  );
+  console.log(
+    '\n| reads | req/s | p50 ms | p99 ms | gateway CPU µs/request | generator CPU µs/request | DB commands/request | answered by the lane | non-2xx+errors |\n|---|---|---|---|---|---|---|---|---|',
+  );
+  for (const r of results)
+    console.log(
+      `| ${r.name} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.cpuMicros.toFixed(0)} | ${r.generatorCpuMicros.toFixed(0)} | ${r.commands.toFixed(4)} | ${(100 * r.lane).toFixed(0)}% | ${r.bad} |`,
+    );
+  console.log(
+    `\np99 ratio spread/one: public ${(results[1].p99 / results[0].p99).toFixed(2)}, management ${(results[3].p99 / results[2].p99).toFixed(2)} (target ≤ 1.25)`,
+  );
+  console.log(
+    `gateway heap growth: ${((heapAfter - heapBefore) / 1024 / N).toFixed(1)} KB per workspace (${((heapAfter - heapBefore) / 1048576).toFixed(1)} MiB for ${N}; target ≤ 50 KB)`,
+  );
+  console.log(
+    `gateway start (spawn → first /healthz 200, median of 5, alternating): ${median(startMany).toFixed(0)} ms with ${N + 1} workspaces, ${median(startOne).toFixed(0)} ms with 1: ratio ${(median(startMany) / median(startOne)).toFixed(2)} (target ≤ 1.2)`,
+  );
 } finally {
   worker.kill('SIGTERM');
   await new Promise((resolve) => worker.once('exit', resolve));

@@ -186,15 +186,41 @@ function bsonTop(buf) {
     const key = buf.toString('utf8', i, z);
     i = z + 1;
     switch (type) {
-      case 0x01: out[key] = buf.readDoubleLE(i); i += 8; break;
-      case 0x02: { const l = buf.readInt32LE(i); out[key] = buf.toString('utf8', i + 4, i + 4 + l - 1); i += 4 + l; break; }
-      case 0x03: case 0x04: i += buf.readInt32LE(i); break;
-      case 0x07: i += 12; break;
-      case 0x08: out[key] = buf[i] === 1; i += 1; break;
-      case 0x09: case 0x11: case 0x12: i += 8; break;
-      case 0x0a: out[key] = null; break;
-      case 0x10: out[key] = buf.readInt32LE(i); i += 4; break;
-      default: return out; // unknown type: stop, we have what we need so far
+      case 0x01:
+        out[key] = buf.readDoubleLE(i);
+        i += 8;
+        break;
+      case 0x02: {
+        const l = buf.readInt32LE(i);
+        out[key] = buf.toString('utf8', i + 4, i + 4 + l - 1);
+        i += 4 + l;
+        break;
+      }
+      case 0x03:
+      case 0x04:
+        i += buf.readInt32LE(i);
+        break;
+      case 0x07:
+        i += 12;
+        break;
+      case 0x08:
+        out[key] = buf[i] === 1;
+        i += 1;
+        break;
+      case 0x09:
+      case 0x11:
+      case 0x12:
+        i += 8;
+        break;
+      case 0x0a:
+        out[key] = null;
+        break;
+      case 0x10:
+        out[key] = buf.readInt32LE(i);
+        i += 4;
+        break;
+      default:
+        return out; // unknown type: stop, we have what we need so far
     }
   }
   return out;
@@ -217,7 +243,8 @@ function mongoHandshake(port, host = HOST, timeoutMs = 2000) {
       if (settled) return;
       settled = true;
       s.setTimeout(0);
-      if (v) s.end(); // graceful close on success (no "connection reset" noise in the engine log)
+      if (v)
+        s.end(); // graceful close on success (no "connection reset" noise in the engine log)
       else s.destroy();
       resolve(v);
     };
@@ -309,7 +336,15 @@ async function installMongo(engineDir, log) {
     const tmp = `${target}.tmp-${process.pid}`;
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true });
-    run(mvn, ['-q', '-B', '-f', path.join(MONGO_SRC, 'pom.xml'), 'dependency:copy-dependencies', `-DoutputDirectory=${path.join(tmp, 'lib')}`, '-DincludeScope=runtime']);
+    run(mvn, [
+      '-q',
+      '-B',
+      '-f',
+      path.join(MONGO_SRC, 'pom.xml'),
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${path.join(tmp, 'lib')}`,
+      '-DincludeScope=runtime',
+    ]);
     const javac = javaTool('javac');
     if (javac) {
       run(javac, ['-nowarn', '-d', path.join(tmp, 'classes'), '-cp', path.join(tmp, 'lib', '*'), path.join(MONGO_SRC, 'Launcher.java')]);
@@ -403,7 +438,8 @@ function foreignEngine(name, port, dataDir) {
   const owner = dataDirOfEngineOn(port);
   return [
     `${name}: ${HOST}:${port} is served by an engine that the data folder ${dataDir} did not start` +
-      (owner ? ` (it serves the data folder ${owner})` : '') + '; refusing to attach to another folder\'s data.',
+      (owner ? ` (it serves the data folder ${owner})` : '') +
+      "; refusing to attach to another folder's data.",
     `Give this folder its own ports (MONGO_PORT=<free port> TEMPORAL_PORT=<free port>), or use running engines on purpose`,
     `(MONGODB_URI=mongodb://${HOST}:<port> TEMPORAL_ADDRESS=${HOST}:<port>), or run with that folder (DATA_DIR=${owner ?? '<its folder>'}).`,
   ].join('\n');
@@ -435,7 +471,11 @@ async function ensureMongo({ dataDir, engineDir, mongoPort, log, timeoutMs, oplo
   const { java, args } = await installMongo(engineDir, log);
   const dbFile = path.join(dataDir, 'mongo.mv.db');
   const t0 = Date.now();
-  const { child, exit } = spawnDetached(java, [...args, String(mongoPort), dbFile, '--host', HOST, ...(oplog === false ? ['--no-oplog'] : [])], { logFile: f.log, pidFile: f.pid, cwd: dataDir });
+  const { child, exit } = spawnDetached(java, [...args, String(mongoPort), dbFile, '--host', HOST, ...(oplog === false ? ['--no-oplog'] : [])], {
+    logFile: f.log,
+    pidFile: f.pid,
+    cwd: dataDir,
+  });
   await waitFor('mongo', () => mongoHandshake(mongoPort).then(Boolean), { exit, logFile: f.log, timeoutMs });
   log(`[engines] mongo: started (pid ${child.pid}) on ${HOST}:${mongoPort} in ${Date.now() - t0} ms, data ${dbFile}`);
 }
@@ -465,13 +505,21 @@ async function ensureTemporal({ dataDir, engineDir, temporalPort, temporalHttpPo
   const bin = await installTemporal(engineDir, log);
   const dbFile = path.join(dataDir, 'temporal.sqlite');
   const args = [
-    'server', 'start-dev', '--headless',
-    '--ip', HOST,
-    '--port', String(temporalPort),
-    '--http-port', String(temporalHttpPort),
-    '--metrics-port', String(temporalMetricsPort),
-    '--db-filename', dbFile,
-    '--log-level', 'warn',
+    'server',
+    'start-dev',
+    '--headless',
+    '--ip',
+    HOST,
+    '--port',
+    String(temporalPort),
+    '--http-port',
+    String(temporalHttpPort),
+    '--metrics-port',
+    String(temporalMetricsPort),
+    '--db-filename',
+    dbFile,
+    '--log-level',
+    'warn',
   ];
   const t0 = Date.now();
   const { child, exit } = spawnDetached(bin, args, { logFile: f.log, pidFile: f.pid, cwd: dataDir });
@@ -563,8 +611,19 @@ export async function engineStatus({ dataDir = '.data', mongoPort = 27117, tempo
   const tpid = readPid(files(dataDir, 'temporal').pid);
   const hello = await mongoHandshake(mongoPort);
   return {
-    mongo: { pid: mpid, running: isOurProcess(mpid, 'Launcher'), port: mongoPort, ready: Boolean(hello), version: hello ? `wire ${hello.maxWireVersion}` : null },
-    temporal: { pid: tpid, running: isOurProcess(tpid, 'start-dev'), port: temporalPort, ready: (await tcpOpen(temporalPort)) && (await temporalReady(temporalHttpPort)) },
+    mongo: {
+      pid: mpid,
+      running: isOurProcess(mpid, 'Launcher'),
+      port: mongoPort,
+      ready: Boolean(hello),
+      version: hello ? `wire ${hello.maxWireVersion}` : null,
+    },
+    temporal: {
+      pid: tpid,
+      running: isOurProcess(tpid, 'start-dev'),
+      port: temporalPort,
+      ready: (await tcpOpen(temporalPort)) && (await temporalReady(temporalHttpPort)),
+    },
   };
 }
 
@@ -611,7 +670,9 @@ async function main(cmd) {
       return 0;
     }
     default:
-      console.error('usage: node scripts/engines.mjs start|stop|status|install\n  env: DATA_DIR (.data), ENGINE_DIR (.engines), MONGO_PORT (27117), TEMPORAL_PORT (7233)');
+      console.error(
+        'usage: node scripts/engines.mjs start|stop|status|install\n  env: DATA_DIR (.data), ENGINE_DIR (.engines), MONGO_PORT (27117), TEMPORAL_PORT (7233)',
+      );
       return 2;
   }
 }

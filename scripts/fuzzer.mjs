@@ -15,7 +15,8 @@ export const SCHEMATHESIS_VERSION = '4.32.5';
 function run(cmd, args) {
   const result = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
   if (result.error) throw new Error(`failed to run ${cmd}: ${result.error.message}`);
-  if (result.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited with ${result.status}\n${`${result.stdout}${result.stderr}`.trim().split('\n').slice(-30).join('\n')}`);
+  if (result.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} exited with ${result.status}\n${`${result.stdout}${result.stderr}`.trim().split('\n').slice(-30).join('\n')}`);
   return result.stdout;
 }
 

@@ -21,6 +21,26 @@ import { designFeature } from './design/feature.ts';
 import { auditFeature } from './audit/feature.ts';
 
 /** Every feature folder, in the order they provision a new workspace. */
-export const features: readonly Feature[] = [platformFeature, settingsFeature, accessFeature, eventsFeature, mediaFeature, languagesFeature, contentFeature, menusFeature, oauthFeature, pluginsFeature, exportFeature, cacheFeature, commentsFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature, designFeature, auditFeature];
+export const features: readonly Feature[] = [
+  platformFeature,
+  settingsFeature,
+  accessFeature,
+  eventsFeature,
+  mediaFeature,
+  languagesFeature,
+  contentFeature,
+  menusFeature,
+  oauthFeature,
+  pluginsFeature,
+  exportFeature,
+  cacheFeature,
+  commentsFeature,
+  redirectsFeature,
+  emailTemplatesFeature,
+  cookiesFeature,
+  analyticsFeature,
+  designFeature,
+  auditFeature,
+];
 
 export const allOperations = (): Operation[] => features.flatMap((feature) => [...feature.operations]);

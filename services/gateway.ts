@@ -19,7 +19,10 @@ async function main() {
   if (boot.generatedAdmin) {
     // Where the password is, never the password itself (README, "first start").
     const { email, passwordFile } = boot.generatedAdmin;
-    services.log.info({ email, passwordFile, signIn: `${address}/admin` }, 'administrator created: its generated password is in passwordFile (mode 0600); sign in, change it, delete the file');
+    services.log.info(
+      { email, passwordFile, signIn: `${address}/admin` },
+      'administrator created: its generated password is in passwordFile (mode 0600); sign in, change it, delete the file',
+    );
   }
   services.log.info({ address }, 'gateway listening');
 
@@ -39,6 +42,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : error?.stack ?? error}\n`);
+  process.stderr.write(`${error instanceof ConfigError ? error.message : (error?.stack ?? error)}\n`);
   process.exit(1);
 });

@@ -74,6 +74,12 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
   return {
     services,
     gate,
-    buildApp: (appOptions: { logger?: boolean } = {}) => buildApp({ services, gate, extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension, exportPreviewExtension], ...appOptions }),
+    buildApp: (appOptions: { logger?: boolean } = {}) =>
+      buildApp({
+        services,
+        gate,
+        extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension, exportPreviewExtension],
+        ...appOptions,
+      }),
   };
 }

@@ -34,6 +34,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : error?.stack ?? error}\n`);
+  process.stderr.write(`${error instanceof ConfigError ? error.message : (error?.stack ?? error)}\n`);
   process.exit(1);
 });

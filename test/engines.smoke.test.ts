@@ -34,7 +34,10 @@ describe('local engines', () => {
     expect(first.temporalAddress).toBe('127.0.0.1:7333');
 
     let client = await MongoClient.connect(first.mongoUri, { serverSelectionTimeoutMS: 5000 });
-    await client.db('smoke').collection('items').insertOne({ _id: 'persist' as never, n: 1 });
+    await client
+      .db('smoke')
+      .collection('items')
+      .insertOne({ _id: 'persist' as never, n: 1 });
     await client.close();
     expect(await checkTemporal(first.temporalAddress, first.temporalNamespace)).toBe('default');
 
@@ -46,7 +49,10 @@ describe('local engines', () => {
     await engines.stopEngines({ dataDir });
     const again = await engines.ensureEngines(opts);
     client = await MongoClient.connect(again.mongoUri, { serverSelectionTimeoutMS: 5000 });
-    const doc = await client.db('smoke').collection('items').findOne({ _id: 'persist' as never });
+    const doc = await client
+      .db('smoke')
+      .collection('items')
+      .findOne({ _id: 'persist' as never });
     await client.close();
     expect(doc?.n).toBe(1);
     expect(await checkTemporal(again.temporalAddress, again.temporalNamespace)).toBe('default');

@@ -58,10 +58,30 @@ export async function staticExportWorkflow(input: ExportWorkflowInput): Promise<
     const next = queue.shift()!;
     const runId = uuid4();
     cancelRequested = false;
-    const running: RunningExport = { runId, mode: next.mode, phase: 'planning', total: 0, done: 0, rendered: 0, written: 0, removed: 0, startedAt: null, requestIds: next.requestIds };
+    const running: RunningExport = {
+      runId,
+      mode: next.mode,
+      phase: 'planning',
+      total: 0,
+      done: 0,
+      rendered: 0,
+      written: 0,
+      removed: 0,
+      startedAt: null,
+      requestIds: next.requestIds,
+    };
     progress = running;
     let generation = 0;
-    const outcome = () => ({ runId, mode: running.mode, generation, requestIds: next.requestIds, startedAt: running.startedAt, rendered: running.rendered, written: running.written, removed: running.removed });
+    const outcome = () => ({
+      runId,
+      mode: running.mode,
+      generation,
+      requestIds: next.requestIds,
+      startedAt: running.startedAt,
+      rendered: running.rendered,
+      written: running.written,
+      removed: running.removed,
+    });
     try {
       const plan = await beginExportRun(ref, runId, next.mode);
       generation = plan.generation;

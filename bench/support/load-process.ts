@@ -29,7 +29,8 @@ const result = await new Promise<Result>((resolve, reject) => {
   });
 });
 latencies.sort((a, b) => a - b);
-const percentile = (p: number) => (latencies.length === 0 ? 0 : Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(2)));
+const percentile = (p: number) =>
+  latencies.length === 0 ? 0 : Number(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(2));
 process.stdout.write(
   `${JSON.stringify({
     requests: result.requests.total,

@@ -45,8 +45,7 @@ export async function warmUp(url: string, headers?: Record<string, string>): Pro
 
 export function table(results: readonly LoadResult[], baseline: LoadResult): string {
   const rows = results.map(
-    (r) =>
-      `| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${(r.requestsPerSec / baseline.requestsPerSec).toFixed(2)} | ${r.non2xx + r.errors} |`,
+    (r) => `| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p99} | ${(r.requestsPerSec / baseline.requestsPerSec).toFixed(2)} | ${r.non2xx + r.errors} |`,
   );
   return ['| target | req/s | p50 ms | p99 ms | ratio vs baseline | non-2xx+errors |', '|---|---|---|---|---|---|', ...rows].join('\n');
 }
@@ -109,7 +108,9 @@ export function runLoad(job: LoadJob): Promise<ProcessLoadResult> {
     child.stdin.end(JSON.stringify(job));
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ProcessLoadResult) : reject(new Error(`load process exited ${code}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as ProcessLoadResult) : reject(new Error(`load process exited ${code}`)),
+    );
   });
 }
 

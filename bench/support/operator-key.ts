@@ -13,13 +13,22 @@ export async function createApiKey(world: Awaited<ReturnType<typeof startBenchWo
   const ctx = createContext(world.services, scope, systemPrincipal('bench setup'), { id: 'bench', ip: '127.0.0.1' });
   const owner = await findUserByEmail(ctx, world.admin.email);
   const access = await loadUserAccess(ctx.db, ctx.site._id, owner!._id);
-  const { key } = await createKey(ctx, { userId: owner!._id, capabilities: access!.capabilities }, {
-    name: 'bench operator',
-    capabilities: [...access!.capabilities],
-    expiresAt: null,
-    rateLimitPerMin: 10_000_000,
-  });
+  const { key } = await createKey(
+    ctx,
+    { userId: owner!._id, capabilities: access!.capabilities },
+    {
+      name: 'bench operator',
+      capabilities: [...access!.capabilities],
+      expiresAt: null,
+      rateLimitPerMin: 10_000_000,
+    },
+  );
   const doc = await readSettingsDoc(ctx.db, ctx.site._id);
-  await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys, enabled: true, defaultRateLimitPerMin: 10_000_000 }, world.services.clock.now());
+  await writeKeySettings(
+    ctx.db,
+    ctx.site._id,
+    { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys, enabled: true, defaultRateLimitPerMin: 10_000_000 },
+    world.services.clock.now(),
+  );
   return key;
 }

@@ -7,22 +7,9 @@ import { writeFailureAudit } from './audit.ts';
  * 401 body, whatever the reason (a switched-off Management API is a 403 before any of this, unaudited).
  */
 export type FailureReason =
-  | 'missing'
-  | 'malformed'
-  | 'unknown'
-  | 'secret-mismatch'
-  | 'revoked'
-  | 'expired'
-  | 'owner-missing'
-  | 'ip-not-allowed'
-  | 'origin-not-allowed';
+  'missing' | 'malformed' | 'unknown' | 'secret-mismatch' | 'revoked' | 'expired' | 'owner-missing' | 'ip-not-allowed' | 'origin-not-allowed';
 
-export async function refuse(
-  db: Db,
-  siteId: string,
-  at: Date,
-  facts: { ip: string; keyId?: string | null; reason: FailureReason },
-): Promise<never> {
+export async function refuse(db: Db, siteId: string, at: Date, facts: { ip: string; keyId?: string | null; reason: FailureReason }): Promise<never> {
   await writeFailureAudit(db, siteId, at, { action: 'auth.failed', keyId: facts.keyId ?? null, ip: facts.ip, reason: facts.reason });
   throw new UnauthorizedError();
 }

@@ -9,13 +9,7 @@ import { roleOperations } from './role-ops.ts';
 
 export const accessFeature: Feature = {
   name: 'access',
-  operations: [
-    ...authOperations,
-    ...keySettingsOperations,
-    ...keyOperations,
-    ...userOperations,
-    ...roleOperations,
-  ],
+  operations: [...authOperations, ...keySettingsOperations, ...keyOperations, ...userOperations, ...roleOperations],
   indexes: [
     { collection: ACCESS_COLLECTIONS.users, keys: { siteId: 1, email: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.roles, keys: { siteId: 1, name: 1 }, options: { unique: true } },

@@ -73,7 +73,8 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
   /** An entry of a key this gateway has seen valid (active, with an owner). */
   const usable = (cached: CachedKey | undefined) => (cached?.key && cached.owner && cached.key.status === 'active' ? cached : undefined);
   /** The entry when the bearer is its key's secret: nothing is counted against a key before this holds. */
-  const secretMatches = (entry: CachedKey | undefined, bearer: string | undefined) => (entry && bearer && secretMatchesDigest(bearer, entry.digest!) ? entry : undefined);
+  const secretMatches = (entry: CachedKey | undefined, bearer: string | undefined) =>
+    entry && bearer && secretMatchesDigest(bearer, entry.digest!) ? entry : undefined;
   /** The usable cached entry of the key a bearer names. */
   const knownEntry = (siteId: string, bearer: string | undefined) => {
     const lookup = bearer ? parseSecret(bearer) : null;
@@ -165,7 +166,14 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
   }
 
   /** Every check of `authenticateKey` against the key as this gateway holds it, under `state`. */
-  function heldKeyPasses(entry: CachedKey | undefined, state: AccessState, bearer: string | undefined, keyId: string, credentials: Credentials, now: Date): entry is CachedKey & { key: ApiKeyDoc } {
+  function heldKeyPasses(
+    entry: CachedKey | undefined,
+    state: AccessState,
+    bearer: string | undefined,
+    keyId: string,
+    credentials: Credentials,
+    now: Date,
+  ): entry is CachedKey & { key: ApiKeyDoc } {
     return (
       !!entry?.key &&
       !!bearer &&

@@ -4,9 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { UnauthorizedError } from '../core/errors.ts';
 import { CapabilitySchema, type Capability } from '../core/capabilities.ts';
 import { accessCollections } from './model.ts';
-import {
-  assertKeyPatchNotEmpty, createKey, deleteKey, KeyFieldsSchema, KeyRecordView, revokeKey, rotateKey, toKeyRecord, updateKey,
-} from './keys.ts';
+import { assertKeyPatchNotEmpty, createKey, deleteKey, KeyFieldsSchema, KeyRecordView, revokeKey, rotateKey, toKeyRecord, updateKey } from './keys.ts';
 import { pageById, pageEnvelope, PageQuery } from '../core/paging.ts';
 
 /** Key administration is done by a signed-in user (cookie session) holding `site:admin`. */
@@ -16,7 +14,7 @@ function sessionUser(ctx: OperationContext): { userId: string; capabilities: Rea
 }
 
 const KEY_IN_REACH =
-  'The caller must hold every capability of the key and of its owner (403 otherwise, nothing changed): a site administrator never acts on a platform operator\'s key.';
+  "The caller must hold every capability of the key and of its owner (403 otherwise, nothing changed): a site administrator never acts on a platform operator's key.";
 const Issued = z.object({ key: z.string(), record: KeyRecordView });
 const IdInput = z.object({ id: z.string().min(1).max(64) });
 

@@ -16,7 +16,6 @@ export interface IssuedSecret {
   secretHash: string;
 }
 
-
 export function issueSecret(): IssuedSecret {
   const bytes = randomBytes(LOOKUP_LENGTH);
   let lookup = '';

@@ -62,7 +62,10 @@ export function loginAddress(ip: string): string {
   const left = groups(head);
   const right = groups(tail);
   const all = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right];
-  return `${all.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  return `${all
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 const digest = (...parts: string[]) => createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 22);

@@ -9,17 +9,26 @@ export const BUILT_IN_ROLES: Readonly<Record<string, { name: string; capabilitie
   editor: {
     name: 'Editor',
     capabilities: [
-      'content:read', 'content:create', 'content:update', 'content:delete', 'content:publish',
-      'content:revisions:read', 'media:read', 'media:upload', 'media:delete', 'comments:moderate',
-      'settings:read', 'users:read', 'analytics:read', 'plugins:read', 'themes:read',
+      'content:read',
+      'content:create',
+      'content:update',
+      'content:delete',
+      'content:publish',
+      'content:revisions:read',
+      'media:read',
+      'media:upload',
+      'media:delete',
+      'comments:moderate',
+      'settings:read',
+      'users:read',
+      'analytics:read',
+      'plugins:read',
+      'themes:read',
     ],
   },
   author: {
     name: 'Author',
-    capabilities: [
-      'content:read', 'content:create', 'content:update', 'content:publish', 'content:revisions:read',
-      'media:read', 'media:upload',
-    ],
+    capabilities: ['content:read', 'content:create', 'content:update', 'content:publish', 'content:revisions:read', 'media:read', 'media:upload'],
   },
   contributor: {
     name: 'Contributor',

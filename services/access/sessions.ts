@@ -6,7 +6,6 @@ import { accessCollections, type SessionDoc } from './model.ts';
 export const SESSION_COOKIE = 'cwb_session';
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 
-
 export async function createSession(
   db: Db,
   siteId: string,

@@ -23,7 +23,11 @@ export function createStateReader(feed: ChangeFeed, workspaceDb: (dbName: string
   });
   const reader = (db: Db, siteId: string): Promise<AccessState> => {
     const lane = laneOf(db.databaseName, siteId);
-    return cache.read(lane, () => read(lane, null), () => [topics.siteAccess(siteId)]);
+    return cache.read(
+      lane,
+      () => read(lane, null),
+      () => [topics.siteAccess(siteId)],
+    );
   };
   /** The state held in memory, when the feed vouches for it: lets the hot path skip a promise. */
   reader.peek = (dbName: string, siteId: string): AccessState | undefined => cache.peek(laneOf(dbName, siteId));

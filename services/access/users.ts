@@ -93,7 +93,12 @@ export async function createUser(
   };
   const { users } = accessCollections(ctx.db);
   try {
-    await withinCountQuota(ctx, 'users', (siteId) => users.countDocuments(siteId ? { siteId } : {}), () => users.insertOne(user));
+    await withinCountQuota(
+      ctx,
+      'users',
+      (siteId) => users.countDocuments(siteId ? { siteId } : {}),
+      () => users.insertOne(user),
+    );
   } catch (error) {
     if ((error as { code?: number }).code === 11000) throw new ConflictError('A user with this email exists');
     throw error;
@@ -115,7 +120,11 @@ export async function updateUser(ctx: OperationContext, id: string, patch: z.out
   const $set: Partial<UserDoc> = { ...rest, updatedAt: now };
   if (password) $set.passwordHash = await hashPassword(password);
   // Written only if the operator flag is still the one checked; if it moved meanwhile, check again.
-  const user = await users.findOneAndUpdate({ _id: id, siteId: ctx.site._id, platformOperator: current.platformOperator }, { $set }, { returnDocument: 'after' });
+  const user = await users.findOneAndUpdate(
+    { _id: id, siteId: ctx.site._id, platformOperator: current.platformOperator },
+    { $set },
+    { returnDocument: 'after' },
+  );
   if (!user) {
     if (attempt < 2) return updateUser(ctx, id, patch, attempt + 1);
     throw new NotFoundError();

@@ -14,7 +14,10 @@ async function loadSettings() {
 byId('settings-form').addEventListener('submit', (event) => {
   event.preventDefault();
   say('settings-status', '');
-  const origins = byId('settings-origins').value.split('\n').map((line) => line.trim()).filter(Boolean);
+  const origins = byId('settings-origins')
+    .value.split('\n')
+    .map((line) => line.trim())
+    .filter(Boolean);
   return withButton(event.submitter ?? event.currentTarget.querySelector('button'), 'settings-error', async () => {
     await api('PUT', '/api/api-keys/settings', {
       enabled: byId('settings-enabled').checked,
@@ -102,10 +105,6 @@ byId('keys-more').addEventListener('click', (event) => withButton(event.currentT
 if (await requireUser()) {
   byId('page').hidden = false;
   const report = (id) => (error) => say(id, error.message);
-  await Promise.all([
-    loadSettings().catch(report('settings-error')),
-    loadCapabilities().catch(report('create-error')),
-    loadKeys().catch(report('keys-error')),
-  ]);
+  await Promise.all([loadSettings().catch(report('settings-error')), loadCapabilities().catch(report('create-error')), loadKeys().catch(report('keys-error'))]);
   markReady();
 }

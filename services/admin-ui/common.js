@@ -142,9 +142,7 @@ export function showSecret(name, secret) {
 /** Checkboxes named `name` for each value, into `container`. */
 export function renderChecks(container, name, values, checked = () => false) {
   container.replaceChildren(
-    ...values.map((value) =>
-      el('label', { className: 'check' }, el('input', { type: 'checkbox', name, value, checked: checked(value) }), value),
-    ),
+    ...values.map((value) => el('label', { className: 'check' }, el('input', { type: 'checkbox', name, value, checked: checked(value) }), value)),
   );
 }
 

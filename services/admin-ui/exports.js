@@ -31,7 +31,17 @@ function showStatus(status) {
     bar.value = progress.done;
     say('run-state', `${PHASES[progress.phase] ?? progress.phase} (${progress.mode}): ${progress.done} of ${progress.total} entries`);
     const rate = progress.rate ? `${progress.rate} entries/s` : '';
-    say('run-figures', [rate, formatSeconds(progress.etaSeconds), progress.startedAt ? `started ${formatDate(progress.startedAt)}` : '', status.queued.length ? `next: ${status.queued.join(', ')}` : ''].filter(Boolean).join(' · '));
+    say(
+      'run-figures',
+      [
+        rate,
+        formatSeconds(progress.etaSeconds),
+        progress.startedAt ? `started ${formatDate(progress.startedAt)}` : '',
+        status.queued.length ? `next: ${status.queued.join(', ')}` : '',
+      ]
+        .filter(Boolean)
+        .join(' · '),
+    );
   } else {
     bar.hidden = true;
     say('run-state', status.status === 'idle' ? 'No run in progress.' : 'A run is starting…');
@@ -40,7 +50,12 @@ function showStatus(status) {
   }
   const { output } = status;
   byId('output-links').hidden = output.files === 0;
-  say('output-summary', output.files === 0 ? 'Nothing exported yet.' : `${output.files} files, ${formatBytes(output.bytes)}; last successful run started ${formatDate(status.lastSuccessAt)}.`);
+  say(
+    'output-summary',
+    output.files === 0
+      ? 'Nothing exported yet.'
+      : `${output.files} files, ${formatBytes(output.bytes)}; last successful run started ${formatDate(status.lastSuccessAt)}.`,
+  );
 }
 
 function runRow(run) {

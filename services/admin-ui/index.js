@@ -45,7 +45,10 @@ byId('sign-in-form').addEventListener('submit', async (event) => {
     signedIn(user);
   } catch (error) {
     const status = error instanceof ApiError ? error.status : 0;
-    say('sign-in-error', status === 401 ? 'Wrong email or password.' : status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'Sign-in failed. Try again.');
+    say(
+      'sign-in-error',
+      status === 401 ? 'Wrong email or password.' : status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'Sign-in failed. Try again.',
+    );
   } finally {
     button.disabled = false;
   }

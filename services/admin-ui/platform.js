@@ -34,7 +34,8 @@ function action(label, subject, className, onClick) {
   return button;
 }
 
-const formatFigure = (name, value) => (value === null || value === undefined ? '—' : /Bytes|Size/.test(name) ? `${(value / 1048576).toFixed(1)} MiB` : String(value));
+const formatFigure = (name, value) =>
+  value === null || value === undefined ? '—' : /Bytes|Size/.test(name) ? `${(value / 1048576).toFixed(1)} MiB` : String(value);
 
 /** One bar per limited quota (a `<meter>`: no inline style, CSP-safe); unlimited ones as text. */
 function usageCell(usage) {
@@ -49,7 +50,14 @@ function usageCell(usage) {
         figure.limit === null
           ? el('span', { className: 'muted small' }, `${formatFigure(name, figure.used)} (no limit)`)
           : [
-              el('meter', { min: 0, max: figure.limit || 1, value: Math.min(figure.used, figure.limit), high: figure.limit * 0.8, optimum: 0, 'aria-label': `${name} used` }),
+              el('meter', {
+                min: 0,
+                max: figure.limit || 1,
+                value: Math.min(figure.used, figure.limit),
+                high: figure.limit * 0.8,
+                optimum: 0,
+                'aria-label': `${name} used`,
+              }),
               el('span', { className: 'small' }, `${formatFigure(name, figure.used)} / ${formatFigure(name, figure.limit)}`),
             ],
       ),
@@ -70,16 +78,20 @@ async function usageOf(tenant) {
 function row(tenant, usage) {
   const actions = [];
   if (tenant.status === 'active') {
-    actions.push(action('Suspend', tenant.name, 'secondary', async () => {
-      await api('POST', path(tenant.id, '/suspend'));
-      await load();
-    }));
+    actions.push(
+      action('Suspend', tenant.name, 'secondary', async () => {
+        await api('POST', path(tenant.id, '/suspend'));
+        await load();
+      }),
+    );
   }
   if (tenant.status === 'suspended') {
-    actions.push(action('Reactivate', tenant.name, 'secondary', async () => {
-      await api('POST', path(tenant.id, '/reactivate'));
-      await load();
-    }));
+    actions.push(
+      action('Reactivate', tenant.name, 'secondary', async () => {
+        await api('POST', path(tenant.id, '/reactivate'));
+        await load();
+      }),
+    );
   }
   if (tenant.status === 'active' || tenant.status === 'suspended') {
     actions.push(action('Quotas', tenant.name, 'secondary', () => openQuotas(tenant, usage)));
@@ -91,7 +103,12 @@ function row(tenant, usage) {
     'tr',
     { dataset: { tenantId: tenant.id } },
     el('td', {}, tenant.name, el('div', { className: 'muted small' }, tenant.id)),
-    el('td', { className: `status-${tenant.status}` }, tenant.status, tenant.databaseDropped ? el('div', { className: 'muted small' }, 'database dropped') : null),
+    el(
+      'td',
+      { className: `status-${tenant.status}` },
+      tenant.status,
+      tenant.databaseDropped ? el('div', { className: 'muted small' }, 'database dropped') : null,
+    ),
     usageCell(usage),
     el('td', { className: 'actions' }, actions),
   );
@@ -141,11 +158,18 @@ async function openQuotas(tenant, usage) {
   const switches = usage?.switches ? Object.keys(usage.switches) : SWITCHES;
   byId('quota-limits').replaceChildren(
     ...limits.map((name) =>
-      el('label', { className: 'stack' }, name, el('input', { type: 'number', min: 0, step: 1, name, value: typeof quotas[name] === 'number' ? String(quotas[name]) : '', dataset: { quota: name } })),
+      el(
+        'label',
+        { className: 'stack' },
+        name,
+        el('input', { type: 'number', min: 0, step: 1, name, value: typeof quotas[name] === 'number' ? String(quotas[name]) : '', dataset: { quota: name } }),
+      ),
     ),
   );
   byId('quota-switches').replaceChildren(
-    ...switches.map((name) => el('label', { className: 'check' }, el('input', { type: 'checkbox', name, checked: quotas[name] !== false, dataset: { switch: name } }), name)),
+    ...switches.map((name) =>
+      el('label', { className: 'check' }, el('input', { type: 'checkbox', name, checked: quotas[name] !== false, dataset: { switch: name } }), name),
+    ),
   );
   byId('quota-panel').hidden = false;
   byId('quota-panel').scrollIntoView({ block: 'nearest' });
@@ -170,7 +194,10 @@ async function main() {
     run(button, 'create-error', async () => {
       const body = {
         name: byId('ws-name').value,
-        domains: byId('ws-domains').value.split(',').map((d) => d.trim()).filter(Boolean),
+        domains: byId('ws-domains')
+          .value.split(',')
+          .map((d) => d.trim())
+          .filter(Boolean),
         admin: { email: byId('ws-admin-email').value, password: byId('ws-admin-password').value },
       };
       const { tenant } = await api('POST', base, body);

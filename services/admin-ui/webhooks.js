@@ -26,7 +26,11 @@ function endpointRow(endpoint) {
       'td',
       {},
       endpoint.pausedAt
-        ? el('span', { className: 'status-paused', title: endpoint.pauseReason ?? '' }, `paused since ${formatDate(endpoint.pausedAt)}: ${endpoint.pauseReason ?? ''}`)
+        ? el(
+            'span',
+            { className: 'status-paused', title: endpoint.pauseReason ?? '' },
+            `paused since ${formatDate(endpoint.pausedAt)}: ${endpoint.pauseReason ?? ''}`,
+          )
         : endpoint.withheldEvents.length
           ? el('span', { className: 'status-paused' }, `not receiving ${endpoint.withheldEvents.join(', ')}: its creator lost the right to read them`)
           : 'delivering',

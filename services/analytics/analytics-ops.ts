@@ -45,7 +45,12 @@ export const analyticsSummaryOp = defineOperation({
       countBy(entries, entryScope({ trashedAt: null }), 'status'),
       countBy(entries, entryScope({ trashedAt: null }), 'type'),
       entries.countDocuments(entryScope({ trashedAt: { $ne: null } })),
-      media.aggregate<{ n: number; bytes: number }>([{ $match: mediaScope({ status: 'stored' }) }, { $group: { _id: null, n: { $sum: 1 }, bytes: { $sum: '$size' } } }]).toArray(),
+      media
+        .aggregate<{ n: number; bytes: number }>([
+          { $match: mediaScope({ status: 'stored' }) },
+          { $group: { _id: null, n: { $sum: 1 }, bytes: { $sum: '$size' } } },
+        ])
+        .toArray(),
       media.countDocuments(mediaScope({ status: 'trashed' })),
       countBy(comments, ctx.scope.filter({ siteId }, COMMENT_SCOPE), 'status'),
     ]);

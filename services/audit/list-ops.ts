@@ -59,7 +59,8 @@ function auditFilter(query: Omit<AuditFilters, 'limit' | 'cursor'>, where: Filte
   else if (query.actor) filter.$or = [{ userId: query.actor }, { keyId: query.actor }];
   if (query.targetKind) filter['target.kind'] = query.targetKind;
   if (query.targetId) filter['target.id'] = query.targetId;
-  if (query.since || query.until) filter.at = { ...(query.since ? { $gte: new Date(query.since) } : {}), ...(query.until ? { $lt: new Date(query.until) } : {}) };
+  if (query.since || query.until)
+    filter.at = { ...(query.since ? { $gte: new Date(query.since) } : {}), ...(query.until ? { $lt: new Date(query.until) } : {}) };
   return filter;
 }
 
@@ -88,7 +89,8 @@ async function listed(ctx: OperationContext, list: string, platform: boolean, { 
   return { data: rows.map(view), page };
 }
 
-const FILTERS = 'Filters: `actor` (a user id, a key id, or `system`), `targetKind`/`targetId`, `action`, `since`/`until` (ISO times), `keyId`. Oldest first, cursor-paged.';
+const FILTERS =
+  'Filters: `actor` (a user id, a key id, or `system`), `targetKind`/`targetId`, `action`, `since`/`until` (ISO times), `keyId`. Oldest first, cursor-paged.';
 
 const siteList = (surface: Surface) =>
   defineOperation({

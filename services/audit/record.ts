@@ -2,7 +2,18 @@ import type { OperationContext } from '../core/context.ts';
 import type { AuditChange } from '../core/audit-notes.ts';
 import { isPlatformCapability, requiredCapabilities } from '../core/capabilities.ts';
 import type { Operation } from '../core/operation.ts';
-import { changeRow, cleanSummary, noteChange, operationSummary, operationTarget, platformAudit, PLATFORM_RETENTION_DAYS, targetKind, workspaceAudit, workspaceRetentionDays } from './rows.ts';
+import {
+  changeRow,
+  cleanSummary,
+  noteChange,
+  operationSummary,
+  operationTarget,
+  platformAudit,
+  PLATFORM_RETENTION_DAYS,
+  targetKind,
+  workspaceAudit,
+  workspaceRetentionDays,
+} from './rows.ts';
 
 export type { AuditChange, AuditSummary, AuditTarget } from '../core/audit-notes.ts';
 
@@ -18,7 +29,13 @@ function logged(ctx: OperationContext, action: string, error: unknown): void {
 export function recordChange(ctx: OperationContext, change: AuditChange): void {
   try {
     if (ctx.changes) return noteChange(ctx.changes, change);
-    const row = changeRow(ctx, { action: change.action, operation: null, target: change.target, summary: cleanSummary(change.summary), retentionDays: workspaceRetentionDays(ctx) });
+    const row = changeRow(ctx, {
+      action: change.action,
+      operation: null,
+      target: change.target,
+      summary: cleanSummary(change.summary),
+      retentionDays: workspaceRetentionDays(ctx),
+    });
     ctx.services.audit.add(workspaceAudit(ctx.db), row);
   } catch (error) {
     logged(ctx, change.action, error);
@@ -45,7 +62,13 @@ export function recordOperation(ctx: OperationContext, operation: Operation, inp
     const summary = operationSummary(operation, input, output, target, ctx.changes ?? { noted: [], more: {} });
     const action = (operation.audit && operation.audit.action) || operation.id;
     const platform = isOperatorAction(operation);
-    const row = changeRow(ctx, { action, operation: operation.id, target, summary, retentionDays: platform ? PLATFORM_RETENTION_DAYS : workspaceRetentionDays(ctx) });
+    const row = changeRow(ctx, {
+      action,
+      operation: operation.id,
+      target,
+      summary,
+      retentionDays: platform ? PLATFORM_RETENTION_DAYS : workspaceRetentionDays(ctx),
+    });
     ctx.services.audit.add(platform ? platformAudit(ctx) : workspaceAudit(ctx.db), row);
   } catch (error) {
     logged(ctx, operation.id, error);

@@ -46,7 +46,11 @@ const putRetention = defineOperation({
       { returnDocument: 'before', projection: { auditRetentionDays: 1 } },
     );
     if (!before) throw new NotFoundError();
-    recordChange(ctx, { action: 'audit.retention.put', target: { kind: 'workspace', id: ctx.workspace._id }, summary: { changes: { days: { from: before.auditRetentionDays ?? DEFAULT_RETENTION_DAYS, to: days } } } });
+    recordChange(ctx, {
+      action: 'audit.retention.put',
+      target: { kind: 'workspace', id: ctx.workspace._id },
+      summary: { changes: { days: { from: before.auditRetentionDays ?? DEFAULT_RETENTION_DAYS, to: days } } },
+    });
     // Processes holding the workspace's row pick the new value up (rows written next carry it).
     await ctx.services.changeFeed.publish(topics.workspace(ctx.workspace._id));
     return { workspaceId: ctx.workspace._id, days, default: DEFAULT_RETENTION_DAYS };

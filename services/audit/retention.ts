@@ -10,7 +10,12 @@ const DAY_MS = 24 * 60 * 60_000;
 async function dropInBatches(collection: Collection<AuditDoc>, filter: Filter<AuditDoc>): Promise<number> {
   let dropped = 0;
   for (let round = 0; round < MAX_BATCHES; round += 1) {
-    const ids = (await collection.find(filter, { projection: { _id: 1 } }).limit(BATCH).toArray()).map((row) => row._id);
+    const ids = (
+      await collection
+        .find(filter, { projection: { _id: 1 } })
+        .limit(BATCH)
+        .toArray()
+    ).map((row) => row._id);
     if (ids.length === 0) break;
     dropped += (await collection.deleteMany({ _id: { $in: ids } })).deletedCount;
     if (ids.length < BATCH) break;

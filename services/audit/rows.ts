@@ -16,7 +16,25 @@ const DAY_MS = 24 * 60 * 60_000;
  * Fields whose values (not only names) a row may show: states, roles, capabilities, quotas and
  * switches. Every other field is named only: bodies, titles, passwords and secrets never reach a row.
  */
-const STATE_FIELDS = new Set(['api', 'status', 'role', 'capabilities', 'scope', 'active', 'enabled', 'platformOperator', 'quotas', 'isDefault', 'publishOn', 'unpublishOn', 'mode', 'dropDatabase', 'events', 'publish', 'days']);
+const STATE_FIELDS = new Set([
+  'api',
+  'status',
+  'role',
+  'capabilities',
+  'scope',
+  'active',
+  'enabled',
+  'platformOperator',
+  'quotas',
+  'isDefault',
+  'publishOn',
+  'unpublishOn',
+  'mode',
+  'dropDatabase',
+  'events',
+  'publish',
+  'days',
+]);
 /** Input fields that say how to run, not what changed. */
 const NOT_CHANGES = new Set(['expectedVersion', 'cursor', 'limit']);
 /** A shown value longer than this (as JSON) is replaced by a mark: rows stay small. */
@@ -42,7 +60,10 @@ export function cleanSummary(summary: AuditSummary | undefined): AuditSummary {
   const clean: AuditSummary = {};
   if (summary?.fields?.length) clean.fields = [...new Set(summary.fields)].slice(0, 50);
   const changes = Object.entries(summary?.changes ?? {}).filter(([field]) => STATE_FIELDS.has(field));
-  if (changes.length) clean.changes = Object.fromEntries(changes.map(([field, { from, to }]) => [field, { ...(from !== undefined ? { from: shown(from) } : {}), ...(to !== undefined ? { to: shown(to) } : {}) }]));
+  if (changes.length)
+    clean.changes = Object.fromEntries(
+      changes.map(([field, { from, to }]) => [field, { ...(from !== undefined ? { from: shown(from) } : {}), ...(to !== undefined ? { to: shown(to) } : {}) }]),
+    );
   if (summary?.note) clean.note = summary.note.slice(0, 200);
   if (summary?.affected && Object.keys(summary.affected).length) clean.affected = { ...summary.affected };
   return clean;
@@ -64,7 +85,7 @@ function merge(base: AuditSummary, over: AuditSummary): AuditSummary {
   return {
     ...(fields.length ? { fields } : {}),
     ...(base.changes || over.changes ? { changes: { ...base.changes, ...over.changes } } : {}),
-    ...(over.note ?? base.note ? { note: over.note ?? base.note } : {}),
+    ...((over.note ?? base.note) ? { note: over.note ?? base.note } : {}),
     ...(Object.keys(affected).length ? { affected } : {}),
   };
 }
@@ -78,7 +99,8 @@ function answerId(output: unknown): string | null {
 }
 
 /** The declared target kind, else the operation id's first word (`content.update` → `content`). */
-export const targetKind = (operation: Operation): string => (operation.audit && operation.audit.kind) || operation.id.replace(/^(console|admin)\./, '').split('.')[0];
+export const targetKind = (operation: Operation): string =>
+  (operation.audit && operation.audit.kind) || operation.id.replace(/^(console|admin)\./, '').split('.')[0];
 
 /**
  * The thing an operation changed: what its definition says, else by default the path's own
@@ -92,12 +114,20 @@ export function operationTarget(operation: Operation, input: unknown, output: un
   const fields = record(input) ? input : {};
   const params = pathParamNames(operation.path);
   const endsWithParam = /\/:[A-Za-z0-9_]+$/.test(operation.path);
-  const id = (endsWithParam ? text(fields[params[params.length - 1]]) : null) ?? answerId(output) ?? text(fields.id) ?? params.map((name) => text(fields[name])).find(Boolean) ?? null;
+  const id =
+    (endsWithParam ? text(fields[params[params.length - 1]]) : null) ??
+    answerId(output) ??
+    text(fields.id) ??
+    params.map((name) => text(fields[name])).find(Boolean) ??
+    null;
   return id ? { kind, id } : null;
 }
 
 /** A row of the trail: who (from the principal), where, what, when, and the request. */
-export function changeRow(ctx: OperationContext, fields: { action: string; operation: string | null; target: AuditTarget | null; summary: AuditSummary; retentionDays: number }): AuditDoc {
+export function changeRow(
+  ctx: OperationContext,
+  fields: { action: string; operation: string | null; target: AuditTarget | null; summary: AuditSummary; retentionDays: number },
+): AuditDoc {
   const at = ctx.services.clock.now();
   const { principal } = ctx;
   return {
@@ -136,7 +166,8 @@ export function operationSummary(operation: Operation, input: unknown, output: u
   if (operation.audit && operation.audit.summary) summary = merge(summary, operation.audit.summary(input, output));
   const affected: Record<string, number> = { ...notes.more };
   for (const change of notes.noted) {
-    if (!target || (change.target.kind === target.kind && change.target.id === target.id) || change.target.id === target.id) summary = merge(summary, change.summary ?? {});
+    if (!target || (change.target.kind === target.kind && change.target.id === target.id) || change.target.id === target.id)
+      summary = merge(summary, change.summary ?? {});
     else affected[change.target.kind] = (affected[change.target.kind] ?? 0) + 1;
   }
   return cleanSummary(merge(summary, { affected }));

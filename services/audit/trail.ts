@@ -52,7 +52,10 @@ export function createAuditTrail(log: Logger, options: AuditTrailOptions = {}): 
       try {
         await write(lane.collection, rows);
       } catch (error) {
-        log.error({ err: error instanceof Error ? error.message : String(error), rows: rows.length, actions: [...new Set(rows.map((row) => row.action))] }, 'audit rows not written');
+        log.error(
+          { err: error instanceof Error ? error.message : String(error), rows: rows.length, actions: [...new Set(rows.map((row) => row.action))] },
+          'audit rows not written',
+        );
       }
     }
     lanes.delete(key);

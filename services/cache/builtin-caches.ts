@@ -13,7 +13,9 @@ const publicContentCache = (): NamedCache => ({
   description: 'Public Content API responses, per site and content generation (the page store).',
   reach: 'site',
   async stats(ctx) {
-    const doc = await ctx.db.collection<{ _id: string; siteId: string; generation?: number }>(PUBLIC_STATE_COLLECTION).findOne({ _id: ctx.site._id, siteId: ctx.site._id });
+    const doc = await ctx.db
+      .collection<{ _id: string; siteId: string; generation?: number }>(PUBLIC_STATE_COLLECTION)
+      .findOne({ _id: ctx.site._id, siteId: ctx.site._id });
     return { entries: null, details: { generation: doc?.generation ?? 0 } };
   },
   clear: (ctx) => ctx.services.publicGeneration.bump(ctx.db, ctx.site._id),

@@ -14,7 +14,9 @@ const CacheView = z.object({
 
 /** Site caches for everybody with the operation's capability; process-wide ones with platform rights only. */
 function visibleCaches(ctx: OperationContext, platformRight: 'platform:read' | 'platform:manage') {
-  const platform = hasCapability(ctx.principal, platformRight) && (ctx.principal.kind === 'system' || ('isPlatformOperator' in ctx.principal && ctx.principal.isPlatformOperator));
+  const platform =
+    hasCapability(ctx.principal, platformRight) &&
+    (ctx.principal.kind === 'system' || ('isPlatformOperator' in ctx.principal && ctx.principal.isPlatformOperator));
   return ctx.services.caches.list().filter((cache) => cache.reach === 'site' || platform);
 }
 
@@ -25,7 +27,7 @@ export const cacheStatsOp = defineOperation({
   path: '/cache/stats',
   summary: 'Object-cache figures of the caches this gateway holds',
   description:
-    '`site` caches report this site\'s entries only. `reach: process` caches (shared by every workspace of the gateway that answered) are listed only to callers holding `platform:read`.',
+    "`site` caches report this site's entries only. `reach: process` caches (shared by every workspace of the gateway that answered) are listed only to callers holding `platform:read`.",
   requires: 'settings:read',
   input: z.object({}),
   output: z.object({ caches: z.array(CacheView) }),

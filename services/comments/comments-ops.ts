@@ -8,7 +8,12 @@ import { COMMENT_SCOPE, CommentStatusSchema, CommentText, CommentView, commentsC
 /** Statuses given as `status=pending,spam`; without one the list shows the moderation view (pending + approved). */
 const StatusList = z
   .string()
-  .transform((s) => s.split(',').map((v) => v.trim()).filter(Boolean))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean),
+  )
   .pipe(z.array(CommentStatusSchema).min(1));
 
 export const listCommentsOp = defineOperation({
@@ -27,7 +32,11 @@ export const listCommentsOp = defineOperation({
     if (query.entryId) filter.entryId = query.entryId;
     const after = decodeAfterId(ctx, 'comments', query.cursor);
     if (after) filter._id = { $lt: after };
-    const rows = await commentsCollection(ctx).find(ctx.scope.filter(filter, COMMENT_SCOPE)).sort({ _id: -1 }).limit(query.limit + 1).toArray();
+    const rows = await commentsCollection(ctx)
+      .find(ctx.scope.filter(filter, COMMENT_SCOPE))
+      .sort({ _id: -1 })
+      .limit(query.limit + 1)
+      .toArray();
     const { items, nextCursor } = pageOf(ctx, 'comments', rows, query.limit);
     return { data: items.map(toCommentView), page: { limit: query.limit, cursor: query.cursor ?? null, nextCursor, total: items.length } };
   },
@@ -114,7 +123,10 @@ export const purgeCommentsOp = defineOperation({
   async handler(ctx, { ids }) {
     const filter: Filter<CommentDoc> = { siteId: ctx.site._id, status: 'trash' };
     if (ids) filter._id = { $in: ids };
-    const doomed = await commentsCollection(ctx).find(ctx.scope.filter(filter, COMMENT_SCOPE), { projection: { _id: 1, parentId: 1 } }).limit(1000).toArray();
+    const doomed = await commentsCollection(ctx)
+      .find(ctx.scope.filter(filter, COMMENT_SCOPE), { projection: { _id: 1, parentId: 1 } })
+      .limit(1000)
+      .toArray();
     for (const c of doomed) {
       // Keep the thread readable: children of a removed comment hang from its parent instead. The
       // parent is read again because an earlier step of this loop may have moved it up already.

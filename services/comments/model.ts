@@ -86,6 +86,11 @@ export function toCommentView(doc: CommentDoc): CommentView {
 export const CommentText = {
   authorName: z.string().trim().min(1).max(100),
   authorEmail: z.string().trim().toLowerCase().email().max(254),
-  authorUrl: z.string().trim().url().max(500).refine((u) => /^https?:\/\//i.test(u), 'http or https URL only'),
+  authorUrl: z
+    .string()
+    .trim()
+    .url()
+    .max(500)
+    .refine((u) => /^https?:\/\//i.test(u), 'http or https URL only'),
   body: z.string().trim().min(1).max(10_000),
 };

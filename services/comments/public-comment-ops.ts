@@ -37,13 +37,25 @@ export const publicCreateCommentOp = defineOperation({
   async handler(ctx, input) {
     assertSwitch(ctx, 'comments');
     const locale = resolveLocale(await loadLanguages(ctx), input.locale);
-    const entry = await contentCollections(ctx.db).entries.findOne({ siteId: ctx.site._id, status: 'published', trashedAt: null, locale, 'live.slug': input.slug });
+    const entry = await contentCollections(ctx.db).entries.findOne({
+      siteId: ctx.site._id,
+      status: 'published',
+      trashedAt: null,
+      locale,
+      'live.slug': input.slug,
+    });
     if (!entry) throw new NotFoundError();
     if (input.parentId) {
       const parent = await commentsCollection(ctx).findOne({ siteId: ctx.site._id, _id: input.parentId, entryId: entry._id, status: 'approved' });
       if (!parent) throw new BadRequestError('parentId: no such approved comment on this entry');
     }
-    const submission = { authorName: input.authorName, authorEmail: input.authorEmail, authorUrl: input.authorUrl ?? null, body: input.body, ip: ctx.request.ip };
+    const submission = {
+      authorName: input.authorName,
+      authorEmail: input.authorEmail,
+      authorUrl: input.authorUrl ?? null,
+      body: input.body,
+      ip: ctx.request.ip,
+    };
     const { status, reason } = await classify(ctx, submission);
     const now = ctx.services.clock.now();
     const doc: CommentDoc = {

@@ -38,12 +38,22 @@ export const publicListCommentsOp = definePublicOperation({
   }),
   output: z.object({ items: z.array(PublicCommentView), nextCursor: z.string().nullable(), total: z.number().int(), locale: z.string() }),
   async handler(ctx, input, view) {
-    const entry = await contentCollections(ctx.db).entries.findOne({ siteId: ctx.site._id, status: 'published', trashedAt: null, locale: view.locale, 'live.slug': input.slug });
+    const entry = await contentCollections(ctx.db).entries.findOne({
+      siteId: ctx.site._id,
+      status: 'published',
+      trashedAt: null,
+      locale: view.locale,
+      'live.slug': input.slug,
+    });
     if (!entry) throw new NotFoundError();
     const list = `public-comments:${entry._id}`;
     const after = decodeAfterId(ctx, list, input.cursor);
     const filter = { siteId: ctx.site._id, entryId: entry._id, status: 'approved' as const, ...(after ? { _id: { $gt: after } } : {}) };
-    const rows = await commentsCollection(ctx).find(filter).sort({ _id: 1 }).limit(input.limit + 1).toArray();
+    const rows = await commentsCollection(ctx)
+      .find(filter)
+      .sort({ _id: 1 })
+      .limit(input.limit + 1)
+      .toArray();
     const { items, nextCursor } = pageOf(ctx, list, rows, input.limit);
     return { items: items.map(toPublic), nextCursor, total: items.length, locale: view.locale };
   },

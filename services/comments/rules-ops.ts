@@ -17,7 +17,14 @@ const RuleView = z.object({
 });
 const SpamTermView = z.object({ id: z.string(), term: z.string(), createdAt: z.string() });
 
-const toRuleView = (r: RuleDoc): z.infer<typeof RuleView> => ({ id: r._id, name: r.name, kind: r.kind, value: r.value, action: r.action, createdAt: r.createdAt.toISOString() });
+const toRuleView = (r: RuleDoc): z.infer<typeof RuleView> => ({
+  id: r._id,
+  name: r.name,
+  kind: r.kind,
+  value: r.value,
+  action: r.action,
+  createdAt: r.createdAt.toISOString(),
+});
 const toTermView = (t: SpamTermDoc): z.infer<typeof SpamTermView> => ({ id: t._id, term: t.term, createdAt: t.createdAt.toISOString() });
 
 /** Cursors are bound to the list and the site, so one from another site is refused. */
@@ -50,7 +57,15 @@ export const createRuleOp = defineOperation({
   input: RuleInput,
   output: RuleView,
   async handler(ctx, input) {
-    const doc: RuleDoc = { _id: newId(), siteId: ctx.site._id, name: input.name ?? `${input.kind} ${input.value} → ${input.action}`, kind: input.kind, value: input.value, action: input.action, createdAt: ctx.services.clock.now() };
+    const doc: RuleDoc = {
+      _id: newId(),
+      siteId: ctx.site._id,
+      name: input.name ?? `${input.kind} ${input.value} → ${input.action}`,
+      kind: input.kind,
+      value: input.value,
+      action: input.action,
+      createdAt: ctx.services.clock.now(),
+    };
     await rulesCollection(ctx).insertOne(doc);
     return toRuleView(doc);
   },

@@ -35,10 +35,7 @@ export const isBuiltinType = (slug: string) => BUILTIN_TYPES.some((t) => t.slug 
 
 export async function listContentTypes(ctx: OperationContext): Promise<ContentTypeView[]> {
   const custom = await contentCollections(ctx.db).types.find({ siteId: ctx.site._id }).sort({ slug: 1 }).limit(500).toArray();
-  return [
-    ...BUILTIN_TYPES,
-    ...custom.map((t) => ({ slug: t.slug, label: t.label, description: t.description, builtin: false, fields: t.fields })),
-  ];
+  return [...BUILTIN_TYPES, ...custom.map((t) => ({ slug: t.slug, label: t.label, description: t.description, builtin: false, fields: t.fields }))];
 }
 
 export async function findContentType(ctx: OperationContext, slug: string): Promise<ContentTypeView | null> {

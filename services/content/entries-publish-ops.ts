@@ -18,9 +18,15 @@ export const publishEntryOp = defineOperation({
   input: z.object({ id: z.string(), expectedVersion: z.number().int().min(0).optional() }),
   output: EntryView,
   async handler(ctx, { id, expectedVersion }) {
-    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, (current) => statusChange(current, 'published', ctx.services.clock.now()), () => ({
-      events: ['content.published'],
-    }));
+    const { after } = await changeEntryOrFail(
+      ctx,
+      id,
+      expectedVersion,
+      (current) => statusChange(current, 'published', ctx.services.clock.now()),
+      () => ({
+        events: ['content.published'],
+      }),
+    );
     return toEntryView(after);
   },
 });
@@ -38,9 +44,15 @@ export const unpublishEntryOp = defineOperation({
   input: z.object({ id: z.string(), expectedVersion: z.number().int().min(0).optional() }),
   output: EntryView,
   async handler(ctx, { id, expectedVersion }) {
-    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, (current) => statusChange(current, 'draft', ctx.services.clock.now()), (before) => ({
-      events: before.status === 'published' ? ['content.unpublished'] : [],
-    }));
+    const { after } = await changeEntryOrFail(
+      ctx,
+      id,
+      expectedVersion,
+      (current) => statusChange(current, 'draft', ctx.services.clock.now()),
+      (before) => ({
+        events: before.status === 'published' ? ['content.unpublished'] : [],
+      }),
+    );
     return toEntryView(after);
   },
 });

@@ -90,20 +90,26 @@ export const updateEntryOp = defineOperation({
       if (before.status === 'published' && after.status !== 'published') list.push('content.unpublished');
       return { events: list };
     };
-    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, async (current) => {
-      const fields = mergeFields(current.fields, changes.fields);
-      if (changes.fields) validateFields(await requireContentType(ctx, current.type), fields);
-      const set: Partial<EntryDoc> = { fields };
-      if (changes.title !== undefined) Object.assign(set, { title: changes.title, titleLower: changes.title.toLowerCase() });
-      if (changes.slug !== undefined) set.slug = changes.slug;
-      if (changes.excerpt !== undefined) set.excerpt = changes.excerpt;
-      if (changes.blocks !== undefined) set.blocks = changes.blocks;
-      const now = ctx.services.clock.now();
-      if (status === 'scheduled') requireFuturePublishDate(current, now);
-      // The write path settles a pending schedule for the status set here (docs/content.md, "Scheduling").
-      if (status) Object.assign(set, statusChange({ ...current, ...set }, status, now));
-      return set;
-    }, events);
+    const { after } = await changeEntryOrFail(
+      ctx,
+      id,
+      expectedVersion,
+      async (current) => {
+        const fields = mergeFields(current.fields, changes.fields);
+        if (changes.fields) validateFields(await requireContentType(ctx, current.type), fields);
+        const set: Partial<EntryDoc> = { fields };
+        if (changes.title !== undefined) Object.assign(set, { title: changes.title, titleLower: changes.title.toLowerCase() });
+        if (changes.slug !== undefined) set.slug = changes.slug;
+        if (changes.excerpt !== undefined) set.excerpt = changes.excerpt;
+        if (changes.blocks !== undefined) set.blocks = changes.blocks;
+        const now = ctx.services.clock.now();
+        if (status === 'scheduled') requireFuturePublishDate(current, now);
+        // The write path settles a pending schedule for the status set here (docs/content.md, "Scheduling").
+        if (status) Object.assign(set, statusChange({ ...current, ...set }, status, now));
+        return set;
+      },
+      events,
+    );
     return toEntryView(after);
   },
 });

@@ -21,10 +21,17 @@ export const getEntryTermsOp = defineOperation({
   async handler(ctx, { id }) {
     const entry = await findEntryInScope(ctx, id);
     const ids = Object.values(entry.terms ?? {}).flat();
-    const rows = ids.length ? await taxonomyCollections(ctx).terms.find({ siteId: ctx.site._id, _id: { $in: ids } }).toArray() : [];
+    const rows = ids.length
+      ? await taxonomyCollections(ctx)
+          .terms.find({ siteId: ctx.site._id, _id: { $in: ids } })
+          .toArray()
+      : [];
     const byId = new Map(rows.map((t) => [t._id, t]));
     const terms = Object.fromEntries(
-      Object.entries(entry.terms ?? {}).map(([taxonomy, list]) => [taxonomy, list.flatMap((termId) => (byId.has(termId) ? [toTermView(byId.get(termId)!)] : []))]),
+      Object.entries(entry.terms ?? {}).map(([taxonomy, list]) => [
+        taxonomy,
+        list.flatMap((termId) => (byId.has(termId) ? [toTermView(byId.get(termId)!)] : [])),
+      ]),
     );
     return { terms };
   },
@@ -46,21 +53,27 @@ export const putEntryTermsOp = defineOperation({
   }),
   output: EntryView,
   async handler(ctx, { id, terms, expectedVersion }) {
-    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, async (current) => {
-      const { terms: termRows } = taxonomyCollections(ctx);
-      const taxonomies = await listTaxonomies(ctx);
-      const next = { ...(current.terms ?? {}) };
-      for (const [slug, wanted] of Object.entries(terms)) {
-        const taxonomy = taxonomies.find((t) => t.slug === slug);
-        if (!taxonomy) throw new BadRequestError(`terms.${slug}: unknown taxonomy`);
-        if (!taxonomy.types.includes(current.type)) throw new BadRequestError(`terms.${slug}: not used by type "${current.type}"`);
-        const unique = [...new Set(wanted)];
-        const found = await termRows.countDocuments({ siteId: ctx.site._id, taxonomy: slug, _id: { $in: unique } });
-        if (found !== unique.length) throw new BadRequestError(`terms.${slug}: unknown term id`);
-        next[slug] = unique;
-      }
-      return { terms: next };
-    }, () => ({ events: ['content.updated'] }));
+    const { after } = await changeEntryOrFail(
+      ctx,
+      id,
+      expectedVersion,
+      async (current) => {
+        const { terms: termRows } = taxonomyCollections(ctx);
+        const taxonomies = await listTaxonomies(ctx);
+        const next = { ...(current.terms ?? {}) };
+        for (const [slug, wanted] of Object.entries(terms)) {
+          const taxonomy = taxonomies.find((t) => t.slug === slug);
+          if (!taxonomy) throw new BadRequestError(`terms.${slug}: unknown taxonomy`);
+          if (!taxonomy.types.includes(current.type)) throw new BadRequestError(`terms.${slug}: not used by type "${current.type}"`);
+          const unique = [...new Set(wanted)];
+          const found = await termRows.countDocuments({ siteId: ctx.site._id, taxonomy: slug, _id: { $in: unique } });
+          if (found !== unique.length) throw new BadRequestError(`terms.${slug}: unknown term id`);
+          next[slug] = unique;
+        }
+        return { terms: next };
+      },
+      () => ({ events: ['content.updated'] }),
+    );
     return toEntryView(after);
   },
 });
@@ -83,7 +96,13 @@ export const putHeaderRefOp = defineOperation({
   input: z.object({ id: z.string(), headerRef: HeaderRefInput, expectedVersion: z.number().int().min(0).optional() }),
   output: EntryView,
   async handler(ctx, { id, headerRef, expectedVersion }) {
-    const { after } = await changeEntryOrFail(ctx, id, expectedVersion, () => ({ headerRef: headerRef as HeaderRef }), () => ({ events: ['content.updated'] }));
+    const { after } = await changeEntryOrFail(
+      ctx,
+      id,
+      expectedVersion,
+      () => ({ headerRef: headerRef as HeaderRef }),
+      () => ({ events: ['content.updated'] }),
+    );
     return toEntryView(after);
   },
 });

@@ -19,7 +19,12 @@ import { provisionTaxonomies } from './taxonomies.ts';
 export const contentFeature: Feature = {
   name: 'content',
   // Only a published entry is read publicly, so a draft's (or a scheduled entry's) insert changes no public answer.
-  publicCollections: [{ name: COLLECTIONS.entries, insertIsPublic: (doc) => doc.status === 'published' }, COLLECTIONS.types, COLLECTIONS.taxonomies, COLLECTIONS.terms],
+  publicCollections: [
+    { name: COLLECTIONS.entries, insertIsPublic: (doc) => doc.status === 'published' },
+    COLLECTIONS.types,
+    COLLECTIONS.taxonomies,
+    COLLECTIONS.terms,
+  ],
   operations: [
     listContentTypesOp,
     getContentTypeOp,
@@ -82,7 +87,10 @@ export const contentFeature: Feature = {
     return { schedules };
   },
   async usage(services, workspace, siteId) {
-    const entries = await services.workspaceDb(workspace).collection(COLLECTIONS.entries).countDocuments({ ...(siteId ? { siteId } : {}), trashedAt: null });
+    const entries = await services
+      .workspaceDb(workspace)
+      .collection(COLLECTIONS.entries)
+      .countDocuments({ ...(siteId ? { siteId } : {}), trashedAt: null });
     return { entries };
   },
 };

@@ -23,7 +23,11 @@ function publishedFilter(ctx: OperationContext, view: PublicView, extra: { type?
 async function page(ctx: OperationContext, view: PublicView, list: string, filter: Filter<EntryDoc>, limit: number, cursor?: string) {
   const after = decodeAfterId(ctx, list, cursor);
   if (after) filter._id = { $lt: after };
-  const rows = await contentCollections(ctx.db).entries.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+  const rows = await contentCollections(ctx.db)
+    .entries.find(filter)
+    .sort({ _id: -1 })
+    .limit(limit + 1)
+    .toArray();
   const { items, nextCursor } = pageOf(ctx, list, rows, limit);
   return { items: items.map((doc) => toPublicEntry(doc, view.preview)), nextCursor, total: items.length, locale: view.locale };
 }

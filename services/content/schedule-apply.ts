@@ -13,7 +13,12 @@ const LATE_MS = 5_000;
  * settled schedule) changes nothing. A date applied late (the workspace was suspended, the worker
  * down) is still applied, and its revision says when it was due.
  */
-export async function applyScheduledDate(ctx: OperationContext, entryId: string, token: string, which: 'publish' | 'unpublish'): Promise<'applied' | 'skipped'> {
+export async function applyScheduledDate(
+  ctx: OperationContext,
+  entryId: string,
+  token: string,
+  which: 'publish' | 'unpublish',
+): Promise<'applied' | 'skipped'> {
   let due: Date | null = null;
   // A try cut short after its write (worker killed) left its revision and event owed: done first.
   await settleOwed(ctx, { _id: entryId }, 1);

@@ -15,4 +15,3 @@ export async function cancelSchedule(ctx: OperationContext, entryId: string): Pr
     throw error;
   }
 }
-

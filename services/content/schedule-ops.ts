@@ -50,12 +50,18 @@ export const scheduleEntryOp = defineOperation({
     if (wanted) await startSchedule(ctx, { entryId: id, token, publishOn, unpublishOn });
     let result: Awaited<ReturnType<typeof changeEntryOrFail>>;
     try {
-      result = await changeEntryOrFail(ctx, id, expectedVersion, (entry) => {
-        const set: Partial<EntryDoc> = { schedule: wanted ? { publishOn: publishDate, unpublishOn: unpublishDate, token } : null };
-        if (publishDate && entry.status !== 'published') set.status = 'scheduled';
-        if (!publishDate && entry.status === 'scheduled') set.status = 'draft';
-        return set;
-      }, () => ({ events: ['content.updated'] }));
+      result = await changeEntryOrFail(
+        ctx,
+        id,
+        expectedVersion,
+        (entry) => {
+          const set: Partial<EntryDoc> = { schedule: wanted ? { publishOn: publishDate, unpublishOn: unpublishDate, token } : null };
+          if (publishDate && entry.status !== 'published') set.status = 'scheduled';
+          if (!publishDate && entry.status === 'scheduled') set.status = 'draft';
+          return set;
+        },
+        () => ({ events: ['content.updated'] }),
+      );
     } catch (error) {
       if (wanted) await restoreSchedule(ctx, current).catch((e) => ctx.services.log.warn({ err: e }, 'schedule restore failed'));
       throw error;

@@ -6,7 +6,15 @@ import { newId } from '../core/ids.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { ENTRY_SCOPE } from './model.ts';
 import { removeTerm } from './term-removal-job.ts';
-import { listTaxonomies, requireTaxonomy, taxonomyCollections, TaxonomyView, toTaxonomyView, TERM_REMOVAL_DESCRIPTION, TermRemovalAnswer } from './taxonomies.ts';
+import {
+  listTaxonomies,
+  requireTaxonomy,
+  taxonomyCollections,
+  TaxonomyView,
+  toTaxonomyView,
+  TERM_REMOVAL_DESCRIPTION,
+  TermRemovalAnswer,
+} from './taxonomies.ts';
 
 const taxonomySlug = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower-case letters, digits, - and _ only');
 

@@ -34,8 +34,15 @@ export async function removeTerm(ctx: OperationContext, target: TermRemovalTarge
   const { client, taskQueue } = ctx.services.temporal;
   const workflowId = termRemovalWorkflowId(ctx.workspace._id, ctx.site._id, target.taxonomy, target.termId);
   const input: TermRemovalInput = { ...target, workspaceId: ctx.workspace._id, siteId: ctx.site._id, batch: BATCH };
-  const handle = await client.workflow.start<typeof termRemovalWorkflow>(termRemovalWorkflowType, { taskQueue, workflowId, workflowIdConflictPolicy: 'USE_EXISTING', args: [input] });
+  const handle = await client.workflow.start<typeof termRemovalWorkflow>(termRemovalWorkflowType, {
+    taskQueue,
+    workflowId,
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    args: [input],
+  });
   let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([handle.result(), new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), JOB_WAIT_MS)))]).finally(() => clearTimeout(timer));
+  const outcome = await Promise.race([handle.result(), new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), JOB_WAIT_MS)))]).finally(() =>
+    clearTimeout(timer),
+  );
   return outcome ? { deleted: true, entriesChanged: outcome.entriesChanged, job: workflowId } : { deleted: false, entriesChanged: 0, job: workflowId };
 }

@@ -14,7 +14,8 @@ export function plan(target: TermRemovalTarget): { filter: Filter<EntryDoc>; com
   if (termId) {
     return {
       filter: { [field]: termId },
-      compute: (current) => (current.terms?.[taxonomy]?.includes(termId) ? { terms: { ...current.terms, [taxonomy]: current.terms[taxonomy]!.filter((t) => t !== termId) } } : null),
+      compute: (current) =>
+        current.terms?.[taxonomy]?.includes(termId) ? { terms: { ...current.terms, [taxonomy]: current.terms[taxonomy]!.filter((t) => t !== termId) } } : null,
       trashed: { $pull: { [field]: termId } },
       note: `term ${target.label} deleted`,
     };
@@ -65,4 +66,3 @@ export async function finishTermRemoval(ctx: OperationContext, target: TermRemov
   await terms.deleteMany({ siteId: ctx.site._id, taxonomy: target.taxonomy });
   await taxonomies.deleteOne({ siteId: ctx.site._id, slug: target.taxonomy });
 }
-

@@ -87,15 +87,30 @@ export const createTermOp = defineOperation({
   scope: 'none',
   errors: [409],
   status: 201,
-  input: z.object({ slug: z.string(), name: z.string().trim().min(1).max(200), termSlug: SlugSchema.optional(), parentId: z.string().nullable().default(null) }),
+  input: z.object({
+    slug: z.string(),
+    name: z.string().trim().min(1).max(200),
+    termSlug: SlugSchema.optional(),
+    parentId: z.string().nullable().default(null),
+  }),
   output: TermView,
   async handler(ctx, { slug, name, termSlug, parentId }) {
     const taxonomy = await requireTaxonomy(ctx, slug);
     await checkParent(ctx, taxonomy, parentId);
-    const doc: TermDoc = { _id: newId(), siteId: ctx.site._id, taxonomy: slug, name, slug: termSlug ?? slugify(name), parentId, createdAt: ctx.services.clock.now() };
-    await taxonomyCollections(ctx).terms.insertOne(doc).catch((error) => {
-      throw slugConflict(error);
-    });
+    const doc: TermDoc = {
+      _id: newId(),
+      siteId: ctx.site._id,
+      taxonomy: slug,
+      name,
+      slug: termSlug ?? slugify(name),
+      parentId,
+      createdAt: ctx.services.clock.now(),
+    };
+    await taxonomyCollections(ctx)
+      .terms.insertOne(doc)
+      .catch((error) => {
+        throw slugConflict(error);
+      });
     return toTermView(doc);
   },
 });
@@ -109,7 +124,13 @@ export const updateTermOp = defineOperation({
   requires: 'content:publish',
   scope: 'none',
   errors: [409],
-  input: z.object({ slug: z.string(), id: z.string(), name: z.string().trim().min(1).max(200).optional(), termSlug: SlugSchema.optional(), parentId: z.string().nullable().optional() }),
+  input: z.object({
+    slug: z.string(),
+    id: z.string(),
+    name: z.string().trim().min(1).max(200).optional(),
+    termSlug: SlugSchema.optional(),
+    parentId: z.string().nullable().optional(),
+  }),
   output: TermView,
   async handler(ctx, { slug, id, name, termSlug, parentId }) {
     const taxonomy = await requireTaxonomy(ctx, slug);

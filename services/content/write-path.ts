@@ -241,7 +241,10 @@ export function requireFuturePublishDate(current: EntryDoc, now: Date): void {
  */
 export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>, limit: number): Promise<number> {
   const { entries } = contentCollections(ctx.db);
-  const owing = await entries.find({ ...filter, siteId: ctx.site._id, pending: { $type: 'object' } } as Filter<EntryDoc>).limit(limit).toArray();
+  const owing = await entries
+    .find({ ...filter, siteId: ctx.site._id, pending: { $type: 'object' } } as Filter<EntryDoc>)
+    .limit(limit)
+    .toArray();
   for (const doc of owing) {
     const pending = doc.pending!;
     if (pending.version === doc.version) {
@@ -249,7 +252,10 @@ export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>
       for (const event of pending.events) await ctx.emit(event, eventData(doc));
     }
   }
-  await clearOwed(ctx, owing.map((doc) => ({ _id: doc._id, version: doc.pending!.version })));
+  await clearOwed(
+    ctx,
+    owing.map((doc) => ({ _id: doc._id, version: doc.pending!.version })),
+  );
   return owing.length;
 }
 

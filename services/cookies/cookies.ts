@@ -6,7 +6,12 @@ import { SESSION_COOKIE, SESSION_TTL_MS } from '../access/sessions.ts';
 export const COOKIE_CATEGORIES = ['necessary', 'preferences', 'analytics', 'marketing'] as const;
 
 export const CookieEntry = z.object({
-  name: z.string().trim().min(1).max(200).regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'a cookie name (RFC 6265 token)'),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'a cookie name (RFC 6265 token)'),
   provider: z.string().trim().min(1).max(200),
   category: z.enum(COOKIE_CATEGORIES),
   purpose: z.string().trim().max(1000).default(''),

@@ -18,7 +18,10 @@ export function createKeyedBatcher<I, R>(flush: (key: string, items: I[]) => Pro
       const batch = lane.queue;
       lane.queue = [];
       try {
-        const results = await flush(key, batch.map((waiter) => waiter.item));
+        const results = await flush(
+          key,
+          batch.map((waiter) => waiter.item),
+        );
         batch.forEach((waiter, index) => waiter.resolve(results[index]));
       } catch (error) {
         for (const waiter of batch) waiter.reject(error);

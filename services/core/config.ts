@@ -1,9 +1,7 @@
 import { z } from 'zod';
 import { NO_PROXY, parseProxyTrust } from './proxy-trust.ts';
 
-const booleanFlag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no'])
-  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+const booleanFlag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 const ConfigSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -12,7 +10,10 @@ const ConfigSchema = z.object({
   PUBLIC_BASE_URL: z.url().optional(),
   MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
   /** Prefix of every database name, so several deployments (or test runs) can share one server. */
-  DB_PREFIX: z.string().regex(/^[a-z0-9_]{1,24}$/, 'lowercase letters, digits and _ only').default('cwb_'),
+  DB_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_]{1,24}$/, 'lowercase letters, digits and _ only')
+    .default('cwb_'),
   TEMPORAL_ADDRESS: z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('cwb'),
@@ -67,8 +68,7 @@ export class ConfigError extends Error {
   override name = 'ConfigError';
 }
 
-export const contractChecksOn = (config: Pick<Config, 'NODE_ENV' | 'CHECK_CONTRACTS'>): boolean =>
-  config.CHECK_CONTRACTS ?? config.NODE_ENV !== 'production';
+export const contractChecksOn = (config: Pick<Config, 'NODE_ENV' | 'CHECK_CONTRACTS'>): boolean => config.CHECK_CONTRACTS ?? config.NODE_ENV !== 'production';
 
 /** Reads and validates the environment. A bad value stops start-up with a message naming the variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

@@ -83,12 +83,7 @@ export interface OperationContext {
   changes?: ChangeNotes;
 }
 
-export function createContext(
-  services: Services,
-  scope: { workspace: Workspace; site: Site },
-  principal: Principal,
-  request: RequestFacts,
-): OperationContext {
+export function createContext(services: Services, scope: { workspace: Workspace; site: Site }, principal: Principal, request: RequestFacts): OperationContext {
   const ctx: OperationContext = {
     services,
     workspace: scope.workspace,

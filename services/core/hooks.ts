@@ -24,7 +24,11 @@ function createList<F>() {
   return {
     add(name: string, item: F): () => void {
       lists.set(name, [...(lists.get(name) ?? []), item]);
-      return () => lists.set(name, (lists.get(name) ?? []).filter((f) => f !== item));
+      return () =>
+        lists.set(
+          name,
+          (lists.get(name) ?? []).filter((f) => f !== item),
+        );
     },
     get: (name: string): readonly F[] => lists.get(name) ?? [],
   };

@@ -53,7 +53,11 @@ export async function pageById<T extends Document & { _id: string }>(
 ) {
   const after = decodeAfterId(ctx, list, query.cursor);
   const where = (after ? { $and: [filter, { _id: { $gt: after } }] } : filter) as Filter<T>;
-  const found = (await collection.find(where).sort({ _id: 1 }).limit(query.limit + 1).toArray()) as T[];
+  const found = (await collection
+    .find(where)
+    .sort({ _id: 1 })
+    .limit(query.limit + 1)
+    .toArray()) as T[];
   const { items, nextCursor } = pageOf(ctx, list, found, query.limit);
   return { rows: items, page: { limit: query.limit, cursor: query.cursor ?? null, nextCursor, total: items.length } };
 }

@@ -9,9 +9,7 @@ import { compileIpRules, isValidIpRule } from './ip-rules.ts';
  * the proxies can reach).
  */
 export type ProxyTrust =
-  | { readonly kind: 'none' }
-  | { readonly kind: 'hops'; readonly hops: number }
-  | { readonly kind: 'addresses'; readonly rules: readonly string[] };
+  { readonly kind: 'none' } | { readonly kind: 'hops'; readonly hops: number } | { readonly kind: 'addresses'; readonly rules: readonly string[] };
 
 export const NO_PROXY: ProxyTrust = { kind: 'none' };
 
@@ -25,7 +23,7 @@ export function parseProxyTrust(text: string): ProxyTrust | { error: string } {
     return {
       error:
         'trusting every peer is refused: any client could then forge its address in X-Forwarded-For (allowed IPs, per-IP limits, audit); ' +
-        'give the proxies\' addresses or CIDRs (e.g. 10.0.0.2,172.28.0.0/24) or a hop count',
+        "give the proxies' addresses or CIDRs (e.g. 10.0.0.2,172.28.0.0/24) or a hop count",
     };
   }
   if (/^\d+$/.test(value)) {

@@ -19,7 +19,19 @@ interface StateDoc {
  */
 export type PublicCollection = string | { name: string; insertIsPublic?: (doc: Document) => boolean };
 
-const WRITES = new Set(['insertOne', 'insertMany', 'bulkWrite', 'updateOne', 'updateMany', 'replaceOne', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete']);
+const WRITES = new Set([
+  'insertOne',
+  'insertMany',
+  'bulkWrite',
+  'updateOne',
+  'updateMany',
+  'replaceOne',
+  'deleteOne',
+  'deleteMany',
+  'findOneAndUpdate',
+  'findOneAndReplace',
+  'findOneAndDelete',
+]);
 
 /** Whether an insert (`insertOne`, `insertMany`) holds no document a public read can see. */
 function insertIsPrivate(property: string, args: unknown[], insertIsPublic: ((doc: Document) => boolean) | undefined): boolean {

@@ -36,7 +36,10 @@ export function safeUrl(raw: string): string | null {
 const refused = (raw: string) => browserForm(raw) !== '' && safeUrl(raw) === null;
 
 /** A URL field of an input: refused (400 naming the field) unless it is empty or `safeUrl` accepts it. */
-export const SafeUrlString = z.string().max(2000).refine((v) => !refused(v), SAFE_URL_RULE);
+export const SafeUrlString = z
+  .string()
+  .max(2000)
+  .refine((v) => !refused(v), SAFE_URL_RULE);
 
 /** Where the first refused link of free-form data is (a path of keys and indexes), or null. */
 export function findUnsafeLink(value: unknown, path: (string | number)[] = [], depth = 0): (string | number)[] | null {

@@ -64,7 +64,8 @@ export class UndeclaredScopeError extends Error {
 }
 
 export function scopeGuard(principal: Principal, declaration: ScopeDeclaration | undefined, what: string): ScopeGuard {
-  const sets: readonly ScopeFields[] = declaration === undefined || declaration === 'none' ? [] : Array.isArray(declaration) ? declaration : [declaration as ScopeFields];
+  const sets: readonly ScopeFields[] =
+    declaration === undefined || declaration === 'none' ? [] : Array.isArray(declaration) ? declaration : [declaration as ScopeFields];
   const pick = (fields?: ScopeFields): ScopeFields => {
     const chosen = fields ? sets.find((set) => set === fields) : sets.length === 1 ? sets[0] : undefined;
     if (!chosen) throw new UndeclaredScopeError(what);

@@ -41,7 +41,13 @@ export async function createServices(config: Config, options: CoreServiceOptions
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
   const dbs = new Map<string, Db>();
   const platformDb = mongo.db(`${config.DB_PREFIX}platform`);
-  const changeFeed = createChangeFeed({ db: platformDb, log, leaseMs: config.STATE_LEASE_MS, mode: config.STATE_FEED, idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40 });
+  const changeFeed = createChangeFeed({
+    db: platformDb,
+    log,
+    leaseMs: config.STATE_LEASE_MS,
+    mode: config.STATE_FEED,
+    idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40,
+  });
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
 
   return {

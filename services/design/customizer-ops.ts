@@ -52,7 +52,8 @@ export const patchCustomizerOp = defineOperation({
   output: View,
   async handler(ctx, { values, publish }) {
     for (const [key, value] of Object.entries(values)) {
-      if (/color$/i.test(key) && value !== null && !(typeof value === 'string' && COLOR.test(value))) throw new BadRequestError(`values.${key}: a hex colour like #1a2b3c`);
+      if (/color$/i.test(key) && value !== null && !(typeof value === 'string' && COLOR.test(value)))
+        throw new BadRequestError(`values.${key}: a hex colour like #1a2b3c`);
     }
     const current = (await readDesign<CustomizerValue>(ctx, 'customizer', 'active'))?.value ?? { published: {}, draft: null };
     const draft: Values = { ...(current.draft ?? current.published) };

@@ -20,14 +20,25 @@ export async function redirectMovedEntries(ctx: OperationContext, before: Permal
       .collection<EntryDoc>(COLLECTIONS.entries)
       .find({ siteId, status: 'published', trashedAt: null }, { projection: { _id: 1, type: 1, locale: 1, live: 1, publishedAt: 1, terms: 1, authorId: 1 } })
       .toArray(),
-    ctx.db.collection<TermDoc>(COLLECTIONS.terms).find({ siteId, taxonomy: 'category' }, { projection: { _id: 1, slug: 1 } }).toArray(),
+    ctx.db
+      .collection<TermDoc>(COLLECTIONS.terms)
+      .find({ siteId, taxonomy: 'category' }, { projection: { _id: 1, slug: 1 } })
+      .toArray(),
   ]);
   const slugs = new Map(categories.map((t) => [t._id, t.slug]));
   const termSlug = (id: string) => slugs.get(id);
   const moves = new Map<string, string>();
   for (const doc of entries) {
     if (!doc.live) continue;
-    const facts = { id: doc._id, locale: doc.locale, type: doc.type, slug: doc.live.slug, publishedAt: doc.publishedAt?.toISOString() ?? null, terms: doc.terms ?? {}, authorId: doc.authorId };
+    const facts = {
+      id: doc._id,
+      locale: doc.locale,
+      type: doc.type,
+      slug: doc.live.slug,
+      publishedAt: doc.publishedAt?.toISOString() ?? null,
+      terms: doc.terms ?? {},
+      authorId: doc.authorId,
+    };
     const from = permalinkPath(before, facts, termSlug);
     const to = permalinkPath(after, facts, termSlug);
     if (from !== to) moves.set(from, to);
@@ -37,7 +48,13 @@ export async function redirectMovedEntries(ctx: OperationContext, before: Permal
   const now = ctx.services.clock.now();
   const ops = [...moves].flatMap(([from, to]) => [
     { updateMany: { filter: { siteId, to: from }, update: { $set: { to, updatedAt: now } } } },
-    { updateOne: { filter: { siteId, from }, update: { $setOnInsert: { _id: newId(), siteId, from, to, status: 301 as const, enabled: true, createdAt: now, updatedAt: now } }, upsert: true } },
+    {
+      updateOne: {
+        filter: { siteId, from },
+        update: { $setOnInsert: { _id: newId(), siteId, from, to, status: 301 as const, enabled: true, createdAt: now, updatedAt: now } },
+        upsert: true,
+      },
+    },
   ]);
   await rules.bulkWrite(ops, { ordered: true });
   const landed = await rules.find({ siteId, from: { $in: [...moves.values()] } }, { projection: { _id: 1, from: 1, to: 1 } }).toArray();

@@ -5,7 +5,6 @@ import { DEFAULT_PERMALINKS, PERMALINK_TAGS } from './permalinks.ts';
 import { redirectMovedEntries } from './permalink-moves.ts';
 import type { OperationContext } from '../core/context.ts';
 
-
 const Structure = z
   .string()
   .trim()
@@ -14,7 +13,11 @@ const Structure = z
   .refine((s) => (s.match(/%[a-z_]+%/g) ?? []).every((tag) => (PERMALINK_TAGS as readonly string[]).includes(tag)), `only the tags ${PERMALINK_TAGS.join(' ')}`)
   .refine((s) => s.includes('%postname%') || s.includes('%post_id%'), 'must contain %postname% or %post_id%');
 
-const Base = z.string().trim().regex(/^[a-z0-9]+(?:[-/][a-z0-9]+)*$/, 'a path segment like topics or blog/category').max(100);
+const Base = z
+  .string()
+  .trim()
+  .regex(/^[a-z0-9]+(?:[-/][a-z0-9]+)*$/, 'a path segment like topics or blog/category')
+  .max(100);
 
 const Permalinks = z.object({
   structure: Structure,

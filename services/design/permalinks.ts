@@ -58,7 +58,9 @@ export function permalinkDir(rules: Permalinks, entry: PathFacts, termSlug: (id:
 }
 
 /** The entry's site path as redirect rules store it (leading slash, no trailing one). */
-export const permalinkPath = (rules: Permalinks, entry: PathFacts, termSlug?: (id: string) => string | undefined) => `/${permalinkDir(rules, entry, termSlug).slice(0, -1)}`;
+export const permalinkPath = (rules: Permalinks, entry: PathFacts, termSlug?: (id: string) => string | undefined) =>
+  `/${permalinkDir(rules, entry, termSlug).slice(0, -1)}`;
 
 /** Stable text of a rule set: a change of it moves every entry page (the export runs in full). */
-export const permalinksKey = (rules: Permalinks) => JSON.stringify([rules.structure, rules.categoryBase, rules.tagBase, Object.entries(rules.typeBases).sort()]);
+export const permalinksKey = (rules: Permalinks) =>
+  JSON.stringify([rules.structure, rules.categoryBase, rules.tagBase, Object.entries(rules.typeBases).sort()]);

@@ -30,7 +30,7 @@ export const publicHeadersOp = definePublicOperation({
 export const publicTemplatePartsOp = definePublicOperation({
   id: 'public.design.templateParts',
   path: '/design/template-parts',
-  summary: 'Every template part (header, footer, sidebar, general), the theme\'s until customized',
+  summary: "Every template part (header, footer, sidebar, general), the theme's until customized",
   input: z.object({}),
   output: z.object({ parts: z.array(PartView) }),
   async handler(ctx) {

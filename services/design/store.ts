@@ -14,7 +14,8 @@ export interface DesignDoc<V = Record<string, unknown>> {
   updatedAt: Date;
 }
 
-export type DesignKind = 'template-part' | 'header-settings' | 'template' | 'customizer' | 'widget-layout' | 'pattern' | 'reusable-block' | 'error-page' | 'permalinks';
+export type DesignKind =
+  'template-part' | 'header-settings' | 'template' | 'customizer' | 'widget-layout' | 'pattern' | 'reusable-block' | 'error-page' | 'permalinks';
 
 export const DESIGN_COLLECTION = 'design_documents';
 

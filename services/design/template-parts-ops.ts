@@ -82,7 +82,13 @@ export const listHeadersOp = defineOperation({
   output: pageEnvelope(PartView).extend({ default: z.string() }),
   async handler(ctx, query) {
     const settings = await readDesign<HeaderSettings>(ctx, 'header-settings', 'default');
-    const { items, page } = pageInOrder(ctx, 'headers', (await allParts(ctx)).filter((p) => p.area === 'header'), (part) => part.part, query);
+    const { items, page } = pageInOrder(
+      ctx,
+      'headers',
+      (await allParts(ctx)).filter((p) => p.area === 'header'),
+      (part) => part.part,
+      query,
+    );
     return { default: settings?.value.default ?? 'header', data: items, page };
   },
 });

@@ -7,10 +7,27 @@ import { BlockDocumentInput, BlockDocumentSchema, type BlockDocument } from '../
 import { deleteDesign, listDesign, readDesign, writeDesign, type DesignDoc } from './store.ts';
 
 /** The template hierarchy slots the theme fills (WordPress names), plus per-type and per-slug variants. */
-export const BUILTIN_TEMPLATES = ['index', 'home', 'front-page', 'single', 'page', 'archive', 'category', 'tag', 'taxonomy', 'author', 'date', 'search', '404'] as const;
+export const BUILTIN_TEMPLATES = [
+  'index',
+  'home',
+  'front-page',
+  'single',
+  'page',
+  'archive',
+  'category',
+  'tag',
+  'taxonomy',
+  'author',
+  'date',
+  'search',
+  '404',
+] as const;
 const TemplateSlug = z
   .string()
-  .regex(/^(?:index|home|front-page|single|page|archive|category|tag|taxonomy|author|date|search|404)(?:-[a-z0-9]+(?:-[a-z0-9]+)*)?$/, 'a template hierarchy slot such as single, page-about or archive-product')
+  .regex(
+    /^(?:index|home|front-page|single|page|archive|category|tag|taxonomy|author|date|search|404)(?:-[a-z0-9]+(?:-[a-z0-9]+)*)?$/,
+    'a template hierarchy slot such as single, page-about or archive-product',
+  )
   .max(120);
 
 const Layout = z.object({ title: z.string().trim().min(1).max(200), blocks: BlockDocumentSchema });
@@ -25,7 +42,14 @@ export interface TemplateValue {
 
 export const themeDefault = (slug: string): Layout => ({
   title: slug,
-  blocks: { version: 1, blocks: [{ type: 'template-part', part: 'header' }, { type: slug.startsWith('single') || slug.startsWith('page') ? 'post-content' : 'query-loop' }, { type: 'template-part', part: 'footer' }] } as BlockDocument,
+  blocks: {
+    version: 1,
+    blocks: [
+      { type: 'template-part', part: 'header' },
+      { type: slug.startsWith('single') || slug.startsWith('page') ? 'post-content' : 'query-loop' },
+      { type: 'template-part', part: 'footer' },
+    ],
+  } as BlockDocument,
 });
 
 export const TemplateView = z.object({
@@ -97,7 +121,9 @@ export const putTemplateOp = defineOperation({
   output: TemplateView,
   async handler(ctx, { slug, publish, ...layout }) {
     const current = (await readDesign<TemplateValue>(ctx, 'template', slug))?.value ?? { live: null, draft: null };
-    const value: TemplateValue = publish ? { live: layout, draft: null } : { live: current.live, draft: { ...layout, savedAt: ctx.services.clock.now().toISOString() } };
+    const value: TemplateValue = publish
+      ? { live: layout, draft: null }
+      : { live: current.live, draft: { ...layout, savedAt: ctx.services.clock.now().toISOString() } };
     return toTemplateView(slug, await writeDesign(ctx, 'template', slug, value));
   },
 });

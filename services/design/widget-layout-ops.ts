@@ -49,7 +49,13 @@ export const putLayoutOp = defineOperation({
     const unknownType = Object.keys(layout).find((t) => !types.has(t));
     if (unknownType) throw new BadRequestError(`layout.${unknownType}: unknown content type`);
     const wanted = [...new Set(Object.values(layout).flat())];
-    const existing = new Set((await areasCollection(ctx).find({ siteId: ctx.site._id, key: { $in: wanted } }).toArray()).map((a) => a.key));
+    const existing = new Set(
+      (
+        await areasCollection(ctx)
+          .find({ siteId: ctx.site._id, key: { $in: wanted } })
+          .toArray()
+      ).map((a) => a.key),
+    );
     const missing = wanted.find((k) => !existing.has(k));
     if (missing) throw new BadRequestError(`layout: unknown widget area ${missing}`);
     await writeLayout(ctx, layout);

@@ -35,7 +35,10 @@ export interface WidgetDoc {
 export const areasCollection = (ctx: Pick<OperationContext, 'db'>) => ctx.db.collection<AreaDoc>(WIDGET_COLLECTIONS.areas);
 export const widgetsCollection = (ctx: Pick<OperationContext, 'db'>) => ctx.db.collection<WidgetDoc>(WIDGET_COLLECTIONS.widgets);
 
-export const AreaKey = z.string().regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single dashes').max(100);
+export const AreaKey = z
+  .string()
+  .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lower-case letters, digits and single dashes')
+  .max(100);
 
 export const WidgetBody = z.object({
   type: z.enum(WIDGET_TYPES),
@@ -69,7 +72,12 @@ export const toWidgetView = (w: WidgetDoc): z.infer<typeof WidgetView> => ({
 
 export async function toAreaViews(ctx: OperationContext, areas: AreaDoc[]): Promise<z.infer<typeof AreaView>[]> {
   const keys = areas.map((a) => a.key);
-  const widgets = keys.length ? await widgetsCollection(ctx).find({ siteId: ctx.site._id, area: { $in: keys } }).limit(5000).toArray() : [];
+  const widgets = keys.length
+    ? await widgetsCollection(ctx)
+        .find({ siteId: ctx.site._id, area: { $in: keys } })
+        .limit(5000)
+        .toArray()
+    : [];
   widgets.sort((a, b) => a.position - b.position || a._id.localeCompare(b._id));
   return areas.map((a) => ({
     key: a.key,

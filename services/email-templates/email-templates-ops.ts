@@ -45,7 +45,12 @@ async function current(ctx: OperationContext, builtin: BuiltinTemplate): Promise
 const TemplateBody = (variables: readonly string[]) =>
   z
     .object({
-      subject: z.string().trim().min(1).max(200).regex(/^[^\r\n]*$/, 'one line'),
+      subject: z
+        .string()
+        .trim()
+        .min(1)
+        .max(200)
+        .regex(/^[^\r\n]*$/, 'one line'),
       html: z.string().min(1).max(100_000),
       text: z.string().min(1).max(100_000),
     })

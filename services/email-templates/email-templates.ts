@@ -36,7 +36,13 @@ export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
     key: 'comment-notification',
     name: 'New comment',
     description: 'Sent to moderators when a comment awaits moderation.',
-    variables: { siteName: 'My Site', entryTitle: 'Hello world', commentAuthor: 'Grace Hopper', commentBody: 'Great post!', moderateUrl: 'https://example.com/admin/comments' },
+    variables: {
+      siteName: 'My Site',
+      entryTitle: 'Hello world',
+      commentAuthor: 'Grace Hopper',
+      commentBody: 'Great post!',
+      moderateUrl: 'https://example.com/admin/comments',
+    },
     subject: '[{{siteName}}] New comment on "{{entryTitle}}"',
     html: '<p>{{commentAuthor}} commented on <strong>{{entryTitle}}</strong>:</p><blockquote>{{commentBody}}</blockquote><p><a href="{{moderateUrl}}">Moderate</a></p>',
     text: '{{commentAuthor}} commented on "{{entryTitle}}":\n\n{{commentBody}}\n\nModerate: {{moderateUrl}}',
@@ -45,7 +51,13 @@ export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
     key: 'comment-reply',
     name: 'Reply to your comment',
     description: 'Sent to a commenter when a moderator replies.',
-    variables: { siteName: 'My Site', entryTitle: 'Hello world', commentAuthor: 'Grace Hopper', replyBody: 'Thank you!', entryUrl: 'https://example.com/hello-world' },
+    variables: {
+      siteName: 'My Site',
+      entryTitle: 'Hello world',
+      commentAuthor: 'Grace Hopper',
+      replyBody: 'Thank you!',
+      entryUrl: 'https://example.com/hello-world',
+    },
     subject: 'New reply on "{{entryTitle}}"',
     html: '<p>Hello {{commentAuthor}},</p><p>Your comment on <a href="{{entryUrl}}">{{entryTitle}}</a> has a reply:</p><blockquote>{{replyBody}}</blockquote>',
     text: 'Hello {{commentAuthor}},\n\nYour comment on "{{entryTitle}}" has a reply:\n\n{{replyBody}}\n\n{{entryUrl}}',
@@ -72,7 +84,6 @@ export const emailTemplatesCollection = (ctx: Pick<OperationContext, 'db'>) => c
 const PLACEHOLDER = /\{\{\s*([a-zA-Z][a-zA-Z0-9_]*)\s*\}\}/g;
 
 export const placeholders = (template: string): string[] => [...template.matchAll(PLACEHOLDER)].map((m) => m[1]);
-
 
 /**
  * Fills `{{name}}` placeholders. Values are escaped in the HTML body (a commenter's text must not

@@ -63,8 +63,7 @@ function parseV6(address: string): number[] {
 
 function v6Blocked(bytes: number[]): boolean {
   const allZero = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
-  const embeddedV4 = (offset: number) =>
-    ((bytes[offset] << 24) | (bytes[offset + 1] << 16) | (bytes[offset + 2] << 8) | bytes[offset + 3]) >>> 0;
+  const embeddedV4 = (offset: number) => ((bytes[offset] << 24) | (bytes[offset + 1] << 16) | (bytes[offset + 2] << 8) | bytes[offset + 3]) >>> 0;
   if (allZero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return v4Blocked(embeddedV4(12)); // ::ffff:a.b.c.d
   if (bytes[0] === 0x00 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && allZero(4, 12)) return v4Blocked(embeddedV4(12)); // 64:ff9b::/96 NAT64
   if ((bytes[0] & 0xe0) !== 0x20) return true; // outside 2000::/3 global unicast (see above)

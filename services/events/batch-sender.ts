@@ -40,7 +40,18 @@ export async function sendBatch(
   for (const claim of taken) {
     const why = withholds(claim.row.event);
     if (why === null) claims.push(claim);
-    else outcomes.push({ ...claim, status: 'failed', responseCode: null, error: why, startedAt: now, finishedAt: now, final: true, retryAt: null, withheld: true });
+    else
+      outcomes.push({
+        ...claim,
+        status: 'failed',
+        responseCode: null,
+        error: why,
+        startedAt: now,
+        finishedAt: now,
+        final: true,
+        retryAt: null,
+        withheld: true,
+      });
   }
   let target: VettedTarget | null = null;
   let refused: { error: string; final: boolean; status: 'blocked' | 'failed' } | null = null;
@@ -55,7 +66,17 @@ export async function sendBatch(
   if (refused) {
     const at = services.clock.now();
     for (const { row, attempt } of claims) {
-      outcomes.push({ row, attempt, status: refused.status, responseCode: null, error: refused.error, startedAt: at, finishedAt: at, final: refused.final, retryAt: null });
+      outcomes.push({
+        row,
+        attempt,
+        status: refused.status,
+        responseCode: null,
+        error: refused.error,
+        startedAt: at,
+        finishedAt: at,
+        final: refused.final,
+        retryAt: null,
+      });
     }
   } else if (target) {
     const secret = settings.secrets.open(endpoint.secretEnc, secretBinding(ref.siteId, endpoint._id));

@@ -37,15 +37,40 @@ const entryData = { id: 'string', type: 'string', slug: 'string', locale: 'strin
  */
 export const CORE_EVENTS: readonly EventDescriptor[] = [
   { event: 'content.created', description: 'A content entry was created.', data: { ...entryData }, requires: 'content:read' },
-  { event: 'content.updated', description: 'A content entry was changed (fields, draft or working revision).', data: { ...entryData }, requires: 'content:read' },
-  { event: 'content.published', description: 'A content entry became published (directly or by its schedule).', data: { ...entryData }, requires: 'content:read' },
-  { event: 'content.unpublished', description: 'A published entry went back to draft (directly or by its schedule).', data: { ...entryData }, requires: 'content:read' },
+  {
+    event: 'content.updated',
+    description: 'A content entry was changed (fields, draft or working revision).',
+    data: { ...entryData },
+    requires: 'content:read',
+  },
+  {
+    event: 'content.published',
+    description: 'A content entry became published (directly or by its schedule).',
+    data: { ...entryData },
+    requires: 'content:read',
+  },
+  {
+    event: 'content.unpublished',
+    description: 'A published entry went back to draft (directly or by its schedule).',
+    data: { ...entryData },
+    requires: 'content:read',
+  },
   { event: 'content.deleted', description: 'A content entry was moved to the trash.', data: { ...entryData }, requires: 'content:read' },
-  { event: 'media.uploaded', description: 'A media file was uploaded.', data: { id: 'string', filename: 'string', mimeType: 'string', size: 'integer', url: 'string' }, requires: 'media:read' },
+  {
+    event: 'media.uploaded',
+    description: 'A media file was uploaded.',
+    data: { id: 'string', filename: 'string', mimeType: 'string', size: 'integer', url: 'string' },
+    requires: 'media:read',
+  },
   { event: 'media.deleted', description: 'A media item was moved to the trash.', data: { id: 'string', filename: 'string' }, requires: 'media:read' },
   { event: 'media.restored', description: 'A media item was restored from the trash.', data: { id: 'string', filename: 'string' }, requires: 'media:read' },
   { event: 'user.created', description: 'A user was created.', data: { id: 'string', email: 'string', role: 'string' }, requires: 'users:read' },
-  { event: 'user.updated', description: 'A user\'s role, policy or display name changed.', data: { id: 'string', email: 'string', role: 'string' }, requires: 'users:read' },
+  {
+    event: 'user.updated',
+    description: "A user's role, policy or display name changed.",
+    data: { id: 'string', email: 'string', role: 'string' },
+    requires: 'users:read',
+  },
   { event: 'user.deleted', description: 'A user was deleted.', data: { id: 'string' }, requires: 'users:read' },
   { event: 'auth.login', description: 'A user signed in.', data: { userId: 'string' }, requires: 'users:read' },
   { event: 'auth.logout', description: 'A user signed out.', data: { userId: 'string' }, requires: 'users:read' },
@@ -64,7 +89,11 @@ const CORE_READ_RIGHTS = new Map(CORE_EVENTS.map((d) => [d.event, d.requires]));
 
 /** The catalog a site offers: the core events, then what plugins add through `webhook.eventTypes`. */
 export async function listEventDescriptors(services: Services, siteId: string): Promise<EventDescriptor[]> {
-  const filtered = await services.hooks.applyFilters<EventDescriptor[]>('webhook.eventTypes', CORE_EVENTS.map((e) => ({ ...e, data: { ...e.data } })), { siteId });
+  const filtered = await services.hooks.applyFilters<EventDescriptor[]>(
+    'webhook.eventTypes',
+    CORE_EVENTS.map((e) => ({ ...e, data: { ...e.data } })),
+    { siteId },
+  );
   const seen = new Set<string>();
   const result: EventDescriptor[] = [];
   for (const candidate of Array.isArray(filtered) ? filtered : []) {

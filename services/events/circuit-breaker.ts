@@ -35,7 +35,16 @@ export async function tripBreaker(services: Services, ref: EndpointRef, endpoint
   await attempts.updateOne(
     { siteId: ref.siteId, deliveryId: trippedBy._id, attempt: 0 },
     {
-      $set: { endpointId: ref.endpointId, event: trippedBy.event, status: 'paused', responseCode: null, error: `endpoint paused: ${reason}`, startedAt: now, finishedAt: now, durationMs: 0 },
+      $set: {
+        endpointId: ref.endpointId,
+        event: trippedBy.event,
+        status: 'paused',
+        responseCode: null,
+        error: `endpoint paused: ${reason}`,
+        startedAt: now,
+        finishedAt: now,
+        durationMs: 0,
+      },
       $setOnInsert: { _id: newId() },
     },
     { upsert: true },
@@ -43,7 +52,9 @@ export async function tripBreaker(services: Services, ref: EndpointRef, endpoint
   if (paused.modifiedCount > 0) {
     await services.hooks
       .doAction('webhook.endpointPaused', { siteId: ref.siteId, endpointId: ref.endpointId, name: endpoint.name, pausedAt: now.toISOString(), reason })
-      .catch((error: unknown) => services.log.warn({ endpointId: ref.endpointId, err: error instanceof Error ? error.message : String(error) }, 'webhook.endpointPaused action failed'));
+      .catch((error: unknown) =>
+        services.log.warn({ endpointId: ref.endpointId, err: error instanceof Error ? error.message : String(error) }, 'webhook.endpointPaused action failed'),
+      );
   }
   return true;
 }

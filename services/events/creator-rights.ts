@@ -42,7 +42,11 @@ export async function loadCreatorRights(db: Db, siteId: string, creators: readon
   const { apiKeys, users } = accessCollections(db);
   const [keys, grants] = await Promise.all([
     keyIds.size ? apiKeys.find({ siteId, _id: { $in: [...keyIds] } }, { projection: { capabilities: 1, ownerId: 1, status: 1, expiresAt: 1 } }).toArray() : [],
-    grantIds.size ? oauthCollections(db).grants.find({ siteId, _id: { $in: [...grantIds] } }, { projection: { scope: 1, userId: 1, revokedAt: 1 } }).toArray() : [],
+    grantIds.size
+      ? oauthCollections(db)
+          .grants.find({ siteId, _id: { $in: [...grantIds] } }, { projection: { scope: 1, userId: 1, revokedAt: 1 } })
+          .toArray()
+      : [],
   ]);
   for (const key of keys) userIds.add(key.ownerId);
   for (const grant of grants) userIds.add(grant.userId);
@@ -87,7 +91,9 @@ export function mayRead(rights: CreatorRights | undefined, capability: Capabilit
 /** Of these grants, those not revoked now (one read by `_id`). */
 export async function liveGrantsAmong(db: Db, siteId: string, grantIds: readonly string[]): Promise<Set<string>> {
   if (grantIds.length === 0) return new Set();
-  const live = await oauthCollections(db).grants.find({ siteId, _id: { $in: [...grantIds] }, revokedAt: null }, { projection: { _id: 1 } }).toArray();
+  const live = await oauthCollections(db)
+    .grants.find({ siteId, _id: { $in: [...grantIds] }, revokedAt: null }, { projection: { _id: 1 } })
+    .toArray();
   return new Set(live.map((grant) => grant._id));
 }
 

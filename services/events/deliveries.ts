@@ -91,10 +91,10 @@ export async function wakeActorsFor(
   const { endpoints } = eventCollections(services.workspaceDb({ dbName: where.dbName }));
   const now = services.clock.now();
   // A hint saying paused or held is read again: a resume or a probe in between must not leave a row unseen.
-  const fresh = known?.every((state) => !state.pausedAt && !(state.heldUntil && state.heldUntil > now) && byEndpoint.has(state._id)) && known.length === byEndpoint.size;
+  const fresh =
+    known?.every((state) => !state.pausedAt && !(state.heldUntil && state.heldUntil > now) && byEndpoint.has(state._id)) && known.length === byEndpoint.size;
   // By _id only (the local engine's only index), the site checked here.
-  const read = (ids: string[]) =>
-    endpoints.find({ _id: { $in: ids } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1, heldUntil: 1 } }).toArray();
+  const read = (ids: string[]) => endpoints.find({ _id: { $in: ids } }, { projection: { siteId: 1, busyUntil: 1, pausedAt: 1, heldUntil: 1 } }).toArray();
   // Paused: waits for a resume. Held: its actor's timer runs a pass (and a scan) at that time.
   const waiting = (state: Pick<EndpointDoc, 'siteId' | 'pausedAt' | 'heldUntil'>) =>
     state.siteId !== where.siteId || Boolean(state.pausedAt) || Boolean(state.heldUntil && state.heldUntil > now);

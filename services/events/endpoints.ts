@@ -71,7 +71,10 @@ async function viewsOf(ctx: OperationContext, docs: EndpointDoc[]): Promise<Arra
   const now = ctx.services.clock.now().getTime();
   return docs.map((doc) => {
     const rights = creators.get(creatorOf(doc));
-    return toView(doc, doc.events.filter((event) => reads.has(event) && !mayRead(rights, reads.get(event)!, now)));
+    return toView(
+      doc,
+      doc.events.filter((event) => reads.has(event) && !mayRead(rights, reads.get(event)!, now)),
+    );
   });
 }
 
@@ -124,25 +127,27 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
   const now = ctx.services.clock.now();
   assertSwitch(ctx, 'webhooks');
   const count = (siteId: string | null) => endpoints.countDocuments(siteId ? { siteId } : {});
-  await withinCountQuota(ctx, 'webhookEndpoints', count, () => endpoints.insertOne({
-    _id: id,
-    siteId: ctx.site._id,
-    name: input.name,
-    url: input.url,
-    events: [...new Set(input.events)],
-    active: input.active ?? true,
-    secretEnc: ctx.services.webhooks.secrets.seal(secret, secretBinding(ctx.site._id, id)),
-    ownerKeyId: actorKeyId(ctx.principal),
-    createdBy: actorUserId(ctx.principal),
-    createdAt: now,
-    updatedAt: now,
-    concurrency: input.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY,
-    maxPerSecond: input.maxPerSecond ?? null,
-    failingSince: null,
-    pausedAt: null,
-    pauseReason: null,
-    busyUntil: null,
-  }));
+  await withinCountQuota(ctx, 'webhookEndpoints', count, () =>
+    endpoints.insertOne({
+      _id: id,
+      siteId: ctx.site._id,
+      name: input.name,
+      url: input.url,
+      events: [...new Set(input.events)],
+      active: input.active ?? true,
+      secretEnc: ctx.services.webhooks.secrets.seal(secret, secretBinding(ctx.site._id, id)),
+      ownerKeyId: actorKeyId(ctx.principal),
+      createdBy: actorUserId(ctx.principal),
+      createdAt: now,
+      updatedAt: now,
+      concurrency: input.concurrency ?? DEFAULT_ENDPOINT_CONCURRENCY,
+      maxPerSecond: input.maxPerSecond ?? null,
+      failingSince: null,
+      pausedAt: null,
+      pauseReason: null,
+      busyUntil: null,
+    }),
+  );
   await subscriptionsChanged(ctx);
   return { endpoint: { id }, secret };
 }

@@ -32,7 +32,10 @@ export const eventsFeature: Feature = {
     return { deliveries };
   },
   async usage(services, workspace, siteId) {
-    const webhookEndpoints = await services.workspaceDb(workspace).collection(EVENT_COLLECTIONS.endpoints).countDocuments(siteId ? { siteId } : {});
+    const webhookEndpoints = await services
+      .workspaceDb(workspace)
+      .collection(EVENT_COLLECTIONS.endpoints)
+      .countDocuments(siteId ? { siteId } : {});
     return { webhookEndpoints };
   },
 };

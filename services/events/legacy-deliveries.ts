@@ -1,4 +1,3 @@
-
 /**
  * What is left of the design before the endpoint actors, one workflow per delivery
  * (docs/webhooks.md, "Retired: one workflow per delivery"). Its workflow is no longer registered;

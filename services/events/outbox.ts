@@ -71,7 +71,10 @@ export function createOutbox(services: Services) {
         .toArray();
       return { endpoints, rights: await loadCreatorRights(db, where.siteId, endpoints) };
     };
-    const held = await subscriptions.read(`${where.dbName}/${where.siteId}`, load, () => [topics.webhookEndpoints(where.siteId), topics.siteAccess(where.siteId)]);
+    const held = await subscriptions.read(`${where.dbName}/${where.siteId}`, load, () => [
+      topics.webhookEndpoints(where.siteId),
+      topics.siteAccess(where.siteId),
+    ]);
     return { ...held, fresh };
   }
 

@@ -84,7 +84,17 @@ async function writeRowOutcomes(services: Services, ref: EndpointRef, outcomes: 
     const at = new Date(Math.max(...group.map((o) => o.finishedAt.getTime())));
     await deliveries.updateMany(
       { _id: { $in: group.map((o) => o.row._id) } },
-      { $set: { status: 'delivered', attempts: group[0].attempt, responseCode: group[0].responseCode, error: null, claimed: false, updatedAt: at, finishedAt: at } },
+      {
+        $set: {
+          status: 'delivered',
+          attempts: group[0].attempt,
+          responseCode: group[0].responseCode,
+          error: null,
+          claimed: false,
+          updatedAt: at,
+          finishedAt: at,
+        },
+      },
     );
   }
   if (others.length) await deliveries.bulkWrite(others, { ordered: false });
@@ -97,7 +107,11 @@ async function writeRowOutcomes(services: Services, ref: EndpointRef, outcomes: 
 export async function settleRecorded(services: Services, ref: EndpointRef, recorded: AttemptBatchDoc, interrupted: Map<string, number>): Promise<void> {
   const ids = recorded.attempts.map((a) => a.deliveryId);
   const rows = new Map(
-    (await eventCollections(services.workspaceDb({ dbName: ref.dbName })).deliveries.find({ _id: { $in: ids } }).toArray()).map((row) => [row._id, row]),
+    (
+      await eventCollections(services.workspaceDb({ dbName: ref.dbName }))
+        .deliveries.find({ _id: { $in: ids } })
+        .toArray()
+    ).map((row) => [row._id, row]),
   );
   const outcomes: Outcome[] = [];
   // Left out of the batch when it stopped early: never sent, so not interrupted either.
@@ -107,7 +121,17 @@ export async function settleRecorded(services: Services, ref: EndpointRef, recor
     const row = rows.get(a.deliveryId);
     if (!row || row.status !== 'pending' || row.attempts >= a.attempt || a.status === 'interrupted' || a.status === 'paused') continue;
     const at = a.finishedAt ?? services.clock.now();
-    outcomes.push({ row, attempt: a.attempt, status: a.status, responseCode: a.responseCode, error: a.error, startedAt: a.startedAt ?? at, finishedAt: at, final: a.final === true, retryAt: null });
+    outcomes.push({
+      row,
+      attempt: a.attempt,
+      status: a.status,
+      responseCode: a.responseCode,
+      error: a.error,
+      startedAt: a.startedAt ?? at,
+      finishedAt: at,
+      final: a.final === true,
+      retryAt: null,
+    });
   }
   await writeRowOutcomes(services, ref, outcomes);
 }
@@ -153,7 +177,17 @@ export async function failWithoutSending(services: Services, ref: EndpointRef, e
     await writeOutcomes(
       services,
       ref,
-      rows.map((row) => ({ row, attempt: row.attempts + 1, status: 'failed', responseCode: null, error, startedAt: at, finishedAt: at, final: true, retryAt: null })),
+      rows.map((row) => ({
+        row,
+        attempt: row.attempts + 1,
+        status: 'failed',
+        responseCode: null,
+        error,
+        startedAt: at,
+        finishedAt: at,
+        final: true,
+        retryAt: null,
+      })),
       newId(),
     );
     count += rows.length;

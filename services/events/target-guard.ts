@@ -19,7 +19,10 @@ export const systemResolver: Resolver = async (hostname) => {
 export class TargetRejectedError extends Error {
   override name = 'TargetRejectedError';
   /** A DNS failure may pass (worth retrying a delivery); an internal address will not. */
-  constructor(message: string, readonly transient = false) {
+  constructor(
+    message: string,
+    readonly transient = false,
+  ) {
     super(message);
   }
 }

@@ -9,8 +9,27 @@ import type { BlockDocument } from '../content/model.ts';
  * the block's text, never dropped silently. Everything is escaped; `html` blocks are shown as text.
  */
 export const BLOCK_TYPES = [
-  'paragraph', 'heading', 'list', 'quote', 'code', 'preformatted', 'html', 'image', 'gallery', 'video', 'audio', 'file',
-  'embed', 'table', 'separator', 'spacer', 'button', 'buttons', 'columns', 'group', 'reusable',
+  'paragraph',
+  'heading',
+  'list',
+  'quote',
+  'code',
+  'preformatted',
+  'html',
+  'image',
+  'gallery',
+  'video',
+  'audio',
+  'file',
+  'embed',
+  'table',
+  'separator',
+  'spacer',
+  'button',
+  'buttons',
+  'columns',
+  'group',
+  'reusable',
 ] as const;
 
 export interface BlockEnv {
@@ -99,7 +118,9 @@ export function renderBlock(raw: unknown, env: BlockEnv): string {
     }
     case 'gallery': {
       const images = field(block, 'images');
-      const inner = Array.isArray(images) ? images.map((image) => (image && typeof image === 'object' ? renderBlock({ ...(image as Block), type: 'image' }, env) : '')).join('') : '';
+      const inner = Array.isArray(images)
+        ? images.map((image) => (image && typeof image === 'object' ? renderBlock({ ...(image as Block), type: 'image' }, env) : '')).join('')
+        : '';
       return `<div class="gallery">${inner}</div>`;
     }
     case 'video':
@@ -132,7 +153,9 @@ export function renderBlock(raw: unknown, env: BlockEnv): string {
       return `<div class="spacer" style="height:${Math.min(400, Math.max(0, Number(field(block, 'height') ?? 24) || 0))}px"></div>`;
     case 'button': {
       const url = safeUrl(str(block, 'url'));
-      return url ? `<a class="button" href="${escapeHtml(env.link(url))}">${escapeHtml(text(block))}</a>` : `<span class="button">${escapeHtml(text(block))}</span>`;
+      return url
+        ? `<a class="button" href="${escapeHtml(env.link(url))}">${escapeHtml(text(block))}</a>`
+        : `<span class="button">${escapeHtml(text(block))}</span>`;
     }
     case 'buttons': {
       const buttons = field(block, 'buttons');
@@ -140,7 +163,9 @@ export function renderBlock(raw: unknown, env: BlockEnv): string {
     }
     case 'columns': {
       const columns = field(block, 'columns');
-      const inner = Array.isArray(columns) ? columns.map((c) => `<div class="column">${nested(c && typeof c === 'object' ? (c as Block).blocks : [])}</div>`).join('') : '';
+      const inner = Array.isArray(columns)
+        ? columns.map((c) => `<div class="column">${nested(c && typeof c === 'object' ? (c as Block).blocks : [])}</div>`).join('')
+        : '';
       return `<div class="columns">${inner}</div>`;
     }
     case 'group':

@@ -1,7 +1,22 @@
 import type { Db } from 'mongodb';
 import { bucketCount, bucketOf, docId, generations, manifestId, sha256, writeDocs } from './files.ts';
 import { PackStager } from './packs.ts';
-import { exportIndex, exportManifest, exportPacks, exportRows, exportStates, fromJson, toJson, type EntryRow, type ExportManifestDoc, type ExportRowsDoc, type LiveOutput, type OutputGarbage, type SitePage, type StoredFile } from './model.ts';
+import {
+  exportIndex,
+  exportManifest,
+  exportPacks,
+  exportRows,
+  exportStates,
+  fromJson,
+  toJson,
+  type EntryRow,
+  type ExportManifestDoc,
+  type ExportRowsDoc,
+  type LiveOutput,
+  type OutputGarbage,
+  type SitePage,
+  type StoredFile,
+} from './model.ts';
 import { entryDir, entryJson, indexFile, type PathSite } from './paths.ts';
 import type { OutFile } from './pages.ts';
 
@@ -17,7 +32,9 @@ export async function readRunIndex(db: Db, siteId: string, generation: number) {
   const changes = new Map<string, EntryRow | null>();
   /** Files of this run that a later file of the same path replaced (the last one written wins). */
   const superseded: StoredFile[] = [];
-  for await (const doc of exportIndex(db).find(generations(siteId, generation, generation + 1)).sort({ _id: 1 })) {
+  for await (const doc of exportIndex(db)
+    .find(generations(siteId, generation, generation + 1))
+    .sort({ _id: 1 })) {
     for (const file of fromJson(doc.files)) {
       const earlier = staged.get(file.path);
       if (earlier) superseded.push(earlier);
@@ -32,7 +49,10 @@ export async function readRunIndex(db: Db, siteId: string, generation: number) {
 export async function readLiveRows(db: Db, siteId: string, live: LiveOutput | null): Promise<{ rows: EntryRow[]; sitePages: SitePage[] }> {
   if (!live) return { rows: [], sitePages: [] };
   const ids = Array.from({ length: live.rowChunks }, (_, n) => rowsId(siteId, live.generation, n));
-  const docs = await exportRows(db).find({ _id: { $in: ids } }).sort({ _id: 1 }).toArray();
+  const docs = await exportRows(db)
+    .find({ _id: { $in: ids } })
+    .sort({ _id: 1 })
+    .toArray();
   return { rows: docs.flatMap((d) => fromJson(d.rows)), sitePages: docs.flatMap((d) => fromJson(d.sitePages)) };
 }
 
@@ -42,7 +62,13 @@ const rowsId = (siteId: string, generation: number, n: number) => docId(siteId, 
 async function writeRows(db: Db, siteId: string, generation: number, rows: EntryRow[], sitePages: SitePage[]): Promise<number> {
   const docs: ExportRowsDoc[] = [];
   for (let n = 0; n === 0 || n * ROWS_PER_DOC < rows.length; n++) {
-    docs.push({ _id: rowsId(siteId, generation, n), siteId, generation, rows: toJson(rows.slice(n * ROWS_PER_DOC, (n + 1) * ROWS_PER_DOC)), sitePages: toJson(n === 0 ? sitePages : []) });
+    docs.push({
+      _id: rowsId(siteId, generation, n),
+      siteId,
+      generation,
+      rows: toJson(rows.slice(n * ROWS_PER_DOC, (n + 1) * ROWS_PER_DOC)),
+      sitePages: toJson(n === 0 ? sitePages : []),
+    });
   }
   // A retry rewrites the same ids (a chunk beyond a retry's count is never read; the next full run drops it).
   await writeDocs(exportRows(db), docs);
@@ -183,7 +209,8 @@ export async function stageSitePages(
     sitePages.push([page.path, sha, page.contentType]);
     const old = run.mode === 'incremental' ? before.get(page.path) : undefined;
     // A site page that shares its path with an entry page of this run (a redirect's page) wins, as it always did.
-    if (!old || run.staged.has(page.path) || old.contentType !== page.contentType || old.sha !== sha) await stager.add({ path: page.path, contentType: page.contentType, body: page.body, entryId: null });
+    if (!old || run.staged.has(page.path) || old.contentType !== page.contentType || old.sha !== sha)
+      await stager.add({ path: page.path, contentType: page.contentType, body: page.body, entryId: null });
   }
   return { written: await stager.end(), sitePages };
 }

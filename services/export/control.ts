@@ -67,7 +67,10 @@ export async function exportProgress(ctx: OperationContext): Promise<{ running: 
   const handle = await openActor(ctx);
   if (!handle) return { running: false, progress: null };
   try {
-    return { running: true, progress: await ctx.services.temporal.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(exportProgressQuery)) };
+    return {
+      running: true,
+      progress: await ctx.services.temporal.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(exportProgressQuery)),
+    };
   } catch (error) {
     ctx.services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'export progress query unanswered');
     return { running: true, progress: null };

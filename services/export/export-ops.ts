@@ -53,7 +53,19 @@ const StatusView = z.object({
 
 const runView = (run: RunSummary | null | undefined) =>
   run
-    ? { runId: run.runId, mode: run.mode, status: run.status, requestIds: run.requestIds, startedAt: run.startedAt.toISOString(), finishedAt: run.finishedAt.toISOString(), rendered: run.rendered, written: run.written ?? 0, removed: run.removed, durationMs: run.finishedAt.getTime() - run.startedAt.getTime(), error: run.error }
+    ? {
+        runId: run.runId,
+        mode: run.mode,
+        status: run.status,
+        requestIds: run.requestIds,
+        startedAt: run.startedAt.toISOString(),
+        finishedAt: run.finishedAt.toISOString(),
+        rendered: run.rendered,
+        written: run.written ?? 0,
+        removed: run.removed,
+        durationMs: run.finishedAt.getTime() - run.startedAt.getTime(),
+        error: run.error,
+      }
     : null;
 
 const tag = (surface: Surface, id: string) => (surface === 'manage' ? `staticExport.${id}` : `staticExport.admin.${id}`);
@@ -89,7 +101,12 @@ const statusOp = (surface: Surface) =>
         lastRun: runView(state?.lastRun),
         lastSuccessAt: state?.lastSuccessStartedAt?.toISOString() ?? null,
         lastError: lastFailed?.error ?? null,
-        output: { storage: `mongodb:${EXPORT_STORAGE}`, files: state?.output.files ?? 0, bytes: state?.output.bytes ?? 0, version: state?.outputVersion ?? null },
+        output: {
+          storage: `mongodb:${EXPORT_STORAGE}`,
+          files: state?.output.files ?? 0,
+          bytes: state?.output.bytes ?? 0,
+          version: state?.outputVersion ?? null,
+        },
       };
     },
   });
@@ -118,7 +135,7 @@ const runOp = (surface: Surface) =>
     path: '/static-export/run',
     summary: 'Run a full or incremental static export',
     description:
-      'Accepted (202) and run by the site\'s export workflow. Runs never overlap: a request made while a run is in progress is queued, and requests made while one waits are merged into it (a full request upgrades a waiting incremental run). `requestId` appears in `lastRun.requestIds` of `GET /static-export` once done. Incremental renders entries changed since the last successful run (every page after a design change, a full run after a theme switch); without one it runs as full. Passes the extra (heavy) limiter.',
+      "Accepted (202) and run by the site's export workflow. Runs never overlap: a request made while a run is in progress is queued, and requests made while one waits are merged into it (a full request upgrades a waiting incremental run). `requestId` appears in `lastRun.requestIds` of `GET /static-export` once done. Incremental renders entries changed since the last successful run (every page after a design change, a full run after a theme switch); without one it runs as full. Passes the extra (heavy) limiter.",
     requires: 'settings:manage',
     errors: [409],
     heavy: true,
@@ -199,6 +216,12 @@ export const clearExportOp = defineOperation({
   },
 });
 
-const bothSurfaces = (['manage', 'admin'] as const).flatMap((surface) => [statusOp(surface), runsOp(surface), runOp(surface), cancelOp(surface), downloadOp(surface)]);
+const bothSurfaces = (['manage', 'admin'] as const).flatMap((surface) => [
+  statusOp(surface),
+  runsOp(surface),
+  runOp(surface),
+  cancelOp(surface),
+  downloadOp(surface),
+]);
 
 export const exportOperations = [...bothSurfaces, clearExportOp];

@@ -12,7 +12,9 @@ export const exportFeature: Feature = {
   indexes: [],
   /** Each site's export actor. */
   async stopWork(services, workspace) {
-    const sites = await platformCollections(services).sites.find({ workspaceId: workspace._id }, { projection: { _id: 1 } }).toArray();
+    const sites = await platformCollections(services)
+      .sites.find({ workspaceId: workspace._id }, { projection: { _id: 1 } })
+      .toArray();
     for (const site of sites) await stopWorkspaceWorkflow(services, workspace, staticExportWorkflowId({ workspaceId: workspace._id, siteId: site._id }));
     return { exports: sites.length };
   },

@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { MongoBulkWriteError, MongoServerError, type Binary, type Collection, type Db, type Filter, type OptionalUnlessRequiredId, type WithoutId } from 'mongodb';
+import {
+  MongoBulkWriteError,
+  MongoServerError,
+  type Binary,
+  type Collection,
+  type Db,
+  type Filter,
+  type OptionalUnlessRequiredId,
+  type WithoutId,
+} from 'mongodb';
 import {
   exportIndex,
   exportManifest,
@@ -38,7 +47,9 @@ export function generations(siteId: string, from: number, to: number | null): { 
 }
 
 /** `_id` filter: documents whose id starts with `<siteId>:<generation>:<prefix>:`. */
-export const prefixed = (siteId: string, generation: number, prefix: string) => ({ _id: { $gte: docId(siteId, generation, `${prefix}:`), $lt: docId(siteId, generation, `${prefix};`) } });
+export const prefixed = (siteId: string, generation: number, prefix: string) => ({
+  _id: { $gte: docId(siteId, generation, `${prefix}:`), $lt: docId(siteId, generation, `${prefix};`) },
+});
 
 export const bucketOf = (path: string, buckets: number) => Number.parseInt(createHash('sha256').update(path).digest('hex').slice(0, 8), 16) % buckets;
 export const manifestId = (siteId: string, generation: number, bucket: number) => docId(siteId, generation, String(bucket).padStart(5, '0'));
@@ -75,7 +86,8 @@ export async function liveFilesAt(db: Db, siteId: string, live: LiveOutput | nul
   const wanted = new Set(paths);
   if (wanted.size === 0) return out;
   const ids = [...new Set([...wanted].map((path) => bucketOf(path, live.buckets)))].map((b) => manifestId(siteId, live.versions[b], b));
-  for await (const bucket of exportManifest(db).find({ _id: { $in: ids } })) for (const file of fromJson(bucket.files)) if (wanted.has(file.path)) out.set(file.path, file);
+  for await (const bucket of exportManifest(db).find({ _id: { $in: ids } }))
+    for (const file of fromJson(bucket.files)) if (wanted.has(file.path)) out.set(file.path, file);
   return out;
 }
 
@@ -101,7 +113,13 @@ export async function* readFile(db: Db, file: StoredFile, range?: { start: numbe
   let position = file.parts.slice(0, file.parts.indexOf(touched[0])).reduce((sum, [, , length]) => sum + length, 0);
   for (let i = 0; i < touched.length; i += 4) {
     const group = touched.slice(i, i + 4);
-    const rows = new Map((await exportPacks(db).find({ _id: { $in: group.map(([id]) => id) } }, { projection: { data: 1 } }).toArray()).map((row) => [row._id, row.data]));
+    const rows = new Map(
+      (
+        await exportPacks(db)
+          .find({ _id: { $in: group.map(([id]) => id) } }, { projection: { data: 1 } })
+          .toArray()
+      ).map((row) => [row._id, row.data]),
+    );
     for (const [id, offset, length] of group) {
       const data = rows.get(id);
       if (!data) throw new Error(`export pack ${id} is missing`);
@@ -154,7 +172,8 @@ export async function packData(db: Db, id: string): Promise<Buffer> {
   return bytesOf(row.data);
 }
 
-const collections = (db: Db) => [exportPacks(db), exportManifest(db), exportIndex(db), exportRows(db), exportPlan(db)].map((c) => db.collection<{ _id: string }>(c.collectionName));
+const collections = (db: Db) =>
+  [exportPacks(db), exportManifest(db), exportIndex(db), exportRows(db), exportPlan(db)].map((c) => db.collection<{ _id: string }>(c.collectionName));
 
 /**
  * Drops what runs wrote that never became live (a cancelled, failed or killed run) and their dead
@@ -207,10 +226,15 @@ export async function collectGarbage(db: Db, siteId: string): Promise<void> {
   if (garbage.rows.length) deletes.push(exportRows(db).deleteMany({ _id: { $in: garbage.rows } }));
   await Promise.all(deletes);
   if (garbage.marked.length) {
-    const packs = await exportPacks(db).find({ _id: { $in: garbage.marked } }, { projection: { files: 1, dead: 1 } }).toArray();
+    const packs = await exportPacks(db)
+      .find({ _id: { $in: garbage.marked } }, { projection: { files: 1, dead: 1 } })
+      .toArray();
     const gone = packs
       .map((pack) => ({ pack, files: fromJson(pack.files) }))
-      .filter(({ pack, files }) => files.length > 0 && new Set((pack.dead ?? []).filter((m) => m.generation <= live.generation).map((m) => m.slot)).size >= files.length)
+      .filter(
+        ({ pack, files }) =>
+          files.length > 0 && new Set((pack.dead ?? []).filter((m) => m.generation <= live.generation).map((m) => m.slot)).size >= files.length,
+      )
       .flatMap(({ pack, files }) => [pack._id, ...files.flatMap((file) => file.parts.map(([id]) => id))]);
     if (gone.length) await exportPacks(db).deleteMany({ _id: { $in: [...new Set(gone)] } });
   }

@@ -61,7 +61,14 @@ export interface ListingFacts {
   terms: { taxonomy: string; name: string; dir: string }[];
 }
 
-function renderWidget(site: SiteData, widget: SiteData['areas'][number]['widgets'][number], locale: string, links: PageLinks, targets: LinkTargets, listing: ListingFacts | null): string {
+function renderWidget(
+  site: SiteData,
+  widget: SiteData['areas'][number]['widgets'][number],
+  locale: string,
+  links: PageLinks,
+  targets: LinkTargets,
+  listing: ListingFacts | null,
+): string {
   const s = widget.settings ?? {};
   const title = widget.title ? `<h2>${escapeHtml(widget.title)}</h2>` : '';
   let body: string;
@@ -90,7 +97,10 @@ function renderWidget(site: SiteData, widget: SiteData['areas'][number]['widgets
     case 'tags':
     case 'archives': {
       const taxonomy = widget.type === 'tags' ? 'tag' : 'category';
-      body = `<ul>${(listing?.terms ?? []).filter((t) => widget.type === 'archives' || t.taxonomy === taxonomy).map((t) => `<li><a href="${escapeHtml(links.to(t.dir))}">${escapeHtml(t.name)}</a></li>`).join('')}</ul>`;
+      body = `<ul>${(listing?.terms ?? [])
+        .filter((t) => widget.type === 'archives' || t.taxonomy === taxonomy)
+        .map((t) => `<li><a href="${escapeHtml(links.to(t.dir))}">${escapeHtml(t.name)}</a></li>`)
+        .join('')}</ul>`;
       break;
     }
     default:
@@ -110,7 +120,14 @@ function areasFor(site: SiteData, contentType: string | null): SiteData['areas']
   return keys.map((key) => site.areas.find((a) => a.key === key)).filter((a) => a !== undefined);
 }
 
-export function renderWidgets(site: SiteData, locale: string, links: PageLinks, targets: LinkTargets, listing: ListingFacts | null, contentType: string | null = null): string {
+export function renderWidgets(
+  site: SiteData,
+  locale: string,
+  links: PageLinks,
+  targets: LinkTargets,
+  listing: ListingFacts | null,
+  contentType: string | null = null,
+): string {
   const areas = areasFor(site, contentType)
     .map((area) => {
       const widgets = area.widgets.filter((w) => listing || !LIST_ONLY_WIDGETS.has(w.type)).map((w) => renderWidget(site, w, locale, links, targets, listing));
@@ -181,13 +198,20 @@ export function renderPage(input: PageInput): string {
   const alternates = Object.entries(input.alternates ?? {})
     .map(([code, dir]) => `<link rel="alternate" hreflang="${escapeHtml(code)}" href="${escapeHtml(links.to(dir))}">`)
     .join('\n');
-  const switcher = Object.keys(input.alternates ?? {}).length > 1
-    ? `<nav class="languages" aria-label="Languages"><ul>${Object.entries(input.alternates!).map(([code, dir]) => `<li><a href="${escapeHtml(links.to(dir))}" hreflang="${escapeHtml(code)}" lang="${escapeHtml(code)}"${code === locale ? ' aria-current="page"' : ''}>${escapeHtml(code)}</a></li>`).join('')}</ul></nav>`
-    : '';
+  const switcher =
+    Object.keys(input.alternates ?? {}).length > 1
+      ? `<nav class="languages" aria-label="Languages"><ul>${Object.entries(input.alternates!)
+          .map(
+            ([code, dir]) =>
+              `<li><a href="${escapeHtml(links.to(dir))}" hreflang="${escapeHtml(code)}" lang="${escapeHtml(code)}"${code === locale ? ' aria-current="page"' : ''}>${escapeHtml(code)}</a></li>`,
+          )
+          .join('')}</ul></nav>`
+      : '';
   const custom = headerPart(input);
-  const header = custom === null
-    ? `<header><p class="site-title"><a href="${escapeHtml(links.to(homeDir(locale)))}">${escapeHtml(site.title)}</a></p>${renderMenu(site, 'primary', locale, links, input.targets)}${switcher}</header>`
-    : custom && `${custom}${switcher}</header>`;
+  const header =
+    custom === null
+      ? `<header><p class="site-title"><a href="${escapeHtml(links.to(homeDir(locale)))}">${escapeHtml(site.title)}</a></p>${renderMenu(site, 'primary', locale, links, input.targets)}${switcher}</header>`
+      : custom && `${custom}${switcher}</header>`;
   const footerPart = site.parts.footer;
   const footer = footerPart
     ? `<footer class="part part-footer">${renderPartBlocks(input, footerPart.blocks.blocks ?? [])}${renderMenu(site, 'footer', locale, links, input.targets)}</footer>`
@@ -208,7 +232,9 @@ export function renderPage(input: PageInput): string {
     slot ? `<body class="template-${escapeHtml(slot)}">` : '<body>',
     ...(slot ? [renderTemplate(input, site.templates[slot].blocks ?? [], { header, footer, main }), widgets] : [header, main, widgets, footer]),
     '</body></html>',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 }
 
 /**

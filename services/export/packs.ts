@@ -46,7 +46,13 @@ export class Packer {
 
   private flush(out: ExportPackDoc[]) {
     if (this.listed.length === 0) return;
-    out.push({ _id: this.nextId(), siteId: this.siteId, generation: this.generation, files: toJson(this.listed), data: new Binary(this.buffer.subarray(0, this.size)) });
+    out.push({
+      _id: this.nextId(),
+      siteId: this.siteId,
+      generation: this.generation,
+      files: toJson(this.listed),
+      data: new Binary(this.buffer.subarray(0, this.size)),
+    });
     this.turn = 1 - this.turn;
     this.count += 1;
     this.listed = [];
@@ -64,11 +70,21 @@ export class Packer {
       // Its parts are known before any pack is listed: the listing is serialised with the pack.
       const parts: [string, number, number][] = [];
       for (let offset = 0; offset < length; offset += PACK_BYTES) {
-        parts.push([docId(this.siteId, this.generation, `${this.prefix}:${String(this.count + parts.length).padStart(5, '0')}`), 0, Math.min(PACK_BYTES, length - offset)]);
+        parts.push([
+          docId(this.siteId, this.generation, `${this.prefix}:${String(this.count + parts.length).padStart(5, '0')}`),
+          0,
+          Math.min(PACK_BYTES, length - offset),
+        ]);
       }
       const entry: StoredFile = { ...base, sha: sha256(body), parts, slot: 0 };
       for (const [n, [id]] of parts.entries()) {
-        out.push({ _id: id, siteId: this.siteId, generation: this.generation, files: toJson(n === 0 ? [entry] : []), data: new Binary(body.subarray(n * PACK_BYTES, (n + 1) * PACK_BYTES)) });
+        out.push({
+          _id: id,
+          siteId: this.siteId,
+          generation: this.generation,
+          files: toJson(n === 0 ? [entry] : []),
+          data: new Binary(body.subarray(n * PACK_BYTES, (n + 1) * PACK_BYTES)),
+        });
       }
       this.count += parts.length;
       this.stored.push(entry);

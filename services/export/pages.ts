@@ -20,9 +20,17 @@ const HTML = 'text/html; charset=utf-8';
 export type { EntryRow };
 
 /** Template slots an entry page tries (WordPress's hierarchy): `page-<slug>`, `page` / `single-<type>`, `single`; then `index`. */
-const entryTemplates = (entry: Pick<PublicEntryView, 'type' | 'slug'>) => (entry.type === 'page' ? [`page-${entry.slug}`, 'page', 'index'] : [`single-${entry.type}`, 'single', 'index']);
+const entryTemplates = (entry: Pick<PublicEntryView, 'type' | 'slug'>) =>
+  entry.type === 'page' ? [`page-${entry.slug}`, 'page', 'index'] : [`single-${entry.type}`, 'single', 'index'];
 
-export function renderEntryPage(site: SiteData, entry: PublicEntryView, terms: Record<string, string[]>, alternates: Record<string, string>, targets: LinkTargets, page: Pick<PageInput, 'headerRef'> & { dir: string }): string {
+export function renderEntryPage(
+  site: SiteData,
+  entry: PublicEntryView,
+  terms: Record<string, string[]>,
+  alternates: Record<string, string>,
+  targets: LinkTargets,
+  page: Pick<PageInput, 'headerRef'> & { dir: string },
+): string {
   const { dir } = page;
   const links = relativeLinks(dir);
   const published = entry.publishedAt ? `<time datetime="${escapeHtml(entry.publishedAt)}">${escapeHtml(entry.publishedAt.slice(0, 10))}</time>` : '';
@@ -36,13 +44,34 @@ export function renderEntryPage(site: SiteData, entry: PublicEntryView, terms: R
     termLinks.length ? `<p class="terms">${termLinks.join(' ')}</p>` : '',
     '</article>',
   ].join('\n');
-  return renderPage({ site, locale: entry.locale, title: entry.title, links, targets, body, alternates, canonical: `${site.origin}/${dir}`, templates: entryTemplates(entry), headerRef: page.headerRef, contentType: entry.type });
+  return renderPage({
+    site,
+    locale: entry.locale,
+    title: entry.title,
+    links,
+    targets,
+    body,
+    alternates,
+    canonical: `${site.origin}/${dir}`,
+    templates: entryTemplates(entry),
+    headerRef: page.headerRef,
+    contentType: entry.type,
+  });
 }
 
 /** How a list page is laid out: its template slots and the content type whose widget areas it shows. */
 type ListKind = Pick<PageInput, 'templates' | 'contentType'>;
 
-function listPages(site: SiteData, targets: LinkTargets, facts: ListingFacts, locale: string, heading: string, rows: EntryRow[], dirOf: (page: number) => string, kind: ListKind): OutFile[] {
+function listPages(
+  site: SiteData,
+  targets: LinkTargets,
+  facts: ListingFacts,
+  locale: string,
+  heading: string,
+  rows: EntryRow[],
+  dirOf: (page: number) => string,
+  kind: ListKind,
+): OutFile[] {
   const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
   const out: OutFile[] = [];
   for (let page = 1; page <= pages; page++) {
@@ -57,9 +86,15 @@ function listPages(site: SiteData, targets: LinkTargets, facts: ListingFacts, lo
       page > 1 ? `<a rel="prev" href="${escapeHtml(links.to(dirOf(page - 1)))}">Newer</a>` : '',
       `<span>Page ${page} of ${pages}</span>`,
       page < pages ? `<a rel="next" href="${escapeHtml(links.to(dirOf(page + 1)))}">Older</a>` : '',
-    ].filter(Boolean).join(' ');
+    ]
+      .filter(Boolean)
+      .join(' ');
     const body = `<h1>${escapeHtml(heading)}</h1>\n<ul class="entries">${items.join('\n')}</ul>\n<nav class="paging" aria-label="Pages">${nav}</nav>`;
-    out.push({ path: indexFile(dir), contentType: HTML, body: renderPage({ site, locale, title: heading, links, targets, body, listing: facts, canonical: `${site.origin}/${dir}`, ...kind }) });
+    out.push({
+      path: indexFile(dir),
+      contentType: HTML,
+      body: renderPage({ site, locale, title: heading, links, targets, body, listing: facts, canonical: `${site.origin}/${dir}`, ...kind }),
+    });
   }
   return out;
 }
@@ -98,11 +133,20 @@ function sitemap(site: SiteData, rows: EntryRow[], listDirs: string[]): string {
   for (const row of rows) byKey.set(translationKey(row), [...(byKey.get(translationKey(row)) ?? []), row]);
   const urls = rows.map((row) => {
     const siblings = byKey.get(translationKey(row)) ?? [];
-    const alternates = siblings.length > 1 ? siblings.map((s) => `<xhtml:link rel="alternate" hreflang="${xml(s.locale)}" href="${xml(`${site.origin}/${entryDir(site, s)}`)}"/>`).join('') : '';
+    const alternates =
+      siblings.length > 1
+        ? siblings.map((s) => `<xhtml:link rel="alternate" hreflang="${xml(s.locale)}" href="${xml(`${site.origin}/${entryDir(site, s)}`)}"/>`).join('')
+        : '';
     return `<url><loc>${xml(`${site.origin}/${entryDir(site, row)}`)}</loc><lastmod>${xml(row.updatedAt)}</lastmod>${alternates}</url>`;
   });
   const lists = listDirs.map((dir) => `<url><loc>${xml(`${site.origin}/${dir}`)}</loc></url>`);
-  return ['<?xml version="1.0" encoding="utf-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml">', ...lists, ...urls, '</urlset>'].join('\n');
+  return [
+    '<?xml version="1.0" encoding="utf-8"?>',
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" xmlns:xhtml="http://www.w3.org/1999/xhtml">',
+    ...lists,
+    ...urls,
+    '</urlset>',
+  ].join('\n');
 }
 
 /** A page that sends the browser on (for hosts that ignore `_redirects`). */
@@ -128,15 +172,42 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
       recent: mine.slice(0, 5).map((r) => ({ title: r.title, dir: entryDir(site, r) })),
       terms: termsUsed.map((t) => ({ taxonomy: t.taxonomy, name: t.name, dir: termDir(locale, t.taxonomy, t.slug) })),
     };
-    out.push(...listPages(site, targets, facts, locale, site.title, mine, (page) => homeDir(locale, page), { templates: ['front-page', 'home', 'index'], contentType: null }));
+    out.push(
+      ...listPages(site, targets, facts, locale, site.title, mine, (page) => homeDir(locale, page), {
+        templates: ['front-page', 'home', 'index'],
+        contentType: null,
+      }),
+    );
     listDirs.push(homeDir(locale));
     for (const type of [...new Set(mine.map((r) => r.type))].sort()) {
       const label = site.types.find((t) => t.slug === type)?.label ?? type;
-      out.push(...listPages(site, targets, facts, locale, label, mine.filter((r) => r.type === type), (page) => typeDir(locale, type, page), { templates: [`archive-${type}`, 'archive', 'index'], contentType: type }));
+      out.push(
+        ...listPages(
+          site,
+          targets,
+          facts,
+          locale,
+          label,
+          mine.filter((r) => r.type === type),
+          (page) => typeDir(locale, type, page),
+          { templates: [`archive-${type}`, 'archive', 'index'], contentType: type },
+        ),
+      );
       listDirs.push(typeDir(locale, type));
     }
     for (const term of termsUsed) {
-      out.push(...listPages(site, targets, facts, locale, term.name, mine.filter((r) => r.terms[term.taxonomy]?.includes(term._id)), (page) => termDir(locale, term.taxonomy, term.slug, page), { templates: termTemplates(term), contentType: null }));
+      out.push(
+        ...listPages(
+          site,
+          targets,
+          facts,
+          locale,
+          term.name,
+          mine.filter((r) => r.terms[term.taxonomy]?.includes(term._id)),
+          (page) => termDir(locale, term.taxonomy, term.slug, page),
+          { templates: termTemplates(term), contentType: null },
+        ),
+      );
       listDirs.push(termDir(locale, term.taxonomy, term.slug));
     }
     out.push({ path: feedPath(locale), contentType: 'application/atom+xml; charset=utf-8', body: atomFeed(site, locale, mine) });
@@ -144,14 +215,24 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
   out.push({ path: 'index.html', contentType: HTML, body: redirectPage(homeDir(site.defaultLocale), site.defaultLocale) });
   out.push({ path: 'sitemap.xml', contentType: 'application/xml; charset=utf-8', body: sitemap(site, rows, listDirs) });
   out.push({ path: 'robots.txt', contentType: 'text/plain; charset=utf-8', body: `User-agent: *\nAllow: /\nSitemap: ${site.origin}/sitemap.xml\n` });
-  out.push({ path: 'index.json', contentType: 'application/json', body: JSON.stringify({ items: sorted.map((r) => ({ id: r.id, title: r.title, type: r.type, locale: r.locale, slug: r.slug, publishedAt: r.publishedAt })) }) });
+  out.push({
+    path: 'index.json',
+    contentType: 'application/json',
+    body: JSON.stringify({
+      items: sorted.map((r) => ({ id: r.id, title: r.title, type: r.type, locale: r.locale, slug: r.slug, publishedAt: r.publishedAt })),
+    }),
+  });
 
   const defaultLinks = absoluteLinks(site.origin);
   for (const code of ERROR_PAGE_CODES) {
     const custom = site.errorPages[code];
     const title = custom?.title ?? (code === '404' ? 'Page not found' : `Error ${code}`);
     const body = `<h1>${escapeHtml(title)}</h1>${custom ? renderBlocks(custom.blocks, blockEnv(site, defaultLinks)) : `<p><a href="${escapeHtml(defaultLinks.to(homeDir(site.defaultLocale)))}">Home</a></p>`}`;
-    out.push({ path: `${code}.html`, contentType: HTML, body: renderPage({ site, locale: site.defaultLocale, title, links: defaultLinks, targets, body, templates: code === '404' ? ['404'] : [] }) });
+    out.push({
+      path: `${code}.html`,
+      contentType: HTML,
+      body: renderPage({ site, locale: site.defaultLocale, title, links: defaultLinks, targets, body, templates: code === '404' ? ['404'] : [] }),
+    });
   }
 
   const taken = new Set(out.map((f) => f.path));

@@ -7,9 +7,7 @@ import type { LiveOutput, StoredFile } from './model.ts';
 export const PREVIEW_PREFIX = '/static-preview';
 
 export type PreviewAnswer =
-  | { kind: 'file'; file: StoredFile; status: 200 | 404 }
-  | { kind: 'redirect'; status: number; location: string }
-  | { kind: 'missing' };
+  { kind: 'file'; file: StoredFile; status: 200 | 404 } | { kind: 'redirect'; status: number; location: string } | { kind: 'missing' };
 
 /**
  * A URL path (after the prefix) as an export path: segments decoded and re-encoded the way the

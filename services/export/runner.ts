@@ -8,7 +8,20 @@ import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan
 import { collectGarbage, discardStaged, docId, generations, liveFilesAt, sha256, writeDocs } from './files.ts';
 import { PackStager, type NewFile } from './packs.ts';
 import { entryPaths, prepareCommit, readLiveRows, readRunIndex, stageSitePages } from './commit.ts';
-import { exportIndex, exportPlan, exportRuns, exportStates, fromJson, readExportState, toJson, type EntryRow, type ExportPlanDoc, type RenderBasis, type RunStatus, type RunSummary } from './model.ts';
+import {
+  exportIndex,
+  exportPlan,
+  exportRuns,
+  exportStates,
+  fromJson,
+  readExportState,
+  toJson,
+  type EntryRow,
+  type ExportPlanDoc,
+  type RenderBasis,
+  type RunStatus,
+  type RunSummary,
+} from './model.ts';
 import { renderEntryPage, renderSitePages } from './pages.ts';
 import { entryDir, entryJson, indexFile } from './paths.ts';
 import type { PathFacts } from '../design/permalinks.ts';
@@ -66,7 +79,9 @@ async function linkTargets(db: Db, siteId: string, data: SiteData): Promise<Link
   };
   for (const menu of data.menus) walk(menu.items);
   if (ids.length === 0) return { entryDirs: {} };
-  const rows = await contentCollections(db).entries.find({ siteId, _id: { $in: ids }, ...PUBLISHED }, { projection: PATH_FIELDS }).toArray();
+  const rows = await contentCollections(db)
+    .entries.find({ siteId, _id: { $in: ids }, ...PUBLISHED }, { projection: PATH_FIELDS })
+    .toArray();
   return { entryDirs: Object.fromEntries(rows.filter((r) => r.live).map((r) => [r._id, entryDir(data, factsOf(r))])) };
 }
 
@@ -77,14 +92,26 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
     // A retried begin: the plan already made.
     const { current } = state;
     const total = current.total ?? (await contentCollections(db).entries.countDocuments(candidates(ref.siteId, current.since)));
-    return { mode: current.mode, since: current.since?.toISOString() ?? null, total, startedAt: current.startedAt.toISOString(), generation: current.generation };
+    return {
+      mode: current.mode,
+      since: current.since?.toISOString() ?? null,
+      total,
+      startedAt: current.startedAt.toISOString(),
+      generation: current.generation,
+    };
   }
   const basis: RenderBasis = { themeId: data.theme.id, designHash: data.designHash, pathsKey: data.pathsKey };
   const previous = state?.basis ?? null;
   // A theme switch or a permalink change re-renders everything (full: entry pages move); another design change re-renders every page but
   // writes only the ones whose bytes changed (incremental over all published entries).
   // An output of the earlier storage layout (no `live`) is not read: the next run is full.
-  const incremental = requested === 'incremental' && state?.live && state.lastSuccessStartedAt && previous && previous.themeId === basis.themeId && previous.pathsKey === basis.pathsKey;
+  const incremental =
+    requested === 'incremental' &&
+    state?.live &&
+    state.lastSuccessStartedAt &&
+    previous &&
+    previous.themeId === basis.themeId &&
+    previous.pathsKey === basis.pathsKey;
   const mode: ExportMode = incremental ? 'incremental' : 'full';
   const since = incremental && previous.designHash === basis.designHash ? state.lastSuccessStartedAt : null;
   const now = services.clock.now();
@@ -105,13 +132,25 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
 
 /** The run's candidates, one query for the whole run, in batches keyed by the id they follow (ExportPlanDoc). */
 async function writePlan(db: Db, siteId: string, generation: number, since: Date | null, batchSize: number): Promise<number> {
-  const ids = (await contentCollections(db).entries.find(candidates(siteId, since), { projection: { _id: 1 } }).toArray()).map((row) => row._id).sort();
+  const ids = (
+    await contentCollections(db)
+      .entries.find(candidates(siteId, since), { projection: { _id: 1 } })
+      .toArray()
+  )
+    .map((row) => row._id)
+    .sort();
   // Plan documents of the same generation left by a begin that failed before recording the run.
   await exportPlan(db).deleteMany(generations(siteId, generation, generation + 1));
   const docs: ExportPlanDoc[] = [];
   for (let i = 0; i === 0 || i < ids.length; i += batchSize) {
     const after = i === 0 ? '_' : ids[i - 1];
-    docs.push({ _id: docId(siteId, generation, `p:${after}`), siteId, generation, ids: toJson(ids.slice(i, i + batchSize)), last: i + batchSize >= ids.length });
+    docs.push({
+      _id: docId(siteId, generation, `p:${after}`),
+      siteId,
+      generation,
+      ids: toJson(ids.slice(i, i + batchSize)),
+      last: i + batchSize >= ids.length,
+    });
   }
   await writeDocs(exportPlan(db), docs);
   return ids.length;
@@ -132,10 +171,16 @@ async function batchEntries(db: Db, siteId: string, args: BatchArgs): Promise<{ 
       // batches: the rest becomes the plan document that follows this batch (a retry writes it again).
       const rest = ids.slice(args.limit);
       ids = ids.slice(0, args.limit);
-      await writeDocs(exportPlan(db), [{ _id: docId(siteId, args.generation, `p:${ids.at(-1)}`), siteId, generation: args.generation, ids: toJson(rest), last }]);
+      await writeDocs(exportPlan(db), [
+        { _id: docId(siteId, args.generation, `p:${ids.at(-1)}`), siteId, generation: args.generation, ids: toJson(rest), last },
+      ]);
       last = false;
     }
-    const docs = ids.length ? (await entries.find({ _id: { $in: ids } }, { projection: WORKING_COPY }).toArray()).filter((doc) => doc.siteId === siteId).sort((a, b) => (a._id < b._id ? -1 : 1)) : [];
+    const docs = ids.length
+      ? (await entries.find({ _id: { $in: ids } }, { projection: WORKING_COPY }).toArray())
+          .filter((doc) => doc.siteId === siteId)
+          .sort((a, b) => (a._id < b._id ? -1 : 1))
+      : [];
     return { docs, lastId: ids.at(-1) ?? args.afterId, done: last, processed: ids.length };
   }
   const filter = candidates(siteId, args.since ? new Date(args.since) : null);
@@ -182,7 +227,12 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
     const facts = factsOf(doc);
     const dir = entryDir(data, facts);
     const files: NewFile[] = [
-      { path: indexFile(dir), contentType: 'text/html; charset=utf-8', body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets, { dir, headerRef: doc.headerRef }), entryId: doc._id },
+      {
+        path: indexFile(dir),
+        contentType: 'text/html; charset=utf-8',
+        body: renderEntryPage(data, entry, doc.terms ?? {}, Object.keys(alternates).length > 1 ? alternates : {}, targets, { dir, headerRef: doc.headerRef }),
+        entryId: doc._id,
+      },
       { path: entryJson(data, facts), contentType: 'application/json', body: JSON.stringify(entry), entryId: doc._id },
     ];
     changes.push({ entryId: doc._id, row: rowOf(doc) });
@@ -210,14 +260,21 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
   if (held.length) {
     // A page whose bytes equal the live version is not written at all.
     const live = (await readExportState(db, ref.siteId))?.live ?? null;
-    const current = await liveFilesAt(db, ref.siteId, live, held.map((f) => f.path));
+    const current = await liveFilesAt(
+      db,
+      ref.siteId,
+      live,
+      held.map((f) => f.path),
+    );
     for (const file of held) {
       const old = current.get(file.path);
       if (!old || old.contentType !== file.contentType || old.sha !== sha256(file.body)) await stager.add(file);
     }
   }
   const files = await stager.end();
-  await writeDocs(exportIndex(db), [{ _id: docId(ref.siteId, args.generation, prefix), siteId: ref.siteId, generation: args.generation, files: toJson(files), changes: toJson(changes) }]);
+  await writeDocs(exportIndex(db), [
+    { _id: docId(ref.siteId, args.generation, prefix), siteId: ref.siteId, generation: args.generation, files: toJson(files), changes: toJson(changes) },
+  ]);
   return { processed: batch.processed, rendered, written: files.length, removed, lastId: batch.lastId, done: batch.done };
 }
 
@@ -236,7 +293,11 @@ const rowOf = (doc: EntryDoc): EntryRow => ({
 
 async function recordRun(db: Db, siteId: string, run: RunSummary): Promise<void> {
   await exportRuns(db).updateOne({ _id: `${siteId}:${run.runId}` }, { $set: { siteId, ...run } }, { upsert: true });
-  const old = await exportRuns(db).find({ siteId }, { projection: { _id: 1 } }).sort({ finishedAt: -1 }).skip(RUN_HISTORY).toArray();
+  const old = await exportRuns(db)
+    .find({ siteId }, { projection: { _id: 1 } })
+    .sort({ finishedAt: -1 })
+    .skip(RUN_HISTORY)
+    .toArray();
   if (old.length) await exportRuns(db).deleteMany({ _id: { $in: old.map((r) => r._id) } });
 }
 
@@ -266,7 +327,12 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   const rows = [...byId.values()].filter((row) => data.locales.includes(row.locale));
   const pages = renderSitePages(data, rows, await linkTargets(db, ref.siteId, data));
   const sitePaths = pages.map((p) => p.path);
-  const { written: siteFiles, sitePages } = await stageSitePages(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, staged }, pages, previous.sitePages);
+  const { written: siteFiles, sitePages } = await stageSitePages(
+    db,
+    { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, staged },
+    pages,
+    previous.sitePages,
+  );
   for (const file of siteFiles) {
     const earlier = staged.get(file.path);
     if (earlier) superseded.push(earlier);
@@ -277,13 +343,36 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   if (run.mode === 'incremental') {
     const kept = new Set([...rows.flatMap(entryPaths(data)), ...sitePaths]);
     const before = rebuild ? previous.rows : previous.rows.filter((row) => changes.has(row.id));
-    for (const path of [...before.flatMap(entryPaths(data)), ...previous.sitePages.map(([path]) => path)]) if (!kept.has(path) && !staged.has(path)) removed.add(path);
+    for (const path of [...before.flatMap(entryPaths(data)), ...previous.sitePages.map(([path]) => path)])
+      if (!kept.has(path) && !staged.has(path)) removed.add(path);
   }
-  const commit = await prepareCommit(db, { siteId: ref.siteId, runId: run.runId, generation: run.generation, mode: run.mode, live, staged, superseded, rows, sitePages, removed });
+  const commit = await prepareCommit(db, {
+    siteId: ref.siteId,
+    runId: run.runId,
+    generation: run.generation,
+    mode: run.mode,
+    live,
+    staged,
+    superseded,
+    rows,
+    sitePages,
+    removed,
+  });
   const written = run.written + siteFiles.length;
   const now = services.clock.now();
   const startedAt = run.startedAt ? new Date(run.startedAt) : now;
-  const summary: RunSummary = { runId: run.runId, mode: run.mode, status: 'succeeded', requestIds: run.requestIds, startedAt, finishedAt: now, rendered: run.rendered, written, removed: run.mode === 'full' ? Math.max(0, (live?.files ?? 0) - commit.live.files) : run.removed, error: null };
+  const summary: RunSummary = {
+    runId: run.runId,
+    mode: run.mode,
+    status: 'succeeded',
+    requestIds: run.requestIds,
+    startedAt,
+    finishedAt: now,
+    rendered: run.rendered,
+    written,
+    removed: run.mode === 'full' ? Math.max(0, (live?.files ?? 0) - commit.live.files) : run.removed,
+    error: null,
+  };
   await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId, 'current.runId': run.runId },
@@ -306,11 +395,27 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
 }
 
 /** A cancelled or failed run: its staged files go, the served output stays as it was. Idempotent. */
-export async function abortRun(services: Services, ref: ExportRef, run: RunOutcome, end: { status: Exclude<RunStatus, 'succeeded'>; error: string | null }): Promise<void> {
+export async function abortRun(
+  services: Services,
+  ref: ExportRef,
+  run: RunOutcome,
+  end: { status: Exclude<RunStatus, 'succeeded'>; error: string | null },
+): Promise<void> {
   const { db } = await siteOf(services, ref);
   await discardStaged(db, ref.siteId);
   const now = services.clock.now();
-  const summary: RunSummary = { runId: run.runId, mode: run.mode, status: end.status, requestIds: run.requestIds, startedAt: run.startedAt ? new Date(run.startedAt) : now, finishedAt: now, rendered: run.rendered, written: 0, removed: 0, error: end.error };
+  const summary: RunSummary = {
+    runId: run.runId,
+    mode: run.mode,
+    status: end.status,
+    requestIds: run.requestIds,
+    startedAt: run.startedAt ? new Date(run.startedAt) : now,
+    finishedAt: now,
+    rendered: run.rendered,
+    written: 0,
+    removed: 0,
+    error: end.error,
+  };
   await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
     { _id: ref.siteId, siteId: ref.siteId },

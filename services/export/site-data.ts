@@ -59,14 +59,45 @@ export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'do
   const [settings, languages, types, taxonomies, terms, menus, areas, widgets, design, redirects, theme] = await Promise.all([
     readSettingsDoc(db, siteId),
     db.collection<LanguagesDoc>(LANGUAGES_COLLECTION).findOne({ _id: siteId, siteId }),
-    db.collection<ContentTypeDoc>(COLLECTIONS.types).find({ siteId }, { projection: { slug: 1, label: 1 } }).sort({ slug: 1 }).toArray(),
-    db.collection<TaxonomyDoc>(COLLECTIONS.taxonomies).find({ siteId }, { projection: { slug: 1, label: 1 } }).sort({ slug: 1 }).toArray(),
-    db.collection<TermDoc>(COLLECTIONS.terms).find({ siteId }, { projection: { taxonomy: 1, name: 1, slug: 1 } }).sort({ _id: 1 }).toArray(),
-    db.collection<MenuDoc>(MENUS_COLLECTION).find({ siteId, trashedAt: null }, { projection: { slug: 1, name: 1, locale: 1, location: 1, items: 1 } }).sort({ slug: 1 }).toArray(),
+    db
+      .collection<ContentTypeDoc>(COLLECTIONS.types)
+      .find({ siteId }, { projection: { slug: 1, label: 1 } })
+      .sort({ slug: 1 })
+      .toArray(),
+    db
+      .collection<TaxonomyDoc>(COLLECTIONS.taxonomies)
+      .find({ siteId }, { projection: { slug: 1, label: 1 } })
+      .sort({ slug: 1 })
+      .toArray(),
+    db
+      .collection<TermDoc>(COLLECTIONS.terms)
+      .find({ siteId }, { projection: { taxonomy: 1, name: 1, slug: 1 } })
+      .sort({ _id: 1 })
+      .toArray(),
+    db
+      .collection<MenuDoc>(MENUS_COLLECTION)
+      .find({ siteId, trashedAt: null }, { projection: { slug: 1, name: 1, locale: 1, location: 1, items: 1 } })
+      .sort({ slug: 1 })
+      .toArray(),
     db.collection<AreaDoc>(WIDGET_COLLECTIONS.areas).find({ siteId }).sort({ key: 1 }).toArray(),
-    db.collection<WidgetDoc>(WIDGET_COLLECTIONS.widgets).find({ siteId, area: { $ne: null } }).sort({ area: 1, position: 1, _id: 1 }).toArray(),
-    db.collection<DesignDoc>(DESIGN_COLLECTION).find({ siteId, kind: { $in: ['customizer', 'error-page', 'reusable-block', 'template', 'template-part', 'permalinks', 'header-settings', 'widget-layout'] } }).sort({ _id: 1 }).toArray(),
-    db.collection<RedirectDoc>(REDIRECTS_COLLECTION).find({ siteId, enabled: true }, { projection: { from: 1, to: 1, status: 1 } }).sort({ from: 1 }).toArray(),
+    db
+      .collection<WidgetDoc>(WIDGET_COLLECTIONS.widgets)
+      .find({ siteId, area: { $ne: null } })
+      .sort({ area: 1, position: 1, _id: 1 })
+      .toArray(),
+    db
+      .collection<DesignDoc>(DESIGN_COLLECTION)
+      .find({
+        siteId,
+        kind: { $in: ['customizer', 'error-page', 'reusable-block', 'template', 'template-part', 'permalinks', 'header-settings', 'widget-layout'] },
+      })
+      .sort({ _id: 1 })
+      .toArray(),
+    db
+      .collection<RedirectDoc>(REDIRECTS_COLLECTION)
+      .find({ siteId, enabled: true }, { projection: { from: 1, to: 1, status: 1 } })
+      .sort({ from: 1 })
+      .toArray(),
     activeTheme(db, siteId),
   ]);
   const active = (languages?.languages ?? [{ code: 'en', active: true }]).filter((l) => l.active).map((l) => l.code);
@@ -89,7 +120,11 @@ export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'do
     taxonomies: taxonomies.map((t) => ({ slug: t.slug, label: t.label })),
     terms: terms.map((t) => ({ _id: t._id, taxonomy: t.taxonomy, name: t.name, slug: t.slug })),
     menus: menus.map((m) => ({ slug: m.slug, name: m.name, locale: m.locale, location: m.location, items: m.items })),
-    areas: areas.map((a) => ({ key: a.key, name: a.name, widgets: widgets.filter((w) => w.area === a.key).map((w) => ({ type: w.type, title: w.title, settings: w.settings })) })),
+    areas: areas.map((a) => ({
+      key: a.key,
+      name: a.name,
+      widgets: widgets.filter((w) => w.area === a.key).map((w) => ({ type: w.type, title: w.title, settings: w.settings })),
+    })),
     customizer,
     errorPages: Object.fromEntries(byKind('error-page').map((d) => [d.key, d.value as { title: string; blocks: BlockDocument }])),
     reusableBlocks: Object.fromEntries(byKind('reusable-block').map((d) => [d.key, (d.value as { blocks: BlockDocument }).blocks])),

@@ -56,7 +56,10 @@ function load(file: string): Asset {
 
 /** The shell around one page's `<main>`, its own navigation link marked as the current page. */
 function composePage(shell: string, path: string, page: { title: string; script: string; main: string }): Asset {
-  const main = readAsset(page.main).toString('utf8').trimEnd().replace(/^(?=.)/gm, '  ');
+  const main = readAsset(page.main)
+    .toString('utf8')
+    .trimEnd()
+    .replace(/^(?=.)/gm, '  ');
   const html = shell
     .replace('{{title}}', page.title)
     .replace('{{script}}', page.script)

@@ -69,7 +69,13 @@ export async function graphqlExtension(app: FastifyInstance, services: Services,
     scoped.addHook('preHandler', async (request) => {
       request.graphqlContext = await runner.open({
         surface: 'public',
-        credentials: { authorization: request.headers.authorization, cookies: request.cookies ?? {}, ip: request.ip, origin: request.headers.origin, method: request.method },
+        credentials: {
+          authorization: request.headers.authorization,
+          cookies: request.cookies ?? {},
+          ip: request.ip,
+          origin: request.headers.origin,
+          method: request.method,
+        },
         scope: requireScope(request),
         request: requestFacts(request),
         transportSwitch: 'graphql',

@@ -51,7 +51,14 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
   const trusts = trustsProxy(config.TRUST_PROXY);
 
   /** Sends the held answer as admitted, or hands the request to the full path with the count made for it. */
-  function send(request: IncomingMessage, response: ServerResponse, fullPath: () => void, held: HeldKeyedAnswer, admission: HeldReadAdmission, started: number) {
+  function send(
+    request: IncomingMessage,
+    response: ServerResponse,
+    fullPath: () => void,
+    held: HeldKeyedAnswer,
+    admission: HeldReadAdmission,
+    started: number,
+  ) {
     if (!admission.headers) {
       if (admission.counted) counted.set(request, admission.counted);
       fullPath();
@@ -98,7 +105,15 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
 
     answer(request, response, fullPath) {
       const { url, headers } = request;
-      if (request.method !== 'GET' || !url?.startsWith(MANAGE_PREFIX) || !headers.authorization || headers.origin || headers['content-length'] || headers['transfer-encoding']) return false;
+      if (
+        request.method !== 'GET' ||
+        !url?.startsWith(MANAGE_PREFIX) ||
+        !headers.authorization ||
+        headers.origin ||
+        headers['content-length'] ||
+        headers['transfer-encoding']
+      )
+        return false;
       const scope = services.sites.peek(requestHost(headers.host, request.socket.remoteAddress, services.config.HOST));
       if (!scope || scope.workspace.status !== 'active') return false;
       const keyId = access.peekKeyId(scope, headers.authorization);

@@ -58,7 +58,11 @@ export async function mcpExtension(app: FastifyInstance, services: Services, gat
         // counted like one and runs. Each call of a JSON-RPC batch spends the key's and the IP's
         // budget: past it, the rest are refused with the 429 tool error, unrun.
         const args = params.arguments ?? {};
-        const result = (tool.operation ? await runner.run(ctx, tool.operation, args) : await runner.call(ctx, { id: `tool:${tool.name}`, surface: 'manage' }, () => tool.run(ctx, args))).value;
+        const result = (
+          tool.operation
+            ? await runner.run(ctx, tool.operation, args)
+            : await runner.call(ctx, { id: `tool:${tool.name}`, surface: 'manage' }, () => tool.run(ctx, args))
+        ).value;
         const structured = result && typeof result === 'object' && !Array.isArray(result) ? (result as Record<string, unknown>) : { result };
         return { content: [{ type: 'text', text: JSON.stringify(result ?? null) }], structuredContent: structured };
       } catch (error) {
@@ -82,8 +86,7 @@ export async function mcpExtension(app: FastifyInstance, services: Services, gat
 
   app.post('/api/mcp', handle);
   // Stateless: no server-initiated stream and no session to delete.
-  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) =>
-    reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
+  const notAllowed = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(405).header('allow', 'POST').send({ error: 'Method not allowed' });
   app.get('/api/mcp', notAllowed);
   app.delete('/api/mcp', notAllowed);
 }

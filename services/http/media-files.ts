@@ -31,9 +31,7 @@ async function serveFile(services: Services, gate: AccessGate, request: FastifyR
   const scope = requireScope(request);
   await gate.assertPublicOpen(scope);
   const db = services.workspaceDb(scope.workspace);
-  const doc = await db
-    .collection<MediaDoc>(MEDIA_COLLECTIONS.items)
-    .findOne({ _id: id, siteId: scope.site._id, status: 'stored' });
+  const doc = await db.collection<MediaDoc>(MEDIA_COLLECTIONS.items).findOne({ _id: id, siteId: scope.site._id, status: 'stored' });
   if (!doc) throw new NotFoundError('Media item not found');
 
   const etag = `"${doc._id}"`;

@@ -142,7 +142,10 @@ export async function oauthExtension(app: FastifyInstance, services: Services, g
       if (principal.kind !== 'user') {
         // Back here after signing in: a path on this origin, rebuilt from the validated request.
         const next = `/oauth/authorize?${new URLSearchParams(Object.entries(parsed.data).filter((entry): entry is [string, string] => entry[1] !== undefined))}`;
-        return reply.code(302).header('location', `/admin?next=${encodeURIComponent(next)}`).send();
+        return reply
+          .code(302)
+          .header('location', `/admin?next=${encodeURIComponent(next)}`)
+          .send();
       }
       const requested = parsed.data.scope ? parsed.data.scope.split(/\s+/).filter(Boolean) : [...principal.capabilities];
       if (requested.some((capability) => !principal.capabilities.has(capability as Capability))) {

@@ -2,9 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 
-export const LocaleCodeSchema = z
-  .string()
-  .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or pt-BR');
+export const LocaleCodeSchema = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or pt-BR');
 
 export interface Language {
   code: string;
@@ -35,11 +33,7 @@ export async function loadLanguages(ctx: OperationContext): Promise<LanguagesDoc
 }
 
 export async function provisionLanguages(ctx: OperationContext): Promise<void> {
-  await collection(ctx).updateOne(
-    { _id: ctx.site._id, siteId: ctx.site._id },
-    { $setOnInsert: { ...FALLBACK, version: 1 } },
-    { upsert: true },
-  );
+  await collection(ctx).updateOne({ _id: ctx.site._id, siteId: ctx.site._id }, { $setOnInsert: { ...FALLBACK, version: 1 } }, { upsert: true });
 }
 
 /**
@@ -56,7 +50,10 @@ export async function updateLanguages(
     const def = next.languages.find((l) => l.code === next.defaultCode);
     if (!def) throw new BadRequestError('The default language must exist');
     if (!def.active) throw new BadRequestError('The default language must stay active');
-    const filter = current.version === 0 ? { _id: ctx.site._id, siteId: ctx.site._id, version: { $in: [0, null] } } : { _id: ctx.site._id, siteId: ctx.site._id, version: current.version };
+    const filter =
+      current.version === 0
+        ? { _id: ctx.site._id, siteId: ctx.site._id, version: { $in: [0, null] } }
+        : { _id: ctx.site._id, siteId: ctx.site._id, version: current.version };
     try {
       const result = await collection(ctx).findOneAndUpdate(
         filter as never,

@@ -17,10 +17,7 @@ export interface AgentTool {
 export const toolName = (operation: Operation) => operation.id.replace(/[^A-Za-z0-9_-]/g, '_');
 
 function inputSchemaOf(operation: Operation): Record<string, unknown> {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }) as Record<
-    string,
-    unknown
-  >;
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
   return { type: 'object', ...schema };
 }
 

@@ -48,6 +48,9 @@ export async function detectType(head: Buffer, filename: string, allowed: readon
 /** A filename safe to store and to put in a header: no path, no control characters, bounded. */
 export function cleanFilename(raw: string | undefined, fallbackExt: string): string {
   const base = (raw ?? '').split(/[\\/]/).pop() ?? '';
-  const cleaned = base.replace(/[\u0000-\u001f\u007f"]/g, '').trim().slice(-200);
+  const cleaned = base
+    .replace(/[\u0000-\u001f\u007f"]/g, '')
+    .trim()
+    .slice(-200);
   return cleaned && cleaned !== '.' && cleaned !== '..' ? cleaned : `file.${fallbackExt}`;
 }

@@ -20,7 +20,8 @@ export const mediaFeature: Feature = {
   trash: [mediaTrash],
   /** Stored bytes, from the running counters the upload quota keeps (per site, and the workspace's). */
   async usage(services, workspace, siteId) {
-    const counter = await services.workspaceDb(workspace)
+    const counter = await services
+      .workspaceDb(workspace)
       .collection<{ _id: string; bytes: number }>(MEDIA_COLLECTIONS.usage)
       .findOne({ _id: siteId ? `site:${siteId}` : 'workspace' });
     return { mediaBytes: counter?.bytes ?? 0 };

@@ -36,14 +36,11 @@ export async function describeImage(db: Db, id: string, mimeType: string, size: 
   if (size > BLURHASH_MAX_BYTES) return { ...NONE, ...fromHeader };
   try {
     const decoder = sharp({ limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });
-    const pipe = mediaBucket(db).openDownloadStream(id as never).pipe(decoder);
+    const pipe = mediaBucket(db)
+      .openDownloadStream(id as never)
+      .pipe(decoder);
     const metadataPromise = pipe.clone().metadata();
-    const { data, info } = await pipe
-      .rotate()
-      .resize(32, 32, { fit: 'inside' })
-      .ensureAlpha()
-      .raw()
-      .toBuffer({ resolveWithObject: true });
+    const { data, info } = await pipe.rotate().resize(32, 32, { fit: 'inside' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
     const metadata = await metadataPromise;
     const landscape = info.width >= info.height;
     const blurhash = encode(new Uint8ClampedArray(data), info.width, info.height, landscape ? 4 : 3, landscape ? 3 : 4);

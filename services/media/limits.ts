@@ -62,7 +62,5 @@ export function mediaLimits(ctx: Pick<OperationContext, 'site' | 'workspace'>): 
 }
 
 export function typeAllowed(mimeType: string, allowed: readonly string[]): boolean {
-  return allowed.some((pattern) =>
-    pattern.endsWith('/*') ? mimeType.startsWith(pattern.slice(0, -1)) : pattern === mimeType,
-  );
+  return allowed.some((pattern) => (pattern.endsWith('/*') ? mimeType.startsWith(pattern.slice(0, -1)) : pattern === mimeType));
 }

@@ -57,7 +57,9 @@ export async function releaseBytes(ctx: Pick<OperationContext, 'db' | 'site'>, b
 }
 
 export async function usedBytes(ctx: Pick<OperationContext, 'db' | 'site'>): Promise<{ site: number; workspace: number }> {
-  const docs = await usage(ctx).find({ _id: { $in: [siteCounterId(ctx.site._id), WORKSPACE_COUNTER_ID] } }).toArray();
+  const docs = await usage(ctx)
+    .find({ _id: { $in: [siteCounterId(ctx.site._id), WORKSPACE_COUNTER_ID] } })
+    .toArray();
   const of = (id: string) => docs.find((doc) => doc._id === id)?.bytes ?? 0;
   return { site: of(siteCounterId(ctx.site._id)), workspace: of(WORKSPACE_COUNTER_ID) };
 }
@@ -77,11 +79,7 @@ export class QuotaReservation {
   /** Creates missing counters at zero, so the conditional `$inc` has a document to match. */
   async open(): Promise<void> {
     for (const counter of this.counters) {
-      await usage(this.ctx).updateOne(
-        { _id: counter.id },
-        { $setOnInsert: { siteId: counter.siteId, bytes: 0 } },
-        { upsert: true },
-      );
+      await usage(this.ctx).updateOne({ _id: counter.id }, { $setOnInsert: { siteId: counter.siteId, bytes: 0 } }, { upsert: true });
     }
   }
 

@@ -43,7 +43,11 @@ export const listMediaOp = defineOperation({
     if (after) filter._id = { $lt: after };
     if (input.type) filter.mimeType = input.type.includes('/') ? input.type : { $regex: `^${escapeRegex(input.type)}/` };
     if (input.search) filter.filenameLower = { $regex: `^${escapeRegex(input.search.toLowerCase())}` };
-    const rows = await mediaItems(ctx).find(ctx.scope.filter(filter, MEDIA_SCOPE_FIELDS)).sort({ _id: -1 }).limit(input.limit + 1).toArray();
+    const rows = await mediaItems(ctx)
+      .find(ctx.scope.filter(filter, MEDIA_SCOPE_FIELDS))
+      .sort({ _id: -1 })
+      .limit(input.limit + 1)
+      .toArray();
     const { items, nextCursor } = pageOf(ctx, 'media', rows, input.limit);
     return {
       data: items.map((doc) => toMediaItem(ctx, doc)),

@@ -12,7 +12,11 @@ const trashed = (ctx: OperationContext, id?: string): Filter<MediaDoc> =>
 export const mediaTrash: TrashKind = {
   kind: 'media',
   async list(ctx, limit, mark) {
-    const docs = await mediaItems(ctx).find({ ...trashed(ctx), ...trashedAfter(mark) }).sort({ trashedAt: -1, _id: -1 }).limit(limit).toArray();
+    const docs = await mediaItems(ctx)
+      .find({ ...trashed(ctx), ...trashedAfter(mark) })
+      .sort({ trashedAt: -1, _id: -1 })
+      .limit(limit)
+      .toArray();
     return docs.map((doc) => ({ kind: 'media', id: doc._id, title: doc.filename, trashedAt: doc.trashedAt!.toISOString() }));
   },
   async restore(ctx, id) {

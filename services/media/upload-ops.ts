@@ -19,8 +19,7 @@ export const uploadMediaOp = defineOperation({
   method: 'POST',
   path: '/media',
   summary: 'Upload a file to the media library (multipart field `file`)',
-  description:
-    'The type is detected from the bytes and checked against the site\'s allowed list; 413 over the size limit or the library quota.',
+  description: "The type is detected from the bytes and checked against the site's allowed list; 413 over the size limit or the library quota.",
   requires: 'media:upload',
   scope: MEDIA_SCOPE_FIELDS,
   input: z.object({

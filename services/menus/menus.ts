@@ -42,7 +42,14 @@ function itemInput(depth: number): z.ZodType<ItemInput> {
     url: SafeUrlString.optional(),
     entryId: z.string().optional(),
     target: z.enum(['_self', '_blank']).optional(),
-    ...(depth > 1 ? { children: z.array(itemInput(depth - 1)).max(100).optional() } : {}),
+    ...(depth > 1
+      ? {
+          children: z
+            .array(itemInput(depth - 1))
+            .max(100)
+            .optional(),
+        }
+      : {}),
   });
   return base
     .refine((item) => item.url || item.entryId, 'an item needs a url or an entryId')
@@ -90,9 +97,16 @@ function collectEntryIds(items: MenuItem[], into: Set<string>): Set<string> {
  * before the rule) is answered as no URL, so no client renders it as a link.
  */
 export async function resolveMenus(ctx: OperationContext, menus: MenuDoc[], publicView: boolean): Promise<MenuView[]> {
-  const ids = [...collectEntryIds(menus.flatMap((m) => m.items), new Set())];
+  const ids = [
+    ...collectEntryIds(
+      menus.flatMap((m) => m.items),
+      new Set(),
+    ),
+  ];
   const rows = ids.length
-    ? await contentCollections(ctx.db).entries.find({ siteId: ctx.site._id, _id: { $in: ids }, trashedAt: null }).toArray()
+    ? await contentCollections(ctx.db)
+        .entries.find({ siteId: ctx.site._id, _id: { $in: ids }, trashedAt: null })
+        .toArray()
     : [];
   const entries = new Map<string, EntryDoc>(rows.filter((e) => !publicView || (e.status === 'published' && e.live)).map((e) => [e._id, e]));
 
@@ -102,12 +116,23 @@ export async function resolveMenus(ctx: OperationContext, menus: MenuDoc[], publ
       let title: string | undefined;
       if (item.entryId) {
         const doc = entries.get(item.entryId);
-        if (!doc) return publicView ? [] : [{ label: item.label || '(missing entry)', url: null, target: item.target ?? '_self', entry: null, children: resolve(item.children ?? []) }];
+        if (!doc)
+          return publicView
+            ? []
+            : [{ label: item.label || '(missing entry)', url: null, target: item.target ?? '_self', entry: null, children: resolve(item.children ?? []) }];
         const slug = publicView && doc.live ? doc.live.slug : doc.slug;
         title = publicView && doc.live ? doc.live.title : doc.title;
         entry = { id: doc._id, type: doc.type, slug };
       }
-      return [{ label: item.label || title || '', url: (item.url ? safeUrl(item.url) : null) ?? (entry ? `/${entry.slug}` : null), target: item.target ?? '_self', entry, children: resolve(item.children ?? []) }];
+      return [
+        {
+          label: item.label || title || '',
+          url: (item.url ? safeUrl(item.url) : null) ?? (entry ? `/${entry.slug}` : null),
+          target: item.target ?? '_self',
+          entry,
+          children: resolve(item.children ?? []),
+        },
+      ];
     });
 
   return menus.map((m) => ({

@@ -13,7 +13,10 @@ export const menuTrashKind: TrashKind = {
     return rows.map((m) => ({ kind: 'menu', id: m._id, title: m.name, trashedAt: m.trashedAt!.toISOString() }));
   },
   async restore(ctx, id) {
-    const result = await menusCollection(ctx).updateOne({ _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } }, { $set: { trashedAt: null, updatedAt: ctx.services.clock.now() } });
+    const result = await menusCollection(ctx).updateOne(
+      { _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } },
+      { $set: { trashedAt: null, updatedAt: ctx.services.clock.now() } },
+    );
     if (result.modifiedCount === 0) return false;
     return true;
   },

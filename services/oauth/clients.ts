@@ -29,7 +29,11 @@ export async function registerClient(db: Db, siteId: string, name: string, redir
   await clients.insertOne(client);
   if ((await clients.countDocuments({ siteId })) > MAX_CLIENTS_PER_SITE) {
     await clients.deleteOne({ _id: client._id, siteId });
-    const oldest = await clients.find({ siteId, grantedAt: null }, { projection: { createdAt: 1 } }).sort({ createdAt: 1 }).limit(1).next();
+    const oldest = await clients
+      .find({ siteId, grantedAt: null }, { projection: { createdAt: 1 } })
+      .sort({ createdAt: 1 })
+      .limit(1)
+      .next();
     const waitMs = oldest ? oldest.createdAt.getTime() + UNUSED_CLIENT_TTL_MS - now.getTime() : 60 * 60_000;
     throw new TooManyRequestsError(waitMs / 1000);
   }

@@ -35,7 +35,6 @@ export function verifyConsent(secret: string, userId: string, token: string, now
 
 const mac = (secret: string, payload: string) => createHmac('sha256', `oauth-consent:${secret}`).update(payload).digest('base64url');
 
-
 export function consentPage(input: { clientName: string; scope: string[]; resource: string; redirectUri: string; consent: string }): string {
   const items = input.scope.map((capability) => `<li><code>${escapeHtml(capability)}</code></li>`).join('');
   return `<!doctype html>

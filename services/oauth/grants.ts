@@ -4,15 +4,7 @@ import { newId, randomToken } from '../core/ids.ts';
 import { secretDigest } from '../core/text.ts';
 import { markClientGranted } from './clients.ts';
 import type { Capability } from '../core/capabilities.ts';
-import {
-  ACCESS_TOKEN_PREFIX,
-  ACCESS_TTL_MS,
-  CODE_TTL_MS,
-  REFRESH_TOKEN_PREFIX,
-  REFRESH_TTL_MS,
-  oauthCollections,
-  type OAuthGrantDoc,
-} from './model.ts';
+import { ACCESS_TOKEN_PREFIX, ACCESS_TTL_MS, CODE_TTL_MS, REFRESH_TOKEN_PREFIX, REFRESH_TTL_MS, oauthCollections, type OAuthGrantDoc } from './model.ts';
 
 /** Token endpoint failures carry the RFC 6749 error code. */
 export class OAuthError extends Error {

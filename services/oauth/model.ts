@@ -63,7 +63,6 @@ export const oauthIndexes: IndexSpec[] = [
   { collection: OAUTH_COLLECTIONS.secrets, keys: { siteId: 1, grantId: 1 } },
 ];
 
-
 /** An OAuth principal's `keyId` (rate limits, audit rows and webhook ownership key on it). */
 export const oauthKeyId = (grantId: string) => `oauth:${grantId}`;
 /** The grant behind such a `keyId`, or null for an API key's id. */

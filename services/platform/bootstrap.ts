@@ -49,11 +49,7 @@ export async function bootstrapPlatform(services: Services): Promise<BootstrapRe
   // handed to the workspace actors by the worker's reconciler (`lifecycle-reconciler.ts`).
   const existing = await meta.findOne({ _id: DEFAULT_SITE_META_ID });
   if (existing?.siteId) return { created: false };
-  const claim = await meta.updateOne(
-    { _id: 'bootstrap-claim' },
-    { $setOnInsert: { claimedAt: services.clock.now() } },
-    { upsert: true },
-  );
+  const claim = await meta.updateOne({ _id: 'bootstrap-claim' }, { $setOnInsert: { claimedAt: services.clock.now() } }, { upsert: true });
   if (claim.upsertedCount === 0) return { created: false };
 
   const email = services.config.ADMIN_EMAIL ?? 'admin@localhost.test';
@@ -70,11 +66,7 @@ export async function bootstrapPlatform(services: Services): Promise<BootstrapRe
   });
   // Recorded before the steps run: should this start die half-way, the worker's reconciler finishes
   // the `provisioning` row through the actor and `localhost` then resolves.
-  await meta.updateOne(
-    { _id: DEFAULT_SITE_META_ID },
-    { $set: { siteId: DEFAULT_SITE_ID } },
-    { upsert: true },
-  );
+  await meta.updateOne({ _id: DEFAULT_SITE_META_ID }, { $set: { siteId: DEFAULT_SITE_ID } }, { upsert: true });
   await provisionInProcess(services, requested._id);
   return { created: true, generatedAdmin: passwordFile ? { email, passwordFile } : undefined };
 }

@@ -16,7 +16,11 @@ export async function beginWorkspaceDeletion(services: Services, workspaceId: st
   await workspaces.updateOne(
     { _id: workspaceId },
     {
-      $set: { status: 'deleting', deletion: { dropDatabase: drop, requestedAt: row.deletion?.requestedAt ?? services.clock.now() }, updatedAt: services.clock.now() },
+      $set: {
+        status: 'deleting',
+        deletion: { dropDatabase: drop, requestedAt: row.deletion?.requestedAt ?? services.clock.now() },
+        updatedAt: services.clock.now(),
+      },
       $unset: { provisioning: '' },
     },
   );
@@ -52,4 +56,3 @@ export async function finishWorkspaceDeletion(services: Services, workspaceId: s
   );
   await publishWorkspaceChange(services, workspaceId);
 }
-

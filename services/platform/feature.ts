@@ -8,7 +8,17 @@ import { addTenantSiteOp } from './site-ops.ts';
 import { healthOperations } from './health.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
-const platformOperations = [listTenantsOp, createTenantOp, getTenantOp, addTenantSiteOp, suspendTenant, reactivateTenant, deleteTenantOp, ...quotaOperationsList, ...usageOperations];
+const platformOperations = [
+  listTenantsOp,
+  createTenantOp,
+  getTenantOp,
+  addTenantSiteOp,
+  suspendTenant,
+  reactivateTenant,
+  deleteTenantOp,
+  ...quotaOperationsList,
+  ...usageOperations,
+];
 
 export const platformFeature: Feature = {
   name: 'platform',

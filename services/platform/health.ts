@@ -35,7 +35,10 @@ async function checkWorker(services: Services): Promise<z.input<typeof WorkerChe
   const pollers = { workflow: 0, activity: 0 };
   const result = await timed(async () => {
     const now = Date.now();
-    for (const [kind, taskQueueType] of [['workflow', 1], ['activity', 2]] as const) {
+    for (const [kind, taskQueueType] of [
+      ['workflow', 1],
+      ['activity', 2],
+    ] as const) {
       const described = await withTimeout(
         connection.workflowService.describeTaskQueue({
           namespace: services.config.TEMPORAL_NAMESPACE,
@@ -117,7 +120,11 @@ export const diagnosticsOp = defineOperation({
         uptimeSeconds: Math.round(process.uptime()),
         memory: { rssBytes: memory.rss, heapUsedBytes: memory.heapUsed },
         environment: services.config.NODE_ENV,
-        stateFeed: { trusted: services.changeFeed.trusted(), streamOpen: services.changeFeed.status().streamOpen, trustedForMs: services.changeFeed.status().trustedForMs },
+        stateFeed: {
+          trusted: services.changeFeed.trusted(),
+          streamOpen: services.changeFeed.status().streamOpen,
+          trustedForMs: services.changeFeed.status().trustedForMs,
+        },
       },
       checks: await checkDependencies(services),
       site: { id: ctx.site._id, workspaceId: ctx.workspace._id },

@@ -90,7 +90,12 @@ export const deleteTenantOp = defineOperation({
   requires: 'platform:manage',
   errors: [409],
   status: 202,
-  input: TenantId.extend({ dropDatabase: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') }),
+  input: TenantId.extend({
+    dropDatabase: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((v) => v === 'true'),
+  }),
   output: z.object({ tenant: TenantView }),
   async handler(ctx, { id, dropDatabase }) {
     if (id === ctx.workspace._id) throw new ConflictError('A workspace cannot delete itself');

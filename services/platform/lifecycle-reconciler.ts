@@ -22,12 +22,15 @@ export async function reconcileWorkspaces(services: Services, options: Reconcile
   const before = new Date(services.clock.now().getTime() - (options.graceMs ?? 30_000));
   let resumed = 0;
   for await (const row of workspaces.find({ status: { $in: ['provisioning', 'deleting'] }, updatedAt: { $lt: before } })) {
-    const command = row.status === 'provisioning' ? { kind: 'provision' as const } : { kind: 'delete' as const, dropDatabase: row.deletion?.dropDatabase === true };
+    const command =
+      row.status === 'provisioning' ? { kind: 'provision' as const } : { kind: 'delete' as const, dropDatabase: row.deletion?.dropDatabase === true };
     if (await sendWorkspaceCommand(services, row._id, command)) resumed += 1;
   }
   let indexes = 0;
   const version = workspaceIndexVersion(services.features);
-  const stale = workspaces.find({ status: { $in: ['active', 'suspended'] }, indexVersion: { $ne: version } }, { projection: { _id: 1 } }).limit(options.indexBatch ?? 100);
+  const stale = workspaces
+    .find({ status: { $in: ['active', 'suspended'] }, indexVersion: { $ne: version } }, { projection: { _id: 1 } })
+    .limit(options.indexBatch ?? 100);
   for await (const row of stale) {
     if (await sendWorkspaceCommand(services, row._id, { kind: 'indexes' })) indexes += 1;
   }

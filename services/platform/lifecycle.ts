@@ -27,14 +27,20 @@ export async function setWorkspaceStatus(services: Services, workspaceId: string
  * The workspace's host names are named too (`hostNames`, or read): an answer cached before a domain
  * was claimed carries only its host's topic.
  */
-export async function publishWorkspaceChange(services: Pick<Services, 'changeFeed' | 'platformDb'>, workspaceId: string, hostNames?: readonly string[]): Promise<void> {
+export async function publishWorkspaceChange(
+  services: Pick<Services, 'changeFeed' | 'platformDb'>,
+  workspaceId: string,
+  hostNames?: readonly string[],
+): Promise<void> {
   const names = hostNames ?? (await workspaceHostNames(services, workspaceId));
   await services.changeFeed.publish([topics.workspace(workspaceId), ...names.map(topics.host)]);
 }
 
 /** The host names a workspace's domain rows hold. */
 export async function workspaceHostNames(services: Pick<Services, 'platformDb'>, workspaceId: string): Promise<string[]> {
-  const rows = await platformCollections(services).domains.find({ workspaceId }, { projection: { _id: 1 } }).toArray();
+  const rows = await platformCollections(services)
+    .domains.find({ workspaceId }, { projection: { _id: 1 } })
+    .toArray();
   return rows.map((row) => row._id);
 }
 

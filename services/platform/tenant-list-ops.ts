@@ -32,7 +32,10 @@ export const listTenantsOp = defineOperation({
     if (status) filter.status = status;
     if (q) {
       const pattern = new RegExp(escapeRegex(q), 'i');
-      const byDomain = await domains.find({ _id: pattern }, { projection: { workspaceId: 1 } }).limit(DOMAIN_MATCH_CAP).toArray();
+      const byDomain = await domains
+        .find({ _id: pattern }, { projection: { workspaceId: 1 } })
+        .limit(DOMAIN_MATCH_CAP)
+        .toArray();
       filter.$or = [{ name: pattern }, { _id: { $in: [...new Set(byDomain.map((d) => d.workspaceId))] } }];
     }
     const { rows, page: info } = await pageById(ctx, 'tenants', workspaces, filter, page);

@@ -1,9 +1,7 @@
 import type { Services } from '../core/context.ts';
 import type { Site, Workspace } from '../core/tenants.ts';
 import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from '../tenancy/quota-guard.ts';
-import {
-  allowedMediaTypes, LIMIT_NAMES, siteLimit, SWITCH_NAMES, switchOn, workspaceLimit, type LimitName, type Usage,
-} from '../tenancy/quota-model.ts';
+import { allowedMediaTypes, LIMIT_NAMES, siteLimit, SWITCH_NAMES, switchOn, workspaceLimit, type LimitName, type Usage } from '../tenancy/quota-model.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 
 /**

@@ -11,15 +11,13 @@ import { platformCollections } from '../tenancy/platform-db.ts';
  */
 export async function announceVersion(services: Services, version = serviceVersion): Promise<boolean> {
   const meta = services.platformDb.collection<{ _id: string; version?: string }>(PLATFORM_COLLECTIONS.meta);
-  const before = await meta.findOneAndUpdate(
-    { _id: 'version', version: { $ne: version } },
-    { $set: { version } },
-    { upsert: true, returnDocument: 'before' },
-  ).catch((error: { code?: number }) => {
-    // Another gateway recorded this version between our read and write.
-    if (error.code === 11000) return null;
-    throw error;
-  });
+  const before = await meta
+    .findOneAndUpdate({ _id: 'version', version: { $ne: version } }, { $set: { version } }, { upsert: true, returnDocument: 'before' })
+    .catch((error: { code?: number }) => {
+      // Another gateway recorded this version between our read and write.
+      if (error.code === 11000) return null;
+      throw error;
+    });
   if (!before?.version) return false;
 
   const { workspaces, sites } = platformCollections(services);

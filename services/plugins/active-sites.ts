@@ -47,7 +47,10 @@ export function createActivePlugins(services: Services): ActivePlugins {
             pending = lookupSiteDb(services, siteId);
             siteDbs.set(siteId, pending);
             // A site that does not exist (yet) is looked up again next time.
-            void pending.then((found) => found ?? siteDbs.delete(siteId), () => siteDbs.delete(siteId));
+            void pending.then(
+              (found) => found ?? siteDbs.delete(siteId),
+              () => siteDbs.delete(siteId),
+            );
           }
           siteDb = (await pending) ?? undefined;
         }

@@ -41,7 +41,8 @@ export const installPluginOp = defineOperation({
   method: 'POST',
   path: '/plugins/:id/install',
   summary: 'Install a catalog plugin on this site (inactive until activated)',
-  description: 'Only plugins of the service\'s catalog (`GET /plugins/catalog`) can be installed: any other id is a 404. Installing an installed plugin, or a built-in, changes nothing and emits no event.',
+  description:
+    "Only plugins of the service's catalog (`GET /plugins/catalog`) can be installed: any other id is a 404. Installing an installed plugin, or a built-in, changes nothing and emits no event.",
   requires: 'plugins:activate',
   heavy: true,
   input: PluginIdInput,
@@ -63,7 +64,8 @@ export const uninstallPluginOp = defineOperation({
   method: 'POST',
   path: '/plugins/:id/uninstall',
   summary: 'Uninstall a catalog plugin from this site; an active one is deactivated first',
-  description: 'An active plugin goes through the deactivation workflow first (its `deactivate` routine runs, `plugin.deactivated` is emitted), then its row is removed (`plugin.uninstalled`). Built-ins cannot be uninstalled (409). Uninstalling a plugin the site does not have changes nothing.',
+  description:
+    'An active plugin goes through the deactivation workflow first (its `deactivate` routine runs, `plugin.deactivated` is emitted), then its row is removed (`plugin.uninstalled`). Built-ins cannot be uninstalled (409). Uninstalling a plugin the site does not have changes nothing.',
   requires: 'plugins:activate',
   errors: [409],
   heavy: true,

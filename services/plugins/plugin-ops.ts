@@ -33,7 +33,8 @@ export const activatePluginOp = defineOperation({
   method: 'POST',
   path: '/plugins/:id/activate',
   summary: 'Activate a plugin on this site',
-  description: 'Runs the plugin\'s activation routine in a workflow and waits for it. 502 if the routine throws (the plugin stays inactive); 409 while another activation of the same plugin runs, or when a catalog plugin is not installed on this site.',
+  description:
+    "Runs the plugin's activation routine in a workflow and waits for it. 502 if the routine throws (the plugin stays inactive); 409 while another activation of the same plugin runs, or when a catalog plugin is not installed on this site.",
   requires: 'plugins:activate',
   errors: [409],
   heavy: true,

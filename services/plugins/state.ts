@@ -30,7 +30,9 @@ export async function readPluginState(db: Db, siteId: string, pluginId: string):
 }
 
 export async function activePluginIds(db: Db, siteId: string): Promise<Set<string>> {
-  const rows = await pluginStates(db).find({ siteId, active: true }, { projection: { pluginId: 1 } }).toArray();
+  const rows = await pluginStates(db)
+    .find({ siteId, active: true }, { projection: { pluginId: 1 } })
+    .toArray();
   return new Set(rows.map((row) => row.pluginId));
 }
 
@@ -71,7 +73,17 @@ export async function markInactive(db: Db, siteId: string, pluginId: string, now
  */
 export async function markInstalled(db: Db, siteId: string, pluginId: string, version: string, now: Date): Promise<boolean> {
   try {
-    await pluginStates(db).insertOne({ _id: stateId(siteId, pluginId), siteId, pluginId, active: false, version, installedAt: now, activatedAt: null, deactivatedAt: null, updatedAt: now });
+    await pluginStates(db).insertOne({
+      _id: stateId(siteId, pluginId),
+      siteId,
+      pluginId,
+      active: false,
+      version,
+      installedAt: now,
+      activatedAt: null,
+      deactivatedAt: null,
+      updatedAt: now,
+    });
     return true;
   } catch (error) {
     if ((error as { code?: number }).code === 11000) return false;

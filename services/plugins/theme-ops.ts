@@ -2,7 +2,17 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
-import { builtinThemes, catalogThemes, findTheme, installTheme, isCatalogTheme, switchTheme, themeState, uninstallTheme, type ThemeDefinition } from './themes.ts';
+import {
+  builtinThemes,
+  catalogThemes,
+  findTheme,
+  installTheme,
+  isCatalogTheme,
+  switchTheme,
+  themeState,
+  uninstallTheme,
+  type ThemeDefinition,
+} from './themes.ts';
 import { ListQuery, pageByKey, pageEnvelope } from '../core/paging.ts';
 
 const ThemeView = z.object({
@@ -45,7 +55,7 @@ export const listThemesOp = defineOperation({
   surface: 'manage',
   method: 'GET',
   path: '/themes',
-  summary: 'Installed themes (the built-ins and the catalog themes this site installed); `active` marks this site\'s theme',
+  summary: "Installed themes (the built-ins and the catalog themes this site installed); `active` marks this site's theme",
   requires: 'themes:read',
   input: ListQuery,
   output: pageEnvelope(ThemeView),
@@ -79,7 +89,8 @@ export const activateThemeOp = defineOperation({
   method: 'POST',
   path: '/themes/:id/activate',
   summary: 'Make a theme the active theme of this site',
-  description: 'Takes effect on the next static export. Activating the theme already active changes nothing and emits no event. A catalog theme must be installed first (409).',
+  description:
+    'Takes effect on the next static export. Activating the theme already active changes nothing and emits no event. A catalog theme must be installed first (409).',
   requires: 'themes:activate',
   errors: [409],
   heavy: true,
@@ -101,7 +112,8 @@ export const installThemeOp = defineOperation({
   method: 'POST',
   path: '/themes/:id/install',
   summary: 'Install a catalog theme on this site (it becomes available to activate)',
-  description: 'Only themes of the service\'s catalog (`GET /themes/catalog`) can be installed: any other id is a 404. Installing an installed theme, or a built-in, changes nothing and emits no event.',
+  description:
+    "Only themes of the service's catalog (`GET /themes/catalog`) can be installed: any other id is a 404. Installing an installed theme, or a built-in, changes nothing and emits no event.",
   requires: 'themes:activate',
   heavy: true,
   input: ThemeIdInput,
@@ -122,7 +134,8 @@ export const uninstallThemeOp = defineOperation({
   method: 'POST',
   path: '/themes/:id/uninstall',
   summary: 'Uninstall a catalog theme from this site',
-  description: 'Built-in themes cannot be uninstalled (409), nor the active theme (409: activate another one first). Uninstalling a theme the site does not have changes nothing.',
+  description:
+    'Built-in themes cannot be uninstalled (409), nor the active theme (409: activate another one first). Uninstalling a theme the site does not have changes nothing.',
   requires: 'themes:activate',
   errors: [409],
   heavy: true,

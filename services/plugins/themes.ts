@@ -41,7 +41,8 @@ export const catalogThemes: readonly ThemeDefinition[] = [
     name: 'Journal',
     version: '1.0.0',
     description: 'Wide serif headings, a narrow reading column and a ruled sidebar.',
-    stylesheet: 'body{font-family:Charter,Georgia,serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.7;color:#1d1d1d}h1,h2{font-weight:400;letter-spacing:.01em}aside{border-top:1px solid #ccc;margin-top:2rem}a{color:#8a2d1c}',
+    stylesheet:
+      'body{font-family:Charter,Georgia,serif;max-width:46rem;margin:2rem auto;padding:0 1rem;line-height:1.7;color:#1d1d1d}h1,h2{font-weight:400;letter-spacing:.01em}aside{border-top:1px solid #ccc;margin-top:2rem}a{color:#8a2d1c}',
   },
 ];
 
@@ -110,7 +111,10 @@ export async function installTheme(db: Db, siteId: string, themeId: string, now:
 
 /** Removes a catalog theme that is not the active one: `removed`, `absent`, or `active` (refused). */
 export async function uninstallTheme(db: Db, siteId: string, themeId: string): Promise<'removed' | 'absent' | 'active'> {
-  const { modifiedCount } = await themeStates(db).updateOne({ _id: siteId, siteId, installed: themeId, themeId: { $ne: themeId } }, { $pull: { installed: themeId } });
+  const { modifiedCount } = await themeStates(db).updateOne(
+    { _id: siteId, siteId, installed: themeId, themeId: { $ne: themeId } },
+    { $pull: { installed: themeId } },
+  );
   if (modifiedCount > 0) return 'removed';
   const doc = await themeStates(db).findOne({ _id: siteId, siteId });
   return doc?.installed?.includes(themeId) ? 'active' : 'absent';

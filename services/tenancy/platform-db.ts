@@ -18,7 +18,11 @@ export function platformCollections(services: Pick<Services, 'platformDb'>) {
  * `workspaceId`, when the caller knows it, must match (a workflow input never reaches another
  * workspace's site). Null when either is gone.
  */
-export async function findSiteScope(services: Pick<Services, 'platformDb'>, siteId: string, workspaceId?: string): Promise<{ workspace: Workspace; site: Site } | null> {
+export async function findSiteScope(
+  services: Pick<Services, 'platformDb'>,
+  siteId: string,
+  workspaceId?: string,
+): Promise<{ workspace: Workspace; site: Site } | null> {
   const { workspaces, sites } = platformCollections(services);
   const site = await sites.findOne(workspaceId === undefined ? { _id: siteId } : { _id: siteId, workspaceId });
   const workspace = site ? await workspaces.findOne({ _id: site.workspaceId }) : null;

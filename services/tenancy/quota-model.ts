@@ -105,11 +105,7 @@ export function siteLimit(
   return tighter(siteOwnLimit(siteQuotas, name), workspace);
 }
 
-export function switchOn(
-  workspaceQuotas: Record<string, unknown> | undefined,
-  siteQuotas: Record<string, unknown> | undefined,
-  name: SwitchName,
-): boolean {
+export function switchOn(workspaceQuotas: Record<string, unknown> | undefined, siteQuotas: Record<string, unknown> | undefined, name: SwitchName): boolean {
   return stored(workspaceQuotas)[name] !== false && stored(siteQuotas)[name] !== false;
 }
 

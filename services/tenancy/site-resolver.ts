@@ -59,7 +59,13 @@ export function createSiteResolver(services: Pick<Services, 'platformDb' | 'chan
       return cache.peek(host)?.scope;
     },
     async resolve(host: string): Promise<SiteScope | null> {
-      return (await cache.read(host, () => coalesced(host, null), (answer) => answer.topics)).scope;
+      return (
+        await cache.read(
+          host,
+          () => coalesced(host, null),
+          (answer) => answer.topics,
+        )
+      ).scope;
     },
     /** Drops this process's answers (operator "clear cache"); changes reach every gateway through the feed. */
     forget(): void {

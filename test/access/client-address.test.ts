@@ -44,7 +44,11 @@ describe('client address (TRUST_PROXY)', () => {
   });
 
   it('believes X-Forwarded-Proto and -Host only from a trusted peer', async () => {
-    for (const [setting, https] of [['127.0.0.1', true], ['10.0.0.2', false], ['false', false]] as const) {
+    for (const [setting, https] of [
+      ['127.0.0.1', true],
+      ['10.0.0.2', false],
+      ['false', false],
+    ] as const) {
       const app = Fastify({ trustProxy: trustsProxy(trustOf(setting)) });
       app.get('/', async (request) => ({ protocol: request.protocol, host: request.host }));
       const response = await app.inject({ url: '/', headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'example.test', host: 'localhost' } });

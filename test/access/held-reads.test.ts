@@ -16,7 +16,8 @@ let cw: ContentWorld;
 let port = 0;
 let commandsDuring: (run: () => Promise<unknown>) => Promise<string[]>;
 
-const get = (url: string, key: string, headers: Record<string, string> = {}) => socketGet(port, `/api/manage/v1${url}`, { authorization: `Bearer ${key}`, ...headers });
+const get = (url: string, key: string, headers: Record<string, string> = {}) =>
+  socketGet(port, `/api/manage/v1${url}`, { authorization: `Bearer ${key}`, ...headers });
 
 const answered = () => cw.world.app.manageLane.answered;
 /** The statements that count a keyed request: the key on the site's settings document, the address on its own counter. */
@@ -28,7 +29,6 @@ const stableHeaders = (answer: SocketAnswer) =>
     .filter(([name]) => !['date', 'x-request-id'].includes(name))
     .map(([name, value]) => [name, name === 'ratelimit' ? String(value).replace(/;r=\d+/g, ';r=*') : value]);
 
-
 beforeAll(async () => {
   cw = await startContentWorld({ monitorCommands: true });
   ({ port, commandsDuring } = await listenRecordingCommands(cw.world));
@@ -37,7 +37,7 @@ beforeAll(async () => {
 afterAll(async () => cw?.close());
 
 describe('held management reads', () => {
-  it('answers a repeated keyed read with the full path\'s bytes and headers and no content query; 304 on If-None-Match', async () => {
+  it("answers a repeated keyed read with the full path's bytes and headers and no content query; 304 on If-None-Match", async () => {
     const key = await cw.keyWith(['content:read']);
     const first = await get('/content?limit=2', key);
     expect(first.statusCode, first.body).toBe(200);
@@ -115,7 +115,7 @@ describe('held management reads', () => {
         payload: { title: 'From elsewhere', slug: 'from-elsewhere' },
       });
       expect(written.statusCode, written.body).toBe(201);
-      await eventually(async () => (await first()) === 'From elsewhere', 'the other process\'s write seen', 10_000);
+      await eventually(async () => (await first()) === 'From elsewhere', "the other process's write seen", 10_000);
       for (let i = 0; i < 5; i++) expect(await first()).toBe('From elsewhere');
     } finally {
       await otherApp.close();
@@ -134,7 +134,11 @@ describe('held management reads', () => {
     await setManagementApi(cw.world, true);
     expect((await get('/content?limit=2', key)).statusCode).toBe(200);
     const session = await signIn(cw.world);
-    const revoked = await cw.world.app.inject({ method: 'POST', url: `/api/api-keys/${id}/revoke`, headers: { cookie: session.cookie, origin: session.origin } });
+    const revoked = await cw.world.app.inject({
+      method: 'POST',
+      url: `/api/api-keys/${id}/revoke`,
+      headers: { cookie: session.cookie, origin: session.origin },
+    });
     expect(revoked.statusCode, revoked.body).toBe(200);
     const refused = await get('/content?limit=2', key);
     expect(refused.statusCode).toBe(401);
@@ -157,7 +161,7 @@ describe('held management reads', () => {
     expect(over.json().error).toBeTruthy();
   });
 
-  it('a wrong secret with a held key\'s lookup spends nothing of the key\'s budget: the key still gets all of it', async () => {
+  it("a wrong secret with a held key's lookup spends nothing of the key's budget: the key still gets all of it", async () => {
     await freshWindow(20);
     const { key } = await createApiKey(cw.world, { capabilities: ['content:read'], rateLimitPerMin: 4 });
     expect((await get('/content?limit=1', key)).statusCode).toBe(200);

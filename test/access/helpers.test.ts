@@ -27,7 +27,12 @@ describe('test support for access', () => {
     const res = await world.app.inject({ method: 'GET', url: '/api/manage/v1/settings', headers: { authorization: `Bearer ${key}` } });
     expect(res.statusCode).toBe(200);
     expect(res.headers.ratelimit).toMatch(/r=\d+;t=\d+/);
-    const denied = await world.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers: { authorization: `Bearer ${key}` }, payload: { title: 'x' } });
+    const denied = await world.app.inject({
+      method: 'PATCH',
+      url: '/api/manage/v1/settings',
+      headers: { authorization: `Bearer ${key}` },
+      payload: { title: 'x' },
+    });
     expect(denied.statusCode).toBe(403);
   });
 });

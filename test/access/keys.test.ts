@@ -44,7 +44,12 @@ describe('rule 1: creation ceiling', () => {
     expect(grantable.json().capabilities).toContain('content:read');
 
     const before = await accessCollections(world.services.workspaceDb({ dbName: world.defaultWorkspace.dbName })).apiKeys.countDocuments();
-    const refused = await world.app.inject({ method: 'POST', url: '/api/api-keys', headers, payload: { name: 'x', capabilities: ['content:read', 'content:delete'] } });
+    const refused = await world.app.inject({
+      method: 'POST',
+      url: '/api/api-keys',
+      headers,
+      payload: { name: 'x', capabilities: ['content:read', 'content:delete'] },
+    });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toEqual({ error: 'Forbidden' });
     const after = await accessCollections(world.services.workspaceDb({ dbName: world.defaultWorkspace.dbName })).apiKeys.countDocuments();
@@ -54,7 +59,12 @@ describe('rule 1: creation ceiling', () => {
     expect(created.statusCode).toBe(201);
     expect(created.json().key).toMatch(/^svk_/);
     // Raising the capabilities later is held to the same ceiling.
-    const raise = await world.app.inject({ method: 'PATCH', url: `/api/api-keys/${created.json().record.id}`, headers, payload: { capabilities: ['content:delete'] } });
+    const raise = await world.app.inject({
+      method: 'PATCH',
+      url: `/api/api-keys/${created.json().record.id}`,
+      headers,
+      payload: { capabilities: ['content:delete'] },
+    });
     expect(raise.statusCode).toBe(403);
   });
 
@@ -83,12 +93,22 @@ describe('rule 2: live re-check against the owner', () => {
     const { key } = await createApiKey(world, { capabilities: ['users:read', 'content:read'], ownerEmail: editor.email });
     expect((await get(key, '/users')).statusCode).toBe(200);
     const { key: adminKey } = await createApiKey(world, { capabilities: [...CAPABILITIES] });
-    const patched = await world.app.inject({ method: 'PATCH', url: `/api/manage/v1/users/${editor.id}`, headers: bearer(adminKey), payload: { role: 'viewer' } });
+    const patched = await world.app.inject({
+      method: 'PATCH',
+      url: `/api/manage/v1/users/${editor.id}`,
+      headers: bearer(adminKey),
+      payload: { role: 'viewer' },
+    });
     expect(patched.statusCode).toBe(200);
     expect((await get(key, '/users')).statusCode).toBe(403);
     expect((await get(key, '/probe')).statusCode).toBe(200);
     // A policy denial narrows it the same way.
-    await world.app.inject({ method: 'PATCH', url: `/api/manage/v1/users/${editor.id}`, headers: bearer(adminKey), payload: { policy: { deny: ['content:read'] } } });
+    await world.app.inject({
+      method: 'PATCH',
+      url: `/api/manage/v1/users/${editor.id}`,
+      headers: bearer(adminKey),
+      payload: { policy: { deny: ['content:read'] } },
+    });
     expect((await get(key, '/probe')).statusCode).toBe(403);
   });
 });
@@ -207,7 +227,10 @@ describe('secrets never leave', () => {
     // The key is the target of the changes (made through the admin operations; the test helper
     // created it below them) and the subject of the failure.
     await world.services.audit.settled();
-    const audit = await accessCollections(ctx.db).audit.find({ $or: [{ keyId: id }, { 'target.id': id }] }).sort({ _id: 1 }).toArray();
+    const audit = await accessCollections(ctx.db)
+      .audit.find({ $or: [{ keyId: id }, { 'target.id': id }] })
+      .sort({ _id: 1 })
+      .toArray();
     expect(audit.map((row) => row.action)).toEqual(['key.rotated', 'key.revoked', 'auth.failed']);
     expect(audit[1]).toMatchObject({ target: { kind: 'apiKeys', id }, operation: 'apiKeys.revoke', keyId: null });
     expect(audit[2]).toMatchObject({ ip: '127.0.0.1', reason: 'revoked' });

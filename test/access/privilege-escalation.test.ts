@@ -87,13 +87,17 @@ describe("escalation 1: a site administrator who is not an operator rotating the
     expect((await manage(rotated.json().key, 'GET', '/tenants')).statusCode).toBe(200);
   });
 
-  it('refuses rotating a key whose capabilities exceed the caller\'s, even when its owner is within reach', async () => {
+  it("refuses rotating a key whose capabilities exceed the caller's, even when its owner is within reach", async () => {
     // The owner made a settings:manage key, then lost settings:manage: owner and caller now hold
     // the same, but rotating would hand over the key's dormant right should the owner regain it.
     const owner = await addTestUser(world, 'lost-a-right@example.test', { role: 'administrator', passwordHash: hash });
     const { id } = await createApiKey(world, { capabilities: ['settings:manage'], ownerEmail: owner.email });
     await accessCollections(db()).users.updateOne({ _id: owner.id }, { $set: { policy: { deny: ['settings:manage'] } } });
-    const caller = await addTestUser(world, 'denied-settings@example.test', { role: 'administrator', policy: { deny: ['settings:manage'] }, passwordHash: hash });
+    const caller = await addTestUser(world, 'denied-settings@example.test', {
+      role: 'administrator',
+      policy: { deny: ['settings:manage'] },
+      passwordHash: hash,
+    });
     const before = await keyRow(id);
     expectForbidden(await asSession(await openSession(world, caller.id), 'POST', `/api/api-keys/${id}/rotate`), 'rotate');
     expect(await keyRow(id)).toEqual(before);
@@ -158,7 +162,12 @@ describe('a grant never exceeds its granter', () => {
     expect(role.statusCode).toBe(201);
     const roleId = role.json().id;
     expectForbidden(
-      await manage(narrow, 'POST', '/users', { email: 'granted@example.test', password: 'a-long-password-1', role: roleId, policy: { grant: ['content:delete'] } }),
+      await manage(narrow, 'POST', '/users', {
+        email: 'granted@example.test',
+        password: 'a-long-password-1',
+        role: roleId,
+        policy: { grant: ['content:delete'] },
+      }),
       'policy grant beyond the key',
     );
     const created = await manage(narrow, 'POST', '/users', { email: 'reader@example.test', password: 'a-long-password-1', role: roleId });
@@ -195,10 +204,18 @@ describe('a grant never exceeds its granter', () => {
     expect(await userRow(editor.id)).toEqual(before);
   });
 
-  it("refuses a site role rewriting a custom role an operator holds; an operator may", async () => {
+  it('refuses a site role rewriting a custom role an operator holds; an operator may', async () => {
     const { roles } = accessCollections(db());
     const now = new Date();
-    await roles.insertOne({ _id: 'ops-role', siteId: (await defaultSiteContext(world)).site._id, name: 'Ops', description: '', capabilities: ['content:read'], createdAt: now, updatedAt: now });
+    await roles.insertOne({
+      _id: 'ops-role',
+      siteId: (await defaultSiteContext(world)).site._id,
+      name: 'Ops',
+      description: '',
+      capabilities: ['content:read'],
+      createdAt: now,
+      updatedAt: now,
+    });
     await addTestUser(world, 'ops-role-holder@example.test', { role: 'ops-role', platformOperator: true, passwordHash: hash });
     const before = await roles.findOne({ _id: 'ops-role' });
     expectForbidden(await manage(siteAdminKey, 'PATCH', '/roles/ops-role', { capabilities: [] }), 'site admin');

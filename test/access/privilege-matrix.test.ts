@@ -7,7 +7,13 @@ import { accessCollections } from '../../services/access/model.ts';
 import { hashPassword } from '../../services/access/passwords.ts';
 import { BUILT_IN_ROLES } from '../../services/access/roles.ts';
 import {
-  ALL_CAPABILITIES, CAPABILITIES, isPlatformCapability, PLATFORM_CAPABILITIES, requiredCapabilities, type Capability, type WorkspaceCapability,
+  ALL_CAPABILITIES,
+  CAPABILITIES,
+  isPlatformCapability,
+  PLATFORM_CAPABILITIES,
+  requiredCapabilities,
+  type Capability,
+  type WorkspaceCapability,
 } from '../../services/core/capabilities.ts';
 import { openApiPath, type Operation } from '../../services/core/operation.ts';
 
@@ -59,7 +65,8 @@ function probeUrl(operation: Operation, params: Record<string, string> = {}, pro
   return `${BASE[surfaceOf(operation)]}${path}${probe ? '?%24matrix=1' : ''}`;
 }
 
-type Credential = { kind: 'key'; key: string; host: string } | { kind: 'session'; cookie: string; origin: string; host: string } | { kind: 'nobody'; host: string };
+type Credential =
+  { kind: 'key'; key: string; host: string } | { kind: 'session'; cookie: string; origin: string; host: string } | { kind: 'nobody'; host: string };
 
 function call(operation: Operation, as: Credential, options: { params?: Record<string, string>; payload?: object; probe?: boolean } = {}) {
   const headers: Record<string, string> = { host: as.host };
@@ -93,7 +100,11 @@ describe('privilege matrix: capability sets, every operation of the registry', (
   /** A key of the platform operator (who holds everything) with exactly these capabilities. */
   function keyWith(capabilities: readonly Capability[]): Promise<Credential> {
     const id = [...capabilities].sort().join(' ');
-    if (!keys.has(id)) keys.set(id, createApiKey(world, { capabilities: [...capabilities], name: `matrix ${id || 'none'}` }).then((k) => k.key));
+    if (!keys.has(id))
+      keys.set(
+        id,
+        createApiKey(world, { capabilities: [...capabilities], name: `matrix ${id || 'none'}` }).then((k) => k.key),
+      );
     return keys.get(id)!.then((key) => ({ kind: 'key', key, host: 'localhost' }));
   }
 
@@ -142,7 +153,14 @@ describe('privilege matrix: capability sets, every operation of the registry', (
       if (needsCapability) {
         cases.push([`exactly ${required.join(' + ')}`, principalWith(operation, required, true), 'pass']);
         for (const missing of required) {
-          cases.push([`everything but ${missing}`, principalWith(operation, ALL_CAPABILITIES.filter((c) => c !== missing)), 403]);
+          cases.push([
+            `everything but ${missing}`,
+            principalWith(
+              operation,
+              ALL_CAPABILITIES.filter((c) => c !== missing),
+            ),
+            403,
+          ]);
         }
       }
       await Promise.all(
@@ -226,7 +244,11 @@ describe('privilege matrix: roles against the platform and the accounts of opera
     return { operator, key, plain };
   }
   const paramsFor = (operation: Operation, t: Awaited<ReturnType<typeof targets>>): Record<string, string> =>
-    operation.id.startsWith('apiKeys.') ? { id: t.key.id } : operation.id === 'operators.grant' ? { userId: t.plain.id } : { id: t.operator.id, userId: t.operator.id };
+    operation.id.startsWith('apiKeys.')
+      ? { id: t.key.id }
+      : operation.id === 'operators.grant'
+        ? { userId: t.plain.id }
+        : { id: t.operator.id, userId: t.operator.id };
 
   it("lets no site role act on an operator's account or keys, and changes nothing; an operator may", { timeout: 60_000 }, async () => {
     const accountOps = gated().filter((op) => op.method !== 'GET' && ACCOUNT_PATHS.test(op.path));
@@ -235,7 +257,11 @@ describe('privilege matrix: roles against the platform and the accounts of opera
     const { users, apiKeys } = accessCollections(db);
 
     const target = await targets('refused');
-    const snapshot = async () => [await users.findOne({ _id: target.operator.id }), await apiKeys.findOne({ _id: target.key.id }), await users.findOne({ _id: target.plain.id })];
+    const snapshot = async () => [
+      await users.findOne({ _id: target.operator.id }),
+      await apiKeys.findOne({ _id: target.key.id }),
+      await users.findOne({ _id: target.plain.id }),
+    ];
     const before = await snapshot();
     let fresh = 0;
     for (const operation of accountOps) {

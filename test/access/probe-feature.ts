@@ -22,7 +22,10 @@ export const probeOperations = [
     input: z.object({}),
     output: z.object({ data: z.array(z.string()) }),
     async handler(ctx) {
-      const rows = await items(ctx.db).find(ctx.scope.filter({ siteId: ctx.site._id }, ScopeFields)).sort({ _id: 1 }).toArray();
+      const rows = await items(ctx.db)
+        .find(ctx.scope.filter({ siteId: ctx.site._id }, ScopeFields))
+        .sort({ _id: 1 })
+        .toArray();
       return { data: rows.map((row) => row._id) };
     },
   }),

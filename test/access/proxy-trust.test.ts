@@ -54,7 +54,8 @@ describe('no proxy trusted (the default)', () => {
     const only10 = await createApiKey(world, { capabilities: ['content:read'], allowedIps: [FORGED] });
     const forged = { 'x-forwarded-for': FORGED };
     expect((await injected(only10.key, '127.0.0.1', forged)).statusCode).toBe(401);
-    for (let i = 0; i < 2; i++) expect((await socketGet(port, '/api/manage/v1/content?limit=1', { authorization: `Bearer ${only10.key}`, ...forged })).statusCode).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await socketGet(port, '/api/manage/v1/content?limit=1', { authorization: `Bearer ${only10.key}`, ...forged })).statusCode).toBe(401);
 
     // A key this gateway holds and a held answer: the lane answers, from the socket's address.
     const local = await createApiKey(world, { capabilities: ['content:read'], allowedIps: ['127.0.0.1'] });
@@ -167,7 +168,11 @@ describe('TRUST_PROXY=127.0.0.1', () => {
     expect((await get({})).statusCode).toBe(401);
     expect(await ipCounters(world)).toContain('10_9_9_9');
 
-    const failed = await world.app.inject({ method: 'GET', url: '/api/manage/v1/content', headers: { authorization: `Bearer ${junkKey}`, 'x-forwarded-for': '198.51.100.9' } });
+    const failed = await world.app.inject({
+      method: 'GET',
+      url: '/api/manage/v1/content',
+      headers: { authorization: `Bearer ${junkKey}`, 'x-forwarded-for': '198.51.100.9' },
+    });
     expect(failed.statusCode).toBe(401);
     const { audit, siteId } = await site(world);
     expect(await audit.countDocuments({ siteId, action: 'auth.failed', ip: '198.51.100.9' })).toBe(1);

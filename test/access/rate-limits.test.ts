@@ -76,9 +76,7 @@ describe('per-key budget', () => {
     const statuses: number[] = [];
     // First one call each, in turn (both gateways learn the key), then a concurrent burst on both.
     for (const base of [a, b]) statuses.push((await fetch(`${base}/api/manage/v1/settings`, { headers: bearer(key) })).status);
-    const burst = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => fetch(`${[a, b][i % 2]}/api/manage/v1/settings`, { headers: bearer(key) })),
-    );
+    const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => fetch(`${[a, b][i % 2]}/api/manage/v1/settings`, { headers: bearer(key) })));
     for (const res of burst) {
       statuses.push(res.status);
       if (res.status === 429) expect(res.headers.get('retry-after')).toMatch(/^\d+$/);
@@ -117,8 +115,8 @@ describe('per-IP budget', () => {
   });
 });
 
-describe('a key\'s budget is spent only after its secret matched', () => {
-  it('wrong secrets with a valid lookup part spend the address\'s failed-auth budget, never the key\'s', { timeout: 180_000 }, async () => {
+describe("a key's budget is spent only after its secret matched", () => {
+  it("wrong secrets with a valid lookup part spend the address's failed-auth budget, never the key's", { timeout: 180_000 }, async () => {
     await setKeySettings(world, { defaultRateLimitPerMin: 5 });
     try {
       const { key } = await createApiKey(world, { capabilities: ['content:read'], rateLimitPerMin: 3 });

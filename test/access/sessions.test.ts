@@ -77,7 +77,12 @@ describe('CSRF', () => {
     expect(after).toBe(before);
     const settings = await world.app.inject({ method: 'GET', url: '/api/api-keys/settings', headers: { cookie } });
     expect(settings.json().enabled).toBe(false);
-    const ok = await world.app.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie, origin }, payload: { name: 'ok', capabilities: ['content:read'] } });
+    const ok = await world.app.inject({
+      method: 'POST',
+      url: '/api/api-keys',
+      headers: { cookie, origin },
+      payload: { name: 'ok', capabilities: ['content:read'] },
+    });
     expect(ok.statusCode).toBe(201);
   });
 });

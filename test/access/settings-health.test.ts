@@ -39,7 +39,16 @@ describe('settings', () => {
     const manager = (await createApiKey(world, { capabilities: ['settings:manage', 'settings:read'] })).key;
     const before = (await call(manager, 'GET', '/settings')).body;
     const deep = { a: { b: { c: { d: { e: { f: { g: { h: 1 } } } } } } } };
-    for (const payload of [{ $where: 1 }, { 'a.b': 1 }, { api: { publicEnabled: 'no' } }, { api: { other: true } }, deep, { title: 5 }, {}, { big: 'x'.repeat(70_000) }]) {
+    for (const payload of [
+      { $where: 1 },
+      { 'a.b': 1 },
+      { api: { publicEnabled: 'no' } },
+      { api: { other: true } },
+      deep,
+      { title: 5 },
+      {},
+      { big: 'x'.repeat(70_000) },
+    ]) {
       const res = await call(manager, 'PATCH', '/settings', payload);
       expect(res.statusCode, JSON.stringify(payload).slice(0, 80)).toBe(400);
       expect(typeof res.json().error).toBe('string');

@@ -51,33 +51,37 @@ const setPublic = (gateway: Gateway, on: boolean) =>
   call(gateway, 'PATCH', '/api/manage/v1/settings', { headers: admin(), body: { api: { publicEnabled: on } } });
 
 describe('state held by each gateway, across a database engine restart', () => {
-  it('no stale answer: nothing from memory while the engine is down, and a switch flipped right after the restart is seen by the next request', { timeout: 300_000 }, async () => {
-    for (let round = 0; round < 2; round++) {
-      await eventually(() => trusted(g2), 'gateway 2 trusted', 20_000);
-      // Warm: gateway 2 answers from memory (the cache-hit lane included).
-      for (let i = 0; i < 3; i++) expect((await publicList(g2)).status).toBe(200);
+  it(
+    'no stale answer: nothing from memory while the engine is down, and a switch flipped right after the restart is seen by the next request',
+    { timeout: 300_000 },
+    async () => {
+      for (let round = 0; round < 2; round++) {
+        await eventually(() => trusted(g2), 'gateway 2 trusted', 20_000);
+        // Warm: gateway 2 answers from memory (the cache-hit lane included).
+        for (let i = 0; i < 3; i++) expect((await publicList(g2)).status).toBe(200);
 
-      await stopEngines({ dataDir, log: () => undefined });
-      // Past the lease, gateway 2 no longer vouches for its memory: the read goes to the (absent)
-      // database and fails rather than answering from what it held.
-      await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 500));
-      expect((await publicList(g2)).status).toBeGreaterThanOrEqual(500);
+        await stopEngines({ dataDir, log: () => undefined });
+        // Past the lease, gateway 2 no longer vouches for its memory: the read goes to the (absent)
+        // database and fails rather than answering from what it held.
+        await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 500));
+        expect((await publicList(g2)).status).toBeGreaterThanOrEqual(500);
 
-      await ensureEngines(engineOptions);
-      // At once, before gateway 2's feed is known to be back: the write returns only when gateway 2
-      // acknowledged it or its lease lapsed, so the very next request on gateway 2 sees it.
-      expect((await setPublic(g1, false)).status).toBe(200);
-      expect((await publicList(g2)).status).toBe(404);
-      expect((await setPublic(g1, true)).status).toBe(200);
-      expect((await publicList(g2)).status).toBe(200);
+        await ensureEngines(engineOptions);
+        // At once, before gateway 2's feed is known to be back: the write returns only when gateway 2
+        // acknowledged it or its lease lapsed, so the very next request on gateway 2 sees it.
+        expect((await setPublic(g1, false)).status).toBe(200);
+        expect((await publicList(g2)).status).toBe(404);
+        expect((await setPublic(g1, true)).status).toBe(200);
+        expect((await publicList(g2)).status).toBe(200);
 
-      // Back in memory on its own, and still exact there.
-      await eventually(() => trusted(g2), 'gateway 2 trusted after the restart', 20_000);
-      for (let i = 0; i < 2; i++) expect((await publicList(g2)).status).toBe(200);
-      expect((await setPublic(g1, false)).status).toBe(200);
-      expect((await publicList(g2)).status).toBe(404);
-      expect((await setPublic(g1, true)).status).toBe(200);
-      expect((await publicList(g2)).status).toBe(200);
-    }
-  });
+        // Back in memory on its own, and still exact there.
+        await eventually(() => trusted(g2), 'gateway 2 trusted after the restart', 20_000);
+        for (let i = 0; i < 2; i++) expect((await publicList(g2)).status).toBe(200);
+        expect((await setPublic(g1, false)).status).toBe(200);
+        expect((await publicList(g2)).status).toBe(404);
+        expect((await setPublic(g1, true)).status).toBe(200);
+        expect((await publicList(g2)).status).toBe(200);
+      }
+    },
+  );
 });

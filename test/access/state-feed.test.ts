@@ -57,10 +57,14 @@ describe('state held by each gateway', () => {
     expect(await feedOf(g2)).toMatchObject({ trusted: true, streamOpen: true });
   });
 
-  it('a switch flipped, a key revoked, a role narrowed, a workspace suspended through gateway 1: the next request on gateway 2 sees it', { timeout: 180_000 }, async () => {
-    await eventually(async () => (await feedOf(g2)).trusted, 'gateway 2 trusted', 10_000);
-    await scenarios(ROUNDS);
-  });
+  it(
+    'a switch flipped, a key revoked, a role narrowed, a workspace suspended through gateway 1: the next request on gateway 2 sees it',
+    { timeout: 180_000 },
+    async () => {
+      await eventually(async () => (await feedOf(g2)).trusted, 'gateway 2 trusted', 10_000);
+      await scenarios(ROUNDS);
+    },
+  );
 
   it('gateway 2 frozen past its lease: the write waits for the lease, then gateway 2 is exact on waking', { timeout: 120_000 }, async () => {
     for (let round = 0; round < 2; round++) {

@@ -20,7 +20,13 @@ beforeAll(async () => {
   expect(runtime.services.changeFeed.trusted()).toBe(true);
   const app = await runtime.buildApp({ logger: false });
   await app.ready();
-  second = { app, close: async () => { await app.close(); await closeServices(runtime.services); } };
+  second = {
+    app,
+    close: async () => {
+      await app.close();
+      await closeServices(runtime.services);
+    },
+  };
   admin = await signIn(world);
 });
 afterAll(async () => {
@@ -40,7 +46,12 @@ describe('Management API switch', () => {
     const { key } = await createApiKey(world, { capabilities: ['content:read'] });
     for (const res of await both({ method: 'GET', url: '/api/manage/v1/probe', headers: bearer(key) })) expect(res.statusCode).toBe(200);
 
-    const off = await world.app.inject({ method: 'PUT', url: '/api/api-keys/settings', headers: { cookie: admin.cookie, origin: admin.origin }, payload: { enabled: false } });
+    const off = await world.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys/settings',
+      headers: { cookie: admin.cookie, origin: admin.origin },
+      payload: { enabled: false },
+    });
     expect(off.statusCode).toBe(200);
     for (const res of await both({ method: 'GET', url: '/api/manage/v1/probe', headers: bearer(key) })) {
       expect(res.statusCode).toBe(403);
@@ -53,13 +64,23 @@ describe('Management API switch', () => {
     // openapi.json stays readable.
     expect((await second.app.inject({ method: 'GET', url: '/api/manage/v1/openapi.json' })).statusCode).toBe(200);
 
-    const on = await second.app.inject({ method: 'PUT', url: '/api/api-keys/settings', headers: { cookie: admin.cookie, origin: admin.origin }, payload: { enabled: true, defaultRateLimitPerMin: 100000 } });
+    const on = await second.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys/settings',
+      headers: { cookie: admin.cookie, origin: admin.origin },
+      payload: { enabled: true, defaultRateLimitPerMin: 100000 },
+    });
     expect(on.statusCode).toBe(200);
     for (const res of await both({ method: 'GET', url: '/api/manage/v1/probe', headers: bearer(key) })) expect(res.statusCode).toBe(200);
   });
 
   it('rejects invalid key settings with 400 and keeps the old ones', async () => {
-    const bad = await world.app.inject({ method: 'PUT', url: '/api/api-keys/settings', headers: { cookie: admin.cookie, origin: admin.origin }, payload: { enabled: 'yes' } });
+    const bad = await world.app.inject({
+      method: 'PUT',
+      url: '/api/api-keys/settings',
+      headers: { cookie: admin.cookie, origin: admin.origin },
+      payload: { enabled: 'yes' },
+    });
     expect(bad.statusCode).toBe(400);
     const now = await world.app.inject({ method: 'GET', url: '/api/api-keys/settings', headers: { cookie: admin.cookie } });
     expect(now.json().enabled).toBe(true);
@@ -88,7 +109,12 @@ describe('Public API switch', () => {
       expect(res.json()).toEqual({ error: 'Not found' });
     }
     // The admin session's settings route flips it back.
-    const on = await second.app.inject({ method: 'PATCH', url: '/api/settings', headers: { cookie: admin.cookie, origin: admin.origin }, payload: { api: { publicEnabled: true } } });
+    const on = await second.app.inject({
+      method: 'PATCH',
+      url: '/api/settings',
+      headers: { cookie: admin.cookie, origin: admin.origin },
+      payload: { api: { publicEnabled: true } },
+    });
     expect(on.statusCode).toBe(200);
     for (const res of await both({ method: 'GET', url: '/api/v1/probe-same' })) expect(res.statusCode).toBe(200);
   });
@@ -96,14 +122,22 @@ describe('Public API switch', () => {
   it('also closes what the site publishes outside /api/v1: media files and the export preview, signed in or not', async () => {
     const { key } = await createApiKey(world, { capabilities: ['settings:manage', 'media:upload'] });
     const body = multipartBody('notes.pdf', pdfOfSize(2000), 'application/pdf');
-    const uploaded = await world.app.inject({ method: 'POST', url: '/api/manage/v1/media', payload: body.payload, headers: { ...bearer(key), ...body.headers } });
+    const uploaded = await world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/media',
+      payload: body.payload,
+      headers: { ...bearer(key), ...body.headers },
+    });
     expect(uploaded.statusCode).toBe(201);
     const file = `/media/files/${uploaded.json().id}`;
     const signedIn = { cookie: admin.cookie };
     for (const res of await both({ method: 'GET', url: file })) expect(res.statusCode).toBe(200);
     for (const res of await both({ method: 'GET', url: '/static-preview' })) expect(res.statusCode).toBe(301);
 
-    expect((await world.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers: bearer(key), payload: { api: { publicEnabled: false } } })).statusCode).toBe(200);
+    expect(
+      (await world.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers: bearer(key), payload: { api: { publicEnabled: false } } }))
+        .statusCode,
+    ).toBe(200);
     for (const request of [
       { method: 'GET', url: file },
       { method: 'HEAD', url: file },
@@ -119,7 +153,9 @@ describe('Public API switch', () => {
       }
     }
 
-    expect((await world.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers: bearer(key), payload: { api: { publicEnabled: true } } })).statusCode).toBe(200);
+    expect(
+      (await world.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers: bearer(key), payload: { api: { publicEnabled: true } } })).statusCode,
+    ).toBe(200);
     for (const res of await both({ method: 'GET', url: file })) expect(res.statusCode).toBe(200);
   });
 });

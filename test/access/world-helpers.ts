@@ -15,6 +15,6 @@ export const bearer = (key: string, extra: Record<string, string> = {}) => ({ au
 
 /** Waits until the current one-minute rate window has at least `needSeconds` left. */
 export async function freshWindow(needSeconds = 15): Promise<void> {
-  const left = 60 - (Date.now() / 1000) % 60;
+  const left = 60 - ((Date.now() / 1000) % 60);
   if (left < needSeconds) await new Promise((resolve) => setTimeout(resolve, left * 1000 + 100));
 }

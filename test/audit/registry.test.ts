@@ -31,12 +31,20 @@ describe('the runner audits every change of the registry', () => {
   it('exactly one row per successful non-GET operation, none for a GET, a failure or a declared non-change', async () => {
     const site = await defaultSiteContext(world);
     const runner = createOperationRunner(world.services, createDenyAllGate(world.services));
-    const ctx = createContext(world.services, { workspace: site.workspace, site: site.site }, { kind: 'user', userId: 'u-registry', sessionId: 's', capabilities: everyCapability, isPlatformOperator: true }, { id: 'req-registry', ip: '127.0.0.1' });
+    const ctx = createContext(
+      world.services,
+      { workspace: site.workspace, site: site.site },
+      { kind: 'user', userId: 'u-registry', sessionId: 's', capabilities: everyCapability, isPlatformOperator: true },
+      { id: 'req-registry', ip: '127.0.0.1' },
+    );
     const workspaceLog = accessCollections(site.db).audit;
     const platformLog = world.services.platformDb.collection<AuditDoc>(ACCESS_COLLECTIONS.audit);
     const rowsOf = async (operation: Operation) => {
       await world.services.audit.settled();
-      return { workspace: await workspaceLog.find({ operation: operation.id }).toArray(), platform: await platformLog.find({ operation: operation.id }).toArray() };
+      return {
+        workspace: await workspaceLog.find({ operation: operation.id }).toArray(),
+        platform: await platformLog.find({ operation: operation.id }).toArray(),
+      };
     };
 
     const operations = allOperations();
@@ -44,10 +52,20 @@ describe('the runner audits every change of the registry', () => {
     for (const operation of operations) {
       const params = Object.fromEntries([...operation.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => [m[1], `p-${m[1]}`]));
       const standIn = (handler: Operation['handler']): Operation => ({ ...operation, input: z.looseObject({}), handler });
-      await expect(runner.run(ctx, standIn(async () => Promise.reject(new BadRequestError('no'))), params)).rejects.toThrow('no');
+      await expect(
+        runner.run(
+          ctx,
+          standIn(async () => Promise.reject(new BadRequestError('no'))),
+          params,
+        ),
+      ).rejects.toThrow('no');
       expect(await rowsOf(operation), `${operation.id} failed`).toEqual({ workspace: [], platform: [] });
 
-      await runner.run(ctx, standIn(async () => ({ id: `out-${operation.id}`, workspaceId: site.workspace._id })), params);
+      await runner.run(
+        ctx,
+        standIn(async () => ({ id: `out-${operation.id}`, workspaceId: site.workspace._id })),
+        params,
+      );
       const rows = await rowsOf(operation);
       if (!audited(operation)) {
         expect(rows, `${operation.id} is no change`).toEqual({ workspace: [], platform: [] });

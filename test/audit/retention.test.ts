@@ -20,7 +20,18 @@ const call = (method: string, url: string, payload?: unknown) =>
 
 function row(siteId: string, name: string, ageDays: number, extra: Partial<AuditDoc> = {}): AuditDoc {
   const at = new Date(Date.now() - ageDays * DAY);
-  return { _id: newId(at.getTime()), siteId, at, action: name, keyId: null, userId: null, ip: '127.0.0.1', reason: null, target: { kind: 'test', id: name }, ...extra };
+  return {
+    _id: newId(at.getTime()),
+    siteId,
+    at,
+    action: name,
+    keyId: null,
+    userId: null,
+    ip: '127.0.0.1',
+    reason: null,
+    target: { kind: 'test', id: name },
+    ...extra,
+  };
 }
 
 describe('audit retention', () => {

@@ -46,7 +46,13 @@ async function rowsOf(run: () => Promise<unknown>): Promise<{ workspace: AuditDo
   const [before, beforePlatform] = [await seen(workspaceAudit), await seen(platformAudit)];
   await run();
   await world.services.audit.settled();
-  const fresh = async (c: Collection<AuditDoc>, known: Set<string>) => (await c.find({ agg: { $exists: false } }).sort({ _id: 1 }).toArray()).filter((r) => !known.has(r._id));
+  const fresh = async (c: Collection<AuditDoc>, known: Set<string>) =>
+    (
+      await c
+        .find({ agg: { $exists: false } })
+        .sort({ _id: 1 })
+        .toArray()
+    ).filter((r) => !known.has(r._id));
   return { workspace: await fresh(workspaceAudit, before), platform: await fresh(platformAudit, beforePlatform) };
 }
 
@@ -73,7 +79,11 @@ describe('every change leaves one audit row', () => {
     expect(created.row).toMatchObject({ action: 'content.create', operation: 'content.create', target: { kind: 'content', id } });
     expect(created.row.summary?.fields).toEqual(expect.arrayContaining(['title', 'type']));
     const updated = await oneRow('PATCH', `/content/${id}`, { title: 'Audited again', status: 'draft' }, 200);
-    expect(updated.row).toMatchObject({ action: 'content.update', target: { kind: 'content', id }, summary: { fields: ['title', 'status'], changes: { status: { to: 'draft' } } } });
+    expect(updated.row).toMatchObject({
+      action: 'content.update',
+      target: { kind: 'content', id },
+      summary: { fields: ['title', 'status'], changes: { status: { to: 'draft' } } },
+    });
     expect(JSON.stringify(updated.row)).not.toContain('Audited again');
     expect((await oneRow('POST', `/content/${id}/publish`, {}, 200)).row).toMatchObject({ action: 'content.publish', target: { kind: 'content', id } });
     expect((await oneRow('DELETE', `/content/${id}`, undefined, 200)).row).toMatchObject({ action: 'content.delete', target: { kind: 'content', id } });
@@ -93,7 +103,10 @@ describe('every change leaves one audit row', () => {
     expect(patched.row.summary).toMatchObject({ fields: ['role', 'password'], changes: { role: { from: 'editor', to: 'author' } } });
     const role = await oneRow('POST', '/roles', { name: 'audited role', capabilities: ['content:read'] }, 201);
     expect(role.row).toMatchObject({ action: 'roles.create', summary: { changes: { capabilities: { to: ['content:read'] } } } });
-    expect((await oneRow('DELETE', `/roles/${role.body.id}`, undefined, 200)).row).toMatchObject({ action: 'roles.delete', target: { kind: 'roles', id: role.body.id } });
+    expect((await oneRow('DELETE', `/roles/${role.body.id}`, undefined, 200)).row).toMatchObject({
+      action: 'roles.delete',
+      target: { kind: 'roles', id: role.body.id },
+    });
     expect((await oneRow('POST', '/languages', { code: 'fr', name: 'Français' }, 201)).row).toMatchObject({ action: 'languages.create' });
     expect((await oneRow('POST', '/redirects', { from: '/old-audited', to: '/new-audited' }, 201)).row).toMatchObject({ action: 'redirects.create' });
     const hook = await oneRow('POST', '/webhooks', { name: 'audited hook', url: 'http://127.0.0.1:9/audited', events: ['content.created'] }, 201);
@@ -105,14 +118,17 @@ describe('every change leaves one audit row', () => {
     // No secret, password or hash anywhere in the log.
     const stored = await accessCollections((await defaultSiteContext(world)).db).users.findOne({ _id: user.body.id });
     const all = JSON.stringify(await workspaceAudit.find({}).toArray()) + JSON.stringify(await platformAudit.find({}).toArray());
-    const secrets = [password, newPassword, stored!.passwordHash, hook.body.secret, rotated.body.secret].filter((s): s is string => typeof s === 'string' && s.length > 0);
+    const secrets = [password, newPassword, stored!.passwordHash, hook.body.secret, rotated.body.secret].filter(
+      (s): s is string => typeof s === 'string' && s.length > 0,
+    );
     expect(secrets.length).toBeGreaterThanOrEqual(4);
     for (const secret of [...secrets, 'passwordHash', 'secretHash']) expect(all).not.toContain(secret);
   });
 
   it('keys and sign-in on the admin surface: the key is the target, its secret in no row', async () => {
     const admin = await signIn(world);
-    const adminCall = (method: string, url: string, payload?: object) => world.app.inject({ method: method as never, url, headers: { cookie: admin.cookie, origin: admin.origin }, ...(payload ? { payload } : {}) });
+    const adminCall = (method: string, url: string, payload?: object) =>
+      world.app.inject({ method: method as never, url, headers: { cookie: admin.cookie, origin: admin.origin }, ...(payload ? { payload } : {}) });
     let issued!: { key: string; record: { id: string } };
     let rotated!: string;
     const rows = await rowsOf(async () => {
@@ -135,13 +151,25 @@ describe('every change leaves one audit row', () => {
   it('operator actions go to the platform log: quotas, operators; the retention setting to the workspace log with old → new', async () => {
     const tenant = world.defaultWorkspace.id;
     const quotas = await oneRow('PUT', `/tenants/${tenant}/quotas`, { quotas: { entries: 5000 } }, 200, 'platform');
-    expect(quotas.row).toMatchObject({ action: 'tenants.setQuotas', target: { kind: 'tenants', id: tenant }, workspaceId: tenant, summary: { changes: { quotas: { to: { entries: 5000 } } } } });
+    expect(quotas.row).toMatchObject({
+      action: 'tenants.setQuotas',
+      target: { kind: 'tenants', id: tenant },
+      workspaceId: tenant,
+      summary: { changes: { quotas: { to: { entries: 5000 } } } },
+    });
     await oneRow('PUT', `/tenants/${tenant}/quotas`, { quotas: {} }, 200, 'platform');
     const editor = await addTestUser(world, 'operator-to-be@example.test', { role: 'editor' });
-    expect((await oneRow('PUT', `/operators/${editor.id}`, undefined, 200, 'platform')).row).toMatchObject({ action: 'operators.grant', target: { kind: 'operators', id: editor.id } });
+    expect((await oneRow('PUT', `/operators/${editor.id}`, undefined, 200, 'platform')).row).toMatchObject({
+      action: 'operators.grant',
+      target: { kind: 'operators', id: editor.id },
+    });
     await oneRow('DELETE', `/operators/${editor.id}`, undefined, 204, 'platform');
     const retention = await oneRow('PUT', '/audit/retention', { days: 30 }, 200);
-    expect(retention.row).toMatchObject({ action: 'audit.retention.put', target: { kind: 'workspace', id: tenant }, summary: { changes: { days: { from: 90, to: 30 } } } });
+    expect(retention.row).toMatchObject({
+      action: 'audit.retention.put',
+      target: { kind: 'workspace', id: tenant },
+      summary: { changes: { days: { from: 90, to: 30 } } },
+    });
     expect((await call('GET', '/audit/retention')).json()).toMatchObject({ days: 30, default: 90 });
     await call('PUT', '/audit/retention', { days: 90 });
   });
@@ -152,7 +180,12 @@ describe('media, terms and agents', () => {
     const file = multipartBody('audited.pdf', pdfOfSize(2048), 'application/pdf');
     let uploaded!: Awaited<ReturnType<typeof call>>;
     const upload = await rowsOf(async () => {
-      uploaded = await world.app.inject({ method: 'POST', url: '/api/manage/v1/media', headers: { authorization: `Bearer ${key}`, ...file.headers }, payload: file.payload });
+      uploaded = await world.app.inject({
+        method: 'POST',
+        url: '/api/manage/v1/media',
+        headers: { authorization: `Bearer ${key}`, ...file.headers },
+        payload: file.payload,
+      });
     });
     expect(uploaded.statusCode, uploaded.body).toBe(201);
     expect(upload.workspace).toEqual([expect.objectContaining({ action: 'media.upload', target: { kind: 'media', id: uploaded.json().id } })]);
@@ -221,7 +254,15 @@ describe('changes made by the system', () => {
     const ctx = await defaultSiteContext(world);
     const system = { ...ctx, principal: systemPrincipal('scheduled publish'), request: { id: 'schedule:e1:t:publish', ip: '127.0.0.1' } };
     const rows = await rowsOf(async () => {
-      recordChange(system, { action: 'content.published', target: { kind: 'entry', id: 'e1' }, summary: { fields: ['status'], changes: { status: { from: 'scheduled', to: 'published' }, body: { to: 'secret body' } }, note: 'publish date passed while suspended' } });
+      recordChange(system, {
+        action: 'content.published',
+        target: { kind: 'entry', id: 'e1' },
+        summary: {
+          fields: ['status'],
+          changes: { status: { from: 'scheduled', to: 'published' }, body: { to: 'secret body' } },
+          note: 'publish date passed while suspended',
+        },
+      });
     });
     expect(rows.workspace).toEqual([
       expect.objectContaining({

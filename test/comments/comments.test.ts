@@ -64,7 +64,10 @@ describe('public comment form', () => {
     }
     expect(codes.slice(0, 10).every((c) => c === 201)).toBe(true);
     expect(codes[10]).toBe(429);
-    await sw.manage('PATCH', '/comments', { ids: (await list('?status=pending&limit=200')).filter((c) => String(c.body).startsWith('flood')).map((c) => c.id), status: 'trash' });
+    await sw.manage('PATCH', '/comments', {
+      ids: (await list('?status=pending&limit=200')).filter((c) => String(c.body).startsWith('flood')).map((c) => c.id),
+      status: 'trash',
+    });
   });
 });
 
@@ -101,7 +104,12 @@ describe('spam terms and rules', () => {
 
   it('rejects bad rules and terms without storing them', async () => {
     const before = (await sw.manage('GET', '/comment-rules')).json().data.length;
-    for (const body of [{ kind: 'links', value: 'many', action: 'spam' }, { kind: 'ip', value: 3, action: 'spam' }, { kind: 'phrase', value: 'x', action: 'delete' }, {}]) {
+    for (const body of [
+      { kind: 'links', value: 'many', action: 'spam' },
+      { kind: 'ip', value: 3, action: 'spam' },
+      { kind: 'phrase', value: 'x', action: 'delete' },
+      {},
+    ]) {
       const res = await sw.manage('POST', '/comment-rules', body);
       expect(res.statusCode).toBe(400);
       expect(typeof res.json().error).toBe('string');
@@ -152,7 +160,11 @@ describe('moderation', () => {
     const edited = await sw.manage('PATCH', `/comments/${id}`, { body: 'typo', status: 'approved', expectedVersion: 1 });
     expect(edited.statusCode).toBe(200);
     expect(edited.json()).toMatchObject({ body: 'typo', status: 'approved', version: 2 });
-    for (const [body, status] of [[{ expectedVersion: 1, status: 'spam' }, 409], [{ status: 'gone' }, 400], [{ body: '' }, 400]] as const) {
+    for (const [body, status] of [
+      [{ expectedVersion: 1, status: 'spam' }, 409],
+      [{ status: 'gone' }, 400],
+      [{ body: '' }, 400],
+    ] as const) {
       const res = await sw.manage('PATCH', `/comments/${id}`, body);
       expect(res.statusCode).toBe(status);
       expect(typeof res.json().error).toBe('string');
@@ -247,7 +259,9 @@ describe('moderation', () => {
     const doc = (await sw.world.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as { paths: Record<string, Record<string, unknown>> };
     const methods = new Set(Object.values(doc.paths).flatMap((ops) => Object.keys(ops)));
     expect([...methods]).toEqual(['get']);
-    const comments = (await sw.world.app.inject({ method: 'GET', url: '/api/comments/v1/openapi.json' })).json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const comments = (await sw.world.app.inject({ method: 'GET', url: '/api/comments/v1/openapi.json' })).json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+    };
     expect(Object.keys(comments.paths['/content/{slug}/comments'])).toEqual(['post']);
     expect(Object.keys(comments.paths['/content/{slug}/comments'].post.responses)).toContain('429');
   });

@@ -38,7 +38,11 @@ afterAll(async () => {
   for (const { pass, result } of results) {
     console.log(`[fuzz] ${pass}: ${result.operations} operations, ${result.testCases} generated requests, ${result.seconds.toFixed(0)} s`);
   }
-  const total = results.reduce((sum, { result }) => ({ ops: sum.ops + result.operations, cases: sum.cases + result.testCases, s: sum.s + result.seconds }), { ops: 0, cases: 0, s: 0 });
+  const total = results.reduce((sum, { result }) => ({ ops: sum.ops + result.operations, cases: sum.cases + result.testCases, s: sum.s + result.seconds }), {
+    ops: 0,
+    cases: 0,
+    s: 0,
+  });
   console.log(`[fuzz] total: ${total.ops} operation runs, ${total.cases} generated requests, ${total.s.toFixed(0)} s`);
   await target?.world.close();
 });
@@ -57,7 +61,13 @@ function passes(t: FuzzTarget): FuzzPass[] {
 
 describe('OpenAPI-driven fuzzing (schemathesis)', () => {
   // One test per pass, in order: the last one may take the full key's owner away.
-  for (const name of ['public, anonymous', 'comments, anonymous', 'management, every capability', 'management, no capability', 'management, owner changes last']) {
+  for (const name of [
+    'public, anonymous',
+    'comments, anonymous',
+    'management, every capability',
+    'management, no capability',
+    'management, owner changes last',
+  ]) {
     it(`answers as documented: ${name}`, async () => {
       const pass = passes(target).find((p) => p.name === name)!;
       const result = await runFuzzPass(bin, target.origin, pass, seed);

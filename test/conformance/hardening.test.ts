@@ -27,8 +27,20 @@ async function refused(method: string, url: string, body: unknown, readUrl: stri
 
 describe('unsafe object keys', () => {
   it('refuses a NUL byte in any key with a 400 naming the field, and stores nothing', async () => {
-    await refused('PUT', '/patterns', { items: [{ slug: 'p', title: 'P', blocks: { version: 1, blocks: [{ type: 'x', 'a\u0000b': 1 }] } }] }, '/patterns', 'items.0.blocks.blocks.0');
-    await refused('PUT', '/reusable-blocks', { items: [{ slug: 'r', title: 'R', blocks: { version: 1, blocks: [{ 'k\u0000': {} }] } }] }, '/reusable-blocks', 'NUL');
+    await refused(
+      'PUT',
+      '/patterns',
+      { items: [{ slug: 'p', title: 'P', blocks: { version: 1, blocks: [{ type: 'x', 'a\u0000b': 1 }] } }] },
+      '/patterns',
+      'items.0.blocks.blocks.0',
+    );
+    await refused(
+      'PUT',
+      '/reusable-blocks',
+      { items: [{ slug: 'r', title: 'R', blocks: { version: 1, blocks: [{ 'k\u0000': {} }] } }] },
+      '/reusable-blocks',
+      'NUL',
+    );
     await refused('POST', '/widgets', { type: 'html', settings: { 'x\u0000y': 'z' } }, '/widgets/areas', 'settings');
     await refused('PUT', '/template-parts/footer-nul', { area: 'footer', title: 'F', blocks: { version: 1, blocks: [{ '\u0000': 1 }] } }, '/headers', 'NUL');
     expect((await sw.manage('GET', '/template-parts/footer-nul')).statusCode).toBe(404);
@@ -52,7 +64,12 @@ describe('unsafe object keys', () => {
 describe('framework errors answer { error } with a declared status', () => {
   it('answers 400 to multipart/form-data without a boundary on POST /media, and stores nothing', async () => {
     const before = await get('/media');
-    const res = await sw.world.app.inject({ method: 'POST', url: '/api/manage/v1/media', headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'multipart/form-data' }, payload: 'x' });
+    const res = await sw.world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/media',
+      headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'multipart/form-data' },
+      payload: 'x',
+    });
     expect(res.statusCode, res.body).toBe(400);
     expect(res.json().error).toContain('file');
     expect(await get('/media')).toEqual(before);
@@ -63,10 +80,20 @@ describe('framework errors answer { error } with a declared status', () => {
     expect(long.statusCode).toBe(414);
     expect(long.json()).toEqual({ error: expect.stringContaining(String(MAX_PATH_PARAM_LENGTH)) });
     expect((await sw.manage('GET', `/content/${'a'.repeat(MAX_PATH_PARAM_LENGTH)}`)).statusCode).toBe(404);
-    const bad = await sw.world.app.inject({ method: 'POST', url: '/api/manage/v1/menus', headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'application/json' }, payload: '{"slug":' });
+    const bad = await sw.world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/menus',
+      headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'application/json' },
+      payload: '{"slug":',
+    });
     expect(bad.statusCode).toBe(400);
     expect(bad.json()).toEqual({ error: 'Malformed JSON body' });
-    const type = await sw.world.app.inject({ method: 'POST', url: '/api/manage/v1/menus', headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'text/csv' }, payload: 'a,b' });
+    const type = await sw.world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/menus',
+      headers: { authorization: `Bearer ${sw.key}`, 'content-type': 'text/csv' },
+      payload: 'a,b',
+    });
     expect(type.statusCode).toBe(415);
     expect(typeof type.json().error).toBe('string');
   });

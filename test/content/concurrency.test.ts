@@ -28,9 +28,7 @@ describe('optimistic concurrency over HTTP', () => {
 
   it('20 parallel patches without expectedVersion: all land, none is lost', async () => {
     const entry = await cw.create({ title: 'Many writers' });
-    const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => cw.manage('PATCH', `/content/${entry.id}`, { fields: { [`f${i}`]: i } })),
-    );
+    const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => cw.manage('PATCH', `/content/${entry.id}`, { fields: { [`f${i}`]: i } })));
     expect(responses.map((r) => r.statusCode)).toEqual(Array(20).fill(200));
     const stored = (await cw.manage('GET', `/content/${entry.id}`)).json();
     expect(stored.version).toBe(entry.version + 20);

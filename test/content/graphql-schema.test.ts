@@ -33,7 +33,8 @@ function unwrapNull(schema: Json): { schema: Json; nullable: boolean } {
 function compare(type: GraphQLOutputType, schema: Json, required: boolean, path: string, out: string[]): void {
   const { schema: inner, nullable } = unwrapNull(schema);
   const nonNull = isNonNullType(type);
-  if (nonNull !== (required && !nullable)) out.push(`${path}: GraphQL ${nonNull ? 'non-null' : 'nullable'}, zod ${required && !nullable ? 'required' : nullable ? 'nullable' : 'optional'}`);
+  if (nonNull !== (required && !nullable))
+    out.push(`${path}: GraphQL ${nonNull ? 'non-null' : 'nullable'}, zod ${required && !nullable ? 'required' : nullable ? 'nullable' : 'optional'}`);
   const bare = getNullableType(type) as GraphQLOutputType;
   if (isScalarType(bare)) {
     if (bare.name === 'JSON') return;

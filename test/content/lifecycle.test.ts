@@ -14,7 +14,16 @@ describe('entry lifecycle', () => {
     const res = await cw.manage('POST', '/content', { title: 'Hello World' });
     expect(res.statusCode).toBe(201);
     const entry = res.json();
-    expect(entry).toMatchObject({ type: 'post', title: 'Hello World', slug: 'hello-world', locale: 'en', status: 'draft', version: 1, excerpt: null, publishedAt: null });
+    expect(entry).toMatchObject({
+      type: 'post',
+      title: 'Hello World',
+      slug: 'hello-world',
+      locale: 'en',
+      status: 'draft',
+      version: 1,
+      excerpt: null,
+      publishedAt: null,
+    });
     expect(entry.blocks).toEqual({ version: 1, blocks: [] });
     expect(cw.events.some((e) => e.event === 'content.created' && e.data.id === entry.id)).toBe(true);
     const again = await cw.create({ title: 'Hello World' });

@@ -115,12 +115,16 @@ describe('Public Content API', () => {
 describe('GraphQL', () => {
   it('answers the same data as REST', async () => {
     const rest = (await cw.pub('/content?limit=3')).json();
-    const res = await gql('query ($limit: Int) { content(limit: $limit) { items { id slug title fields blocks locale } nextCursor total locale } }', { limit: 3 });
+    const res = await gql('query ($limit: Int) { content(limit: $limit) { items { id slug title fields blocks locale } nextCursor total locale } }', {
+      limit: 3,
+    });
     expect(res.statusCode).toBe(200);
     const data = res.json().data.content;
     expect(data.total).toBe(rest.total);
     expect(data.locale).toBe(rest.locale);
-    expect(data.items).toEqual(rest.items.map((i: Record<string, unknown>) => ({ id: i.id, slug: i.slug, title: i.title, fields: i.fields, blocks: i.blocks, locale: i.locale })));
+    expect(data.items).toEqual(
+      rest.items.map((i: Record<string, unknown>) => ({ id: i.id, slug: i.slug, title: i.title, fields: i.fields, blocks: i.blocks, locale: i.locale })),
+    );
     // Same cursor format: a REST cursor continues a GraphQL list.
     const next = (await cw.pub(`/content?limit=3&cursor=${encodeURIComponent(data.nextCursor)}`)).json();
     const all = (await cw.pub('/content?limit=100')).json().total;

@@ -27,7 +27,6 @@ beforeAll(async () => {
 });
 afterAll(async () => cw?.close());
 
-
 describe('public cache-hit lane', () => {
   it('answers a repeated read with the same bytes and ETag and no database command; 304 on If-None-Match', async () => {
     // The full path: the first read of a URL (another spelling of the same query is another URL).

@@ -38,9 +38,7 @@ describe('scheduled publishing', () => {
     }, 'the entry back to draft at unpublishOn');
     expect(back).toMatchObject({ status: 'draft', publishOn: null, unpublishOn: null, publishedAt: null });
     expect((await cw.pub('/content/timed')).statusCode).toBe(404);
-    expect(cw.events.filter((e) => e.data.id === entry.id).map((e) => e.event)).toEqual(
-      expect.arrayContaining(['content.published', 'content.unpublished']),
-    );
+    expect(cw.events.filter((e) => e.data.id === entry.id).map((e) => e.event)).toEqual(expect.arrayContaining(['content.published', 'content.unpublished']));
   });
 
   it('a new schedule replaces the old one; null cancels it', async () => {
@@ -73,13 +71,11 @@ describe('scheduled publishing', () => {
 
   it('refuses an unpublish date before the publish date, a bad date, or a stale version, changing nothing', async () => {
     const entry = await cw.create({ title: 'Bad dates' });
-    const cases = [
-      { publishOn: inSeconds(100), unpublishOn: inSeconds(50) },
-      { publishOn: 'tomorrow', unpublishOn: null },
-      { publishOn: inSeconds(100) },
-    ];
+    const cases = [{ publishOn: inSeconds(100), unpublishOn: inSeconds(50) }, { publishOn: 'tomorrow', unpublishOn: null }, { publishOn: inSeconds(100) }];
     for (const body of cases) expect((await cw.manage('PUT', `/content/${entry.id}/schedule`, body)).statusCode, JSON.stringify(body)).toBe(400);
-    expect((await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(100), unpublishOn: null, expectedVersion: 9 })).statusCode).toBe(409);
+    expect((await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(100), unpublishOn: null, expectedVersion: 9 })).statusCode).toBe(
+      409,
+    );
     const reader = await cw.keyWith(['content:read', 'content:update']);
     expect((await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: inSeconds(100), unpublishOn: null }, reader)).statusCode).toBe(403);
     expect((await cw.manage('GET', `/content/${entry.id}`)).json()).toMatchObject({ version: 1, status: 'draft', publishOn: null });

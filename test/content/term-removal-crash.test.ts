@@ -59,10 +59,15 @@ describe('term deletion touching many entries: a worker SIGKILLed mid-job', { ti
     const first = await spawnWorkerProcess(cw.world.config, {}, 90_000);
     children.push(first);
     const request = cw.manage('DELETE', `/taxonomies/tag/terms/${tag.id}`);
-    await eventually(async () => {
-      const n = await changedCount();
-      return n > 0 && n < ENTRIES - 50 ? n : undefined;
-    }, 'the job under way', 120_000, 20);
+    await eventually(
+      async () => {
+        const n = await changedCount();
+        return n > 0 && n < ENTRIES - 50 ? n : undefined;
+      },
+      'the job under way',
+      120_000,
+      20,
+    );
     await kill9(first);
     const atKill = await changedCount();
     expect(atKill).toBeLessThan(ENTRIES);

@@ -25,7 +25,18 @@ describe('content types', () => {
     expect((await cw.manage('POST', '/content-types', { slug: 'product', label: 'Again' })).statusCode).toBe(409);
     expect((await cw.manage('POST', '/content-types', { slug: 'post', label: 'Clash' })).statusCode).toBe(409);
     expect((await cw.manage('POST', '/content-types', { slug: 'Bad Slug', label: 'x' })).statusCode).toBe(400);
-    expect((await cw.manage('POST', '/content-types', { slug: 'dup', label: 'x', fields: [{ name: 'a', kind: 'string' }, { name: 'a', kind: 'number' }] })).statusCode).toBe(400);
+    expect(
+      (
+        await cw.manage('POST', '/content-types', {
+          slug: 'dup',
+          label: 'x',
+          fields: [
+            { name: 'a', kind: 'string' },
+            { name: 'a', kind: 'number' },
+          ],
+        })
+      ).statusCode,
+    ).toBe(400);
     expect((await cw.manage('PATCH', '/content-types/post', { label: 'Nope' })).statusCode).toBe(400);
     expect((await cw.manage('DELETE', '/content-types/page')).statusCode).toBe(400);
     expect((await cw.manage('GET', '/content-types/product')).json().fields).toHaveLength(3);

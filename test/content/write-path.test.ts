@@ -26,7 +26,11 @@ const db = () => cw.world.services.workspaceDb(cw.world.defaultWorkspace);
 const stored = (id: string) => contentCollections(db()).entries.findOne({ _id: id });
 const revisions = (id: string) => contentCollections(db()).revisions.countDocuments({ entryId: id });
 const generation = async () => (await db().collection<{ _id: string; generation: number }>(PUBLIC_STATE_COLLECTION).findOne({ _id: siteId }))?.generation ?? 0;
-const eventsOf = (id: string, from: number) => cw.events.slice(from).filter((e) => e.data.id === id).map((e) => e.event);
+const eventsOf = (id: string, from: number) =>
+  cw.events
+    .slice(from)
+    .filter((e) => e.data.id === id)
+    .map((e) => e.event);
 const inSeconds = (s: number) => new Date(Date.now() + s * 1000).toISOString();
 
 /** One MCP tool call (the same operation as REST, through `/api/mcp`): its answer as REST would give it. */
@@ -214,7 +218,12 @@ describe('one write path: the same effects for every content-changing operation,
     // The counters hold the live entries (the periodic pass recounts them to the same figure).
     expect((await reconcileEntryCounts(db())).sites[siteId]).toBe(live);
     const setQuota = (entries: number | null) =>
-      cw.world.app.inject({ method: 'PUT', url: `/api/manage/v1/sites/${siteId}/quotas`, headers: { authorization: `Bearer ${operatorKey}` }, payload: { quotas: { entries } } });
+      cw.world.app.inject({
+        method: 'PUT',
+        url: `/api/manage/v1/sites/${siteId}/quotas`,
+        headers: { authorization: `Bearer ${operatorKey}` },
+        payload: { quotas: { entries } },
+      });
     expect((await setQuota(live)).statusCode).toBe(200);
     try {
       const create = await cw.manage('POST', '/content', { title: 'Over the quota' });
@@ -235,7 +244,8 @@ describe('one write path: the same effects for every content-changing operation,
   });
 
   it('quota without a limit: a create counts beside its insert; a create that fails (a taken slug) counts nothing', async () => {
-    const counted = async () => (await db().collection<{ _id: string; sites: Record<string, number> }>(ENTRY_COUNTS_COLLECTION).findOne({ _id: 'entries' }))!.sites[siteId];
+    const counted = async () =>
+      (await db().collection<{ _id: string; sites: Record<string, number> }>(ENTRY_COUNTS_COLLECTION).findOne({ _id: 'entries' }))!.sites[siteId];
     await reconcileEntryCounts(db());
     const start = await counted();
     const first = await cw.manage('POST', '/content', { title: 'Counted beside', slug: 'counted-beside' });
@@ -253,8 +263,24 @@ describe('one write path: the same effects for every content-changing operation,
     const doc = (status: EntryDoc['status'], slug: string): EntryDoc => {
       const now = new Date();
       const snapshot = { title: slug, titleLower: slug, slug, excerpt: null, blocks: emptyBlocks(), fields: {} };
-      return { _id: newId(), siteId, type: 'post', ...snapshot, locale: 'en', status, live: status === 'published' ? snapshot : null, publishedAt: status === 'published' ? now : null,
-        authorId: null, terms: {}, headerRef: { mode: 'default' }, schedule: null, createdAt: now, updatedAt: now, version: 1, trashedAt: null };
+      return {
+        _id: newId(),
+        siteId,
+        type: 'post',
+        ...snapshot,
+        locale: 'en',
+        status,
+        live: status === 'published' ? snapshot : null,
+        publishedAt: status === 'published' ? now : null,
+        authorId: null,
+        terms: {},
+        headerRef: { mode: 'default' },
+        schedule: null,
+        createdAt: now,
+        updatedAt: now,
+        version: 1,
+        trashedAt: null,
+      };
     };
     await cw.pub('/content/inserted-published'); // a 404 held by the cache until the generation moves
     const start = await generation();
@@ -349,7 +375,12 @@ describe('issue 22 bugs', () => {
 
   it('restoring media from the trash emits media.restored', async () => {
     const body = multipartBody('doc.pdf', pdfOfSize(512));
-    const upload = await cw.world.app.inject({ method: 'POST', url: '/api/manage/v1/media', headers: { authorization: `Bearer ${cw.key}`, ...body.headers }, payload: body.payload });
+    const upload = await cw.world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/media',
+      headers: { authorization: `Bearer ${cw.key}`, ...body.headers },
+      payload: body.payload,
+    });
     expect(upload.statusCode, upload.body).toBe(201);
     const media = upload.json();
     expect((await cw.manage('DELETE', `/media/${media.id}`)).statusCode).toBe(200);
@@ -388,8 +419,11 @@ describe('the write path is the only writer of entries', () => {
     const { join } = await import('node:path');
     const root = new URL('../../', import.meta.url).pathname;
     const files = (dir: string): string[] =>
-      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : []));
-    const writes = /\bentries\.(insertOne|insertMany|updateOne|updateMany|replaceOne|deleteOne|deleteMany|findOneAndUpdate|findOneAndReplace|findOneAndDelete|bulkWrite)\(/;
+      readdirSync(join(root, dir), { withFileTypes: true }).flatMap((d) =>
+        d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+      );
+    const writes =
+      /\bentries\.(insertOne|insertMany|updateOne|updateMany|replaceOne|deleteOne|deleteMany|findOneAndUpdate|findOneAndReplace|findOneAndDelete|bulkWrite)\(/;
     const writers = [...files('services'), ...files('activities')].filter((file) => writes.test(readFileSync(join(root, file), 'utf8')));
     expect(writers).toEqual(['services/content/write-path.ts']);
   });

@@ -46,8 +46,7 @@ describe('admin UI in Chromium', () => {
   const statusOr = (status: string, error: string) => async () =>
     (await page.locator(status).textContent()) || `error: ${await page.locator(error).textContent()}`;
   const shot = (name: string) => page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
-  const manageHealth = (key: string) =>
-    world.app.inject({ method: 'GET', url: '/api/manage/v1/health', headers: { authorization: `Bearer ${key}` } });
+  const manageHealth = (key: string) => world.app.inject({ method: 'GET', url: '/api/manage/v1/health', headers: { authorization: `Bearer ${key}` } });
 
   it('signs in and shows the dashboard', STEP, async () => {
     await page.goto(`${base}/admin`);
@@ -82,7 +81,9 @@ describe('admin UI in Chromium', () => {
     await page.getByLabel('Name').fill('e2e <b>key</b>');
     await page.locator('#capabilities input[value="content:read"]').check();
     await page.getByRole('button', { name: 'Create key' }).click();
-    await expect.poll(async () => (await page.locator('#secret-value').inputValue()) || `error: ${await page.locator('#create-error').textContent()}`, SLOW).toMatch(/^svk_/);
+    await expect
+      .poll(async () => (await page.locator('#secret-value').inputValue()) || `error: ${await page.locator('#create-error').textContent()}`, SLOW)
+      .toMatch(/^svk_/);
     secret = await page.locator('#secret-value').inputValue();
     // The name went in as text, not markup.
     await page.locator('#keys td', { hasText: 'e2e <b>key</b>' }).waitFor();
@@ -147,10 +148,14 @@ describe('admin UI in Chromium', () => {
     await signIn(world);
     await eventually(() => receiver.received.length >= 1, 'the first delivery', 90_000);
     const history = page.locator('#history tr', { hasText: 'auth.login' });
-    await eventually(async () => {
-      await page.getByRole('button', { name: 'Refresh' }).click();
-      return (await history.count()) >= 1;
-    }, 'the delivery in the history', 60_000);
+    await eventually(
+      async () => {
+        await page.getByRole('button', { name: 'Refresh' }).click();
+        return (await history.count()) >= 1;
+      },
+      'the delivery in the history',
+      60_000,
+    );
     await shot('06-webhooks-history');
 
     await history.first().getByRole('button', { name: 'Redeliver' }).click();

@@ -28,7 +28,16 @@ export async function openAdminBrowser(
   mkdirSync(SCREENSHOTS, { recursive: true });
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const context = await browser.newContext({ viewport: { width: options.width ?? 1200, height: 900 }, acceptDownloads: options.acceptDownloads ?? false });
   context.setDefaultTimeout(60_000);

@@ -62,9 +62,9 @@ describe('operator console in Chromium', () => {
     await page.getByLabel(/Administrator password/).fill(owner.password);
     await page.getByRole('button', { name: 'Create workspace' }).click();
     // `active`, or `provisioning` when the worker needed longer than the route's wait (the page re-reads).
-    await expect.poll(async () => (await page.locator('#create-status').textContent()) || `error: ${await page.locator('#create-error').textContent()}`, SLOW).toMatch(
-      /^Workspace "Console <i>shop<\/i>" is (active|provisioning)\.$/,
-    );
+    await expect
+      .poll(async () => (await page.locator('#create-status').textContent()) || `error: ${await page.locator('#create-error').textContent()}`, SLOW)
+      .toMatch(/^Workspace "Console <i>shop<\/i>" is (active|provisioning)\.$/);
     await expect.poll(() => statusOf('Console <i>shop</i>'), { timeout: 120_000 }).toBe('active');
     // The create line follows the workspace: no "is provisioning" left once it is active.
     await expect.poll(() => page.locator('#create-status').textContent(), SLOW).toBe('Workspace "Console <i>shop</i>" is active.');
@@ -76,25 +76,33 @@ describe('operator console in Chromium', () => {
 
   it('suspends and reactivates', STEP, async () => {
     const name = 'Console <i>shop</i>';
-    await rowOf(name).getByRole('button', { name: `Suspend ${name}` }).click();
+    await rowOf(name)
+      .getByRole('button', { name: `Suspend ${name}` })
+      .click();
     await expect.poll(() => statusOf(name), SLOW).toBe('suspended');
     const suspended = await world.app.inject({ url: '/api/v1/openapi.json', headers: { host: 'console.example.test' } });
     expect(suspended.statusCode).toBe(404);
     await shot('02-suspended');
-    await rowOf(name).getByRole('button', { name: `Reactivate ${name}` }).click();
+    await rowOf(name)
+      .getByRole('button', { name: `Reactivate ${name}` })
+      .click();
     await expect.poll(() => statusOf(name), SLOW).toBe('active');
     expect((await world.app.inject({ url: '/api/v1/openapi.json', headers: { host: 'console.example.test' } })).statusCode).toBe(200);
   });
 
   it('edits quotas and switches', STEP, async () => {
     const name = 'Console <i>shop</i>';
-    await rowOf(name).getByRole('button', { name: `Quotas ${name}` }).click();
+    await rowOf(name)
+      .getByRole('button', { name: `Quotas ${name}` })
+      .click();
     await page.locator('#quota-panel').waitFor({ state: 'visible' });
     await page.locator('#quota-limits input[data-quota="users"]').fill('5');
     await page.locator('#quota-switches input[data-switch="graphql"]').uncheck();
     await shot('03-quotas');
     await page.getByRole('button', { name: 'Save quotas' }).click();
-    await expect.poll(async () => (await page.locator('#quota-status').textContent()) || `error: ${await page.locator('#quota-error').textContent()}`, SLOW).toBe('Saved.');
+    await expect
+      .poll(async () => (await page.locator('#quota-status').textContent()) || `error: ${await page.locator('#quota-error').textContent()}`, SLOW)
+      .toBe('Saved.');
     // The bar is drawn from GET /tenants/{id}/usage (UsageView): one user of the new limit of 5.
     const bar = page.locator('meter[aria-label="users used"]');
     await expect.poll(async () => `${await bar.getAttribute('value')} / ${await bar.getAttribute('max')}`, SLOW).toBe('1 / 5');
@@ -105,7 +113,9 @@ describe('operator console in Chromium', () => {
   it('deletes only after the name is typed, dropping the database when asked', STEP, async () => {
     const name = 'Console <i>shop</i>';
     const before = await platformCollections(world.services).workspaces.findOne({ name });
-    await rowOf(name).getByRole('button', { name: `Delete ${name}` }).click();
+    await rowOf(name)
+      .getByRole('button', { name: `Delete ${name}` })
+      .click();
     await page.locator('#delete-panel').waitFor({ state: 'visible' });
     await page.getByLabel('Type the workspace name to confirm').fill('wrong name');
     await page.getByRole('button', { name: 'Delete workspace' }).click();
@@ -141,7 +151,9 @@ describe('operator console in Chromium', () => {
       payload: { name: 'Other', domains: ['other.example.test'], admin: owner },
     });
     expect(created.statusCode).toBe(202);
-    await expect.poll(async () => (await platformCollections(world.services).workspaces.findOne({ _id: created.json().tenant.id }))?.status, { timeout: 120_000 }).toBe('active');
+    await expect
+      .poll(async () => (await platformCollections(world.services).workspaces.findOne({ _id: created.json().tenant.id }))?.status, { timeout: 120_000 })
+      .toBe('active');
     // The workspace administrator signs in on its own host (resolved to the loopback gateway).
     const context = await browser.newContext({ viewport: { width: 1300, height: 700 } });
     const other = await context.newPage();

@@ -68,7 +68,14 @@ describe('admin Exports page in Chromium', () => {
   it('runs a full export with a live progress bar, then lists it in the history', STEP, async () => {
     await page.getByRole('button', { name: 'Run full export' }).click();
     // The error line, if any, says why the bar does not show.
-    await expect.poll(async () => (await page.locator('#run-progress').isVisible()) || `error: ${await page.locator('#run-error').textContent()} / ${await page.locator('#run-state').textContent()}`, SLOW).toBe(true);
+    await expect
+      .poll(
+        async () =>
+          (await page.locator('#run-progress').isVisible()) ||
+          `error: ${await page.locator('#run-error').textContent()} / ${await page.locator('#run-state').textContent()}`,
+        SLOW,
+      )
+      .toBe(true);
     await expect.poll(progressValue, SLOW).toBeGreaterThanOrEqual(2);
     expect(await page.locator('#run-progress').getAttribute('max')).toBe('8');
     expect(await page.locator('#run-state').textContent()).toMatch(/^Rendering \(full\): \d of 8 entries$/);

@@ -41,7 +41,11 @@ describe('one delivery actor per endpoint', () => {
       await Promise.all(Array.from({ length: EVENTS }, (_, seq) => emit(world, 'content.published', { id: `e${seq}`, seq })));
 
       const { deliveries, historyTo, ctx } = await siteDb(world);
-      await eventually(async () => (await deliveries.countDocuments({ endpointId: { $in: ids }, status: 'delivered' })) === EVENTS * ids.length, 'live deliveries', 30_000);
+      await eventually(
+        async () => (await deliveries.countDocuments({ endpointId: { $in: ids }, status: 'delivered' })) === EVENTS * ids.length,
+        'live deliveries',
+        30_000,
+      );
       const elapsed = Date.now() - started;
       // The hanging endpoint needs 60 s for one round of attempts (40 × 3 s timeout, two at a time);
       // the live ones finish long before, on a busy shared machine included.
@@ -77,7 +81,7 @@ describe('one delivery actor per endpoint', () => {
     }
   }, 60_000);
 
-  it('keeps to the endpoint\'s concurrency and deliveries per second', async () => {
+  it("keeps to the endpoint's concurrency and deliveries per second", async () => {
     let inFlight = 0;
     let most = 0;
     const slow = await startReceiver(() => {
@@ -90,7 +94,9 @@ describe('one delivery actor per endpoint', () => {
     try {
       await call(world, createEndpoint, { name: 'two at a time', url: slow.url, events: ['media.uploaded'], concurrency: 2 });
       await call(world, createEndpoint, { name: 'five per second', url: paced.url, events: ['media.uploaded'], maxPerSecond: 5 });
-      await Promise.all(Array.from({ length: 10 }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })),
+      );
       await eventually(async () => slow.received.length === 10 && paced.received.length === 10, 'both receivers', 30_000);
       expect(most).toBe(2);
       // Ten starts at five per second: nine gaps of 200 ms between the first and the last (1.8 s,
@@ -125,10 +131,14 @@ describe('one delivery actor per endpoint', () => {
       const { endpoint } = await call(world, manageEndpoints.create, { name: 'breaker', url: receiver.url, events: ['user.created'] }, key);
       await emit(world, 'user.created', { id: 'u1', email: 'a@b.test', role: 'editor' });
       const { endpoints, deliveries } = await siteDb(world);
-      const paused = await eventually(async () => {
-        const row = await endpoints.findOne({ _id: endpoint.id });
-        return row?.pausedAt && row;
-      }, 'the breaker', 30_000);
+      const paused = await eventually(
+        async () => {
+          const row = await endpoints.findOne({ _id: endpoint.id });
+          return row?.pausedAt && row;
+        },
+        'the breaker',
+        30_000,
+      );
       expect(paused.pauseReason).toMatch(/every attempt failed for 3 s/);
       // (Endpoints of the other tests whose receivers are gone trip it too: only this one's entry counts.)
       // The pass writes the pause, then the history entry, then announces it: wait for the last step.
@@ -153,10 +163,14 @@ describe('one delivery actor per endpoint', () => {
       healthy = true;
       const resumed = await call(world, manageEndpoints.resume, { id: endpoint.id }, key);
       expect(resumed.endpoint.pausedAt).toBeNull();
-      const done = await eventually(async () => {
-        const rows = await deliveries.find({ endpointId: endpoint.id }).toArray();
-        return rows.every((row) => row.status === 'delivered') && rows;
-      }, 'deliveries after the resume', 20_000);
+      const done = await eventually(
+        async () => {
+          const rows = await deliveries.find({ endpointId: endpoint.id }).toArray();
+          return rows.every((row) => row.status === 'delivered') && rows;
+        },
+        'deliveries after the resume',
+        20_000,
+      );
       expect(done).toHaveLength(2);
       const events = new Set(receiver.received.filter((r) => r.headers['x-service-attempt'] && healthy).map((r) => JSON.parse(r.body).data.id));
       expect(events).toEqual(new Set(['u1', 'u2']));

@@ -50,10 +50,14 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
       const second = await spawnWorker(world);
       children.push(second);
 
-      const done = await eventually(async () => {
-        const row = await deliveries.findOne({ _id: inFlight!._id });
-        return row?.status === 'delivered' && row;
-      }, 'delivery after the crash', 45_000);
+      const done = await eventually(
+        async () => {
+          const row = await deliveries.findOne({ _id: inFlight!._id });
+          return row?.status === 'delivered' && row;
+        },
+        'delivery after the crash',
+        45_000,
+      );
       expect(done.attempts).toBe(2);
       expect(receiver.received).toHaveLength(2);
       // Same delivery id on both attempts: the receiver can tell it is the same delivery.
@@ -77,14 +81,20 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
       children.push(await spawnWorker(world));
       const { endpoint } = await call(world, createEndpoint, { name: 'burst', url: receiver.url, events: ['media.uploaded'], concurrency: 4 });
       const EVENTS = 60;
-      await Promise.all(Array.from({ length: EVENTS }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })));
+      await Promise.all(
+        Array.from({ length: EVENTS }, (_, i) => emit(world, 'media.uploaded', { id: `m${i}`, filename: 'a.png', mimeType: 'image/png', size: 1, url: '/a' })),
+      );
       await eventually(async () => receiver.received.length >= 10, 'the burst under way', 30_000);
       await kill9(children.at(-1)!);
       const { deliveries } = await siteDb(world);
       expect(await deliveries.countDocuments({ endpointId: endpoint.id, status: 'pending' })).toBeGreaterThan(0);
       children.push(await spawnWorker(world));
 
-      await eventually(async () => (await deliveries.countDocuments({ endpointId: endpoint.id, status: 'delivered' })) === EVENTS, 'the burst after the crash', 60_000);
+      await eventually(
+        async () => (await deliveries.countDocuments({ endpointId: endpoint.id, status: 'delivered' })) === EVENTS,
+        'the burst after the crash',
+        60_000,
+      );
       const stored = new Set((await deliveries.find({ endpointId: endpoint.id }).toArray()).map((row) => row._id));
       const got = receiver.received.map((r) => String(r.headers['x-service-delivery']));
       expect(new Set(got)).toEqual(stored); // zero lost
@@ -117,10 +127,14 @@ describe('a worker killed with SIGKILL in the middle of a delivery', () => {
 
       children.push(await spawnWorker(world));
       const booted = Date.now();
-      const done = await eventually(async () => {
-        const row = await deliveries.findOne({ _id: orphan._id });
-        return row?.status === 'delivered' && row;
-      }, 'the orphan delivered after boot', 30_000);
+      const done = await eventually(
+        async () => {
+          const row = await deliveries.findOne({ _id: orphan._id });
+          return row?.status === 'delivered' && row;
+        },
+        'the orphan delivered after boot',
+        30_000,
+      );
       // At once: no grace period for young rows (the old drain waited 30 s, then up to a minute).
       expect(Date.now() - booted).toBeLessThan(10_000);
       expect(done.attempts).toBe(1);

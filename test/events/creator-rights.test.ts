@@ -12,7 +12,7 @@ type Receiver = Awaited<ReturnType<typeof startReceiver>>;
  * capability that reads the event (docs/webhooks.md, "Who may receive what"): real keys, users and
  * sessions, changed through their own routes, and loopback receivers.
  */
-describe('webhook endpoints follow their creator\'s rights', () => {
+describe("webhook endpoints follow their creator's rights", () => {
   let world: World;
   let manager: string;
   let admin: { cookie: string; origin: string };
@@ -49,7 +49,7 @@ describe('webhook endpoints follow their creator\'s rights', () => {
   /** The ids (data.id) of the events a receiver got. */
   const got = (receiver: Receiver) => receiver.received.map((r) => JSON.parse(r.body).data.id as string);
 
-  it('stops delivering when the key is revoked or the owner\'s role narrowed, keeps delivering to the others, and resumes when the right is back', async () => {
+  it("stops delivering when the key is revoked or the owner's role narrowed, keeps delivering to the others, and resumes when the right is back", async () => {
     const owner = 'owner@creator-rights.test';
     const narrowed = 'narrowed@creator-rights.test';
     await createUser(owner, 'administrator');
@@ -66,13 +66,17 @@ describe('webhook endpoints follow their creator\'s rights', () => {
     const byNarrowedSession = await endpoint({ cookie: session.cookie, origin: session.origin }, '/api/webhooks', ['user.created']);
     const all = [byRevokedKey, byKeptKey, byNarrowedKey, byNarrowedSession];
     const { endpoints, deliveries } = await siteDb(world);
-    expect((await endpoints.findOne({ _id: byNarrowedSession.id }))).toMatchObject({ ownerKeyId: null, createdBy: narrowedId });
+    expect(await endpoints.findOne({ _id: byNarrowedSession.id })).toMatchObject({ ownerKeyId: null, createdBy: narrowedId });
 
     await emit(world, 'user.created', { id: 'probe-1', email: 'p1@example.test', role: 'viewer' });
     await eventually(async () => all.every((e) => got(e.receiver).includes('probe-1')), 'every endpoint receives while its creator may read', 20_000);
 
     // The key cut off, and the other user's role narrowed to one that reads content but not users.
-    const revokedAnswer = await world.app.inject({ method: 'POST', url: `/api/api-keys/${revoked.id}/revoke`, headers: { cookie: admin.cookie, origin: admin.origin } });
+    const revokedAnswer = await world.app.inject({
+      method: 'POST',
+      url: `/api/api-keys/${revoked.id}/revoke`,
+      headers: { cookie: admin.cookie, origin: admin.origin },
+    });
     expect(revokedAnswer.statusCode, revokedAnswer.body).toBe(200);
     await setRole(narrowedId, 'author');
 
@@ -83,7 +87,11 @@ describe('webhook endpoints follow their creator\'s rights', () => {
     expect(await storedFor(byRevokedKey.id)).toEqual(['probe-1']);
     expect(await storedFor(byNarrowedSession.id)).toEqual(['probe-1']);
     expect((await storedFor(byNarrowedKey.id)).sort()).toEqual(['entry-2', 'probe-1']);
-    await eventually(async () => got(byKeptKey.receiver).includes('probe-2') && got(byNarrowedKey.receiver).includes('entry-2'), 'the endpoints that still may read', 20_000);
+    await eventually(
+      async () => got(byKeptKey.receiver).includes('probe-2') && got(byNarrowedKey.receiver).includes('entry-2'),
+      'the endpoints that still may read',
+      20_000,
+    );
     // (Given time to arrive, had they been sent.)
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(got(byRevokedKey.receiver)).toEqual(['probe-1']);
@@ -114,7 +122,12 @@ describe('webhook endpoints follow their creator\'s rights', () => {
     const id = await createUser(email, 'editor');
     const session = await signIn(world, email, password);
     // An editor reads users but does not manage settings: give the endpoint to it through its policy.
-    await world.app.inject({ method: 'PATCH', url: `/api/manage/v1/users/${id}`, headers: asKey(manager), payload: { policy: { grant: ['settings:manage'] } } });
+    await world.app.inject({
+      method: 'PATCH',
+      url: `/api/manage/v1/users/${id}`,
+      headers: asKey(manager),
+      payload: { policy: { grant: ['settings:manage'] } },
+    });
     const made = await endpoint({ cookie: session.cookie, origin: session.origin }, '/api/webhooks', ['user.updated']);
     const { deliveries } = await siteDb(world);
     const removed = await world.app.inject({ method: 'DELETE', url: `/api/manage/v1/users/${id}`, headers: asKey(manager) });
@@ -130,13 +143,21 @@ describe('webhook endpoints follow their creator\'s rights', () => {
     const { deliveries, historyOf } = await siteDb(world);
     await emit(world, 'content.updated', { id: 'retry-1', type: 'post', slug: 's', locale: 'en', status: 'draft', version: '2' });
     await eventually(async () => made.receiver.received.length >= 1, 'the first attempt', 20_000);
-    const revokedAnswer = await world.app.inject({ method: 'POST', url: `/api/api-keys/${key.id}/revoke`, headers: { cookie: admin.cookie, origin: admin.origin } });
+    const revokedAnswer = await world.app.inject({
+      method: 'POST',
+      url: `/api/api-keys/${key.id}/revoke`,
+      headers: { cookie: admin.cookie, origin: admin.origin },
+    });
     expect(revokedAnswer.statusCode).toBe(200);
     const sentBefore = made.receiver.received.length;
-    const row = await eventually(async () => {
-      const found = await deliveries.findOne({ endpointId: made.id });
-      return found?.status === 'failed' && found;
-    }, 'the withheld delivery', 30_000);
+    const row = await eventually(
+      async () => {
+        const found = await deliveries.findOne({ endpointId: made.id });
+        return found?.status === 'failed' && found;
+      },
+      'the withheld delivery',
+      30_000,
+    );
     expect(row.error).toBe("withheld: the endpoint's creator no longer holds content:read");
     expect(row.attempts).toBeLessThan(6);
     // A pass already sending when the key was revoked may have made one more attempt; none after.

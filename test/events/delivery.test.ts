@@ -116,10 +116,14 @@ describe('webhook deliveries on Temporal', () => {
       healthy = true;
       const result = await call(world, redeliverOp, { id: delivery._id });
       expect(result.delivery.id).not.toBe(delivery._id);
-      const copy = await eventually(async () => {
-        const row = await deliveries.findOne({ _id: result.delivery.id });
-        return row?.status === 'delivered' && row;
-      }, 'redelivery', 20_000);
+      const copy = await eventually(
+        async () => {
+          const row = await deliveries.findOne({ _id: result.delivery.id });
+          return row?.status === 'delivered' && row;
+        },
+        'redelivery',
+        20_000,
+      );
       expect(copy).toMatchObject({ redeliveryOf: delivery._id, body: delivery.body, attempts: 1 });
       expect(receiver.received.at(-1)?.headers['x-service-delivery']).toBe(copy._id);
       expect(receiver.received.at(-1)?.body).toBe(delivery.body);
@@ -136,7 +140,11 @@ describe('webhook deliveries on Temporal', () => {
       const { endpoint } = await call(world, createEndpoint, { name: 'slow-once', url: receiver.url, events: ['auth.login'] });
       await emit(world, 'auth.login', { userId: 'u', method: 'password' });
       const { deliveries, historyOf } = await siteDb(world);
-      const delivery = await eventually(async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'delivered' })) ?? undefined, 'delivered', 30_000);
+      const delivery = await eventually(
+        async () => (await deliveries.findOne({ endpointId: endpoint.id, status: 'delivered' })) ?? undefined,
+        'delivered',
+        30_000,
+      );
       const rows = await historyOf(delivery._id);
       expect(rows.map((r) => r.status)).toEqual(['timeout', 'succeeded']);
       expect(rows[0].responseCode).toBeNull();
@@ -167,10 +175,14 @@ describe('webhook deliveries on Temporal', () => {
         const rows = await endpoints.find({ name: { $in: ['slow', 'fast', 'other'] } }).toArray();
         return Object.fromEntries(rows.map((row) => [row.name, row._id]));
       })();
-      const fastDone = await eventually(async () => {
-        const status = await byStatus();
-        return status.get(endpointIds.fast) === 'delivered' && status.get(endpointIds.other) === 'delivered' && status;
-      }, 'fast deliveries', 10_000);
+      const fastDone = await eventually(
+        async () => {
+          const status = await byStatus();
+          return status.get(endpointIds.fast) === 'delivered' && status.get(endpointIds.other) === 'delivered' && status;
+        },
+        'fast deliveries',
+        10_000,
+      );
       expect(fast.received[0].at - emittedAt).toBeLessThan(2_000);
       // The slow endpoint is still holding its answer while the others are done.
       expect(fastDone.get(endpointIds.slow)).not.toBe('delivered');

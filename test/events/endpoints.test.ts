@@ -86,7 +86,10 @@ describe('webhook endpoints', () => {
       [{ url, events: ['content.created'] }, /^name/],
     ];
     for (const [input, message] of cases) {
-      for (const [op, principal] of [[keyCreate, keyPrincipal('k-a')], [adminCreate, adminPrincipal()]] as const) {
+      for (const [op, principal] of [
+        [keyCreate, keyPrincipal('k-a')],
+        [adminCreate, adminPrincipal()],
+      ] as const) {
         const result = await failure(call(world, op, input, principal));
         expect(result.status, JSON.stringify(input)).toBe(400);
         expect(result.error).toMatch(message);
@@ -95,7 +98,7 @@ describe('webhook endpoints', () => {
     expect(await endpoints.countDocuments()).toBe(before);
   });
 
-  it('a key sees, changes and deletes only the endpoints it registered (not another key\'s, not an administrator\'s)', async () => {
+  it("a key sees, changes and deletes only the endpoints it registered (not another key's, not an administrator's)", async () => {
     const mine = await call(world, keyCreate, { name: 'mine', url, events: ['media.uploaded'] }, keyPrincipal('k-owner'));
     const theirs = await call(world, keyCreate, { name: 'theirs', url, events: ['media.uploaded'] }, keyPrincipal('k-other'));
     const admins = await call(world, adminCreate, { name: 'admins', url, events: ['media.uploaded'] }, adminPrincipal());
@@ -105,7 +108,11 @@ describe('webhook endpoints', () => {
     const seen = await call(world, keyList, { limit: 200 }, keyPrincipal('k-owner'));
     expect(seen.data.map((e) => e.id)).toEqual([mine.endpoint.id]);
 
-    const snapshot = async () => endpoints.find({ _id: { $in: [theirs.endpoint.id, admins.endpoint.id] } }).sort({ _id: 1 }).toArray();
+    const snapshot = async () =>
+      endpoints
+        .find({ _id: { $in: [theirs.endpoint.id, admins.endpoint.id] } })
+        .sort({ _id: 1 })
+        .toArray();
     const before = await snapshot();
     for (const id of [theirs.endpoint.id, admins.endpoint.id]) {
       expect(await failure(call(world, keyUpdate, { id, name: 'hijack' }, keyPrincipal('k-owner')))).toEqual({ status: 404, error: 'Not found' });

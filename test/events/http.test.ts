@@ -19,7 +19,9 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
   beforeAll(async () => {
     world = await startWebhookWorld({
       env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false' },
-      webhooks: { resolve: async (host) => (host === 'internal.example.test' ? [{ address: '10.0.0.7', family: 4 }] : [{ address: '93.184.216.34', family: 4 }]) },
+      webhooks: {
+        resolve: async (host) => (host === 'internal.example.test' ? [{ address: '10.0.0.7', family: 4 }] : [{ address: '93.184.216.34', family: 4 }]),
+      },
     });
     // Webhook keys hold the capabilities that read the events they subscribe to (docs/webhooks.md).
     const reads = ['content:read', 'media:read', 'users:read'] as const;
@@ -44,7 +46,12 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
   });
 
   it('creates (201, secret once), refuses bad input with 400 and stores nothing', async () => {
-    const created = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(keyA), payload: { name: 'A1', url, events: ['content.published'] } });
+    const created = await world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/webhooks',
+      headers: asKey(keyA),
+      payload: { name: 'A1', url, events: ['content.published'] },
+    });
     expect(created.statusCode).toBe(201);
     expect(created.json()).toEqual({ endpoint: { id: expect.any(String) }, secret: expect.stringMatching(/^whsec_/) });
     const { endpoints } = await siteDb(world);
@@ -75,28 +82,55 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
     const before = await endpoints.find().sort({ _id: 1 }).toArray();
     // settings:manage alone manages endpoints but reads no content, media or users.
     for (const events of [['content.published'], ['settings.updated', 'user.created'], ['media.uploaded']]) {
-      const response = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(hooksOnly), payload: { name: 'peek', url, events } });
+      const response = await world.app.inject({
+        method: 'POST',
+        url: '/api/manage/v1/webhooks',
+        headers: asKey(hooksOnly),
+        payload: { name: 'peek', url, events },
+      });
       expect(response.statusCode, events.join()).toBe(403);
       expect(response.json()).toEqual({ error: 'Forbidden' });
     }
     expect(await endpoints.find().sort({ _id: 1 }).toArray()).toEqual(before);
 
     // What it can read is fine; widening it later is refused the same way, and the row is unchanged.
-    const own = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(hooksOnly), payload: { name: 'mine', url, events: ['settings.updated'] } });
+    const own = await world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/webhooks',
+      headers: asKey(hooksOnly),
+      payload: { name: 'mine', url, events: ['settings.updated'] },
+    });
     expect(own.statusCode).toBe(403); // settings.updated takes settings:read, which this key lacks too
     const { key: settingsKey } = await createApiKey(world, { capabilities: ['settings:manage', 'settings:read'], name: 'settings' });
-    const created = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(settingsKey), payload: { name: 'mine', url, events: ['settings.updated'] } });
+    const created = await world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/webhooks',
+      headers: asKey(settingsKey),
+      payload: { name: 'mine', url, events: ['settings.updated'] },
+    });
     expect(created.statusCode).toBe(201);
     const id = created.json().endpoint.id;
     const stored = await endpoints.findOne({ _id: id });
-    const widened = await world.app.inject({ method: 'PUT', url: `/api/manage/v1/webhooks/${id}`, headers: asKey(settingsKey), payload: { events: ['settings.updated', 'user.updated'] } });
+    const widened = await world.app.inject({
+      method: 'PUT',
+      url: `/api/manage/v1/webhooks/${id}`,
+      headers: asKey(settingsKey),
+      payload: { events: ['settings.updated', 'user.updated'] },
+    });
     expect(widened.statusCode).toBe(403);
     expect(await endpoints.findOne({ _id: id })).toEqual(stored);
   });
 
-  it('a key cannot see, change or delete another key\'s or an administrator\'s endpoints', async () => {
-    const ofB = (await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(keyB), payload: { name: 'B1', url, events: ['media.uploaded'] } })).json();
-    const ofAdmin = await world.app.inject({ method: 'POST', url: '/api/webhooks', headers: asAdmin(), payload: { name: 'Admin1', url, events: ['media.uploaded'] } });
+  it("a key cannot see, change or delete another key's or an administrator's endpoints", async () => {
+    const ofB = (
+      await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(keyB), payload: { name: 'B1', url, events: ['media.uploaded'] } })
+    ).json();
+    const ofAdmin = await world.app.inject({
+      method: 'POST',
+      url: '/api/webhooks',
+      headers: asAdmin(),
+      payload: { name: 'Admin1', url, events: ['media.uploaded'] },
+    });
     expect(ofAdmin.statusCode).toBe(201);
     const adminId = ofAdmin.json().endpoint.id;
 
@@ -106,7 +140,11 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
     expect(idsA).not.toContain(adminId);
 
     const { endpoints } = await siteDb(world);
-    const snapshot = () => endpoints.find({ _id: { $in: [ofB.endpoint.id, adminId] } }).sort({ _id: 1 }).toArray();
+    const snapshot = () =>
+      endpoints
+        .find({ _id: { $in: [ofB.endpoint.id, adminId] } })
+        .sort({ _id: 1 })
+        .toArray();
     const before = await snapshot();
     for (const id of [ofB.endpoint.id, adminId]) {
       for (const request of [
@@ -152,15 +190,25 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
     expect(missing.json()).toEqual({ error: expect.any(String) });
   });
 
-  it('shows a paused endpoint on the admin list and resumes it; an unknown or another key\'s endpoint is 404 and unchanged', async () => {
-    const created = await world.app.inject({ method: 'POST', url: '/api/manage/v1/webhooks', headers: asKey(keyA), payload: { name: 'paused', url, events: ['user.created'], concurrency: 3, maxPerSecond: 10 } });
+  it("shows a paused endpoint on the admin list and resumes it; an unknown or another key's endpoint is 404 and unchanged", async () => {
+    const created = await world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/webhooks',
+      headers: asKey(keyA),
+      payload: { name: 'paused', url, events: ['user.created'], concurrency: 3, maxPerSecond: 10 },
+    });
     const id = created.json().endpoint.id;
     const { endpoints } = await siteDb(world);
     const pausedAt = new Date();
     // As the circuit breaker leaves it (its own behaviour is covered in actors.test.ts).
     await endpoints.updateOne({ _id: id }, { $set: { pausedAt, pauseReason: 'every attempt failed for 30 min (last: HTTP 503)', failingSince: new Date(0) } });
     const listed = (await world.app.inject({ method: 'GET', url: '/api/webhooks', headers: asAdmin() })).json();
-    expect(listed.data.find((e: { id: string }) => e.id === id)).toMatchObject({ concurrency: 3, maxPerSecond: 10, pausedAt: pausedAt.toISOString(), pauseReason: expect.stringMatching(/HTTP 503/) });
+    expect(listed.data.find((e: { id: string }) => e.id === id)).toMatchObject({
+      concurrency: 3,
+      maxPerSecond: 10,
+      pausedAt: pausedAt.toISOString(),
+      pauseReason: expect.stringMatching(/HTTP 503/),
+    });
 
     const refusals = [
       await world.app.inject({ method: 'POST', url: `/api/manage/v1/webhooks/${id}/resume`, headers: asKey(keyB) }), // another key's

@@ -12,7 +12,21 @@ import { eventually } from '../support/polling.ts';
 /** A row exactly as the per-delivery design stored it (no `via`, no `nextAttemptAt`). */
 function legacyRow(siteId: string, endpointId: string, body: string): DeliveryDoc {
   const now = new Date();
-  return { _id: newId(), siteId, endpointId, event: 'user.created', body, status: 'pending', attempts: 0, responseCode: null, error: null, redeliveryOf: null, createdAt: now, updatedAt: now, finishedAt: null };
+  return {
+    _id: newId(),
+    siteId,
+    endpointId,
+    event: 'user.created',
+    body,
+    status: 'pending',
+    attempts: 0,
+    responseCode: null,
+    error: null,
+    redeliveryOf: null,
+    createdAt: now,
+    updatedAt: now,
+    finishedAt: null,
+  };
 }
 
 describe('rows and runs left by the retired one-workflow-per-delivery design', () => {
@@ -42,14 +56,21 @@ describe('rows and runs left by the retired one-workflow-per-delivery design', (
       const isOpen = async () => (await openRetiredRuns(world.services)).some((run) => run.workflowId === openRunId);
       expect(await eventually(isOpen, 'the open run seen through visibility', 10_000)).toBe(true);
       await reportRetiredRuns(world.services);
-      expect(logged).toHaveBeenCalledWith(expect.objectContaining({ type: legacyDeliveryWorkflowType, workflowId: openRunId }), expect.stringContaining('retired workflow'));
+      expect(logged).toHaveBeenCalledWith(
+        expect.objectContaining({ type: legacyDeliveryWorkflowType, workflowId: openRunId }),
+        expect.stringContaining('retired workflow'),
+      );
       logged.mockRestore();
 
       // The orphan is taken over by the actor and delivered; the row whose run is open is not touched.
-      const delivered = await eventually(async () => {
-        const row = await deliveries.findOne({ _id: orphan._id });
-        return row?.status === 'delivered' && row;
-      }, 'the orphan delivered', 30_000);
+      const delivered = await eventually(
+        async () => {
+          const row = await deliveries.findOne({ _id: orphan._id });
+          return row?.status === 'delivered' && row;
+        },
+        'the orphan delivered',
+        30_000,
+      );
       expect(delivered.via).toBe('endpoint');
       await drainDeliveries(world.services);
       const waiting = await deliveries.findOne({ _id: stuck._id });
@@ -61,13 +82,23 @@ describe('rows and runs left by the retired one-workflow-per-delivery design', (
       await client.workflow.getHandle(openRunId).terminate('retired workflow');
       const terminated = deliveryWorkflowId(stuck._id);
       openRunId = null;
-      await eventually(async () => (await deliveries.findOne({ _id: stuck._id }))?.status === 'delivered', 'the stuck row delivered after the terminate', 30_000);
+      await eventually(
+        async () => (await deliveries.findOne({ _id: stuck._id }))?.status === 'delivered',
+        'the stuck row delivered after the terminate',
+        30_000,
+      );
       expect(receiver.received.map((r) => String(r.headers['x-service-delivery'])).sort()).toEqual([orphan._id, stuck._id].sort());
-      expect(await eventually(async () => !(await openRetiredRuns(world.services)).some((run) => run.workflowId === terminated), 'no open run left', 10_000)).toBe(true);
+      expect(
+        await eventually(async () => !(await openRetiredRuns(world.services)).some((run) => run.workflowId === terminated), 'no open run left', 10_000),
+      ).toBe(true);
       expect((await historyOf(orphan._id)).map((h) => h.status)).toEqual(['succeeded']);
       expect((await historyOf(stuck._id)).map((h) => h.status)).toEqual(['succeeded']);
     } finally {
-      if (openRunId) await client.workflow.getHandle(openRunId).terminate('test over').catch(() => undefined);
+      if (openRunId)
+        await client.workflow
+          .getHandle(openRunId)
+          .terminate('test over')
+          .catch(() => undefined);
       await receiver.close();
     }
   }, 60_000);

@@ -36,7 +36,20 @@ describe('a pass that died after recording its batch history', () => {
         endpointId: endpoint.id,
         batch,
         unsent: [unsent._id],
-        attempts: [{ id: newId(), deliveryId: sent._id, event: 'user.created', attempt: 1, status: 'succeeded', responseCode: 200, error: null, startedAt: at, finishedAt: at, durationMs: 0 }],
+        attempts: [
+          {
+            id: newId(),
+            deliveryId: sent._id,
+            event: 'user.created',
+            attempt: 1,
+            status: 'succeeded',
+            responseCode: 200,
+            error: null,
+            startedAt: at,
+            finishedAt: at,
+            durationMs: 0,
+          },
+        ],
       });
       await endpoints.updateOne(
         { _id: endpoint.id },
@@ -44,10 +57,14 @@ describe('a pass that died after recording its batch history', () => {
       );
 
       await wakeActor(world.services, where, endpoint.id);
-      const rows = await eventually(async () => {
-        const found = await deliveries.find({ _id: { $in: [sent._id, unsent._id, cut._id] } }).toArray();
-        return found.length === 3 && found.every((row) => row.status === 'delivered') && new Map(found.map((row) => [row._id, row]));
-      }, 'the three deliveries', 30_000);
+      const rows = await eventually(
+        async () => {
+          const found = await deliveries.find({ _id: { $in: [sent._id, unsent._id, cut._id] } }).toArray();
+          return found.length === 3 && found.every((row) => row.status === 'delivered') && new Map(found.map((row) => [row._id, row]));
+        },
+        'the three deliveries',
+        30_000,
+      );
 
       // Not sent again: its outcome came from the recorded batch.
       expect(rows.get(sent._id)?.attempts).toBe(1);
@@ -62,7 +79,12 @@ describe('a pass that died after recording its batch history', () => {
         [2, 'succeeded'],
       ]);
       const got = receiver.received.map((r) => [r.headers['x-service-delivery'], r.headers['x-service-attempt']]);
-      expect(got.sort()).toEqual([[unsent._id, '1'], [cut._id, '2']].sort());
+      expect(got.sort()).toEqual(
+        [
+          [unsent._id, '1'],
+          [cut._id, '2'],
+        ].sort(),
+      );
 
       // The administrators' history lists every attempt once, newest first, from both storages.
       const { data } = await call(world, deliveryHistoryOp, { endpointId: endpoint.id });

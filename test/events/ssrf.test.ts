@@ -80,7 +80,26 @@ describe('SSRF guard', () => {
     for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '2a00:1450::1', '::ffff:8.8.8.8', '172.32.0.1', '100.128.0.1']) {
       expect(isPublicAddress(address), address).toBe(true);
     }
-    for (const address of ['127.0.0.1', '10.9.9.9', '192.168.0.1', '172.20.0.1', '169.254.1.1', '::1', '::', 'fe80::abcd%eth0', 'fc00::', 'fdff::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::127.0.0.1', '64:ff9b::a00:1', '2002:7f00:1::', 'not-an-ip', '224.0.0.1', '255.255.255.255']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.9.9.9',
+      '192.168.0.1',
+      '172.20.0.1',
+      '169.254.1.1',
+      '::1',
+      '::',
+      'fe80::abcd%eth0',
+      'fc00::',
+      'fdff::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::127.0.0.1',
+      '64:ff9b::a00:1',
+      '2002:7f00:1::',
+      'not-an-ip',
+      '224.0.0.1',
+      '255.255.255.255',
+    ]) {
       expect(isPublicAddress(address), address).toBe(false);
     }
   });
@@ -89,26 +108,91 @@ describe('SSRF guard', () => {
     const refused = [
       // IPv4: this network, private, CGNAT (both ends), loopback, link-local, protocol assignments,
       // documentation, 6to4 relay anycast, benchmarking (both /16s of the /15), multicast, reserved, broadcast.
-      '0.0.0.0', '0.1.2.3', '10.255.255.255', '100.64.0.0', '100.127.255.255', '127.255.255.254', '169.254.169.254',
-      '192.0.0.9', '192.0.0.170', '192.0.2.1', '192.88.99.1', '192.88.99.255', '198.18.0.1', '198.19.255.255',
-      '198.51.100.7', '203.0.113.9', '224.0.0.251', '239.255.255.250', '240.0.0.1', '255.255.255.255',
+      '0.0.0.0',
+      '0.1.2.3',
+      '10.255.255.255',
+      '100.64.0.0',
+      '100.127.255.255',
+      '127.255.255.254',
+      '169.254.169.254',
+      '192.0.0.9',
+      '192.0.0.170',
+      '192.0.2.1',
+      '192.88.99.1',
+      '192.88.99.255',
+      '198.18.0.1',
+      '198.19.255.255',
+      '198.51.100.7',
+      '203.0.113.9',
+      '224.0.0.251',
+      '239.255.255.250',
+      '240.0.0.1',
+      '255.255.255.255',
       // IPv4-mapped, IPv4-compatible and SIIT-translated (::ffff:0:0:0/96) forms, public or not.
-      '::ffff:10.0.0.1', '::ffff:169.254.169.254', '::ffff:0:808:808', '::ffff:0:7f00:1', '::ffff:0:0:0', '::8.8.8.8', '::1', '::',
+      '::ffff:10.0.0.1',
+      '::ffff:169.254.169.254',
+      '::ffff:0:808:808',
+      '::ffff:0:7f00:1',
+      '::ffff:0:0:0',
+      '::8.8.8.8',
+      '::1',
+      '::',
       // NAT64: the well-known prefix with an internal address, the local-use prefix whatever it embeds.
-      '64:ff9b::7f00:1', '64:ff9b::c0a8:101', '64:ff9b::a9fe:a9fe', '64:ff9b:1::808:808', '64:ff9b:1:ffff::1',
+      '64:ff9b::7f00:1',
+      '64:ff9b::c0a8:101',
+      '64:ff9b::a9fe:a9fe',
+      '64:ff9b:1::808:808',
+      '64:ff9b:1:ffff::1',
       // Discard-only, dummy prefix, Teredo and the rest of 2001::/23, documentation, SRv6.
-      '100::1', '100::1:0:0:1', '100:0:0:1::1', '2001::1', '2001:0:4136:e378:8000:63bf:3fff:fdd2', '2001:1::1', '2001:2::5', '2001:10::1', '2001:1ff:ffff::1',
-      '2001:db8::1', '3fff::1', '3fff:fff::1', '5f00::1',
+      '100::1',
+      '100::1:0:0:1',
+      '100:0:0:1::1',
+      '2001::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+      '2001:1::1',
+      '2001:2::5',
+      '2001:10::1',
+      '2001:1ff:ffff::1',
+      '2001:db8::1',
+      '3fff::1',
+      '3fff:fff::1',
+      '5f00::1',
       // 6to4 of internal IPv4 addresses (10.0.0.1, 127.0.0.1, 192.168.1.1, 100.64.0.1).
-      '2002:a00:1::1', '2002:7f00:1::', '2002:c0a8:101::1', '2002:6440:1::1',
+      '2002:a00:1::1',
+      '2002:7f00:1::',
+      '2002:c0a8:101::1',
+      '2002:6440:1::1',
       // Unique-local, link-local (with a zone), old site-local, multicast, other unassigned space.
-      'fc00::1', 'fdff:ffff::1', 'fe80::1', 'fe80::1%eth0', 'febf::1', 'fec0::1', 'ff02::1', 'ff0e::1', '4000::1', 'e000::1', '1::1',
+      'fc00::1',
+      'fdff:ffff::1',
+      'fe80::1',
+      'fe80::1%eth0',
+      'febf::1',
+      'fec0::1',
+      'ff02::1',
+      'ff0e::1',
+      '4000::1',
+      'e000::1',
+      '1::1',
     ];
     for (const address of refused) expect(isPublicAddress(address), address).toBe(false);
     // Public neighbours of those blocks stay reachable.
     const allowed = [
-      '100.63.255.255', '100.128.0.0', '192.88.98.255', '192.88.100.0', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-      '64:ff9b::808:808', '::ffff:8.8.8.8', '2002:808:808::1', '2001:200::1', '2001:4860:4860::8888', '2001:db9::1', '3fff:1000::1', '2600::1',
+      '100.63.255.255',
+      '100.128.0.0',
+      '192.88.98.255',
+      '192.88.100.0',
+      '198.17.255.255',
+      '198.20.0.0',
+      '223.255.255.255',
+      '64:ff9b::808:808',
+      '::ffff:8.8.8.8',
+      '2002:808:808::1',
+      '2001:200::1',
+      '2001:4860:4860::8888',
+      '2001:db9::1',
+      '3fff:1000::1',
+      '2600::1',
     ];
     for (const address of allowed) expect(isPublicAddress(address), address).toBe(true);
   });
@@ -152,10 +236,20 @@ describe('SSRF guard', () => {
     // announces its change the same way (services/events/endpoints.ts).
     await world.services.changeFeed.publish(topics.webhookEndpoints(ctx.site._id));
     await emit(world, 'user.created', { id: 'u1', email: 'a@b.test', role: 'editor' });
-    const rows = await eventually(async () => {
-      const done = await deliveries.find({ endpointId: { $in: ids }, status: 'failed' }).toArray();
-      return done.length === ids.length && done;
-    }, `refused deliveries ${JSON.stringify(await deliveries.find({ endpointId: { $in: ids } }).project({ status: 1, error: 1, attempts: 1 }).limit(3).toArray())}`, 30_000);
+    const rows = await eventually(
+      async () => {
+        const done = await deliveries.find({ endpointId: { $in: ids }, status: 'failed' }).toArray();
+        return done.length === ids.length && done;
+      },
+      `refused deliveries ${JSON.stringify(
+        await deliveries
+          .find({ endpointId: { $in: ids } })
+          .project({ status: 1, error: 1, attempts: 1 })
+          .limit(3)
+          .toArray(),
+      )}`,
+      30_000,
+    );
     for (const row of rows) {
       expect(row.attempts).toBe(1); // refused for good: no retries
       const history = await historyOf(row._id);
@@ -196,7 +290,11 @@ describe('SSRF guard with private targets allowed (tests, local development)', (
     try {
       // The system resolver does not know this name; only the vetted answer can lead to the receiver.
       dns.set('pinned.example.test', v4('127.0.0.1'));
-      const { endpoint } = await call(world, createEndpoint, { name: 'pinned', url: `http://pinned.example.test:${receiver.port}/hook`, events: ['content.deleted'] });
+      const { endpoint } = await call(world, createEndpoint, {
+        name: 'pinned',
+        url: `http://pinned.example.test:${receiver.port}/hook`,
+        events: ['content.deleted'],
+      });
       await emit(world, 'content.deleted', { id: 'c', type: 'post', slug: 's', locale: 'en' });
       await eventually(async () => receiver.received.length === 1, 'receipt', 20_000);
       expect(receiver.received[0].headers.host).toBe(`pinned.example.test:${receiver.port}`);

@@ -148,7 +148,11 @@ export async function startReceiver(respond: (req: Received, index: number) => {
     url: `http://127.0.0.1:${port}/hook`,
     port,
     received,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -38,12 +38,20 @@ describe('Temporal dev server stopped and restarted with deliveries pending', ()
     try {
       const { endpoint } = await call(world, createEndpoint, { name: 'outage', url: receiver.url, events: ['content.updated'] });
       // Before the outage: a burst whose first attempts fail; the actor waits on its retry timer.
-      await Promise.all(Array.from({ length: 10 }, (_, i) => emit(world, 'content.updated', { id: `before-${i}`, type: 'post', slug: `a${i}`, locale: 'en', status: 'draft', version: 2 })));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          emit(world, 'content.updated', { id: `before-${i}`, type: 'post', slug: `a${i}`, locale: 'en', status: 'draft', version: 2 }),
+        ),
+      );
       await eventually(async () => receiver.received.length >= 10, 'first attempts', 30_000);
 
       await stopEngines({ dataDir });
       // During the outage: the emitting operations still succeed; the deliveries are stored pending.
-      await Promise.all(Array.from({ length: 10 }, (_, i) => emit(world, 'content.updated', { id: `during-${i}`, type: 'post', slug: `b${i}`, locale: 'en', status: 'draft', version: 3 })));
+      await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          emit(world, 'content.updated', { id: `during-${i}`, type: 'post', slug: `b${i}`, locale: 'en', status: 'draft', version: 3 }),
+        ),
+      );
       const { deliveries, historyOf } = await siteDb(world);
       const rows = await deliveries.find({ endpointId: endpoint.id }).toArray();
       expect(rows).toHaveLength(20);
@@ -53,10 +61,14 @@ describe('Temporal dev server stopped and restarted with deliveries pending', ()
       healthy = true;
       await ensureEngines(engineOptions);
 
-      const done = await eventually(async () => {
-        const all = await deliveries.find({ endpointId: endpoint.id }).toArray();
-        return all.length === 20 && all.every((row) => row.status === 'delivered') && all;
-      }, 'deliveries after the restart', 120_000);
+      const done = await eventually(
+        async () => {
+          const all = await deliveries.find({ endpointId: endpoint.id }).toArray();
+          return all.length === 20 && all.every((row) => row.status === 'delivered') && all;
+        },
+        'deliveries after the restart',
+        120_000,
+      );
       // The receiver's own count: every stored id was accepted (a pass cut off by the outage may
       // send one again after it: always with the same delivery id, so the set is what counts).
       expect(new Set(accepted)).toEqual(new Set(done.map((row) => row._id)));

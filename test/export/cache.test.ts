@@ -83,7 +83,7 @@ describe('cache routes', () => {
     expect(await generation()).toBe(before);
   });
 
-  it('a workspace key (no platform rights) sees and clears only its site\'s caches', async () => {
+  it("a workspace key (no platform rights) sees and clears only its site's caches", async () => {
     const siteReader = await pw.keyWith(['settings:read']);
     const siteManager = await pw.keyWith(['settings:read', 'settings:manage']);
     const seen = (await pw.manage('GET', '/cache/stats', siteReader)).json().caches.map((c: CacheRow) => c.name);

@@ -43,10 +43,14 @@ describe('static export: a worker SIGKILLed mid-run', { timeout: 300_000 }, () =
     const res = await pw.manage('POST', '/static-export/run', key, { mode: 'full' });
     expect(res.statusCode).toBe(202);
     const { requestId } = res.json();
-    await eventually(async () => {
-      const s = await status();
-      return s.progress?.phase === 'rendering' && s.progress.done >= 2 ? s : undefined;
-    }, 'run under way', 150_000);
+    await eventually(
+      async () => {
+        const s = await status();
+        return s.progress?.phase === 'rendering' && s.progress.done >= 2 ? s : undefined;
+      },
+      'run under way',
+      150_000,
+    );
     await kill9(first);
 
     // Dead worker, run open: its staged files exist but nothing is served yet.
@@ -55,10 +59,14 @@ describe('static export: a worker SIGKILLed mid-run', { timeout: 300_000 }, () =
     expect((await status()).status).toBe('running');
 
     children.push(await spawnWorker(pw));
-    const done = await eventually(async () => {
-      const s = await status();
-      return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
-    }, 'resumed run', 240_000);
+    const done = await eventually(
+      async () => {
+        const s = await status();
+        return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
+      },
+      'resumed run',
+      240_000,
+    );
     expect(done.lastRun).toMatchObject({ mode: 'full', status: 'succeeded', rendered: 6, error: null });
     expect(await stagedDocs(ctx)).toBe(0);
 

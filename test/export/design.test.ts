@@ -38,13 +38,18 @@ describe('static export: design settings applied', { timeout: 300_000 }, () => {
   }, 300_000);
   afterAll(() => pw?.close(), 120_000);
 
-  it('the default rule keeps today\'s folders; a new rule moves pages, sitemap and feed, and old paths redirect', async () => {
+  it("the default rule keeps today's folders; a new rule moves pages, sitemap and feed, and old paths redirect", async () => {
     expect((await publicGet('/design/permalinks')).json()).toMatchObject({ structure: '/%postname%/', typeBases: {} });
     await runToEnd(pw, key, 'full');
     expect([...(await liveFiles(ctx)).keys()]).toEqual(expect.arrayContaining(['en/post/hello/index.html', 'en/post/hello.json', 'en/page/about/index.html']));
     expect((await publicGet('/redirects?path=/en/post/hello')).statusCode).toBe(404);
 
-    const put = await manage('PUT', '/permalinks', { structure: '/%year%/%postname%/', categoryBase: 'category', tagBase: 'tag', typeBases: { post: 'blog', page: '' } });
+    const put = await manage('PUT', '/permalinks', {
+      structure: '/%year%/%postname%/',
+      categoryBase: 'category',
+      tagBase: 'tag',
+      typeBases: { post: 'blog', page: '' },
+    });
     expect(put.statusCode).toBe(200);
     const year = new Date().getUTCFullYear();
     // The Public API tells at once (the write moved the public generation), and old paths redirect there.
@@ -82,13 +87,43 @@ describe('static export: design settings applied', { timeout: 300_000 }, () => {
     expect(before).toMatchObject({ default: 'header' });
     expect(before.headers.map((h: { part: string }) => h.part)).toEqual(['header']);
 
-    expect((await manage('PUT', '/template-parts/promo-header', { area: 'header', title: 'Promo', blocks: { version: 1, blocks: [{ type: 'site-title' }, { type: 'paragraph', text: 'Spring <sale>' }] } })).statusCode).toBe(200);
+    expect(
+      (
+        await manage('PUT', '/template-parts/promo-header', {
+          area: 'header',
+          title: 'Promo',
+          blocks: { version: 1, blocks: [{ type: 'site-title' }, { type: 'paragraph', text: 'Spring <sale>' }] },
+        })
+      ).statusCode,
+    ).toBe(200);
     expect((await manage('PUT', '/headers', { default: 'promo-header' })).statusCode).toBe(200);
-    expect((await manage('PUT', '/template-parts/byline', { area: 'general', title: 'Byline', blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'Written by us' }] } })).statusCode).toBe(200);
-    const template = { title: 'Single', publish: true, blocks: { version: 1, blocks: [{ type: 'template-part', part: 'header' }, { type: 'template-part', part: 'byline' }, { type: 'post-content' }, { type: 'template-part', part: 'footer' }] } };
+    expect(
+      (
+        await manage('PUT', '/template-parts/byline', {
+          area: 'general',
+          title: 'Byline',
+          blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'Written by us' }] },
+        })
+      ).statusCode,
+    ).toBe(200);
+    const template = {
+      title: 'Single',
+      publish: true,
+      blocks: {
+        version: 1,
+        blocks: [
+          { type: 'template-part', part: 'header' },
+          { type: 'template-part', part: 'byline' },
+          { type: 'post-content' },
+          { type: 'template-part', part: 'footer' },
+        ],
+      },
+    };
     expect((await manage('PUT', '/templates/single', template)).statusCode).toBe(200);
     // A draft is never shown: neither on the API nor in the export.
-    expect((await manage('PUT', '/templates/page', { title: 'Draft', blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'draft only' }] } })).statusCode).toBe(200);
+    expect(
+      (await manage('PUT', '/templates/page', { title: 'Draft', blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'draft only' }] } })).statusCode,
+    ).toBe(200);
     expect((await manage('PUT', '/widgets/layout', { layout: { post: ['sidebar'], page: ['pages-only'] } })).statusCode).toBe(200);
 
     // The Public API: the next read shows each change.

@@ -34,7 +34,15 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
 
   it('starts idle with no output and nothing to download', async () => {
     const s = await status();
-    expect(s).toMatchObject({ status: 'idle', progress: null, queued: [], lastRun: null, lastSuccessAt: null, lastError: null, output: { files: 0, bytes: 0, version: null } });
+    expect(s).toMatchObject({
+      status: 'idle',
+      progress: null,
+      queued: [],
+      lastRun: null,
+      lastSuccessAt: null,
+      lastError: null,
+      output: { files: 0, bytes: 0, version: null },
+    });
     const download = await pw.manage('GET', '/static-export/download', reader);
     expect(download.statusCode).toBe(404);
     expect(download.json().error).toBeTruthy();
@@ -47,19 +55,27 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     const res = await pw.manage('POST', '/static-export/run', key, { mode: 'full' });
     expect(res.statusCode).toBe(202);
     const { requestId } = res.json();
-    const live = await eventually(async () => {
-      const s = await status();
-      return s.status === 'running' && s.progress?.phase === 'rendering' && s.progress.done >= 2 ? s : undefined;
-    }, 'progress', 150_000);
+    const live = await eventually(
+      async () => {
+        const s = await status();
+        return s.status === 'running' && s.progress?.phase === 'rendering' && s.progress.done >= 2 ? s : undefined;
+      },
+      'progress',
+      150_000,
+    );
     expect(live.progress).toMatchObject({ mode: 'full', total: 6 });
     expect(live.progress.done).toBeLessThan(6);
     expect(live.progress.rate).toBeGreaterThan(0);
     expect(live.progress.etaSeconds).toBeGreaterThanOrEqual(0);
     expect(live.progress.startedAt).toBeTruthy();
-    const done = await eventually(async () => {
-      const s = await status();
-      return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
-    }, 'run end', 150_000);
+    const done = await eventually(
+      async () => {
+        const s = await status();
+        return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
+      },
+      'run end',
+      150_000,
+    );
     expect(done.lastRun).toMatchObject({ mode: 'full', status: 'succeeded', rendered: 6, error: null });
     expect(done.lastRun.durationMs).toBeGreaterThan(0);
     expect(done.output.files).toBeGreaterThan(12);
@@ -81,10 +97,14 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
 
     tuning(1, 2500);
     const { requestId } = (await pw.manage('POST', '/static-export/run', key, { mode: 'full' })).json();
-    await eventually(async () => {
-      const s = await status();
-      return s.progress?.phase === 'rendering' && s.progress.done >= 1 ? s : undefined;
-    }, 'run under way', 150_000);
+    await eventually(
+      async () => {
+        const s = await status();
+        return s.progress?.phase === 'rendering' && s.progress.done >= 1 ? s : undefined;
+      },
+      'run under way',
+      150_000,
+    );
     // The run has staged files by now; none of them is served.
     expect(await stagedDocs(ctx)).toBeGreaterThan(0);
     const served = await pw.world.app.inject({ method: 'GET', url: '/static-preview/en/post/alpha/' });
@@ -92,10 +112,14 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     const cancel = await pw.manage('POST', '/static-export/cancel', key, {});
     expect(cancel.statusCode).toBe(202);
     expect(cancel.json()).toEqual({ cancelling: true });
-    const done = await eventually(async () => {
-      const s = await status();
-      return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
-    }, 'cancelled run', 150_000);
+    const done = await eventually(
+      async () => {
+        const s = await status();
+        return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
+      },
+      'cancelled run',
+      150_000,
+    );
     expect(done.lastRun).toMatchObject({ status: 'cancelled', error: null });
     expect(done.lastRun.rendered).toBeLessThan(6);
     expect(done.output).toEqual(beforeStatus.output);
@@ -133,10 +157,14 @@ describe('static export runs: progress, cancel, queue, history', { timeout: 240_
     expect(clear.json().error).toBeTruthy();
     expect(await liveFiles(ctx)).toEqual(before);
 
-    const done = await eventually(async () => {
-      const st = await status();
-      return st.lastRun?.requestIds.includes(third.requestId) && st.status === 'idle' ? st : undefined;
-    }, 'merged run', 150_000);
+    const done = await eventually(
+      async () => {
+        const st = await status();
+        return st.lastRun?.requestIds.includes(third.requestId) && st.status === 'idle' ? st : undefined;
+      },
+      'merged run',
+      150_000,
+    );
     expect(done.lastRun.requestIds).toEqual([second.requestId, third.requestId]);
     expect(done.lastRun.mode).toBe('full');
     expect(first.requestId).not.toBe(second.requestId);

@@ -23,7 +23,12 @@ describe('static export pack stager', { timeout: 120_000 }, () => {
     await pw?.close();
   }, 60_000);
 
-  const page = (n: number, size: number): NewFile => ({ path: `p/${n}/index.html`, contentType: 'text/html; charset=utf-8', body: `<p>${n} é</p>`.padEnd(size, String.fromCharCode(97 + (n % 26))), entryId: `e${n}` });
+  const page = (n: number, size: number): NewFile => ({
+    path: `p/${n}/index.html`,
+    contentType: 'text/html; charset=utf-8',
+    body: `<p>${n} é</p>`.padEnd(size, String.fromCharCode(97 + (n % 26))),
+    entryId: `e${n}`,
+  });
   const bytesOf = async (file: StoredFile) => {
     const parts: Buffer[] = [];
     for await (const chunk of readFile(ctx.db, file)) parts.push(chunk);
@@ -37,7 +42,11 @@ describe('static export pack stager', { timeout: 120_000 }, () => {
   const packsUnder = (prefix: string) => exportPacks(ctx.db).countDocuments(prefixed(ctx.site._id, 7, prefix));
 
   it('writes a batch spanning several packs and a file bigger than a pack, each file reading back as its bytes', async () => {
-    const files = [...Array.from({ length: 9 }, (_, n) => page(n, 150_000)), { ...page(9, 0), path: 'sitemap.xml', body: Buffer.alloc(PACK_BYTES + 4321, 7) }, page(10, 2_000)];
+    const files = [
+      ...Array.from({ length: 9 }, (_, n) => page(n, 150_000)),
+      { ...page(9, 0), path: 'sitemap.xml', body: Buffer.alloc(PACK_BYTES + 4321, 7) },
+      page(10, 2_000),
+    ];
     const stored = await stage('e:_', files);
     expect(stored.map((f) => f.path)).toEqual(files.map((f) => f.path));
     expect(await packsUnder('e:_')).toBeGreaterThan(4);
@@ -50,7 +59,10 @@ describe('static export pack stager', { timeout: 120_000 }, () => {
   });
 
   it('a retry under the same prefix replaces the earlier attempt, and writing nothing leaves nothing', async () => {
-    await stage('e:r', Array.from({ length: 8 }, (_, n) => page(n, 200_000)));
+    await stage(
+      'e:r',
+      Array.from({ length: 8 }, (_, n) => page(n, 200_000)),
+    );
     const before = await packsUnder('e:r');
     const stored = await stage('e:r', [page(1, 1_000)]);
     expect(before).toBeGreaterThan(1);

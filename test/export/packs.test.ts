@@ -29,7 +29,12 @@ function pack(files: NewFile[]) {
 describe('static export packs', () => {
   it('lays small and big files out so that every listed file reassembles from its parts', () => {
     const small = (n: number) => ({ path: `p/${n}.html`, contentType: 'text/html', body: Buffer.alloc(100_000, n), entryId: `e${n}` });
-    const big = { path: 'sitemap.xml', contentType: 'application/xml', body: Buffer.from(Array.from({ length: 2 * PACK_BYTES + 123 }, (_, i) => i % 251)), entryId: null };
+    const big = {
+      path: 'sitemap.xml',
+      contentType: 'application/xml',
+      body: Buffer.from(Array.from({ length: 2 * PACK_BYTES + 123 }, (_, i) => i % 251)),
+      entryId: null,
+    };
     const files = [small(1), small(2), small(3), small(4), small(5), small(6), big, small(7)];
     const { packs, stored, bytes: byId } = pack(files);
 

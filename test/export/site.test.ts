@@ -71,7 +71,15 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     for (let i = 1; i <= 21; i++) ids[`p${i}`] = await entry({ title: i === 21 ? 'Filler 21 <newest> & co' : `Filler ${i}`, slug: `filler-${i}` });
     await call(s, ctx, 'content.terms.put', { id: ids.alpha, terms: { category: [term.id] } });
     await call(s, ctx, 'content.publish', { id: ids.alpha });
-    await call(s, ctx, 'menus.create', { slug: 'main', name: 'Main', location: 'primary', items: [{ label: 'About us', entryId: ids.about }, { label: 'Elsewhere', url: 'https://example.org/' }] });
+    await call(s, ctx, 'menus.create', {
+      slug: 'main',
+      name: 'Main',
+      location: 'primary',
+      items: [
+        { label: 'About us', entryId: ids.about },
+        { label: 'Elsewhere', url: 'https://example.org/' },
+      ],
+    });
     await call(s, ctx, 'widgetAreas.create', { key: 'sidebar', name: 'Sidebar' });
     await call(s, ctx, 'widgets.create', { area: 'sidebar', type: 'text', title: 'Hi <there>', settings: { text: 'Static <b>text</b>' } });
     await call(s, ctx, 'widgets.create', { area: 'sidebar', type: 'recent-posts', title: 'Recent' });
@@ -87,10 +95,28 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     expect(done.lastRun).toMatchObject({ mode: 'full', status: 'succeeded', rendered: 24, error: null });
     const paths = [...(await liveFiles(ctx)).keys()];
     for (const expected of [
-      'index.html', 'en/index.html', 'en/_page/2/index.html', 'de/index.html', 'en/post/index.html', 'en/post/_page/2/index.html', 'en/page/index.html',
-      'en/_tax/category/news-views/index.html', 'en/post/alpha/index.html', 'en/post/alpha.json', 'de/post/alpha/index.html', 'en/page/about/index.html',
-      'en/feed.xml', 'de/feed.xml', 'sitemap.xml', 'robots.txt', '404.html', '500.html', '_redirects', 'old-alpha/index.html',
-    ]) expect(paths, expected).toContain(expected);
+      'index.html',
+      'en/index.html',
+      'en/_page/2/index.html',
+      'de/index.html',
+      'en/post/index.html',
+      'en/post/_page/2/index.html',
+      'en/page/index.html',
+      'en/_tax/category/news-views/index.html',
+      'en/post/alpha/index.html',
+      'en/post/alpha.json',
+      'de/post/alpha/index.html',
+      'en/page/about/index.html',
+      'en/feed.xml',
+      'de/feed.xml',
+      'sitemap.xml',
+      'robots.txt',
+      '404.html',
+      '500.html',
+      '_redirects',
+      'old-alpha/index.html',
+    ])
+      expect(paths, expected).toContain(expected);
     expect(paths.some((p) => p.includes('draft-only'))).toBe(false);
     expect(paths.some((p) => p.startsWith('de/_tax'))).toBe(false);
 
@@ -165,7 +191,11 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     expect(broken).toEqual([]);
     expect(checked).toBeGreaterThan(150);
     expect(external.every((url) => /^https?:\/\//.test(url))).toBe(true);
-    const again = await pw.world.app.inject({ method: 'GET', url: '/api/manage/v1/static-export/download', headers: { authorization: `Bearer ${key}`, 'if-none-match': etag } });
+    const again = await pw.world.app.inject({
+      method: 'GET',
+      url: '/api/manage/v1/static-export/download',
+      headers: { authorization: `Bearer ${key}`, 'if-none-match': etag },
+    });
     expect(again.statusCode).toBe(304);
   });
 
@@ -233,16 +263,24 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
   it('the preview of one site never serves another site’s files', async () => {
     const s = pw.world.services;
     const host = `b${newId().slice(-8)}.export.test`;
-    const { site } = await createWorkspace(s, { name: 'Other', domains: [host], admin: { email: `b-${newId()}@example.test`, password: 'correct horse battery', name: 'B' } });
+    const { site } = await createWorkspace(s, {
+      name: 'Other',
+      domains: [host],
+      admin: { email: `b-${newId()}@example.test`, password: 'correct horse battery', name: 'B' },
+    });
     const scope = await createSiteResolver(s).resolve(host);
     const other = createContext(s, scope!, systemPrincipal('test'), { id: 't', ip: '127.0.0.1' });
     const created = await call<{ id: string }>(s, other, 'content.create', { title: 'Only on B', slug: 'only-on-b' });
     await call(s, other, 'content.publish', { id: created.id });
     const { requestId } = await call<{ requestId: string }>(s, other, 'staticExport.run', { mode: 'full' });
-    await eventually(async () => {
-      const st = await call<{ lastRun: { requestIds: string[] } | null; status: string }>(s, other, 'staticExport.status');
-      return st.lastRun?.requestIds.includes(requestId) && st.status === 'idle';
-    }, 'site B export', 150_000);
+    await eventually(
+      async () => {
+        const st = await call<{ lastRun: { requestIds: string[] } | null; status: string }>(s, other, 'staticExport.status');
+        return st.lastRun?.requestIds.includes(requestId) && st.status === 'idle';
+      },
+      'site B export',
+      150_000,
+    );
     expect(site._id).not.toBe(ctx.site._id);
     const onB = (url: string) => pw.world.app.inject({ method: 'GET', url, headers: { host } });
     expect((await onB('/static-preview/en/post/only-on-b/')).statusCode).toBe(200);
@@ -261,12 +299,17 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     const done = await runToEnd(pw, key, 'incremental');
     expect(done.lastRun).toMatchObject({ mode: 'incremental', status: 'succeeded', rendered: 1 });
     const after = await liveFiles(ctx);
-    const rewritten = [...after].filter(([path, run]) => before.get(path) !== run).map(([path]) => path).sort();
+    const rewritten = [...after]
+      .filter(([path, run]) => before.get(path) !== run)
+      .map(([path]) => path)
+      .sort();
     // The entry's page and JSON, and the site pages that list its title: the home page it is on,
     // its type list, the feed, the index and the sitemap (lastmod).
     const publishedIndex = (await page('en/index.html'))!.includes('Filler three') ? 'en/index.html' : 'en/_page/2/index.html';
     const typeIndex = publishedIndex.replace('en/', 'en/post/');
-    expect(rewritten).toEqual(['en/feed.xml', 'en/post/filler-3.json', 'en/post/filler-3/index.html', publishedIndex, typeIndex, 'index.json', 'sitemap.xml'].sort());
+    expect(rewritten).toEqual(
+      ['en/feed.xml', 'en/post/filler-3.json', 'en/post/filler-3/index.html', publishedIndex, typeIndex, 'index.json', 'sitemap.xml'].sort(),
+    );
     expect(done.lastRun.written).toBe(rewritten.length);
     expect([...after.keys()].sort()).toEqual([...before.keys()].sort());
     // The archive lists each served path once: the replaced versions are marked dead in their packs.
@@ -276,7 +319,12 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
   });
 
   it('staleness: a menu change re-renders every page, a theme switch runs full, withdrawn entries lose their pages', async () => {
-    await call(pw.world.services, ctx, 'menus.replace', { slug: 'main', name: 'Main', location: 'primary', items: [{ label: 'About the site', entryId: ids.about }] });
+    await call(pw.world.services, ctx, 'menus.replace', {
+      slug: 'main',
+      name: 'Main',
+      location: 'primary',
+      items: [{ label: 'About the site', entryId: ids.about }],
+    });
     const menuRun = await runToEnd(pw, key, 'incremental');
     expect(menuRun.lastRun).toMatchObject({ mode: 'incremental', status: 'succeeded', rendered: 24 });
     expect(await page('en/post/filler-7/index.html')).toContain('About the site');

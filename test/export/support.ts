@@ -11,7 +11,12 @@ import { generations, livePacks } from '../../services/export/files.ts';
 import { eventually } from '../support/polling.ts';
 
 /** Runs an operation as the system principal (test setup that is not what the test is about). */
-export async function call<T = Record<string, unknown>>(services: Services, ctx: OperationContext, id: string, input: Record<string, unknown> = {}): Promise<T> {
+export async function call<T = Record<string, unknown>>(
+  services: Services,
+  ctx: OperationContext,
+  id: string,
+  input: Record<string, unknown> = {},
+): Promise<T> {
   const operation = services.features.flatMap((f) => f.operations).find((op) => op.id === id);
   if (!operation) throw new Error(`no operation ${id}`);
   return (await invokeOperation(operation, ctx, input)) as T;
@@ -22,7 +27,9 @@ export async function liveFiles(ctx: OperationContext): Promise<Map<string, stri
   const live = (await readExportState(ctx.db, ctx.site._id))?.live;
   if (!live) return new Map();
   const ids = live.versions.map((version, bucket) => `${ctx.site._id}:${String(version).padStart(10, '0')}:${String(bucket).padStart(5, '0')}`);
-  const buckets = await exportManifest(ctx.db).find({ _id: { $in: ids } }).toArray();
+  const buckets = await exportManifest(ctx.db)
+    .find({ _id: { $in: ids } })
+    .toArray();
   expect(buckets).toHaveLength(live.buckets);
   const files = buckets.flatMap((bucket) => fromJson(bucket.files)).sort((a, b) => a.path.localeCompare(b.path));
   return new Map(files.map((file) => [file.path, file.runId]));
@@ -40,13 +47,17 @@ export async function archivedPaths(ctx: OperationContext): Promise<string[]> {
 /** Documents a run wrote that are not (yet) part of the served output: packs, manifest, index, rows of later generations. */
 export async function stagedDocs(ctx: OperationContext): Promise<number> {
   const live = (await readExportState(ctx.db, ctx.site._id))?.live?.generation ?? 0;
-  const counts = await Promise.all([exportPacks, exportManifest, exportIndex, exportRows].map((c) => c(ctx.db).countDocuments(generations(ctx.site._id, live + 1, null))));
+  const counts = await Promise.all(
+    [exportPacks, exportManifest, exportIndex, exportRows].map((c) => c(ctx.db).countDocuments(generations(ctx.site._id, live + 1, null))),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
 /** Every export document of the site, live or not. */
 export async function allDocs(ctx: OperationContext): Promise<number> {
-  const counts = await Promise.all([exportPacks, exportManifest, exportIndex, exportRows].map((c) => c(ctx.db).countDocuments(generations(ctx.site._id, 0, null))));
+  const counts = await Promise.all(
+    [exportPacks, exportManifest, exportIndex, exportRows].map((c) => c(ctx.db).countDocuments(generations(ctx.site._id, 0, null))),
+  );
   return counts.reduce((a, b) => a + b, 0);
 }
 
@@ -55,10 +66,14 @@ export async function runToEnd(pw: PluginWorld, key: string, mode: string) {
   const res = await pw.manage('POST', '/static-export/run', key, { mode });
   expect(res.statusCode).toBe(202);
   const { requestId } = res.json();
-  return eventually(async () => {
-    const s = (await pw.manage('GET', '/static-export', key)).json();
-    return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
-  }, `export ${requestId}`, 150_000);
+  return eventually(
+    async () => {
+      const s = (await pw.manage('GET', '/static-export', key)).json();
+      return s.lastRun?.requestIds.includes(requestId) && s.status === 'idle' ? s : undefined;
+    },
+    `export ${requestId}`,
+    150_000,
+  );
 }
 
 /** Unpacks a tar or tar.gz with the system's tar into a fresh folder. */

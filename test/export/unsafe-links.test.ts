@@ -30,7 +30,10 @@ const ALLOWED = new Set(['http:', 'https:', 'mailto:', 'tel:']);
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", Tab: '\t', NewLine: '\n' };
 const decode = (value: string) =>
   value.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (all, name: string) =>
-    name[0] === '#' ? String.fromCodePoint(name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10)) : (ENTITIES[name] ?? all));
+    name[0] === '#'
+      ? String.fromCodePoint(name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10))
+      : (ENTITIES[name] ?? all),
+  );
 
 /** Every tag of a page with its attributes, decoded as a browser would (a small HTML tokenizer). */
 function tags(html: string): Array<{ name: string; attrs: Map<string, string> }> {
@@ -38,7 +41,8 @@ function tags(html: string): Array<{ name: string; attrs: Map<string, string> }>
   const source = html.replace(/<!--[\s\S]*?-->/g, '');
   for (const tag of source.matchAll(/<([a-zA-Z][^\s/>]*)((?:\s+[^\s"'>/=]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*\/?>/g)) {
     const attrs = new Map<string, string>();
-    for (const a of tag[2].matchAll(/([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g)) attrs.set(a[1].toLowerCase(), decode(a[2] ?? a[3] ?? a[4] ?? ''));
+    for (const a of tag[2].matchAll(/([^\s"'>/=]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g))
+      attrs.set(a[1].toLowerCase(), decode(a[2] ?? a[3] ?? a[4] ?? ''));
     out.push({ name: tag[1].toLowerCase(), attrs });
   }
   return out;
@@ -84,7 +88,8 @@ describe('links that could run script', { timeout: 300_000 }, () => {
   it('the tokenizer and the oracle see what a browser sees', () => {
     expect(linksOf('<a class="x" href="java&#x09;script:alert(1)">x</a><img src=\'/m.png\'>')).toEqual(['java\tscript:alert(1)', '/m.png']);
     for (const bad of BYPASSES) expect(ALLOWED.has(schemeOf(bad)), JSON.stringify(bad)).toBe(false);
-    for (const good of ['https://example.org/', '../about/', '#top', '?q=1', 'mailto:a@example.org', 'tel:+123']) expect(ALLOWED.has(schemeOf(good))).toBe(true);
+    for (const good of ['https://example.org/', '../about/', '#top', '?q=1', 'mailto:a@example.org', 'tel:+123'])
+      expect(ALLOWED.has(schemeOf(good))).toBe(true);
   });
 
   it('the APIs refuse them on write: 400 naming the field, nothing stored', async () => {
@@ -97,7 +102,13 @@ describe('links that could run script', { timeout: 300_000 }, () => {
       { where: 'blocks.blocks.0.url', blocks: [{ type: 'button', text: 'Go', url }] },
       { where: 'blocks.blocks.0.url', blocks: [{ type: 'embed', url }] },
       { where: 'blocks.blocks.0.data.src', blocks: [{ type: 'file', data: { src: url } }] },
-      { where: 'blocks.blocks.1.buttons.0.url', blocks: [{ type: 'paragraph', text: 'a' }, { type: 'buttons', buttons: [{ text: 'b', url }] }] },
+      {
+        where: 'blocks.blocks.1.buttons.0.url',
+        blocks: [
+          { type: 'paragraph', text: 'a' },
+          { type: 'buttons', buttons: [{ text: 'b', url }] },
+        ],
+      },
       { where: 'blocks.blocks.0.columns.0.blocks.0.url', blocks: [{ type: 'columns', columns: [{ blocks: [{ type: 'image', url }] }] }] },
     ];
     for (const bad of BYPASSES) {
@@ -108,16 +119,29 @@ describe('links that could run script', { timeout: 300_000 }, () => {
         const updated = await pw.manage('PATCH', `/content/${safeId}`, key, { blocks: { version: 1, blocks } });
         expect(updated.statusCode).toBe(400);
       }
-      const menu = await pw.manage('POST', '/menus', key, { slug: 'evil', name: 'Evil', items: [{ label: 'ok', url: '/ok' }, { label: 'x', url: bad }] });
+      const menu = await pw.manage('POST', '/menus', key, {
+        slug: 'evil',
+        name: 'Evil',
+        items: [
+          { label: 'ok', url: '/ok' },
+          { label: 'x', url: bad },
+        ],
+      });
       expect(menu.statusCode, JSON.stringify(bad)).toBe(400);
       expect(menu.json().error).toMatch(/^items\.1\.url: must be/);
       const widget = await pw.manage('POST', '/widgets', key, { type: 'image', settings: { url: bad } });
       expect(widget.statusCode).toBe(400);
       expect(widget.json().error).toMatch(/^settings\.url: must be/);
-      const reusable = await pw.manage('PUT', '/reusable-blocks', key, { items: [{ slug: 'evil', title: 'Evil', blocks: { version: 1, blocks: [{ type: 'button', url: bad }] } }] });
+      const reusable = await pw.manage('PUT', '/reusable-blocks', key, {
+        items: [{ slug: 'evil', title: 'Evil', blocks: { version: 1, blocks: [{ type: 'button', url: bad }] } }],
+      });
       expect(reusable.statusCode).toBe(400);
       expect(reusable.json().error).toMatch(/^items\.0\.blocks\.blocks\.0\.url: must be/);
-      const part = await pw.manage('PUT', '/template-parts/evil', key, { area: 'footer', title: 'Evil', blocks: { version: 1, blocks: [{ type: 'embed', url: bad }] } });
+      const part = await pw.manage('PUT', '/template-parts/evil', key, {
+        area: 'footer',
+        title: 'Evil',
+        blocks: { version: 1, blocks: [{ type: 'embed', url: bad }] },
+      });
       expect(part.statusCode).toBe(400);
     }
     expect(await entries.countDocuments({ siteId: ctx.site._id })).toBe(before + 1);
@@ -133,7 +157,10 @@ describe('links that could run script', { timeout: 300_000 }, () => {
     expect(field.statusCode).toBe(400);
     expect(field.json().error).toMatch(/target/);
     const good = ['https://example.org/a?b=1&c=2', '/about', 'about', '#top', '?q=1', 'mailto:a@example.org', 'tel:+15550100', 'HTTPS://EXAMPLE.ORG'];
-    const fine = await pw.manage('POST', '/content', key, { title: 'Fine', blocks: { version: 1, blocks: good.map((url) => ({ type: 'button', text: url, url })) } });
+    const fine = await pw.manage('POST', '/content', key, {
+      title: 'Fine',
+      blocks: { version: 1, blocks: good.map((url) => ({ type: 'button', text: url, url })) },
+    });
     expect(fine.statusCode).toBe(201);
     expect((await pw.manage('POST', '/menus', key, { slug: 'fine', name: 'Fine', items: good.map((url) => ({ label: url, url })) })).statusCode).toBe(201);
   });
@@ -156,7 +183,10 @@ describe('links that could run script', { timeout: 300_000 }, () => {
     // Written straight to the database, as data saved before the rule would be.
     await entries.updateOne({ _id: created.id }, { $set: { 'blocks.blocks': blocks, 'live.blocks.blocks': blocks } });
     await call(s, ctx, 'menus.create', { slug: 'old', name: 'Old', location: 'primary', items: [{ label: 'placeholder', url: '/' }] });
-    await menusCollection(ctx).updateOne({ siteId: ctx.site._id, slug: 'old' }, { $set: { items: BYPASSES.map((url, i) => ({ label: `menu ${i}`, url, children: [{ label: `child ${i}`, url }] })) } });
+    await menusCollection(ctx).updateOne(
+      { siteId: ctx.site._id, slug: 'old' },
+      { $set: { items: BYPASSES.map((url, i) => ({ label: `menu ${i}`, url, children: [{ label: `child ${i}`, url }] })) } },
+    );
     await call(s, ctx, 'widgetAreas.create', { key: 'side', name: 'Side' });
     const widget = await call<{ id: string }>(s, ctx, 'widgets.create', { area: 'side', type: 'image', settings: { url: '/x.png' } });
     await widgetsCollection(ctx).updateOne({ _id: widget.id }, { $set: { 'settings.url': BYPASSES[1] } });
@@ -188,8 +218,14 @@ describe('links that could run script', { timeout: 300_000 }, () => {
       expect(meta).toContain("default-src 'none'");
       expect(meta).toContain("script-src 'none'");
       expect(policy.startsWith(meta)).toBe(true);
-      expect(tags(body).some((t) => ['script', 'iframe', 'object', 'embed', 'base', 'form'].includes(t.name)), path).toBe(false);
-      expect(tags(body).some((t) => [...t.attrs.keys()].some((a) => a.startsWith('on'))), path).toBe(false);
+      expect(
+        tags(body).some((t) => ['script', 'iframe', 'object', 'embed', 'base', 'form'].includes(t.name)),
+        path,
+      ).toBe(false);
+      expect(
+        tags(body).some((t) => [...t.attrs.keys()].some((a) => a.startsWith('on'))),
+        path,
+      ).toBe(false);
       for (const link of linksOf(body)) {
         links += 1;
         expect(ALLOWED.has(schemeOf(link)), `${path}: ${JSON.stringify(link)}`).toBe(true);

@@ -30,7 +30,7 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...valid, ...override })).toThrow(new RegExp(`\\b${name}\\b`));
   });
 
-  it('reads TRUST_PROXY as the proxies\' addresses/CIDRs or a hop count; unset or false trusts nobody', () => {
+  it("reads TRUST_PROXY as the proxies' addresses/CIDRs or a hop count; unset or false trusts nobody", () => {
     expect(loadConfig(valid).TRUST_PROXY).toEqual({ kind: 'none' });
     expect(loadConfig({ ...valid, TRUST_PROXY: 'false' }).TRUST_PROXY).toEqual({ kind: 'none' });
     expect(loadConfig({ ...valid, TRUST_PROXY: '2' }).TRUST_PROXY).toEqual({ kind: 'hops', hops: 2 });

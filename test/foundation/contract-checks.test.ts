@@ -17,22 +17,46 @@ import { startWorld, type World } from '../support/world.ts';
  */
 type Handler = (ctx: OperationContext) => Promise<{ n: number }>;
 const probe = (id: string, path: string, handler: Handler, extra: object = {}) =>
-  defineOperation({ id, surface: 'public', method: 'GET', path, summary: id, requires: 'public', input: z.object({}), output: z.object({ n: z.number() }), handler, ...extra });
+  defineOperation({
+    id,
+    surface: 'public',
+    method: 'GET',
+    path,
+    summary: id,
+    requires: 'public',
+    input: z.object({}),
+    output: z.object({ n: z.number() }),
+    handler,
+    ...extra,
+  });
 
 const probeFeature: Feature = {
   name: 'contract-probes',
   operations: [
-    probe('probe.goodAnswer', '/probe-good', async (ctx) => {
-      await ctx.emit('content.created', { id: 'x' });
-      return { n: 1 };
-    }, { events: ['content.created'] }),
+    probe(
+      'probe.goodAnswer',
+      '/probe-good',
+      async (ctx) => {
+        await ctx.emit('content.created', { id: 'x' });
+        return { n: 1 };
+      },
+      { events: ['content.created'] },
+    ),
     probe('probe.badAnswer', '/probe-bad-answer', async () => ({ n: 'one' }) as never),
-    probe('probe.undeclaredEvent', '/probe-bad-event', async (ctx) => {
-      await ctx.emit('content.deleted', { id: 'x' });
-      return { n: 1 };
-    }, { events: ['content.created'] }),
+    probe(
+      'probe.undeclaredEvent',
+      '/probe-bad-event',
+      async (ctx) => {
+        await ctx.emit('content.deleted', { id: 'x' });
+        return { n: 1 };
+      },
+      { events: ['content.created'] },
+    ),
     probe('probe.undeclaredScope', '/probe-bad-scope', async (ctx) => {
-      await ctx.db.collection('probe_scope').find(ctx.scope.filter({ siteId: ctx.site._id }, { type: 'type' })).toArray();
+      await ctx.db
+        .collection('probe_scope')
+        .find(ctx.scope.filter({ siteId: ctx.site._id }, { type: 'type' }))
+        .toArray();
       return { n: 1 };
     }),
   ],

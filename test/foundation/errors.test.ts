@@ -25,8 +25,7 @@ describe('error answers', () => {
   });
   afterAll(() => world?.close());
 
-  const notes = () =>
-    world.services.mongo.db(world.defaultWorkspace.dbName).collection('test_notes').countDocuments({});
+  const notes = () => world.services.mongo.db(world.defaultWorkspace.dbName).collection('test_notes').countDocuments({});
 
   it('names the field that failed validation, and stores nothing', async () => {
     const before = await notes();

@@ -18,7 +18,12 @@ describe('feed cache', () => {
   it('keeps the entries that are read when full, and drops the oldest one nobody read', async () => {
     const { feed } = fakeFeed();
     const cache = createFeedCache<string>(feed, 3);
-    const put = (key: string) => cache.read(key, async () => `value ${key}`, () => [`topic:${key}`]);
+    const put = (key: string) =>
+      cache.read(
+        key,
+        async () => `value ${key}`,
+        () => [`topic:${key}`],
+      );
     await put('a');
     await put('b');
     await put('c');
@@ -38,7 +43,12 @@ describe('feed cache', () => {
     const { feed, change } = fakeFeed();
     const cache = createFeedCache<string>(feed, 10);
     let loads = 0;
-    const read = (key: string) => cache.read(key, async () => `value ${key} #${++loads}`, () => [`topic:${key}`]);
+    const read = (key: string) =>
+      cache.read(
+        key,
+        async () => `value ${key} #${++loads}`,
+        () => [`topic:${key}`],
+      );
     await read('a');
     await read('b');
     change('topic:a');

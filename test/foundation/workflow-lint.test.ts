@@ -14,11 +14,7 @@ describe('workflow lint rules', () => {
   });
 
   it('forbids value imports of activities but allows type imports', async () => {
-    expect(await lint("import { createActivities } from '../activities/index.ts';\nexport const x = createActivities;\n")).toContain(
-      'no-restricted-imports',
-    );
-    expect(await lint("import type { createActivities } from '../activities/index.ts';\nexport type X = typeof createActivities;\n")).toEqual(
-      [],
-    );
+    expect(await lint("import { createActivities } from '../activities/index.ts';\nexport const x = createActivities;\n")).toContain('no-restricted-imports');
+    expect(await lint("import type { createActivities } from '../activities/index.ts';\nexport type X = typeof createActivities;\n")).toEqual([]);
   });
 });

@@ -71,7 +71,7 @@ describe('MCP endpoint', () => {
     expect(JSON.stringify(result.content)).toMatch(/limit/);
   });
 
-  it('counts every tool call of a JSON-RPC batch: past the key\'s budget the rest are 429 tool errors and nothing of theirs runs', async () => {
+  it("counts every tool call of a JSON-RPC batch: past the key's budget the rest are 429 tool errors and nothing of theirs runs", async () => {
     const limit = 3;
     const calls = 7;
     await freshWindow(20);
@@ -110,7 +110,7 @@ describe('MCP endpoint', () => {
     expect(listed.json().data.filter((entry: { title: string }) => entry.title.startsWith(tag))).toHaveLength(limit);
   });
 
-  it('a batch spends the IP\'s budget too, one per tool call', async () => {
+  it("a batch spends the IP's budget too, one per tool call", async () => {
     await freshWindow(20);
     const { key } = await createApiKey(world, { capabilities: ['users:read'], rateLimitPerMin: 1000 });
     const remoteAddress = '203.0.113.78';

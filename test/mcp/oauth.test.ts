@@ -68,8 +68,7 @@ describe('OAuth 2.1 for agent clients', () => {
     return { code: location.searchParams.get('code')!, verifier };
   }
 
-  const token = (values: Record<string, string>) =>
-    world.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: form(values) });
+  const token = (values: Record<string, string>) => world.app.inject({ method: 'POST', url: '/oauth/token', headers: FORM, payload: form(values) });
 
   it('publishes discovery metadata, and the MCP 401 points at it', async () => {
     const resource = (await world.app.inject({ url: '/.well-known/oauth-protected-resource/api/mcp' })).json();
@@ -140,9 +139,21 @@ describe('OAuth 2.1 for agent clients', () => {
     expect(retry.json().error).toBe('invalid_grant');
 
     const second = await authorize();
-    const first = await token({ grant_type: 'authorization_code', code: second.code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: second.verifier });
+    const first = await token({
+      grant_type: 'authorization_code',
+      code: second.code,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_verifier: second.verifier,
+    });
     expect(first.statusCode).toBe(200);
-    const replay = await token({ grant_type: 'authorization_code', code: second.code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: second.verifier });
+    const replay = await token({
+      grant_type: 'authorization_code',
+      code: second.code,
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_verifier: second.verifier,
+    });
     expect(replay.json().error).toBe('invalid_grant');
     const afterReplay = await world.app.inject({
       method: 'POST',
@@ -203,7 +214,14 @@ describe('OAuth 2.1 for agent clients', () => {
     let foreignClient: string;
     const challenge = 'a'.repeat(43);
     const authorizeUrl = (values: Record<string, string>) => `/oauth/authorize?${form(values)}`;
-    const valid = () => ({ response_type: 'code', client_id: foreignClient, redirect_uri: FOREIGN, code_challenge: challenge, code_challenge_method: 'S256', state: 's' });
+    const valid = () => ({
+      response_type: 'code',
+      client_id: foreignClient,
+      redirect_uri: FOREIGN,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 's',
+    });
 
     beforeAll(async () => {
       // Anyone may register a client with a redirect URI of their own, before anyone signs in.
@@ -268,7 +286,8 @@ describe('OAuth 2.1 for agent clients', () => {
   describe('bounded client registration', () => {
     const collections = () => oauthCollections(world.services.mongo.db(world.defaultWorkspace.dbName));
     const db = () => collections().clients;
-    const register = (payload: unknown, remoteAddress: string) => world.app.inject({ method: 'POST', url: '/oauth/register', remoteAddress, payload: payload as Record<string, unknown> });
+    const register = (payload: unknown, remoteAddress: string) =>
+      world.app.inject({ method: 'POST', url: '/oauth/register', remoteAddress, payload: payload as Record<string, unknown> });
 
     it('refuses oversized or unsafe metadata with 400, storing nothing', async () => {
       const before = await db().countDocuments();
@@ -297,7 +316,8 @@ describe('OAuth 2.1 for agent clients', () => {
     it(`limits registrations to ${REGISTRATIONS_PER_IP_PER_MIN} per IP and minute (429, nothing stored beyond it)`, async () => {
       const before = await db().countDocuments();
       const answers = [];
-      for (let i = 0; i < 2 * REGISTRATIONS_PER_IP_PER_MIN + 1; i += 1) answers.push(await register({ redirect_uris: [REDIRECT], client_name: `burst ${i}` }, '127.0.2.1'));
+      for (let i = 0; i < 2 * REGISTRATIONS_PER_IP_PER_MIN + 1; i += 1)
+        answers.push(await register({ redirect_uris: [REDIRECT], client_name: `burst ${i}` }, '127.0.2.1'));
       // Twice the limit and one: even if a window turns over during the burst, one window is over its limit.
       const created = answers.filter((a) => a.statusCode === 201).length;
       const refused = answers.filter((a) => a.statusCode === 429);
@@ -319,7 +339,14 @@ describe('OAuth 2.1 for agent clients', () => {
         const existing = await db().countDocuments({ siteId });
         // Fill the site to its cap, with clients just registered (not yet expired).
         await db().insertMany(
-          Array.from({ length: MAX_CLIENTS_PER_SITE - existing }, (_, i) => ({ _id: `${filler}${i}`, siteId, name: 'filler', redirectUris: [REDIRECT], createdAt: now, grantedAt: null })),
+          Array.from({ length: MAX_CLIENTS_PER_SITE - existing }, (_, i) => ({
+            _id: `${filler}${i}`,
+            siteId,
+            name: 'filler',
+            redirectUris: [REDIRECT],
+            createdAt: now,
+            grantedAt: null,
+          })),
         );
         const full = await register({ redirect_uris: [REDIRECT] }, '127.0.3.1');
         expect(full.statusCode).toBe(429);
@@ -331,7 +358,16 @@ describe('OAuth 2.1 for agent clients', () => {
         await db().updateOne({ _id: `${filler}0` }, { $set: { grantedAt: old } });
         // A client stored before grants were recorded on it, whose grant exists: kept too.
         await db().updateOne({ _id: `${filler}1` }, { $unset: { grantedAt: '' } });
-        await collections().grants.insertOne({ _id: `${filler}grant`, siteId, clientId: `${filler}1`, userId: 'u', scope: [], resource: 'r', createdAt: old, revokedAt: null });
+        await collections().grants.insertOne({
+          _id: `${filler}grant`,
+          siteId,
+          clientId: `${filler}1`,
+          userId: 'u',
+          scope: [],
+          resource: 'r',
+          createdAt: old,
+          revokedAt: null,
+        });
         const after = await register({ redirect_uris: [REDIRECT] }, '127.0.3.1');
         expect(after.statusCode).toBe(201);
         expect(await db().countDocuments({ _id: { $regex: `^${filler}` } })).toBe(2);

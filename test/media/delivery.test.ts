@@ -111,8 +111,7 @@ describe('public media list', () => {
 
   it('answers 404 when the Public API switch is off, and lists again once it is back on', async () => {
     const headers = { ...(await mw.key(['settings:manage'])), 'content-type': 'application/json' };
-    const patch = (publicEnabled: boolean) =>
-      mw.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers, payload: { api: { publicEnabled } } });
+    const patch = (publicEnabled: boolean) => mw.app.inject({ method: 'PATCH', url: '/api/manage/v1/settings', headers, payload: { api: { publicEnabled } } });
     expect((await patch(false)).statusCode).toBe(200);
     const res = await get('/api/v1/media');
     expect(res.statusCode).toBe(404);
@@ -120,7 +119,6 @@ describe('public media list', () => {
     expect((await patch(true)).statusCode).toBe(200);
     expect((await get('/api/v1/media')).statusCode).toBe(200);
   });
-
 });
 
 it('needs no key for files but a key for the management list', async () => {

@@ -35,7 +35,12 @@ it('an upload cut off halfway leaves no chunks, no item and no quota reservation
 
   // And the next upload works normally.
   const next = multipartBody('ok.pdf', pdfOfSize(1000));
-  const res = await mw.app.inject({ method: 'POST', url: '/api/manage/v1/media', payload: next.payload, headers: { ...(await mw.key(ALL_MEDIA)), ...next.headers } });
+  const res = await mw.app.inject({
+    method: 'POST',
+    url: '/api/manage/v1/media',
+    payload: next.payload,
+    headers: { ...(await mw.key(ALL_MEDIA)), ...next.headers },
+  });
   expect(res.statusCode).toBe(201);
   expect((await mw.usage()).site).toBe(1000);
 });

@@ -71,19 +71,21 @@ export async function startMediaWorld(options: { siteQuotas?: Record<string, unk
 /** A multipart/form-data body with one file part, built by hand so tests control every byte. */
 export function multipartBody(filename: string, content: Buffer, type = 'application/octet-stream', field = 'file') {
   const boundary = `----media${randomBytes(8).toString('hex')}`;
-  const head = Buffer.from(
-    `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`,
-  );
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
   return { payload: Buffer.concat([head, content, tail]), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, head, tail };
 }
 
 export async function pngImage(width = 64, height = 48): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r: 20, g: 120, b: 200 } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r: 20, g: 120, b: 200 } } })
+    .png()
+    .toBuffer();
 }
 
 export async function jpegImage(width = 64, height = 48): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 10 } } }).jpeg().toBuffer();
+  return sharp({ create: { width, height, channels: 3, background: { r: 200, g: 80, b: 10 } } })
+    .jpeg()
+    .toBuffer();
 }
 
 /** A PDF of exactly `size` bytes (a minimal header, then padding): handy for byte-exact quota tests. */

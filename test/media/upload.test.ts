@@ -19,7 +19,12 @@ async function expectNothingStored() {
 
 describe('media upload: bad input changes nothing', () => {
   it('rejects a request without a file (400)', async () => {
-    const res = await mw.app.inject({ method: 'POST', url: '/api/manage/v1/media', headers: { ...await mw.key(ALL_MEDIA), 'content-type': 'application/json' }, payload: '{}' });
+    const res = await mw.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/media',
+      headers: { ...(await mw.key(ALL_MEDIA)), 'content-type': 'application/json' },
+      payload: '{}',
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().error).toMatch(/file/i);
     await expectNothingStored();
@@ -82,7 +87,15 @@ describe('media upload: accepted files', () => {
     const res = await upload(mw, 'Banner.PNG', png, { type: 'application/octet-stream' });
     expect(res.statusCode).toBe(201);
     const item = res.json();
-    expect(item).toMatchObject({ filename: 'Banner.PNG', mimeType: 'image/png', size: png.length, width: 64, height: 48, status: 'stored', uploadedBy: expect.any(String) });
+    expect(item).toMatchObject({
+      filename: 'Banner.PNG',
+      mimeType: 'image/png',
+      size: png.length,
+      width: 64,
+      height: 48,
+      status: 'stored',
+      uploadedBy: expect.any(String),
+    });
     expect(item.blurhash).toMatch(/^[0-9A-Za-z#$%*+,\-.:;=?@[\]^_{|}~]{6,}$/);
     expect(item.url).toBe(`/media/files/${item.id}/Banner.PNG`);
     expect(await mw.chunkCount(item.id)).toBe(1);

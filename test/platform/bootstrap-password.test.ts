@@ -15,9 +15,7 @@ const mongoUri = process.env.MONGODB_URI ?? 'mongodb://127.0.0.1:27117';
 
 afterAll(async () => {
   // Dropping a database a gateway still writes to trips the local engine ("Map … is closed"): wait for them to exit.
-  await Promise.all(
-    children.filter((child) => child.exitCode === null).map((child) => new Promise((exited) => child.once('exit', exited).kill('SIGTERM'))),
-  );
+  await Promise.all(children.filter((child) => child.exitCode === null).map((child) => new Promise((exited) => child.once('exit', exited).kill('SIGTERM'))));
   const client = await MongoClient.connect(mongoUri);
   try {
     const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
@@ -54,7 +52,8 @@ function startGateway(env: Record<string, string>): Promise<{ child: ChildProces
   });
 }
 
-const stop = (child: ChildProcess) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
+const stop = (child: ChildProcess) =>
+  new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))));
 
 describe('the generated administrator password', { timeout: 120_000 }, () => {
   it('goes to DATA_DIR/initial-admin-password (0600), never to the output; it signs in', async () => {

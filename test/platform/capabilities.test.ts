@@ -25,7 +25,12 @@ describe('platform capabilities and operators', () => {
   it('refuses platform routes to an operator key without platform capabilities, over REST, creating nothing', async () => {
     const { key } = await createApiKey(world, { capabilities: ['content:read'] });
     const before = (await call('GET', '/tenants')).json().data.length;
-    const denied = await call('POST', '/tenants', { name: 'Nope', domains: ['nope.example.test'], admin: { email: 'a@b.test', password: 'long enough password' } }, key);
+    const denied = await call(
+      'POST',
+      '/tenants',
+      { name: 'Nope', domains: ['nope.example.test'], admin: { email: 'a@b.test', password: 'long enough password' } },
+      key,
+    );
     expect(denied.statusCode).toBe(403);
     expect(denied.json()).toEqual({ error: 'Forbidden' });
     expect((await call('GET', '/tenants', undefined, key)).statusCode).toBe(403);
@@ -36,7 +41,12 @@ describe('platform capabilities and operators', () => {
     const { key } = await createApiKey(world, { capabilities: ['platform:read'] });
     expect((await call('GET', '/tenants', undefined, key)).statusCode).toBe(200);
     expect((await call('GET', '/operators', undefined, key)).statusCode).toBe(200);
-    const write = await call('POST', '/tenants', { name: 'Nope', domains: ['nope2.example.test'], admin: { email: 'a@b.test', password: 'long enough password' } }, key);
+    const write = await call(
+      'POST',
+      '/tenants',
+      { name: 'Nope', domains: ['nope2.example.test'], admin: { email: 'a@b.test', password: 'long enough password' } },
+      key,
+    );
     expect(write.statusCode).toBe(403);
     expect((await call('GET', '/tenants?q=nope2')).json().data).toEqual([]);
   });
@@ -50,7 +60,12 @@ describe('platform capabilities and operators', () => {
     expect(viaAdmin.statusCode).toBe(403);
     const role = await call('POST', '/roles', { name: 'Sneaky', capabilities: ['platform:manage'] });
     expect(role.statusCode).toBe(400);
-    const policy = await call('POST', '/users', { email: 'granted@example.test', password: 'long enough password', role: 'viewer', policy: { grant: ['platform:read'] } });
+    const policy = await call('POST', '/users', {
+      email: 'granted@example.test',
+      password: 'long enough password',
+      role: 'viewer',
+      policy: { grant: ['platform:read'] },
+    });
     expect(policy.statusCode).toBe(400);
     expect((await call('GET', '/users?limit=200')).json().data.map((u: { email: string }) => u.email)).not.toContain('granted@example.test');
   });
@@ -64,7 +79,11 @@ describe('platform capabilities and operators', () => {
     const base = await world.app.listen({ port: 0, host: '127.0.0.1' });
     const tools = async (key: string) => {
       const client = new Client({ name: 't', version: '1' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${base.replace('127.0.0.1', 'localhost')}/api/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${base.replace('127.0.0.1', 'localhost')}/api/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${key}` } },
+        }),
+      );
       const names = (await client.listTools()).tools.map((t) => t.name);
       await client.close();
       return names;
@@ -117,7 +136,10 @@ describe('platform capabilities and operators', () => {
     expect((await call('GET', '/operators')).json().data.map((o: { id: string }) => o.id)).toEqual([me._id]);
     expect((await call('GET', '/tenants')).statusCode).toBe(200);
     const doc = (await world.app.inject({ url: '/api/manage/v1/openapi.json' })).json();
-    for (const [path, method] of [['/users/{id}', 'delete'], ['/operators/{userId}', 'delete']]) {
+    for (const [path, method] of [
+      ['/users/{id}', 'delete'],
+      ['/operators/{userId}', 'delete'],
+    ]) {
       expect(doc.paths[path][method].responses['409'], `${method} ${path}`).toBeTruthy();
     }
 

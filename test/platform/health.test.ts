@@ -13,10 +13,15 @@ describe('health with a worker polling the task queue', () => {
   it('is ok once the worker polls for workflow and activity tasks', async () => {
     const { key } = await createApiKey(world, { capabilities: ['content:read'] });
     const health = async () => (await world.app.inject({ url: '/api/manage/v1/health', headers: { authorization: `Bearer ${key}` } })).json();
-    const body = await eventually(async () => {
-      const answer = await health();
-      return answer.status === 'ok' && answer;
-    }, 'health ok', 10_000, 250);
+    const body = await eventually(
+      async () => {
+        const answer = await health();
+        return answer.status === 'ok' && answer;
+      },
+      'health ok',
+      10_000,
+      250,
+    );
     expect(body.status).toBe('ok');
     expect(body.checks.worker.status).toBe('ok');
     expect(body.checks.worker.pollers.workflow).toBeGreaterThan(0);

@@ -56,14 +56,33 @@ describe('adversarial isolation: sessions, OAuth tokens, webhook deliveries', { 
     const clientId = registered.json().client_id;
     const verifier = randomBytes(32).toString('base64url');
     const resource = `http://${host}/api/manage/v1`;
-    const query = form({ response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', state: 's', scope: 'content:read content:update content:delete settings:manage', resource });
+    const query = form({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: REDIRECT,
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+      state: 's',
+      scope: 'content:read content:update content:delete settings:manage',
+      resource,
+    });
     const page = await inject('GET', `/oauth/authorize?${query}`, { host, cookie: side.cookie });
     expect(page.statusCode, page.body).toBe(200);
     const consent = /name="consent" value="([^"]+)"/.exec(page.body)![1].replace(/&quot;/g, '"');
-    const approved = await inject('POST', '/oauth/authorize', { ...FORM, host, cookie: side.cookie, origin: `http://${host}` }, form({ consent, decision: 'approve' }));
+    const approved = await inject(
+      'POST',
+      '/oauth/authorize',
+      { ...FORM, host, cookie: side.cookie, origin: `http://${host}` },
+      form({ consent, decision: 'approve' }),
+    );
     expect(approved.statusCode).toBe(302);
     const code = new URL(approved.headers.location as string).searchParams.get('code')!;
-    const token = await inject('POST', '/oauth/token', { ...FORM, host }, form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier, resource }));
+    const token = await inject(
+      'POST',
+      '/oauth/token',
+      { ...FORM, host },
+      form({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: REDIRECT, code_verifier: verifier, resource }),
+    );
     expect(token.statusCode, token.body).toBe(200);
     side.token = token.json().access_token;
   }
@@ -79,7 +98,9 @@ describe('adversarial isolation: sessions, OAuth tokens, webhook deliveries', { 
       await createTenant(call, `Creds ${side.host}`, side.host);
       side.key = await keyOnHost(world, side.host, [...CAPABILITIES]);
       // Port 9 on loopback: nothing listens, every attempt fails fast and is recorded.
-      side.hook = (await call('POST', '/webhooks', { name: 'h', url: 'http://127.0.0.1:9/h', events: ['content.created'] }, side.key, side.host)).json().endpoint.id;
+      side.hook = (
+        await call('POST', '/webhooks', { name: 'h', url: 'http://127.0.0.1:9/h', events: ['content.created'] }, side.key, side.host)
+      ).json().endpoint.id;
       await call('POST', '/webhooks', { name: 'h2', url: 'http://127.0.0.1:9/h2', events: ['user.created'] }, side.key, side.host);
       side.entry = (await call('POST', '/content', { title: `Secret of ${side.host}` }, side.key, side.host)).json().id;
       await call('POST', '/content', { title: `Second of ${side.host}` }, side.key, side.host);
@@ -87,17 +108,22 @@ describe('adversarial isolation: sessions, OAuth tokens, webhook deliveries', { 
       await oauthToken(side);
     }
     for (const side of [a, b]) {
-      const rows = await eventually(async () => {
-        const data = (await history(side)).json().data as { deliveryId: string }[];
-        return data.length > 0 && data;
-      }, `a delivery attempt recorded on ${side.host}`, 60_000, 200);
+      const rows = await eventually(
+        async () => {
+          const data = (await history(side)).json().data as { deliveryId: string }[];
+          return data.length > 0 && data;
+        },
+        `a delivery attempt recorded on ${side.host}`,
+        60_000,
+        200,
+      );
       side.delivery = rows[0].deliveryId;
     }
   });
   afterAll(() => world?.close());
 
   // Cookie sessions work on the admin surface (/api/…), the one the admin UI uses.
-  it('a cookie session of A is a generic 401 on B\'s hosts, for reads and writes, and changes nothing', async () => {
+  it("a cookie session of A is a generic 401 on B's hosts, for reads and writes, and changes nothing", async () => {
     expect((await inject('GET', '/api/webhooks', asSession(a))).statusCode).toBe(200);
     for (const url of ['/api/webhooks', '/api/auth/me', '/api/api-keys', '/api/webhooks/deliveries/history']) {
       const spoofed = await inject('GET', url, asSession(a, b.host));
@@ -109,12 +135,22 @@ describe('adversarial isolation: sessions, OAuth tokens, webhook deliveries', { 
     expect([401, 403]).toContain(write.statusCode);
     expect(write.json()).toEqual({ error: write.statusCode === 401 ? 'Unauthorized' : 'Forbidden' });
     // Even with B's origin forged on top, A's session is unknown on B.
-    const forged = await inject('PUT', `/api/webhooks/${b.hook}`, { ...asSession(a, b.host), origin: `http://${b.host}`, 'content-type': 'application/json' }, { name: 'pwned' });
+    const forged = await inject(
+      'PUT',
+      `/api/webhooks/${b.hook}`,
+      { ...asSession(a, b.host), origin: `http://${b.host}`, 'content-type': 'application/json' },
+      { name: 'pwned' },
+    );
     expect(forged.statusCode).toBe(401);
-    expect((await call('GET', '/webhooks', undefined, b.key, b.host)).json().data.map((h: { name: string }) => h.name).sort()).toEqual(['h', 'h2']);
+    expect(
+      (await call('GET', '/webhooks', undefined, b.key, b.host))
+        .json()
+        .data.map((h: { name: string }) => h.name)
+        .sort(),
+    ).toEqual(['h', 'h2']);
   });
 
-  it('a cookie session of A meets B\'s guessed ids as 404 and B\'s cursors as 400', async () => {
+  it("a cookie session of A meets B's guessed ids as 404 and B's cursors as 400", async () => {
     const json = { 'content-type': 'application/json' };
     expect((await inject('PUT', `/api/webhooks/${b.hook}`, { ...asSession(a), ...json }, { name: 'pwned' })).statusCode).toBe(404);
     expect((await inject('DELETE', `/api/webhooks/${b.hook}`, asSession(a))).statusCode).toBe(404);
@@ -129,31 +165,54 @@ describe('adversarial isolation: sessions, OAuth tokens, webhook deliveries', { 
     expect(foreign.statusCode).toBe(400);
     expect(foreign.json().error).toBeTruthy();
     // B is as it was: its endpoints, its key.
-    expect((await call('GET', '/webhooks', undefined, b.key, b.host)).json().data.map((h: { name: string }) => h.name).sort()).toEqual(['h', 'h2']);
+    expect(
+      (await call('GET', '/webhooks', undefined, b.key, b.host))
+        .json()
+        .data.map((h: { name: string }) => h.name)
+        .sort(),
+    ).toEqual(['h', 'h2']);
     expect((await inject('GET', '/api/api-keys', asSession(b))).json().data.find((k: { id: string }) => k.id === bKeys[0].id).status).toBe('active');
   });
 
-  it('an OAuth token of A is a 401 on B\'s hosts (Management API and MCP) and sees only A by id and cursor', async () => {
+  it("an OAuth token of A is a 401 on B's hosts (Management API and MCP) and sees only A by id and cursor", async () => {
     const own = await inject('GET', '/api/manage/v1/content', asToken(a));
     expect(own.statusCode).toBe(200);
-    expect(own.json().data.map((e: { title: string }) => e.title).sort()).toEqual([`Second of ${a.host}`, `Secret of ${a.host}`]);
+    expect(
+      own
+        .json()
+        .data.map((e: { title: string }) => e.title)
+        .sort(),
+    ).toEqual([`Second of ${a.host}`, `Secret of ${a.host}`]);
     const spoofed = await inject('GET', '/api/manage/v1/content', asToken(a, b.host));
     expect(spoofed.statusCode).toBe(401);
     expect(spoofed.json()).toEqual({ error: 'Unauthorized' });
-    expect((await inject('PATCH', `/api/manage/v1/content/${b.entry}`, { ...asToken(a, b.host), 'content-type': 'application/json' }, { title: 'pwned' })).statusCode).toBe(401);
-    const mcp = await inject('POST', '/api/mcp', { ...asToken(a, b.host), 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, { jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    expect(
+      (await inject('PATCH', `/api/manage/v1/content/${b.entry}`, { ...asToken(a, b.host), 'content-type': 'application/json' }, { title: 'pwned' }))
+        .statusCode,
+    ).toBe(401);
+    const mcp = await inject(
+      'POST',
+      '/api/mcp',
+      { ...asToken(a, b.host), 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+    );
     expect(mcp.statusCode).toBe(401);
 
     expect((await inject('GET', `/api/manage/v1/content/${b.entry}`, asToken(a))).statusCode).toBe(404);
-    expect((await inject('PATCH', `/api/manage/v1/content/${b.entry}`, { ...asToken(a), 'content-type': 'application/json' }, { title: 'pwned' })).statusCode).toBe(404);
+    expect(
+      (await inject('PATCH', `/api/manage/v1/content/${b.entry}`, { ...asToken(a), 'content-type': 'application/json' }, { title: 'pwned' })).statusCode,
+    ).toBe(404);
     expect((await inject('DELETE', `/api/manage/v1/content/${b.entry}`, asToken(a))).statusCode).toBe(404);
     const page = (await inject('GET', '/api/manage/v1/content?limit=1', asToken(b))).json();
     expect((await inject('GET', `/api/manage/v1/content?limit=1&cursor=${encodeURIComponent(page.page.nextCursor)}`, asToken(a))).statusCode).toBe(400);
     expect((await call('GET', `/content/${b.entry}`, undefined, b.key, b.host)).json().title).toBe(`Secret of ${b.host}`);
   });
 
-  it('webhook delivery history and redelivery of A are out of B\'s reach (and back)', async () => {
-    for (const [own, other] of [[a, b], [b, a]]) {
+  it("webhook delivery history and redelivery of A are out of B's reach (and back)", async () => {
+    for (const [own, other] of [
+      [a, b],
+      [b, a],
+    ]) {
       const rows = (await history(own)).json().data as { deliveryId: string; endpointId: string }[];
       expect(rows.length).toBeGreaterThan(0);
       expect(rows.every((r) => r.endpointId === own.hook)).toBe(true);

@@ -22,14 +22,21 @@ describe('adversarial isolation between workspaces', () => {
       side.entry = (await call('POST', '/content', { title: `Secret of ${side.host}` }, side.key, side.host)).json().id;
       await call('POST', '/content', { title: `Second of ${side.host}` }, side.key, side.host);
       const body = multipartBody('doc.pdf', pdfOfSize(300));
-      const up = await world.app.inject({ method: 'POST', url: '/api/manage/v1/media', payload: body.payload, headers: { authorization: `Bearer ${side.key}`, host: side.host, ...body.headers } });
+      const up = await world.app.inject({
+        method: 'POST',
+        url: '/api/manage/v1/media',
+        payload: body.payload,
+        headers: { authorization: `Bearer ${side.key}`, host: side.host, ...body.headers },
+      });
       side.media = up.json().id;
-      side.hook = (await call('POST', '/webhooks', { name: 'h', url: 'http://127.0.0.1:9/h', events: ['content.created'] }, side.key, side.host)).json().endpoint.id;
+      side.hook = (
+        await call('POST', '/webhooks', { name: 'h', url: 'http://127.0.0.1:9/h', events: ['content.created'] }, side.key, side.host)
+      ).json().endpoint.id;
     }
   });
   afterAll(() => world?.close());
 
-  it('a key only works on its own workspace\'s hosts (Host spoofing is a generic 401)', async () => {
+  it("a key only works on its own workspace's hosts (Host spoofing is a generic 401)", async () => {
     const spoofed = await call('GET', '/content', undefined, a.key, b.host);
     expect(spoofed.statusCode).toBe(401);
     expect(spoofed.json()).toEqual({ error: 'Unauthorized' });
@@ -50,7 +57,7 @@ describe('adversarial isolation between workspaces', () => {
     expect((await call('GET', '/webhooks', undefined, a.key, a.host)).json().data.map((h: { id: string }) => h.id)).toEqual([a.hook]);
   });
 
-  it('media files of one workspace are not served on the other\'s hosts', async () => {
+  it("media files of one workspace are not served on the other's hosts", async () => {
     const own = await world.app.inject({ url: `/media/files/${a.media}/doc.pdf`, headers: { host: a.host } });
     expect(own.statusCode).toBe(200);
     const foreign = await world.app.inject({ url: `/media/files/${a.media}/doc.pdf`, headers: { host: b.host } });
@@ -64,14 +71,19 @@ describe('adversarial isolation between workspaces', () => {
     expect(foreign.statusCode).toBe(400);
   });
 
-  it('a workspace administrator\'s key reaches no platform route, nor the other workspace\'s usage', async () => {
-    for (const [method, url] of [['GET', '/tenants'], ['GET', '/operators'], ['PUT', '/tenants/x/quotas'], ['GET', `/tenants/${world.defaultWorkspace.id}/usage`]]) {
+  it("a workspace administrator's key reaches no platform route, nor the other workspace's usage", async () => {
+    for (const [method, url] of [
+      ['GET', '/tenants'],
+      ['GET', '/operators'],
+      ['PUT', '/tenants/x/quotas'],
+      ['GET', `/tenants/${world.defaultWorkspace.id}/usage`],
+    ]) {
       const res = await call(method, url, method === 'PUT' ? { quotas: {} } : undefined, a.key, a.host);
       expect(res.statusCode, url).toBe(403);
     }
   });
 
-  it('an MCP session with A\'s key cannot be opened on B\'s host', async () => {
+  it("an MCP session with A's key cannot be opened on B's host", async () => {
     const res = await world.app.inject({
       method: 'POST',
       url: '/api/mcp',

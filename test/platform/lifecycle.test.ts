@@ -32,7 +32,10 @@ describe('workspace lifecycle through the workspace actor', () => {
     expect(row?.provisioning).toBeUndefined();
     expect(row?.indexVersion).toBe(workspaceIndexVersion(world.services.features));
     const domains = await platformCollections(world.services).domains.find({ workspaceId: tenant.id }).toArray();
-    expect(domains.map((d) => [d._id, d.siteId]).sort()).toEqual([['round.example.test', site.id], ['www.round.example.test', site.id]]);
+    expect(domains.map((d) => [d._id, d.siteId]).sort()).toEqual([
+      ['round.example.test', site.id],
+      ['www.round.example.test', site.id],
+    ]);
     const indexes = await world.services.mongo.db(row!.dbName).collection('users').indexes();
     expect(indexes.some((index) => index.unique && 'email' in index.key)).toBe(true);
     const login = await on('round.example.test', '/api/auth/login', { origin: 'http://round.example.test' }, 'POST', newAdmin);
@@ -51,7 +54,11 @@ describe('workspace lifecycle through the workspace actor', () => {
     const { domains, sites } = platformCollections(world.services);
     const round = (await domains.findOne({ _id: 'round.example.test' }))!;
     const sitesBefore = await sites.countDocuments({ workspaceId: round.workspaceId });
-    const site = await call('POST', `/tenants/${round.workspaceId}/sites`, { name: 'Clash', domains: ['fresh.example.test', 'www.round.example.test'], admin: newAdmin });
+    const site = await call('POST', `/tenants/${round.workspaceId}/sites`, {
+      name: 'Clash',
+      domains: ['fresh.example.test', 'www.round.example.test'],
+      admin: newAdmin,
+    });
     expect(site.statusCode).toBe(409);
     expect(site.json()).toEqual({ error: 'Domain already in use: www.round.example.test' });
     expect(await domains.findOne({ _id: 'fresh.example.test' })).toBeNull();
@@ -76,7 +83,13 @@ describe('workspace lifecycle through the workspace actor', () => {
       expect(answer.statusCode, `${url} ${answer.body}`).toBe(404);
       expect(answer.json(), url).toEqual({ error: 'Unknown site' });
     }
-    for (const [url, method] of [['/api/auth/me', 'GET'], ['/api/manage/v1/health', 'GET'], ['/api/mcp', 'POST'], ['/admin', 'GET'], ['/.well-known/oauth-authorization-server', 'GET']]) {
+    for (const [url, method] of [
+      ['/api/auth/me', 'GET'],
+      ['/api/manage/v1/health', 'GET'],
+      ['/api/mcp', 'POST'],
+      ['/admin', 'GET'],
+      ['/.well-known/oauth-authorization-server', 'GET'],
+    ]) {
       const answer = await on(host, url, { cookie }, method, method === 'POST' ? {} : undefined);
       expect(answer.statusCode, url).toBe(423);
       expect(answer.json(), url).toEqual({ error: 'Workspace suspended' });
@@ -129,15 +142,28 @@ describe('workspace lifecycle through the workspace actor', () => {
     const db = world.services.mongo.db(row.dbName);
     // A scheduled entry with its running schedule workflow, and a pending webhook delivery.
     const entryId = 'entry-scheduled';
-    await db.collection('content_entries').insertOne({ _id: entryId as never, siteId: site.id, schedule: { publishOn: new Date('2099-01-01'), unpublishOn: null, token: 't' } });
+    await db
+      .collection('content_entries')
+      .insertOne({ _id: entryId as never, siteId: site.id, schedule: { publishOn: new Date('2099-01-01'), unpublishOn: null, token: 't' } });
     const schedule = await world.services.temporal.client.workflow.start('scheduleEntryWorkflow', {
       taskQueue: world.services.temporal.taskQueue,
       workflowId: scheduleWorkflowId(tenant.id, entryId),
       args: [{ workspaceId: tenant.id, siteId: site.id, entryId, token: 't', publishOn: '2099-01-01T00:00:00.000Z', unpublishOn: null }],
     });
     await eventCollections(db).deliveries.insertOne({
-      _id: 'delivery-pending', siteId: site.id, endpointId: 'e', event: 'entry.published', body: '{}', status: 'pending',
-      attempts: 0, responseCode: null, error: null, redeliveryOf: null, createdAt: new Date(), updatedAt: new Date(), finishedAt: null,
+      _id: 'delivery-pending',
+      siteId: site.id,
+      endpointId: 'e',
+      event: 'entry.published',
+      body: '{}',
+      status: 'pending',
+      attempts: 0,
+      responseCode: null,
+      error: null,
+      redeliveryOf: null,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+      finishedAt: null,
     });
 
     const deleted = await call('DELETE', `/tenants/${tenant.id}`);
@@ -207,8 +233,13 @@ describe('lifecycle routes without a worker', () => {
   });
   afterAll(async () => {
     // The actors started here wait for a worker that never comes.
-    for await (const info of world.services.temporal.client.workflow.list({ query: `TaskQueue = '${world.config.TEMPORAL_TASK_QUEUE}' AND ExecutionStatus = 'Running'` })) {
-      await world.services.temporal.client.workflow.getHandle(info.workflowId).terminate('test over').catch(() => undefined);
+    for await (const info of world.services.temporal.client.workflow.list({
+      query: `TaskQueue = '${world.config.TEMPORAL_TASK_QUEUE}' AND ExecutionStatus = 'Running'`,
+    })) {
+      await world.services.temporal.client.workflow
+        .getHandle(info.workflowId)
+        .terminate('test over')
+        .catch(() => undefined);
     }
     await world?.close();
   });

@@ -13,7 +13,8 @@ import { isLoopback, requestHost } from '../../services/core/tenants.ts';
 describe('the local host names', () => {
   it('map to the default site only for a loopback peer or a loopback-only listener', () => {
     for (const address of ['127.0.0.1', '127.8.9.10', '::1', '[::1]', '::ffff:127.0.0.1', 'localhost']) expect(isLoopback(address), address).toBe(true);
-    for (const address of ['10.0.0.1', '203.0.113.7', '::ffff:10.0.0.1', '0.0.0.0', '::', '2001:db8::1', '128.0.0.1', '', undefined]) expect(isLoopback(address), String(address)).toBe(false);
+    for (const address of ['10.0.0.1', '203.0.113.7', '::ffff:10.0.0.1', '0.0.0.0', '::', '2001:db8::1', '128.0.0.1', '', undefined])
+      expect(isLoopback(address), String(address)).toBe(false);
     for (const host of ['localhost', 'LOCALHOST:3000', '127.0.0.1:80', '[::1]:3000']) {
       expect(requestHost(host, '127.0.0.1', '0.0.0.0'), host).not.toBe('');
       expect(requestHost(host, '::1', '::'), host).not.toBe('');
@@ -53,7 +54,13 @@ describe('a gateway on a public listener', () => {
       }
     }
     // Signing in to the platform site from elsewhere finds no site either.
-    const login = await world.app.inject({ method: 'POST', url: '/api/auth/login', headers: { host: 'localhost', origin: 'http://localhost' }, payload: world.admin, remoteAddress: '203.0.113.7' });
+    const login = await world.app.inject({
+      method: 'POST',
+      url: '/api/auth/login',
+      headers: { host: 'localhost', origin: 'http://localhost' },
+      payload: world.admin,
+      remoteAddress: '203.0.113.7',
+    });
     expect(login.statusCode).toBe(404);
     expect(login.headers['set-cookie']).toBeUndefined();
     // Over a real loopback connection (through the lanes' server) it works.
@@ -63,15 +70,24 @@ describe('a gateway on a public listener', () => {
   it('the public lane in front of Fastify applies the same rule', async () => {
     const lane = world.app.publicLane;
     // Read until the lane holds the answer (the feed settles the site's state a poll later).
-    await eventually(async () => {
-      const before = lane.answered;
-      await socketGet(port, '/api/v1/content?limit=3');
-      return lane.answered > before ? true : undefined;
-    }, 'a held public answer', 20_000);
+    await eventually(
+      async () => {
+        const before = lane.answered;
+        await socketGet(port, '/api/v1/content?limit=3');
+        return lane.answered > before ? true : undefined;
+      },
+      'a held public answer',
+      20_000,
+    );
 
     const fake = (remoteAddress: string) => {
       const written: number[] = [];
-      const request = { method: 'GET', url: '/api/v1/content?limit=3', headers: { host: 'localhost' }, socket: { remoteAddress } } as unknown as IncomingMessage;
+      const request = {
+        method: 'GET',
+        url: '/api/v1/content?limit=3',
+        headers: { host: 'localhost' },
+        socket: { remoteAddress },
+      } as unknown as IncomingMessage;
       const response = { writeHead: (status: number) => written.push(status), end: () => undefined, statusCode: 200 } as unknown as ServerResponse;
       return { answered: lane.answer(request, response), written };
     };

@@ -27,7 +27,15 @@ describe('platform quotas', () => {
 
   it('refuses unknown names, bad values and workspace-only limits on a site (400), changing nothing', async () => {
     expect((await setSite({ entries: 100, comments: true })).statusCode).toBe(200);
-    for (const bad of [{ entriez: 1 }, { entries: -1 }, { entries: 1.5 }, { graphql: 'no' }, { mediaTypes: ['not a type'] }, { sites: 2 }, { requestsPerMinute: 10 }]) {
+    for (const bad of [
+      { entriez: 1 },
+      { entries: -1 },
+      { entries: 1.5 },
+      { graphql: 'no' },
+      { mediaTypes: ['not a type'] },
+      { sites: 2 },
+      { requestsPerMinute: 10 },
+    ]) {
       const res = await setSite(bad);
       expect(res.statusCode, JSON.stringify(bad)).toBe(400);
       expect(res.json().error).toBeTruthy();
@@ -62,14 +70,21 @@ describe('platform quotas', () => {
     const before = (await usage(`/sites/${siteId}/usage`)).quotas;
     await setSite({ users: before.users.used + 1, apiKeys: before.apiKeys.used + 1, webhookEndpoints: before.webhookEndpoints.used + 1 });
 
-    const users = await Promise.all(Array.from({ length: 10 }, (_, i) => call('POST', '/users', { email: `race${i}@example.test`, password: 'long enough password', role: 'viewer' })));
+    const users = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => call('POST', '/users', { email: `race${i}@example.test`, password: 'long enough password', role: 'viewer' })),
+    );
     expect(codes(users)).toEqual([201, ...Array(9).fill(403)]);
     expect(users.find((r) => r.statusCode === 403)!.json().error).toBe('Quota exceeded: users');
 
     const session = await signIn(world);
     const keys = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        world.app.inject({ method: 'POST', url: '/api/api-keys', headers: { cookie: session.cookie, origin: session.origin }, payload: { name: `k${i}`, capabilities: ['content:read'] } }),
+        world.app.inject({
+          method: 'POST',
+          url: '/api/api-keys',
+          headers: { cookie: session.cookie, origin: session.origin },
+          payload: { name: `k${i}`, capabilities: ['content:read'] },
+        }),
       ),
     );
     expect(codes(keys)).toEqual([201, ...Array(9).fill(403)]);
@@ -134,7 +149,12 @@ describe('platform quotas', () => {
     const { key } = await createApiKey(world, { capabilities: ['media:read', 'media:upload'] });
     const send = (content: Buffer, name = 'a.pdf') => {
       const body = multipartBody(name, content);
-      return world.app.inject({ method: 'POST', url: '/api/manage/v1/media', payload: body.payload, headers: { authorization: `Bearer ${key}`, ...body.headers } });
+      return world.app.inject({
+        method: 'POST',
+        url: '/api/manage/v1/media',
+        payload: body.payload,
+        headers: { authorization: `Bearer ${key}`, ...body.headers },
+      });
     };
     await setSite({ mediaFileSize: 2000 });
     const big = await send(pdfOfSize(2001));

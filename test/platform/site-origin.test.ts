@@ -35,27 +35,54 @@ describe('media and page links of a site follow the same rule', { timeout: 240_0
     const operator = await operatorKey(world);
     call = caller(world, () => operator);
     await createTenant(call, 'Links', host);
-    key = await keyOnHost(world, host, ['content:read', 'content:create', 'content:update', 'content:publish', 'media:read', 'media:upload', 'settings:read', 'settings:manage']);
+    key = await keyOnHost(world, host, [
+      'content:read',
+      'content:create',
+      'content:update',
+      'content:publish',
+      'media:read',
+      'media:upload',
+      'settings:read',
+      'settings:manage',
+    ]);
   });
   afterAll(() => world?.close());
 
-  it('media URLs, canonical links, sitemap, feed and robots.txt use the site host with PUBLIC_BASE_URL\'s scheme and port', async () => {
+  it("media URLs, canonical links, sitemap, feed and robots.txt use the site host with PUBLIC_BASE_URL's scheme and port", async () => {
     const body = multipartBody('doc.pdf', pdfOfSize(300));
-    const up = await world.app.inject({ method: 'POST', url: '/api/manage/v1/media', payload: body.payload, headers: { authorization: `Bearer ${key}`, host, ...body.headers } });
+    const up = await world.app.inject({
+      method: 'POST',
+      url: '/api/manage/v1/media',
+      payload: body.payload,
+      headers: { authorization: `Bearer ${key}`, host, ...body.headers },
+    });
     expect(up.statusCode).toBe(201);
     const media = up.json();
     expect(media.url).toBe(`${origin}/media/files/${media.id}/doc.pdf`);
     // The link works on that host (the port is the proxy's or the local one; the Host header carries it).
     expect((await world.app.inject({ url: new URL(media.url).pathname, headers: { host: `${host}:8080` } })).statusCode).toBe(200);
 
-    const entry = (await call('POST', '/content', { title: 'Linked page', slug: 'linked', blocks: { version: 1, blocks: [{ type: 'file', mediaId: media.id, name: 'doc' }] } }, key, host)).json();
+    const entry = (
+      await call(
+        'POST',
+        '/content',
+        { title: 'Linked page', slug: 'linked', blocks: { version: 1, blocks: [{ type: 'file', mediaId: media.id, name: 'doc' }] } },
+        key,
+        host,
+      )
+    ).json();
     expect((await call('POST', `/content/${entry.id}/publish`, undefined, key, host)).statusCode).toBe(200);
     const run = await call('POST', '/static-export/run', { mode: 'full' }, key, host);
     expect(run.statusCode).toBe(202);
-    const finished = await eventually(async () => {
-      const s = (await call('GET', '/static-export', undefined, key, host)).json();
-      return s.status === 'idle' && s.lastRun?.requestIds.includes(run.json().requestId) && s;
-    }, 'the export run to finish', 180_000, 200);
+    const finished = await eventually(
+      async () => {
+        const s = (await call('GET', '/static-export', undefined, key, host)).json();
+        return s.status === 'idle' && s.lastRun?.requestIds.includes(run.json().requestId) && s;
+      },
+      'the export run to finish',
+      180_000,
+      200,
+    );
     expect(finished.lastRun.status).toBe('succeeded');
     const scope = (await createSiteResolver(world.services).resolve(host))!;
     const db = world.services.workspaceDb(scope.workspace);

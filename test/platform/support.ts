@@ -44,10 +44,15 @@ export const workspaceRow = (world: World, id: string) => platformCollections(wo
 
 /** The workspace row once `done` holds (the worker finishing a step), or fails after `ms`. */
 export function waitForWorkspace(world: World, id: string, done: (w: Workspace) => boolean, ms = 60_000): Promise<Workspace> {
-  return eventually(async () => {
-    const row = await workspaceRow(world, id);
-    return row && done(row) ? row : null;
-  }, `workspace ${id} to reach its state`, ms, 100);
+  return eventually(
+    async () => {
+      const row = await workspaceRow(world, id);
+      return row && done(row) ? row : null;
+    },
+    `workspace ${id} to reach its state`,
+    ms,
+    100,
+  );
 }
 
 export async function databaseNames(world: World): Promise<string[]> {
@@ -63,7 +68,12 @@ export async function keyOnHost(world: World, host: string, capabilities: Capabi
   if (!owner) throw new Error('owner not found');
   const access = await loadUserAccess(ctx.db, ctx.site._id, owner._id);
   const { key } = await createKey(ctx, { userId: owner._id, capabilities: access!.capabilities }, { name: 'tenant key', capabilities });
-  await writeKeySettings(ctx.db, ctx.site._id, { ...DEFAULT_KEY_SETTINGS, enabled: true, defaultRateLimitPerMin: TEST_DEFAULT_RATE_LIMIT }, world.services.clock.now());
+  await writeKeySettings(
+    ctx.db,
+    ctx.site._id,
+    { ...DEFAULT_KEY_SETTINGS, enabled: true, defaultRateLimitPerMin: TEST_DEFAULT_RATE_LIMIT },
+    world.services.clock.now(),
+  );
   return key;
 }
 

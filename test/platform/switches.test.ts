@@ -93,7 +93,11 @@ describe('platform feature switches', () => {
     const entry = (await call('POST', '/content', { title: 'Talk', slug: 'talk' })).json();
     expect((await call('POST', `/content/${entry.id}/publish`, {})).statusCode).toBe(200);
     const comment = () =>
-      world.app.inject({ method: 'POST', url: '/api/comments/v1/content/talk/comments', payload: { authorName: 'Ann', authorEmail: 'ann@example.test', body: 'Nice post' } });
+      world.app.inject({
+        method: 'POST',
+        url: '/api/comments/v1/content/talk/comments',
+        payload: { authorName: 'Ann', authorEmail: 'ann@example.test', body: 'Nice post' },
+      });
     await setSite({ comments: false });
     refused(await comment(), 'comments');
     await setSite({});

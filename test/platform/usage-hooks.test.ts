@@ -21,8 +21,14 @@ describe('usage through Feature hooks', () => {
     // A site of its own in the default workspace database, so the figures are known exactly.
     const db = world.services.workspaceDb(workspace);
     const siteId = site._id;
-    await db.collection('users').insertMany([{ siteId, email: 'a@probe.test' }, { siteId, email: 'b@probe.test' }] as never[]);
-    await db.collection('api_keys').insertMany([{ siteId, lookup: 'probe-1', status: 'active' }, { siteId, lookup: 'probe-2', status: 'revoked' }] as never[]);
+    await db.collection('users').insertMany([
+      { siteId, email: 'a@probe.test' },
+      { siteId, email: 'b@probe.test' },
+    ] as never[]);
+    await db.collection('api_keys').insertMany([
+      { siteId, lookup: 'probe-1', status: 'active' },
+      { siteId, lookup: 'probe-2', status: 'revoked' },
+    ] as never[]);
     await db.collection('content_entries').insertMany([
       { siteId, locale: 'en', slug: 'one', trashedAt: null },
       { siteId, locale: 'en', slug: 'two', trashedAt: null },

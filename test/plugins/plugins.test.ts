@@ -17,7 +17,10 @@ function registerTestPlugins(pw: PluginWorld) {
     version: '0.0.1',
     description: 'Activation always throws.',
     register(api) {
-      api.addFilter<Array<{ event: string }>>('webhook.eventTypes', (events) => [...events, { event: 'broken.event', description: 'never', data: {} } as never]);
+      api.addFilter<Array<{ event: string }>>('webhook.eventTypes', (events) => [
+        ...events,
+        { event: 'broken.event', description: 'never', data: {} } as never,
+      ]);
     },
     async activate() {
       throw new Error('missing prerequisite: the moon');
@@ -150,7 +153,10 @@ describe('plugin host', { timeout: 180_000 }, () => {
     // Its filters never apply.
     expect(await eventNames()).not.toContain('broken.event');
     const ctx = await pw.site();
-    await checkHistory(pw.world.services.temporal.client.workflow.getHandle(pluginActivationWorkflowId(ctx.workspace._id, ctx.site._id, 'broken')), 'plugin-activation-failed');
+    await checkHistory(
+      pw.world.services.temporal.client.workflow.getHandle(pluginActivationWorkflowId(ctx.workspace._id, ctx.site._id, 'broken')),
+      'plugin-activation-failed',
+    );
   });
 
   it('refuses activation without plugins:activate (403), without a key (401), and for an unknown plugin (404)', async () => {
@@ -226,7 +232,9 @@ describe('plugin host', { timeout: 180_000 }, () => {
     });
     const results = (batch.json() as Array<{ result: { isError?: boolean; content: Array<{ text: string }> } }>).map((answer) => answer.result);
     expect(results.filter((result) => !result.isError)).toHaveLength(2);
-    expect(results.filter((result) => result.isError).map((result) => JSON.parse(result.content[0].text))).toEqual([{ error: 'Too many requests', status: 429 }]);
+    expect(results.filter((result) => result.isError).map((result) => JSON.parse(result.content[0].text))).toEqual([
+      { error: 'Too many requests', status: 429 },
+    ]);
     const none = await pw.world.services.hooks.applyFilters<Array<{ name: string }>>('mcp.tools', [], {});
     expect(none).toEqual([]);
   });

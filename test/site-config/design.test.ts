@@ -29,7 +29,12 @@ describe('template parts and headers', () => {
     expect((await get('/template-parts/header', reader)).customized).toBe(false);
     const put = await sw.manage('PUT', '/template-parts/header-minimal', { area: 'header', title: 'Minimal', blocks: blocks('logo') });
     expect(put.statusCode).toBe(200);
-    expect(await get('/template-parts/header-minimal', reader)).toMatchObject({ part: 'header-minimal', area: 'header', customized: true, blocks: blocks('logo') });
+    expect(await get('/template-parts/header-minimal', reader)).toMatchObject({
+      part: 'header-minimal',
+      area: 'header',
+      customized: true,
+      blocks: blocks('logo'),
+    });
     const headers = await get('/headers', reader);
     expect(headers.default).toBe('header');
     expect(headers.data.map((h: { part: string }) => h.part)).toEqual(['header', 'header-minimal']);
@@ -130,7 +135,12 @@ describe('widgets', () => {
 
 describe('patterns, reusable blocks, error pages', () => {
   it('imports, exports, replaces and deletes library items', async () => {
-    const imported = await sw.manage('PUT', '/patterns', { items: [{ slug: 'hero', title: 'Hero', blocks: blocks('hero') }, { slug: 'cta', title: 'Call to action', blocks: blocks('cta') }] });
+    const imported = await sw.manage('PUT', '/patterns', {
+      items: [
+        { slug: 'hero', title: 'Hero', blocks: blocks('hero') },
+        { slug: 'cta', title: 'Call to action', blocks: blocks('cta') },
+      ],
+    });
     expect(imported.statusCode).toBe(200);
     const exported = await get('/patterns', reader);
     expect(exported.data.map((p: { slug: string }) => p.slug).sort()).toEqual(['cta', 'hero']);
@@ -152,8 +162,31 @@ describe('patterns, reusable blocks, error pages', () => {
 
   it('refuses bad imports as a whole', async () => {
     await sw.manage('PUT', '/reusable-blocks', { items: [{ slug: 'keep', title: 'Keep', blocks: blocks('k') }] });
-    await refused('PUT', '/reusable-blocks', { items: [{ slug: 'ok', title: 'Ok', blocks: blocks('x') }, { slug: 'BAD SLUG', title: 'x', blocks: blocks('x') }], replace: true }, 400, '/reusable-blocks');
-    await refused('PUT', '/reusable-blocks', { items: [{ slug: 'twice', title: 'a', blocks: blocks('a') }, { slug: 'twice', title: 'b', blocks: blocks('b') }] }, 400, '/reusable-blocks');
+    await refused(
+      'PUT',
+      '/reusable-blocks',
+      {
+        items: [
+          { slug: 'ok', title: 'Ok', blocks: blocks('x') },
+          { slug: 'BAD SLUG', title: 'x', blocks: blocks('x') },
+        ],
+        replace: true,
+      },
+      400,
+      '/reusable-blocks',
+    );
+    await refused(
+      'PUT',
+      '/reusable-blocks',
+      {
+        items: [
+          { slug: 'twice', title: 'a', blocks: blocks('a') },
+          { slug: 'twice', title: 'b', blocks: blocks('b') },
+        ],
+      },
+      400,
+      '/reusable-blocks',
+    );
     await refused('PUT', '/error-pages', { items: [{ code: 418, title: 'Teapot', blocks: blocks('t') }] }, 400, '/error-pages');
     await refused('PUT', '/patterns', { items: [{ slug: 'x', title: 'X' }] }, 400, '/patterns');
     await refused('DELETE', '/patterns?slug=none', undefined, 404, '/patterns');

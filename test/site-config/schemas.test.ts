@@ -8,7 +8,9 @@ import { emailTemplatesFeature } from '../../services/email-templates/feature.ts
 import { cookiesFeature } from '../../services/cookies/feature.ts';
 import { analyticsFeature } from '../../services/analytics/feature.ts';
 
-const operations = [commentsFeature, designFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature].flatMap((f) => [...f.operations]);
+const operations = [commentsFeature, designFeature, redirectsFeature, emailTemplatesFeature, cookiesFeature, analyticsFeature].flatMap((f) => [
+  ...f.operations,
+]);
 
 // No engines needed: the OpenAPI document and the MCP tool list are generated from these schemas,
 // so one that cannot be turned into JSON Schema would break both for every caller.
@@ -22,7 +24,14 @@ describe('site-config operation schemas', () => {
   });
 
   it('require a capability on every Management route (public only for the comment form, approved comments, the redirect lookup and the design reads)', () => {
-    const designReads = ['public.design.headers', 'public.design.templateParts', 'public.design.templatePart', 'public.design.template', 'public.design.widgets', 'public.design.permalinks'];
+    const designReads = [
+      'public.design.headers',
+      'public.design.templateParts',
+      'public.design.templatePart',
+      'public.design.template',
+      'public.design.widgets',
+      'public.design.permalinks',
+    ];
     for (const op of operations) {
       if (op.surface === 'public') expect(['public.comments.list', 'public.redirects.resolve', ...designReads]).toContain(op.id);
       else if (op.surface === 'comments') expect(op.id).toBe('comments.submit');

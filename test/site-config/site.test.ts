@@ -87,8 +87,14 @@ describe('e-mail templates', () => {
     });
     expect(put.statusCode).toBe(200);
     expect(put.json()).toMatchObject({ customized: true, preview: { subject: 'Comment by Grace Hopper' } });
-    const preview = await sw.manage('POST', '/email-templates/comment-notification/preview', { data: { commentBody: '<script>x</script> & "q"', commentAuthor: 'Eve\r\nBcc: all' } });
-    expect(preview.json()).toEqual({ subject: 'Comment by Eve Bcc: all', html: '<p>&lt;script&gt;x&lt;/script&gt; &amp; &quot;q&quot;</p>', text: '<script>x</script> & "q"' });
+    const preview = await sw.manage('POST', '/email-templates/comment-notification/preview', {
+      data: { commentBody: '<script>x</script> & "q"', commentAuthor: 'Eve\r\nBcc: all' },
+    });
+    expect(preview.json()).toEqual({
+      subject: 'Comment by Eve Bcc: all',
+      html: '<p>&lt;script&gt;x&lt;/script&gt; &amp; &quot;q&quot;</p>',
+      text: '<script>x</script> & "q"',
+    });
     const restored = await sw.manage('DELETE', '/email-templates/comment-notification');
     expect(restored.json()).toMatchObject({ customized: false, updatedAt: null });
     expect(restored.json().subject).toContain('New comment');
@@ -137,11 +143,22 @@ describe('analytics', () => {
   it('counts entries, media and comments of the site', async () => {
     await sw.published({ title: 'Live', slug: 'live' });
     await sw.manage('POST', '/content', { title: 'Draft', slug: 'draft' });
-    const comment = await sw.world.app.inject({ method: 'POST', url: '/api/comments/v1/content/live/comments', payload: { authorName: 'A', authorEmail: 'a@example.org', body: 'hi' } });
+    const comment = await sw.world.app.inject({
+      method: 'POST',
+      url: '/api/comments/v1/content/live/comments',
+      payload: { authorName: 'A', authorEmail: 'a@example.org', body: 'hi' },
+    });
     expect(comment.statusCode).toBe(201);
     // Media rows written straight to the real collection: only their counts and sizes matter here.
     const ctx = await defaultSiteContext(sw.world);
-    const media = (id: string, size: number, status: string) => ({ _id: id, siteId: ctx.site._id, status, filename: `${id}.png`, size, trashedAt: status === 'trashed' ? new Date() : null });
+    const media = (id: string, size: number, status: string) => ({
+      _id: id,
+      siteId: ctx.site._id,
+      status,
+      filename: `${id}.png`,
+      size,
+      trashedAt: status === 'trashed' ? new Date() : null,
+    });
     await ctx.db.collection('media').insertMany([media('m1', 1000, 'stored'), media('m2', 234, 'stored'), media('m3', 50, 'trashed')] as never[]);
     const res = await sw.manage('GET', '/analytics', undefined, await sw.keyWith(['analytics:read']));
     expect(res.statusCode).toBe(200);

@@ -75,15 +75,19 @@ export async function createApiKey(world: World, options: ApiKeyOptions): Promis
   if (!owner) throw new Error('key owner not found');
   const access = await loadUserAccess(ctx.db, ctx.site._id, owner._id);
   const expiresAt = options.expiresAt instanceof Date ? options.expiresAt.toISOString() : options.expiresAt;
-  const { key, record } = await createKey(ctx, { userId: owner._id, capabilities: access!.capabilities }, {
-    name: options.name ?? 'test key',
-    capabilities: options.capabilities,
-    scope: options.scope,
-    allowedIps: options.allowedIps,
-    allowedOrigins: options.allowedOrigins,
-    expiresAt: expiresAt ?? null,
-    rateLimitPerMin: options.rateLimitPerMin ?? null,
-  });
+  const { key, record } = await createKey(
+    ctx,
+    { userId: owner._id, capabilities: access!.capabilities },
+    {
+      name: options.name ?? 'test key',
+      capabilities: options.capabilities,
+      scope: options.scope,
+      allowedIps: options.allowedIps,
+      allowedOrigins: options.allowedOrigins,
+      expiresAt: expiresAt ?? null,
+      rateLimitPerMin: options.rateLimitPerMin ?? null,
+    },
+  );
   const current = (await readSettingsDoc(ctx.db, ctx.site._id))?.apiKeys;
   if (!current?.enabled) await setKeySettings(world, { enabled: true, defaultRateLimitPerMin: TEST_DEFAULT_RATE_LIMIT }, host);
   return { key, id: record._id };
@@ -126,7 +130,15 @@ export async function addTestUser(world: World, email: string, options: TestUser
   if (!options.role) {
     const now = world.services.clock.now();
     role = newId();
-    await accessCollections(ctx.db).roles.insertOne({ _id: role, siteId: ctx.site._id, name: `only ${role}`, description: '', capabilities: options.capabilities ?? [], createdAt: now, updatedAt: now });
+    await accessCollections(ctx.db).roles.insertOne({
+      _id: role,
+      siteId: ctx.site._id,
+      name: `only ${role}`,
+      description: '',
+      capabilities: options.capabilities ?? [],
+      createdAt: now,
+      updatedAt: now,
+    });
   }
   const secret = options.passwordHash ? { passwordHash: options.passwordHash } : { password: options.password ?? `pw-${email}-long-enough` };
   const user = await createUser(ctx, { email, role, policy: options.policy ?? {}, platformOperator: options.platformOperator ?? false, ...secret });
@@ -152,7 +164,17 @@ export async function oauthTokensFor(world: World, userId: string, scope: Capabi
   const ctx = await siteContext(world, host);
   const verifier = 'v'.repeat(43);
   const input = { clientId: 'test-client', userId, scope, resource: `http://${host}/api/manage/v1`, redirectUri: 'http://127.0.0.1/cb' };
-  const code = await createGrantWithCode(ctx.db, ctx.site._id, { ...input, codeChallenge: createHash('sha256').update(verifier).digest('base64url') }, world.services.clock.now());
-  const tokens = await exchangeCode(ctx.db, ctx.site._id, { code, clientId: input.clientId, redirectUri: input.redirectUri, codeVerifier: verifier }, world.services.clock.now());
+  const code = await createGrantWithCode(
+    ctx.db,
+    ctx.site._id,
+    { ...input, codeChallenge: createHash('sha256').update(verifier).digest('base64url') },
+    world.services.clock.now(),
+  );
+  const tokens = await exchangeCode(
+    ctx.db,
+    ctx.site._id,
+    { code, clientId: input.clientId, redirectUri: input.redirectUri, codeVerifier: verifier },
+    world.services.clock.now(),
+  );
   return { ...tokens, clientId: input.clientId };
 }

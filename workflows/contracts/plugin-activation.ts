@@ -5,8 +5,7 @@
 export const pluginActivationWorkflowType = 'pluginActivationWorkflow';
 
 /** One activation or deactivation of one plugin on one site at a time. */
-export const pluginActivationWorkflowId = (workspaceId: string, siteId: string, pluginId: string) =>
-  `plugin-activation:${workspaceId}:${siteId}:${pluginId}`;
+export const pluginActivationWorkflowId = (workspaceId: string, siteId: string, pluginId: string) => `plugin-activation:${workspaceId}:${siteId}:${pluginId}`;
 
 export interface PluginRoutineInput {
   workspaceId: string;

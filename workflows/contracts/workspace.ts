@@ -21,11 +21,7 @@ export const workspaceWorkflowId = (workspaceId: string) => `workspace:${workspa
  * `id` names one sending of a command, so its sender can wait for it (`workspaceCommandDoneUpdate`).
  */
 export type WorkspaceCommand = (
-  | { kind: 'provision' }
-  | { kind: 'suspend' }
-  | { kind: 'reactivate' }
-  | { kind: 'delete'; dropDatabase: boolean }
-  | { kind: 'indexes' }
+  { kind: 'provision' } | { kind: 'suspend' } | { kind: 'reactivate' } | { kind: 'delete'; dropDatabase: boolean } | { kind: 'indexes' }
 ) & { id?: string };
 
 export interface WorkspaceWorkflowInput {

@@ -98,10 +98,12 @@ export const seoFieldsPlugin: PluginDefinition = {
   },
   async activate(api) {
     // Idempotent: the activation activity may run twice.
-    await api.db.collection<{ _id: string; siteId: string }>('plugin_settings').updateOne(
-      { _id: `${api.siteId}:${api.pluginId}`, siteId: api.siteId },
-      { $setOnInsert: { pluginId: api.pluginId, values: { titleSuffix: '' }, createdAt: api.now() } },
-      { upsert: true },
-    );
+    await api.db
+      .collection<{ _id: string; siteId: string }>('plugin_settings')
+      .updateOne(
+        { _id: `${api.siteId}:${api.pluginId}`, siteId: api.siteId },
+        { $setOnInsert: { pluginId: api.pluginId, values: { titleSuffix: '' }, createdAt: api.now() } },
+        { upsert: true },
+      );
   },
 };
