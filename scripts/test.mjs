@@ -13,6 +13,7 @@ const bin = (name) => path.join(ROOT, 'node_modules', '.bin', name);
 
 const steps = [
   ['type-check', bin('tsc'), ['--noEmit']],
+  ['format', bin('prettier'), ['--check', '--log-level', 'warn', '.']],
   ['lint', bin('eslint'), ['.']],
   ['import rules', bin('depcruise'), ['--config', '.dependency-cruiser.cjs', 'services', 'workflows', 'activities']],
   ['tests', bin('vitest'), ['run', ...process.argv.slice(2)]],
