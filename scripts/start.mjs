@@ -20,8 +20,8 @@ const children = [
 console.log(`\nService starting at http://${host}:${port}`);
 console.log(`  Public Content API  http://${host}:${port}/api/v1/content`);
 console.log(`  Management API      http://${host}:${port}/api/manage/v1 (Bearer svk_… key; switch it on first)`);
-console.log(`  Sign in             POST http://${host}:${port}/api/auth/login with the administrator printed below`);
-console.log(`                      on first start (or ADMIN_EMAIL / ADMIN_PASSWORD if you set them).\n`);
+console.log(`  Sign in             POST http://${host}:${port}/api/auth/login as the administrator named below on first`);
+console.log(`                      start, password in ${path.join(dataDir, 'initial-admin-password')} (or ADMIN_EMAIL / ADMIN_PASSWORD if you set them).\n`);
 
 let stopping = false;
 const stop = (signal) => {
