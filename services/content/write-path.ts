@@ -17,7 +17,7 @@ import { recordChange } from '../audit/record.ts';
  * 1. scope: the stored entry and the result must both be inside the caller's key scope (a bulk
  *    change checks every entry it would touch first and refuses with nothing written);
  * 2. quota: an entry that becomes live again (create, restore) takes one from the kept counters
- *    (`entry-counts.ts`, one conditional `$inc`; a create under no limit counts beside its insert);
+ *    (`entry-counts.ts`, one conditional `$inc`; a create under no limit counts after its insert, beside its revision);
  * 3. the schedule's consistency: a status set by hand settles the pending dates (`settleSchedule`);
  * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
  * 5. the public generation: derived from that write (core/public-generation.ts); a change moves it
@@ -94,8 +94,11 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
 /** Creates an entry: scope, quota (kept counters), insert, revision, events. A taken slug is a duplicate-key error for the caller. */
 export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise<EntryDoc> {
   ctx.scope.check(doc, ENTRY_SCOPE);
-  await countNewEntry(ctx, () => contentCollections(ctx.db).entries.insertOne(doc));
-  await settle(ctx, null, doc, { events: ['content.created'] });
+  await countNewEntry(
+    ctx,
+    () => contentCollections(ctx.db).entries.insertOne(doc),
+    () => settle(ctx, null, doc, { events: ['content.created'] }),
+  );
   return doc;
 }
 
