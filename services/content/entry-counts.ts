@@ -77,32 +77,38 @@ export async function takeEntry(ctx: OperationContext): Promise<void> {
 }
 
 /**
- * Counts the new live entry `insert` lands. Under a limit: takes one first (a refusal writes
- * nothing), inserts, gives it back if the insert failed. Without one the `$inc` cannot refuse, so
- * it runs beside the insert (no round trip added to the create's latency); a failed insert gives
- * it back, and a database without counters yet is counted after the insert (which it includes).
+ * Counts the new live entry `insert` lands, then runs `after` (the create's revision and effects).
+ * Under a limit: takes one first (a refusal writes nothing), inserts, gives it back if the insert
+ * failed. Without one the `$inc` cannot refuse, so it runs after the insert, beside `after` (no
+ * round trip added to the create's latency, and a failed insert has counted nothing); a database
+ * without counters yet is counted then (the count includes the insert).
  */
-export async function countNewEntry<T>(ctx: OperationContext, insert: () => Promise<T>): Promise<T> {
+export async function countNewEntry<T>(ctx: OperationContext, insert: () => Promise<T>, after: () => Promise<void>): Promise<T> {
   const siteField = `sites.${ctx.site._id}`;
   if (roomFilter(ctx, siteField)) {
     await takeEntry(ctx);
+    let inserted: T;
     try {
-      return await insert();
+      inserted = await insert();
     } catch (error) {
       await giveBackEntry(ctx);
       throw error;
     }
+    await after();
+    return inserted;
   }
-  const [inserted, counted] = await Promise.allSettled([insert(), counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: 1, [siteField]: 1 } })]);
-  const took = counted.status === 'fulfilled' && counted.value.matchedCount === 1;
-  if (inserted.status === 'rejected') {
-    if (took) await giveBackEntry(ctx);
-    throw inserted.reason;
-  }
-  // The entry landed: a counter that did not move is drift the recount repairs, not a failed create.
-  if (counted.status === 'rejected') ctx.services.log.warn({ err: counted.reason }, 'entry counter not moved; the periodic recount repairs it');
-  else if (!took) await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
-  return inserted.value;
+  const inserted = await insert();
+  const count = async () => {
+    try {
+      const counted = await counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: 1, [siteField]: 1 } });
+      if (counted.matchedCount !== 1) await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
+    } catch (error) {
+      // The entry landed: a counter that did not move is drift the recount repairs, not a failed create.
+      ctx.services.log.warn({ err: error }, 'entry counter not moved; the periodic recount repairs it');
+    }
+  };
+  await Promise.all([count(), after()]);
+  return inserted;
 }
 
 /** One live entry fewer on this site (trashed, or a create that did not land). */

@@ -17,10 +17,11 @@ import { recordChange } from '../audit/record.ts';
  * 1. scope: the stored entry and the result must both be inside the caller's key scope (a bulk
  *    change checks every entry it would touch first and refuses with nothing written);
  * 2. quota: an entry that becomes live again (create, restore) takes one from the kept counters
- *    (`entry-counts.ts`, one conditional `$inc`; a create under no limit counts beside its insert);
+ *    (`entry-counts.ts`, one conditional `$inc`; a create under no limit counts after its insert, beside its revision);
  * 3. the schedule's consistency: a status set by hand settles the pending dates (`settleSchedule`);
  * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
- * 5. the public generation: derived from that write (core/public-generation.ts), never called here;
+ * 5. the public generation: derived from that write (core/public-generation.ts); a change moves it
+ *    itself (`written`, beside the revision's round trip), the other writes through the followed handle;
  * 6. the revision (`<entryId>:<version>`, idempotent), with a note when the system wrote it late;
  * 7. the events;
  * 8. a schedule workflow left without dates is stopped (after the write: its token is already void);
@@ -70,8 +71,9 @@ async function clearOwed(ctx: OperationContext, marks: readonly OwedMark[]): Pro
 const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
 
 /** Revision, schedule clean-up, events, audit: what follows every landed write, in this order. */
-async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects): Promise<void> {
-  await recordRevision(ctx, after, effects.note);
+async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects, generation?: Promise<void>): Promise<void> {
+  // The generation's move (when the caller started it) and the revision are independent round trips: side by side.
+  await Promise.all([generation, recordRevision(ctx, after, effects.note)]);
   for (const event of effects.events) await ctx.emit(event, eventData(after));
   if (before?.schedule && !after.schedule && !effects.fromSchedule) {
     await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
@@ -92,8 +94,11 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
 /** Creates an entry: scope, quota (kept counters), insert, revision, events. A taken slug is a duplicate-key error for the caller. */
 export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise<EntryDoc> {
   ctx.scope.check(doc, ENTRY_SCOPE);
-  await countNewEntry(ctx, () => contentCollections(ctx.db).entries.insertOne(doc));
-  await settle(ctx, null, doc, { events: ['content.created'] });
+  await countNewEntry(
+    ctx,
+    () => contentCollections(ctx.db).entries.insertOne(doc),
+    () => settle(ctx, null, doc, { events: ['content.created'] }),
+  );
   return doc;
 }
 
@@ -114,7 +119,9 @@ export async function changeEntry(
   compute: Compute,
   effects: (before: EntryDoc, after: EntryDoc) => WriteEffects,
 ): Promise<{ before: EntryDoc; after: EntryDoc } | null> {
-  const { entries } = contentCollections(ctx.db);
+  // The write goes through the bare handle and moves the public generation itself (`written`), so
+  // that move runs beside the revision's round trip instead of before it; both land before this returns.
+  const { entries } = contentCollections(bareDb(ctx));
   const now = () => ctx.services.clock.now();
   for (let attempt = 0; attempt < 64; attempt++) {
     // Losers of a race back off a little (random, so they do not collide again in lockstep).
@@ -143,7 +150,7 @@ export async function changeEntry(
       throw error;
     }
     if (after) {
-      await settle(ctx, before, after, owed);
+      await settle(ctx, before, after, owed, ctx.services.publicGeneration.written(bareDb(ctx), ctx.site._id));
       return { before, after };
     }
     if (expectedVersion !== undefined) throw new ConflictError(`Version mismatch: expected ${expectedVersion}`);

@@ -69,6 +69,12 @@ export interface PublicGeneration {
   onBump(listener: (siteId: string) => void): void;
   /** The database as one site's writer sees it: writes to public collections bump that site's generation. */
   follow(db: Db, siteId: string): Db;
+  /**
+   * The same move for a write made through the bare handle that changed a document of a public
+   * collection (sharing `follow`'s bumps): for a writer that overlaps the move with its own next
+   * round trip (the content write path's revision) and awaits both before its write returns.
+   */
+  written(db: Db, siteId: string): Promise<void>;
 }
 
 export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<PublicCollection>): PublicGeneration {
@@ -124,6 +130,7 @@ export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<Publ
     collections,
     bump,
     onBump: (listener) => void listeners.push(listener),
+    written: bumpAfter,
     follow(db, siteId) {
       if (collections.size === 0) return db;
       return new Proxy(db, {
