@@ -1,6 +1,7 @@
 import type { Collection, Db, Document } from 'mongodb';
 import type { ChangeFeed } from './change-feed.ts';
 import { topics } from './topics.ts';
+import { DOCUMENT_WRITES } from './write-watch.ts';
 
 /** The counter document per site (`_id` = siteId) whose generation every public cache is keyed on. */
 export const PUBLIC_STATE_COLLECTION = 'content_state';
@@ -18,20 +19,6 @@ interface StateDoc {
  * entry's draft); updates and deletes always move it, since the document before may have been public.
  */
 export type PublicCollection = string | { name: string; insertIsPublic?: (doc: Document) => boolean };
-
-const WRITES = new Set([
-  'insertOne',
-  'insertMany',
-  'bulkWrite',
-  'updateOne',
-  'updateMany',
-  'replaceOne',
-  'deleteOne',
-  'deleteMany',
-  'findOneAndUpdate',
-  'findOneAndReplace',
-  'findOneAndDelete',
-]);
 
 /** Whether an insert (`insertOne`, `insertMany`) holds no document a public read can see. */
 function insertIsPrivate(property: string, args: unknown[], insertIsPublic: ((doc: Document) => boolean) | undefined): boolean {
@@ -118,7 +105,7 @@ export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<Publ
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
         if (typeof value !== 'function') return value;
-        if (typeof property !== 'string' || !WRITES.has(property)) return value.bind(target);
+        if (typeof property !== 'string' || !DOCUMENT_WRITES.has(property)) return value.bind(target);
         return async (...args: unknown[]) => {
           const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
           if (changed(result) && !insertIsPrivate(property, args, insertIsPublic)) await bumpAfter(db, siteId);

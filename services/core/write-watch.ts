@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import type { ChangeFeed } from './change-feed.ts';
 import { topics } from './topics.ts';
 
-/** Collection methods that change documents; every other method reads (or changes only indexes). */
-const COLLECTION_WRITES = new Set([
+/** Collection methods that change documents (the public generation follows the same ones). */
+export const DOCUMENT_WRITES: ReadonlySet<string> = new Set([
   'insertOne',
   'insertMany',
   'bulkWrite',
@@ -17,9 +17,9 @@ const COLLECTION_WRITES = new Set([
   'findOneAndUpdate',
   'findOneAndReplace',
   'findOneAndDelete',
-  'rename',
-  'drop',
 ]);
+/** Collection methods that change a collection; every other method reads (or changes only indexes). */
+const COLLECTION_WRITES = new Set([...DOCUMENT_WRITES, 'rename', 'drop']);
 /** Database methods that change a watched collection whatever it is called. */
 const DATABASE_WRITES = new Set(['dropDatabase', 'dropCollection', 'renameCollection']);
 /** `db-writes:` (origins are hex; the database name follows the second colon). */
