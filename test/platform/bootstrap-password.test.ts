@@ -15,7 +15,11 @@ const mongoUri = process.env.MONGODB_URI ?? 'mongodb://127.0.0.1:27117';
 
 afterAll(async () => {
   // Dropping a database a gateway still writes to trips the local engine ("Map … is closed"): wait for them to exit.
-  await Promise.all(children.filter((child) => child.exitCode === null).map((child) => new Promise((exited) => child.once('exit', exited).kill('SIGTERM'))));
+  await Promise.all(
+    children
+      .filter((child) => child.exitCode === null && child.signalCode === null)
+      .map((child) => new Promise((exited) => child.once('exit', exited).kill('SIGTERM'))),
+  );
   const client = await MongoClient.connect(mongoUri);
   try {
     const { databases } = await client.db('admin').admin().listDatabases({ nameOnly: true });
