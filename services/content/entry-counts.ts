@@ -8,14 +8,24 @@ import { siteOwnLimit, workspaceLimit } from '../tenancy/quota-model.ts';
 import { contentCollections } from './model.ts';
 
 /**
- * The `entries` quota, O(1) per write (docs/content.md, "Quota"): one counter document per
- * workspace database (`_id: 'entries'`) holding the live entries of the workspace (`total`) and of
- * each site (`sites.<siteId>`). An entry becoming live (create, restore) takes one with a single
- * conditional `$inc` whose filter says "there is still room", so racing writers never pass a limit
- * and a refused one counts nothing; trashing gives one back. Purging a trashed entry changes
- * nothing (trashed entries are not live). The counters are reconciled from the real rows when the
- * document is missing and by the worker's periodic pass (`reconcileEntryCounts`), which repairs
- * any drift (a process killed between the `$inc` and the insert).
+ * The `entries` quota and its usage figure, O(1) per write and per read (docs/content.md, "Quota"):
+ * one counter document per workspace database (`_id: 'entries'`) holding the live entries of the
+ * workspace (`total`) and of each site (`sites.<siteId>`), and the trashed ones (`trashed`).
+ *
+ * - Under a limit (the workspace's or the site's), an entry becoming live (create, restore) takes
+ *   one with a single conditional `$inc` whose filter says "there is still room" and "counted since
+ *   the last quota change", so racing writers never pass a limit and a refused one counts nothing.
+ * - Under no limit a create counts nothing (the counter would only feed the usage figure, and its
+ *   `$inc` was a create's one extra command). Trashing, restoring and purging, rare, always move
+ *   the counters (live ↔ trashed), so `total + trashed` equals the entries collection's size
+ *   whenever every create was counted.
+ * - The usage figure (`entryUsage`) reads the counters and the collection's size (its metadata, no
+ *   scan: `estimatedDocumentCount`); they agree unless entries were created uncounted since the
+ *   last count, and only then is it recounted (once, then the next reads are O(1) again).
+ * - A limit that starts (a quota change moves the workspace's or site's `updatedAt`) finds counters
+ *   older than it: the first take recounts them, once (the recount lands only while still older).
+ * - The worker's periodic pass (`reconcileEntryCounts`) repairs any drift (a process killed
+ *   between a take and its insert; a create with the quotas of before a change racing the recount).
  */
 export const ENTRY_COUNTS_COLLECTION = 'entry_counts';
 const ID = 'entries';
@@ -24,27 +34,49 @@ interface CountsDoc {
   _id: string;
   total: number;
   sites: Record<string, number>;
+  trashed: number;
   reconciledAt: Date;
 }
 
 const counts = (db: Db) => db.collection<CountsDoc>(ENTRY_COUNTS_COLLECTION);
 
-/** Recounts the live entries of a workspace database and stores the figures. */
-export async function reconcileEntryCounts(db: Db, now = new Date()): Promise<CountsDoc> {
+/**
+ * Recounts the entries of a workspace database and stores the figures. With `unless`, they are
+ * stored only if the stored document still matches it (a recount racing another, or takes made
+ * since it counted, must not overwrite them); a missing document is always created.
+ */
+export async function reconcileEntryCounts(db: Db, now = new Date(), unless?: Record<string, unknown>): Promise<CountsDoc> {
   const rows = await contentCollections(db)
-    .entries.aggregate<{ _id: string; n: number }>([{ $match: { trashedAt: null } }, { $group: { _id: '$siteId', n: { $sum: 1 } } }])
+    .entries.aggregate<{
+      _id: { siteId: string; trashed: boolean };
+      n: number;
+    }>([{ $group: { _id: { siteId: '$siteId', trashed: { $ne: [{ $ifNull: ['$trashedAt', null] }, null] } }, n: { $sum: 1 } } }])
     .toArray();
-  const sites = Object.fromEntries(rows.map((row) => [row._id, row.n]));
-  const total = rows.reduce((sum, row) => sum + row.n, 0);
-  const set = { $set: { total, sites, reconciledAt: now } };
-  try {
-    await counts(db).updateOne({ _id: ID }, set, { upsert: true });
-  } catch (error) {
-    // Two first writers counting at once: the other's upsert created the document; this count wins too.
-    if (!isDuplicateKey(error)) throw error;
-    await counts(db).updateOne({ _id: ID }, set);
+  const sites: Record<string, number> = {};
+  let total = 0;
+  let trashed = 0;
+  for (const { _id, n } of rows) {
+    sites[_id.siteId] = (sites[_id.siteId] ?? 0) + (_id.trashed ? 0 : n);
+    if (_id.trashed) trashed += n;
+    else total += n;
   }
-  return { _id: ID, total, sites, reconciledAt: now };
+  const set = { $set: { total, sites, trashed, reconciledAt: now } };
+  try {
+    await counts(db).updateOne({ ...unless, _id: ID }, set, { upsert: true });
+  } catch (error) {
+    // The document exists and no longer matches `unless` (the upsert's insert collided with it), or two first writers counted at once.
+    if (!isDuplicateKey(error)) throw error;
+    if (!unless) await counts(db).updateOne({ _id: ID }, set);
+  }
+  return { _id: ID, total, sites, trashed, reconciledAt: now };
+}
+
+/** Counters older than `since` (or without a date). */
+const olderThan = (since: Date) => ({ $or: [{ reconciledAt: { $lt: since } }, { reconciledAt: { $exists: false } }] });
+
+/** When the limits in force last changed: counters older than that may have missed uncounted creates. */
+function limitsSince(ctx: OperationContext): Date {
+  return new Date(Math.max(new Date(ctx.workspace.updatedAt).getTime(), new Date(ctx.site.updatedAt).getTime()));
 }
 
 /** The counter's filter saying "there is still room" under the site's and the workspace's limits (read from the context: no round trip); `null` when no limit applies. */
@@ -52,22 +84,32 @@ function roomFilter(ctx: OperationContext, siteField: string): Record<string, un
   const workspaceMax = workspaceLimit(ctx.workspace.quotas, 'entries');
   const siteMax = siteOwnLimit(ctx.site.quotas, 'entries');
   if (workspaceMax === null && siteMax === null) return null;
-  const filter: Record<string, unknown> = {};
+  const filter: Record<string, unknown> = { reconciledAt: { $gte: limitsSince(ctx) } };
   if (workspaceMax !== null) filter.total = { $lt: workspaceMax };
   if (siteMax !== null) filter[siteField] = { $not: { $gte: siteMax } };
   return filter;
 }
 
-/** One more live entry on this site, if the site's and the workspace's limits allow it (403 naming the quota otherwise). */
-export async function takeEntry(ctx: OperationContext): Promise<void> {
+/**
+ * One more live entry on this site (`trashed`: −1 for a restore), if the site's and the
+ * workspace's limits allow it (403 naming the quota otherwise). Under no limit it cannot refuse.
+ */
+async function take(ctx: OperationContext, trashed: 0 | -1): Promise<void> {
   const siteField = `sites.${ctx.site._id}`;
-  const filter = { ...roomFilter(ctx, siteField), _id: ID };
+  const room = roomFilter(ctx, siteField);
+  const inc = { $inc: { total: 1, [siteField]: 1, ...(trashed ? { trashed } : {}) } };
+  if (!room) {
+    await counts(ctx.db).updateOne({ _id: ID }, inc);
+    return;
+  }
   for (let attempt = 0; attempt < 3; attempt++) {
-    const taken = await counts(ctx.db).updateOne(filter, { $inc: { total: 1, [siteField]: 1 } });
+    const taken = await counts(ctx.db).updateOne({ ...room, _id: ID }, inc);
     if (taken.matchedCount === 1) return;
-    // No counter yet in this database (or it was dropped): count once, then try again.
-    if (!(await counts(ctx.db).findOne({ _id: ID }, { projection: { _id: 1 } }))) {
-      await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
+    // No counter yet, or counted before the limits changed: count once, then try again.
+    const stored = await counts(ctx.db).findOne({ _id: ID }, { projection: { reconciledAt: 1 } });
+    const since = limitsSince(ctx);
+    if (!stored || !(stored.reconciledAt >= since)) {
+      await reconcileEntryCounts(ctx.db, ctx.services.clock.now(), olderThan(since));
       continue;
     }
     // A racing first writer may have created it between our two reads: one more try before refusing.
@@ -76,44 +118,58 @@ export async function takeEntry(ctx: OperationContext): Promise<void> {
   throw new QuotaExceededError('entries');
 }
 
+/** A trashed entry restored: one more live entry (under the limits), one trashed fewer. */
+export const takeRestoredEntry = (ctx: OperationContext) => take(ctx, -1);
+
 /**
  * Counts the new live entry `insert` lands, then runs `after` (the create's revision and effects).
  * Under a limit: takes one first (a refusal writes nothing), inserts, gives it back if the insert
- * failed. Without one the `$inc` cannot refuse, so it runs after the insert, beside `after` (no
- * round trip added to the create's latency, and a failed insert has counted nothing); a database
- * without counters yet is counted then (the count includes the insert).
+ * failed. Under none: counts nothing (see above: the usage figure finds the uncounted creates).
  */
 export async function countNewEntry<T>(ctx: OperationContext, insert: () => Promise<T>, after: () => Promise<void>): Promise<T> {
-  const siteField = `sites.${ctx.site._id}`;
-  if (roomFilter(ctx, siteField)) {
-    await takeEntry(ctx);
-    let inserted: T;
-    try {
-      inserted = await insert();
-    } catch (error) {
-      await giveBackEntry(ctx);
-      throw error;
-    }
+  if (!roomFilter(ctx, `sites.${ctx.site._id}`)) {
+    const inserted = await insert();
     await after();
     return inserted;
   }
-  const inserted = await insert();
-  const count = async () => {
-    try {
-      const counted = await counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: 1, [siteField]: 1 } });
-      if (counted.matchedCount !== 1) await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
-    } catch (error) {
-      // The entry landed: a counter that did not move is drift the recount repairs, not a failed create.
-      ctx.services.log.warn({ err: error }, 'entry counter not moved; the periodic recount repairs it');
-    }
-  };
-  await Promise.all([count(), after()]);
+  await take(ctx, 0);
+  let inserted: T;
+  try {
+    inserted = await insert();
+  } catch (error) {
+    await moveCounts(ctx, { live: -1 });
+    throw error;
+  }
+  await after();
   return inserted;
 }
 
-/** One live entry fewer on this site (trashed, or a create that did not land). */
-export async function giveBackEntry(ctx: OperationContext): Promise<void> {
-  await counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: -1, [`sites.${ctx.site._id}`]: -1 } });
+/** Moves the counters by a write that changed them (no room to check): live and trashed entries of this site. */
+async function moveCounts(ctx: OperationContext, by: { live?: number; trashed?: number }): Promise<void> {
+  const inc: Record<string, number> = {};
+  if (by.live) Object.assign(inc, { total: by.live, [`sites.${ctx.site._id}`]: by.live });
+  if (by.trashed) inc.trashed = by.trashed;
+  await counts(ctx.db).updateOne({ _id: ID }, { $inc: inc });
+}
+
+/** A live entry moved to the trash. */
+export const countTrashed = (ctx: OperationContext) => moveCounts(ctx, { live: -1, trashed: 1 });
+/** A restore that did not land gives back what `takeRestoredEntry` took. */
+export const countRestoreUndone = (ctx: OperationContext) => moveCounts(ctx, { live: -1, trashed: 1 });
+/** A trashed entry purged for good. */
+export const countPurged = (ctx: OperationContext) => moveCounts(ctx, { trashed: -1 });
+
+/**
+ * The live entries of a workspace (or of one site) for the usage figures: the kept counters when
+ * they account for every entry the collection holds (two O(1) reads), else a recount, stored.
+ */
+export async function entryUsage(db: Db, siteId: string | null, now = new Date()): Promise<number> {
+  const [stored, size] = await Promise.all([counts(db).findOne({ _id: ID }), contentCollections(db).entries.estimatedDocumentCount()]);
+  const exact = stored && typeof stored.trashed === 'number' && stored.total + stored.trashed === size;
+  // Stored only if no write moved the counters since they were read (a take of a limit in flight keeps its count).
+  const unchanged = stored ? { total: stored.total, trashed: stored.trashed ?? { $exists: false }, reconciledAt: stored.reconciledAt } : undefined;
+  const figures = exact ? stored : await reconcileEntryCounts(db, now, unchanged);
+  return siteId ? (figures.sites[siteId] ?? 0) : figures.total;
 }
 
 /** Recounts every active workspace's entries (the worker's periodic pass): repairs any drift of the kept counters. */

@@ -15,6 +15,7 @@ import { createTermOp, deleteTermOp, getTermOp, listTermsOp, updateTermOp } from
 import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSearchOp } from './public-content-ops.ts';
 import { entryTrashKind } from './entries-trash.ts';
 import { provisionTaxonomies } from './taxonomies.ts';
+import { entryUsage } from './entry-counts.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
@@ -86,11 +87,8 @@ export const contentFeature: Feature = {
     }
     return { schedules };
   },
+  /** The kept counters (O(1); content/entry-counts.ts), recounted only when entries were created uncounted since. */
   async usage(services, workspace, siteId) {
-    const entries = await services
-      .workspaceDb(workspace)
-      .collection(COLLECTIONS.entries)
-      .countDocuments({ ...(siteId ? { siteId } : {}), trashedAt: null });
-    return { entries };
+    return { entries: await entryUsage(services.workspaceDb(workspace), siteId, services.clock.now()) };
   },
 };

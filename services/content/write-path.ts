@@ -6,7 +6,7 @@ import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { findEntryInScope, recordRevision } from './entries.ts';
 import { settleSchedule } from './lifecycle.ts';
 import { cancelSchedule } from './schedule-cancel.ts';
-import { countNewEntry, giveBackEntry, takeEntry } from './entry-counts.ts';
+import { countNewEntry, countPurged, countRestoreUndone, countTrashed, takeRestoredEntry } from './entry-counts.ts';
 import { recordChange } from '../audit/record.ts';
 
 /**
@@ -17,7 +17,7 @@ import { recordChange } from '../audit/record.ts';
  * 1. scope: the stored entry and the result must both be inside the caller's key scope (a bulk
  *    change checks every entry it would touch first and refuses with nothing written);
  * 2. quota: an entry that becomes live again (create, restore) takes one from the kept counters
- *    (`entry-counts.ts`, one conditional `$inc`; a create under no limit counts after its insert, beside its revision);
+ *    (`entry-counts.ts`, one conditional `$inc`; a create under no `entries` limit counts nothing);
  * 3. the schedule's consistency: a status set by hand settles the pending dates (`settleSchedule`);
  * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
  * 5. the public generation: derived from that write (core/public-generation.ts); a change moves it
@@ -184,7 +184,7 @@ export async function checkEntriesInScope(ctx: OperationContext, filter: Filter<
   return n;
 }
 
-/** Moves a live entry to the trash: version, revision, `content.deleted`; the counters give one back; its schedule stops. */
+/** Moves a live entry to the trash: version, revision, `content.deleted`; the counters move it from live to trashed; its schedule stops. */
 export async function trashEntry(ctx: OperationContext, id: string): Promise<boolean> {
   const before = await findEntryInScope(ctx, id);
   const now = ctx.services.clock.now();
@@ -194,7 +194,7 @@ export async function trashEntry(ctx: OperationContext, id: string): Promise<boo
     { returnDocument: 'after' },
   );
   if (!after) return false;
-  await giveBackEntry(ctx);
+  await countTrashed(ctx);
   await settle(ctx, before, after, { events: ['content.deleted'] });
   return true;
 }
@@ -209,7 +209,7 @@ async function findTrashed(ctx: OperationContext, id: string): Promise<EntryDoc 
 export async function restoreEntry(ctx: OperationContext, id: string): Promise<boolean> {
   const before = await findTrashed(ctx, id);
   if (!before) return false;
-  await takeEntry(ctx);
+  await takeRestoredEntry(ctx);
   const now = ctx.services.clock.now();
   const after = await contentCollections(ctx.db).entries.findOneAndUpdate(
     { _id: id, siteId: ctx.site._id, trashedAt: { $ne: null }, version: before.version },
@@ -217,19 +217,20 @@ export async function restoreEntry(ctx: OperationContext, id: string): Promise<b
     { returnDocument: 'after' },
   );
   if (!after) {
-    await giveBackEntry(ctx);
+    await countRestoreUndone(ctx);
     return false;
   }
   await settle(ctx, before, after, { events: ['content.updated'] });
   return true;
 }
 
-/** Removes a trashed entry and its revisions for good (not counted: trashed entries are not live). */
+/** Removes a trashed entry and its revisions for good (one trashed fewer in the counters). */
 export async function purgeEntry(ctx: OperationContext, id: string): Promise<boolean> {
   if (!(await findTrashed(ctx, id))) return false;
   const { entries, revisions } = contentCollections(ctx.db);
   const result = await entries.deleteOne({ _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } });
   if (result.deletedCount === 0) return false;
+  await countPurged(ctx);
   await revisions.deleteMany({ siteId: ctx.site._id, entryId: id });
   await cancelSchedule(ctx, id).catch(() => undefined);
   return true;

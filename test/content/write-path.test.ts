@@ -243,19 +243,64 @@ describe('one write path: the same effects for every content-changing operation,
     }
   });
 
-  it('quota without a limit: a create counts beside its insert; a create that fails (a taken slug) counts nothing', async () => {
-    const counted = async () =>
-      (await db().collection<{ _id: string; sites: Record<string, number> }>(ENTRY_COUNTS_COLLECTION).findOne({ _id: 'entries' }))!.sites[siteId];
+  it('quota without a limit: a create moves no counter; the usage figure finds it (one recount, then O(1)); trash, restore and purge move them', async () => {
+    type Counts = { _id: string; total: number; trashed: number; sites: Record<string, number>; reconciledAt: Date };
+    const countsDoc = async () => (await db().collection<Counts>(ENTRY_COUNTS_COLLECTION).findOne({ _id: 'entries' }))!;
+    const live = () => contentCollections(db()).entries.countDocuments({ siteId, trashedAt: null });
+    const usage = async () =>
+      (await cw.world.app.inject({ method: 'GET', url: `/api/manage/v1/sites/${siteId}/usage`, headers: { authorization: `Bearer ${operatorKey}` } })).json()
+        .quotas.entries.used as number;
     await reconcileEntryCounts(db());
-    const start = await counted();
-    const first = await cw.manage('POST', '/content', { title: 'Counted beside', slug: 'counted-beside' });
+    const start = await countsDoc();
+    const first = await cw.manage('POST', '/content', { title: 'Uncounted', slug: 'uncounted-create' });
     expect(first.statusCode).toBe(201);
-    expect(await counted()).toBe(start! + 1);
-    const taken = await cw.manage('POST', '/content', { title: 'Counted beside again', slug: 'counted-beside' });
-    expect(taken.statusCode).toBe(409);
-    expect(await counted()).toBe(start! + 1);
-    // The kept figure is the real one (what the periodic recount finds).
-    expect((await reconcileEntryCounts(db())).sites[siteId]).toBe(start! + 1);
+    expect((await countsDoc()).sites[siteId]).toBe(start.sites[siteId]); // no $inc on the create
+    // The usage figure sees the counters no longer account for the collection: it recounts once and stores it.
+    expect(await usage()).toBe(await live());
+    const recounted = await countsDoc();
+    expect(recounted.sites[siteId]).toBe((start.sites[siteId] ?? 0) + 1);
+    expect(recounted.reconciledAt.getTime()).toBeGreaterThan(start.reconciledAt.getTime());
+    // Now they agree: the next read recounts nothing (same stored date).
+    expect(await usage()).toBe(await live());
+    expect((await countsDoc()).reconciledAt).toEqual(recounted.reconciledAt);
+    // Trash, restore and purge move the counters themselves (live ↔ trashed), so the figure stays exact without a recount.
+    const id = first.json().id as string;
+    expect((await cw.manage('DELETE', `/content/${id}`)).statusCode).toBe(200);
+    expect(await countsDoc()).toMatchObject({ total: recounted.total - 1, trashed: recounted.trashed + 1 });
+    expect(await usage()).toBe(await live());
+    expect((await cw.manage('POST', '/trash/restore', { kind: 'entry', id })).statusCode).toBe(200);
+    expect(await countsDoc()).toMatchObject({ total: recounted.total, trashed: recounted.trashed });
+    expect((await cw.manage('DELETE', `/content/${id}`)).statusCode).toBe(200);
+    expect((await cw.manage('DELETE', `/trash?kind=entry&id=${id}`)).statusCode).toBe(200);
+    expect(await countsDoc()).toMatchObject({ total: recounted.total - 1, trashed: recounted.trashed });
+    expect(await usage()).toBe(await live());
+    expect((await countsDoc()).reconciledAt).toEqual(recounted.reconciledAt);
+    // A taken slug writes nothing and counts nothing.
+    expect((await cw.manage('POST', '/content', { title: 'Taken', slug: 'uncounted-create-2' })).statusCode).toBe(201);
+    expect((await cw.manage('POST', '/content', { title: 'Taken again', slug: 'uncounted-create-2' })).statusCode).toBe(409);
+    expect(await usage()).toBe(await live());
+  });
+
+  it('a limit set after uncounted creates: the first take recounts (once), so the limit holds exactly', async () => {
+    const setQuota = (entries: number | null) =>
+      cw.world.app.inject({
+        method: 'PUT',
+        url: `/api/manage/v1/sites/${siteId}/quotas`,
+        headers: { authorization: `Bearer ${operatorKey}` },
+        payload: { quotas: { entries } },
+      });
+    await reconcileEntryCounts(db());
+    for (const n of [1, 2, 3]) expect((await cw.manage('POST', '/content', { title: `Uncounted before a limit ${n}` })).statusCode).toBe(201);
+    const live = await contentCollections(db()).entries.countDocuments({ siteId, trashedAt: null });
+    expect((await setQuota(live + 2)).statusCode).toBe(200);
+    try {
+      const results = await Promise.all(Array.from({ length: 6 }, (_, n) => cw.manage('POST', '/content', { title: `Under a limit ${n}` })));
+      expect(results.filter((r) => r.statusCode === 201)).toHaveLength(2);
+      expect(results.filter((r) => r.statusCode === 403)).toHaveLength(4);
+      expect(await contentCollections(db()).entries.countDocuments({ siteId, trashedAt: null })).toBe(live + 2);
+    } finally {
+      await setQuota(null);
+    }
   });
 
   it("the public generation: a draft's insert leaves it alone, a published entry's insert moves it (and the public read shows it at once)", async () => {
