@@ -57,14 +57,19 @@ export interface OwedMark {
 }
 
 /**
- * Clears the owed-effects markers of entries whose effects are done, in one write. Each is matched
- * on its own `pending.version`, so a newer write still owing its effects keeps its marker. Clearing
- * changes nothing public: written past the derived generation on purpose.
+ * Clears the owed-effects markers of entries whose effects are done, in one command: one statement
+ * per entry, each found by its `_id` (an `$or` of them is a collection scan on an engine without
+ * secondary indexes) and matched on its own `pending.version`, so a newer write still owing its
+ * effects keeps its marker. Clearing changes nothing public: written past the derived generation on purpose.
  */
 async function clearOwed(ctx: OperationContext, marks: readonly OwedMark[]): Promise<void> {
   if (marks.length === 0) return;
-  const owed = marks.map((mark) => ({ _id: mark._id, 'pending.version': mark.version }));
-  await contentCollections(bareDb(ctx)).entries.updateMany({ siteId: ctx.site._id, $or: owed } as Filter<EntryDoc>, { $set: { pending: null } });
+  await contentCollections(bareDb(ctx)).entries.bulkWrite(
+    marks.map((mark) => ({
+      updateOne: { filter: { _id: mark._id, siteId: ctx.site._id, 'pending.version': mark.version } as Filter<EntryDoc>, update: { $set: { pending: null } } },
+    })),
+    { ordered: false },
+  );
 }
 
 /** The workspace database without the public generation's follow (core/public-generation.ts). */
@@ -276,7 +281,8 @@ const PARALLEL = 25;
  * set first with `checkEntriesInScope`. Idempotent when `compute` answers null for an entry that no
  * longer needs the change (and the change makes it stop matching `filter`): called again after a
  * crash, it takes the next entries and changes nothing twice. The owed markers of a group are
- * cleared together once all its entries' effects are done (a crash before leaves them to the retry).
+ * cleared together once all its entries' effects are done (a crash before leaves them to the retry),
+ * in one command that runs beside the next group's changes.
  */
 export async function changeEntriesMatching(
   ctx: OperationContext,
@@ -291,22 +297,31 @@ export async function changeEntriesMatching(
     .limit(limit)
     .toArray();
   let changed = 0;
-  for (let i = 0; i < rows.length; i += PARALLEL) {
-    const owedMarks: OwedMark[] = [];
-    const results = await Promise.allSettled(
-      rows.slice(i, i + PARALLEL).map((row) =>
-        changeEntry(ctx, row._id, undefined, compute, (before, after) => ({ ...effects(before, after), owedMarks })).catch((error) => {
-          if (error instanceof NotFoundError) return null; // trashed or purged meanwhile
-          throw error;
-        }),
-      ),
-    );
-    // Every change of the group has finished (none left running): clear what the landed ones settled, then fail if one failed.
-    await clearOwed(ctx, owedMarks);
-    const failed = results.find((result) => result.status === 'rejected');
-    if (failed) throw failed.reason;
-    changed += results.filter((result) => result.status === 'fulfilled' && result.value).length;
-    progress();
+  // A group's markers are cleared while the next group changes its entries (they touch other
+  // documents); every clear has landed before this returns or throws, so the next batch's
+  // `settleOwed` never finds a marker whose effects are done.
+  let clearing: Promise<void> = Promise.resolve();
+  try {
+    for (let i = 0; i < rows.length; i += PARALLEL) {
+      const owedMarks: OwedMark[] = [];
+      const results = await Promise.allSettled(
+        rows.slice(i, i + PARALLEL).map((row) =>
+          changeEntry(ctx, row._id, undefined, compute, (before, after) => ({ ...effects(before, after), owedMarks })).catch((error) => {
+            if (error instanceof NotFoundError) return null; // trashed or purged meanwhile
+            throw error;
+          }),
+        ),
+      );
+      // Every change of the group has finished (none left running): clear what the landed ones settled, then fail if one failed.
+      const previous = clearing;
+      clearing = previous.then(() => clearOwed(ctx, owedMarks));
+      const failed = results.find((result) => result.status === 'rejected');
+      if (failed) throw failed.reason;
+      changed += results.filter((result) => result.status === 'fulfilled' && result.value).length;
+      progress();
+    }
+  } finally {
+    await clearing;
   }
   return { found: rows.length, changed };
 }
