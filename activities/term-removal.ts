@@ -3,7 +3,8 @@ import type { Services } from '../services/core/context.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { findSiteScope } from '../services/tenancy/platform-db.ts';
-import { finishTermRemoval, removeTermBatch } from '../services/content/term-removal.ts';
+import { finishTermRemoval, forgetTermRemovalJob, removeTermBatch } from '../services/content/term-removal.ts';
+import { termRemovalWorkflowId } from '../workflows/contracts/term-removal.ts';
 import type { TermRemovalInput } from '../workflows/contracts/term-removal.ts';
 
 export function createTermRemovalActivities(services: Services) {
@@ -24,10 +25,12 @@ export function createTermRemovalActivities(services: Services) {
       // A heartbeat per group of entries: a worker killed mid-batch is noticed in seconds, not at the timeout.
       return removeTermBatch(ctx, input, input.batch, () => Context.current().heartbeat());
     },
-    /** Idempotent: moves the children up and deletes the term (or the taxonomy and its terms). */
+    /** Idempotent: moves the children up and deletes the term (or the taxonomy and its terms), then forgets the job. */
     async finishTermRemoval(input: TermRemovalInput): Promise<void> {
       const ctx = await context(input);
-      if (ctx) await finishTermRemoval(ctx, input);
+      if (!ctx) return;
+      await finishTermRemoval(ctx, input);
+      await forgetTermRemovalJob(ctx.db, termRemovalWorkflowId(input.workspaceId, input.siteId, input.taxonomy, input.termId));
     },
   };
 }

@@ -95,10 +95,15 @@ export const PublicEntryView = EntryView.pick({
   terms: true,
   publishedAt: true,
   updatedAt: true,
-}).extend({ preview: z.boolean().optional() });
+}).extend({
+  /** Where the entry lives on the public site, by the site's permalink rule (`/en/post/hello`; docs/site-config.md "Permalinks"). */
+  path: z.string(),
+  preview: z.boolean().optional(),
+});
 export type PublicEntryView = z.infer<typeof PublicEntryView>;
 
-export function toPublicEntry(doc: EntryDoc, preview: boolean): PublicEntryView {
+/** `path`: the entry's site path by the permalink rule (content/entry-paths.ts `publicPlacer`, the export's `entryPath`). */
+export function toPublicEntry(doc: EntryDoc, preview: boolean, path: string): PublicEntryView {
   const source = preview || !doc.live ? doc : doc.live;
   return {
     id: doc._id,
@@ -113,6 +118,7 @@ export function toPublicEntry(doc: EntryDoc, preview: boolean): PublicEntryView 
     terms: doc.terms ?? {},
     publishedAt: iso(doc.publishedAt),
     updatedAt: doc.updatedAt.toISOString(),
+    path,
     ...(preview ? { preview: true } : {}),
   };
 }

@@ -16,6 +16,7 @@ import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSe
 import { entryTrashKind } from './entries-trash.ts';
 import { provisionTaxonomies } from './taxonomies.ts';
 import { entryUsage } from './entry-counts.ts';
+import { recordedTermRemovalJobs } from './term-removal.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
@@ -78,14 +79,17 @@ export const contentFeature: Feature = {
   async provisionSite(ctx) {
     await provisionTaxonomies(ctx);
   },
-  /** Every entry schedule's workflow. */
+  /** Every entry schedule's workflow and every term-removal job recorded in the workspace database. */
   async stopWork(services, workspace) {
+    const db = services.workspaceDb(workspace);
     let schedules = 0;
-    for await (const entry of contentCollections(services.workspaceDb(workspace)).entries.find({ schedule: { $ne: null } }, { projection: { _id: 1 } })) {
+    for await (const entry of contentCollections(db).entries.find({ schedule: { $ne: null } }, { projection: { _id: 1 } })) {
       await stopWorkspaceWorkflow(services, workspace, scheduleWorkflowId(workspace._id, entry._id));
       schedules += 1;
     }
-    return { schedules };
+    const termRemovals = await recordedTermRemovalJobs(db);
+    for (const workflowId of termRemovals) await stopWorkspaceWorkflow(services, workspace, workflowId);
+    return { schedules, termRemovals: termRemovals.length };
   },
   /** The kept counters (O(1); content/entry-counts.ts), recounted only when entries were created uncounted since. */
   async usage(services, workspace, siteId) {

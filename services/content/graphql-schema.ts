@@ -15,6 +15,8 @@ export const typeDefs = /* GraphQL */ `
     fields: JSON!
     terms: JSON!
     publishedAt: String
+    "Where the entry lives on the public site, by the site's permalink rule (/en/post/hello)."
+    path: String!
     updatedAt: String!
     preview: Boolean
   }

@@ -118,6 +118,8 @@ export const COLLECTIONS = {
   types: 'content_types',
   taxonomies: 'taxonomies',
   terms: 'taxonomy_terms',
+  /** The term-removal jobs started and not finished (`term-removal-job.ts`): what a workspace deletion stops. */
+  jobs: 'term_removal_jobs',
 } as const;
 
 export function contentCollections(db: Db) {

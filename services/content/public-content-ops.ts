@@ -8,6 +8,7 @@ import { decodeAfterId, pageOf } from '../core/paging.ts';
 import { escapeRegex } from '../core/mongo-errors.ts';
 import { definePublicOperation, type PublicView } from '../public-read/runner.ts';
 import { ContentTypeView, listContentTypes } from './content-types.ts';
+import { publicPlacer } from './entry-paths.ts';
 
 const publicLimit = z.coerce.number().int().min(1).max(100).default(20);
 const PublicList = z.object({ items: z.array(PublicEntryView), nextCursor: z.string().nullable(), total: z.number().int(), locale: z.string() });
@@ -29,7 +30,8 @@ async function page(ctx: OperationContext, view: PublicView, list: string, filte
     .limit(limit + 1)
     .toArray();
   const { items, nextCursor } = pageOf(ctx, list, rows, limit);
-  return { items: items.map((doc) => toPublicEntry(doc, view.preview)), nextCursor, total: items.length, locale: view.locale };
+  const pathOf = await publicPlacer(ctx, items, view.preview);
+  return { items: items.map((doc) => toPublicEntry(doc, view.preview, pathOf(doc))), nextCursor, total: items.length, locale: view.locale };
 }
 
 export const publicListContentOp = definePublicOperation({
@@ -62,7 +64,8 @@ export const publicGetContentOp = definePublicOperation({
     if (view.preview) filter.status = { $in: ['draft', 'published', 'scheduled', 'archived'] };
     const doc = await contentCollections(ctx.db).entries.findOne(filter);
     if (!doc) throw new NotFoundError();
-    return toPublicEntry(doc, view.preview);
+    const pathOf = await publicPlacer(ctx, [doc], view.preview);
+    return toPublicEntry(doc, view.preview, pathOf(doc));
   },
 });
 

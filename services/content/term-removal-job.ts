@@ -2,7 +2,7 @@ import type { OperationContext } from '../core/context.ts';
 import type { termRemovalWorkflow } from '../../workflows/term-removal.ts';
 import { termRemovalWorkflowId, termRemovalWorkflowType, type TermRemovalInput, type TermRemovalTarget } from '../../workflows/contracts/term-removal.ts';
 import { checkEntriesInScope } from './write-path.ts';
-import { BATCH, finishTermRemoval, plan, removeTermBatch } from './term-removal.ts';
+import { BATCH, finishTermRemoval, plan, recordTermRemovalJob, removeTermBatch } from './term-removal.ts';
 
 // Apart from term-removal.ts (the batches the activities run) because it types the job's start with
 // the workflow itself: activities → term-removal → workflow would be a cycle.
@@ -34,6 +34,8 @@ export async function removeTerm(ctx: OperationContext, target: TermRemovalTarge
   const { client, taskQueue } = ctx.services.temporal;
   const workflowId = termRemovalWorkflowId(ctx.workspace._id, ctx.site._id, target.taxonomy, target.termId);
   const input: TermRemovalInput = { ...target, workspaceId: ctx.workspace._id, siteId: ctx.site._id, batch: BATCH };
+  // Recorded first: a start that fails leaves a record whose stop finds nothing to stop (harmless).
+  await recordTermRemovalJob(ctx, workflowId);
   const handle = await client.workflow.start<typeof termRemovalWorkflow>(termRemovalWorkflowType, {
     taskQueue,
     workflowId,
@@ -41,7 +43,9 @@ export async function removeTerm(ctx: OperationContext, target: TermRemovalTarge
     args: [input],
   });
   let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([handle.result(), new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), JOB_WAIT_MS)))]).finally(() =>
+  // A job that ends without its outcome (terminated: its workspace is being deleted) did not finish the deletion.
+  const finished = handle.result().catch(() => null);
+  const outcome = await Promise.race([finished, new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), JOB_WAIT_MS)))]).finally(() =>
     clearTimeout(timer),
   );
   return outcome ? { deleted: true, entriesChanged: outcome.entriesChanged, job: workflowId } : { deleted: false, entriesChanged: 0, job: workflowId };

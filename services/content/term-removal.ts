@@ -1,7 +1,7 @@
-import type { Filter } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import type { TermRemovalTarget } from '../../workflows/contracts/term-removal.ts';
-import type { EntryDoc } from './model.ts';
+import { COLLECTIONS, type EntryDoc } from './model.ts';
 import { taxonomyCollections } from './taxonomies.ts';
 import { changeEntriesMatching, changeTrashedEntries, settleOwed, type Compute } from './write-path.ts';
 
@@ -65,4 +65,34 @@ export async function finishTermRemoval(ctx: OperationContext, target: TermRemov
   }
   await terms.deleteMany({ siteId: ctx.site._id, taxonomy: target.taxonomy });
   await taxonomies.deleteOne({ siteId: ctx.site._id, slug: target.taxonomy });
+}
+
+/**
+ * The jobs of a workspace database that may still run, by workflow id: recorded before a job
+ * starts, forgotten when it has finished (its last activity), so a workspace deletion finds every
+ * one to stop (`stopTermRemovals`) without asking Temporal's visibility, which lags behind a start.
+ */
+interface JobRow {
+  _id: string;
+  startedAt: Date;
+}
+const jobs = (db: Db) => db.collection<JobRow>(COLLECTIONS.jobs);
+
+/** Records a job about to start (term-removal-job.ts). */
+export async function recordTermRemovalJob(ctx: OperationContext, workflowId: string): Promise<void> {
+  await jobs(ctx.db).updateOne({ _id: workflowId }, { $setOnInsert: { startedAt: ctx.services.clock.now() } }, { upsert: true });
+}
+
+/** Forgets a finished job (the workflow's last activity). */
+export async function forgetTermRemovalJob(db: Db, workflowId: string): Promise<void> {
+  await jobs(db).deleteOne({ _id: workflowId });
+}
+
+/** The workflow ids of the jobs recorded in a workspace database (running, or ended without their last activity). */
+export async function recordedTermRemovalJobs(db: Db): Promise<string[]> {
+  return (
+    await jobs(db)
+      .find({}, { projection: { _id: 1 } })
+      .toArray()
+  ).map((row) => row._id);
 }

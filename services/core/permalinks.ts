@@ -1,7 +1,12 @@
+import type { Db } from 'mongodb';
+import { DESIGN_COLLECTION, designDocId } from './design-documents.ts';
+
 /**
- * The one rule for where an entry lives on the public site (docs/site-config.md "Permalinks"):
- * the static export's page folders, the sitemap, the feeds, the Public API's `design/permalinks`
- * answer and the redirects written when the rule changes all come from `permalinkDir`.
+ * The one rule for where an entry and a term archive live on the public site (docs/site-config.md
+ * "Permalinks"): the static export's page folders, the sitemap, the feeds, the Public API's entry
+ * `path` and `design/permalinks` answer, and the redirects written when the rule changes all come
+ * from `permalinkDir` and `termArchiveDir`. On the ground floor because content (public entries)
+ * and design (the settings, the redirects) both apply it.
  */
 export interface Permalinks {
   structure: string;
@@ -64,3 +69,33 @@ export const permalinkPath = (rules: Permalinks, entry: PathFacts, termSlug?: (i
 /** Stable text of a rule set: a change of it moves every entry page (the export runs in full). */
 export const permalinksKey = (rules: Permalinks) =>
   JSON.stringify([rules.structure, rules.categoryBase, rules.tagBase, Object.entries(rules.typeBases).sort()]);
+
+/** What a term archive's path is made of. */
+export interface TermFacts {
+  locale: string;
+  taxonomy: string;
+  slug: string;
+}
+
+/**
+ * A term archive's folder from the site root (`en/category/news/`): the locale, then the
+ * taxonomy's base — `categoryBase` for categories, `tagBase` for tags, `_tax/<taxonomy>` for a
+ * custom taxonomy (no base setting; `_` keeps it apart from every type base and slug) — then the
+ * term's slug. Pages after the first go under it (the export's `_page/<n>/`).
+ */
+export function termArchiveDir(rules: Permalinks, term: TermFacts): string {
+  const setting = term.taxonomy === 'category' ? rules.categoryBase : term.taxonomy === 'tag' ? rules.tagBase : null;
+  const base = setting === null ? ['_tax', seg(term.taxonomy)] : setting.split('/').map(seg);
+  return `${[seg(term.locale), ...base, seg(term.slug)].join('/')}/`;
+}
+
+/** The term archive's site path as redirect rules store it (leading slash, no trailing one). */
+export const termArchivePath = (rules: Permalinks, term: TermFacts) => `/${termArchiveDir(rules, term).slice(0, -1)}`;
+
+/** The site's rule as stored by `PUT /permalinks` (design/permalinks-ops.ts), else the default. */
+export async function readPermalinks(db: Db, siteId: string): Promise<Permalinks> {
+  const doc = await db
+    .collection<{ _id: string; siteId: string; value: Permalinks }>(DESIGN_COLLECTION)
+    .findOne({ _id: designDocId(siteId, 'permalinks', 'default'), siteId });
+  return doc?.value ?? DEFAULT_PERMALINKS;
+}

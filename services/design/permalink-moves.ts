@@ -3,10 +3,11 @@ import { newId } from '../core/ids.ts';
 import { COLLECTIONS, type EntryDoc } from '../content/model.ts';
 import type { TermDoc } from '../content/taxonomies.ts';
 import { redirectsCollection } from '../redirects/redirects.ts';
-import { permalinkPath, permalinksKey, type Permalinks } from './permalinks.ts';
+import { permalinkPath, permalinksKey, termArchivePath, type Permalinks } from '../core/permalinks.ts';
 
 /**
- * A permalink change moves every published entry: each old path becomes a 301 redirect rule to the
+ * A permalink change moves every published entry (and, with `categoryBase` or `tagBase`, every
+ * category or tag archive a published entry's locale shows): each old path becomes a 301 redirect rule to the
  * new one, in the site's redirects (so the Public API's `GET /redirects?path=`, the static export's
  * `_redirects` file and its redirect pages all answer old links). Rules that pointed at an old path
  * follow the entry (no chains); a rule left pointing at itself (the structure changed back) goes.
@@ -15,19 +16,31 @@ import { permalinkPath, permalinksKey, type Permalinks } from './permalinks.ts';
 export async function redirectMovedEntries(ctx: OperationContext, before: Permalinks, after: Permalinks): Promise<number> {
   if (permalinksKey(before) === permalinksKey(after)) return 0;
   const siteId = ctx.site._id;
-  const [entries, categories] = await Promise.all([
+  const [entries, termRows] = await Promise.all([
     ctx.db
       .collection<EntryDoc>(COLLECTIONS.entries)
       .find({ siteId, status: 'published', trashedAt: null }, { projection: { _id: 1, type: 1, locale: 1, live: 1, publishedAt: 1, terms: 1, authorId: 1 } })
       .toArray(),
     ctx.db
       .collection<TermDoc>(COLLECTIONS.terms)
-      .find({ siteId, taxonomy: 'category' }, { projection: { _id: 1, slug: 1 } })
+      .find({ siteId, taxonomy: { $in: ['category', 'tag'] } }, { projection: { _id: 1, slug: 1, taxonomy: 1 } })
       .toArray(),
   ]);
-  const slugs = new Map(categories.map((t) => [t._id, t.slug]));
+  const slugs = new Map(termRows.filter((t) => t.taxonomy === 'category').map((t) => [t._id, t.slug]));
   const termSlug = (id: string) => slugs.get(id);
+  const terms = new Map(termRows.map((t) => [t._id, t]));
   const moves = new Map<string, string>();
+  const moveTerms = (locale: string, assigned: Record<string, string[]>) => {
+    for (const taxonomy of ['category', 'tag']) {
+      for (const id of assigned[taxonomy] ?? []) {
+        const term = terms.get(id);
+        if (!term) continue;
+        const facts = { locale, taxonomy, slug: term.slug };
+        const [from, to] = [termArchivePath(before, facts), termArchivePath(after, facts)];
+        if (from !== to) moves.set(from, to);
+      }
+    }
+  };
   for (const doc of entries) {
     if (!doc.live) continue;
     const facts = {
@@ -42,6 +55,7 @@ export async function redirectMovedEntries(ctx: OperationContext, before: Permal
     const from = permalinkPath(before, facts, termSlug);
     const to = permalinkPath(after, facts, termSlug);
     if (from !== to) moves.set(from, to);
+    moveTerms(doc.locale, doc.terms ?? {});
   }
   if (moves.size === 0) return 0;
   const rules = redirectsCollection(ctx);

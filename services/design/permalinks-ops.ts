@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { deleteDesign, readDesign, writeDesign } from './store.ts';
-import { DEFAULT_PERMALINKS, PERMALINK_TAGS } from './permalinks.ts';
+import { DEFAULT_PERMALINKS, PERMALINK_TAGS } from '../core/permalinks.ts';
 import { redirectMovedEntries } from './permalink-moves.ts';
 import type { OperationContext } from '../core/context.ts';
 

@@ -7,7 +7,7 @@ import { PartView, THEME_PARTS, allParts, toPartView, type HeaderSettings } from
 import { loadTemplate, toTemplateView } from './templates-ops.ts';
 import { areasCollection, toAreaViews, WidgetView } from './widgets.ts';
 import { LayoutView, readLayout } from './widget-layout-ops.ts';
-import { DEFAULT_PERMALINKS, type Permalinks } from './permalinks.ts';
+import { DEFAULT_PERMALINKS, type Permalinks } from '../core/permalinks.ts';
 
 /**
  * The site's design for headless frontends (Public API, anonymous, GET): what visitors get, never

@@ -1,4 +1,7 @@
 import type { OperationContext } from '../core/context.ts';
+import { DESIGN_COLLECTION, designDocId } from '../core/design-documents.ts';
+
+export { DESIGN_COLLECTION };
 
 /**
  * Site design settings are small documents (a template, a template part, a pattern, the
@@ -17,11 +20,9 @@ export interface DesignDoc<V = Record<string, unknown>> {
 export type DesignKind =
   'template-part' | 'header-settings' | 'template' | 'customizer' | 'widget-layout' | 'pattern' | 'reusable-block' | 'error-page' | 'permalinks';
 
-export const DESIGN_COLLECTION = 'design_documents';
-
 export const designCollection = <V>(ctx: Pick<OperationContext, 'db'>) => ctx.db.collection<DesignDoc<V>>(DESIGN_COLLECTION);
 
-export const designId = (ctx: OperationContext, kind: DesignKind, key: string) => `${ctx.site._id}:${kind}:${key}`;
+export const designId = (ctx: OperationContext, kind: DesignKind, key: string) => designDocId(ctx.site._id, kind, key);
 
 export async function readDesign<V>(ctx: OperationContext, kind: DesignKind, key: string): Promise<DesignDoc<V> | null> {
   return designCollection<V>(ctx).findOne({ _id: designId(ctx, kind, key), siteId: ctx.site._id });

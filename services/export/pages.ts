@@ -37,7 +37,7 @@ export function renderEntryPage(
   const excerpt = entry.excerpt ? `<p class="excerpt">${escapeHtml(entry.excerpt)}</p>` : '';
   const termLinks = Object.entries(terms)
     .flatMap(([taxonomy, ids]) => ids.map((id) => site.terms.find((t) => t._id === id && t.taxonomy === taxonomy)).filter((t) => t !== undefined))
-    .map((t) => `<a rel="tag" href="${escapeHtml(links.to(termDir(entry.locale, t.taxonomy, t.slug)))}">${escapeHtml(t.name)}</a>`);
+    .map((t) => `<a rel="tag" href="${escapeHtml(links.to(termDir(site, entry.locale, t.taxonomy, t.slug)))}">${escapeHtml(t.name)}</a>`);
   const body = [
     `<article><h1>${escapeHtml(entry.title)}</h1>${published}${excerpt}`,
     renderBlocks(entry.blocks, blockEnv(site, links)),
@@ -170,7 +170,7 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
     const termsUsed = site.terms.filter((t) => mine.some((r) => r.terms[t.taxonomy]?.includes(t._id)));
     const facts: ListingFacts = {
       recent: mine.slice(0, 5).map((r) => ({ title: r.title, dir: entryDir(site, r) })),
-      terms: termsUsed.map((t) => ({ taxonomy: t.taxonomy, name: t.name, dir: termDir(locale, t.taxonomy, t.slug) })),
+      terms: termsUsed.map((t) => ({ taxonomy: t.taxonomy, name: t.name, dir: termDir(site, locale, t.taxonomy, t.slug) })),
     };
     out.push(
       ...listPages(site, targets, facts, locale, site.title, mine, (page) => homeDir(locale, page), {
@@ -204,11 +204,11 @@ export function renderSitePages(site: SiteData, rows: EntryRow[], targets: LinkT
           locale,
           term.name,
           mine.filter((r) => r.terms[term.taxonomy]?.includes(term._id)),
-          (page) => termDir(locale, term.taxonomy, term.slug, page),
+          (page) => termDir(site, locale, term.taxonomy, term.slug, page),
           { templates: termTemplates(term), contentType: null },
         ),
       );
-      listDirs.push(termDir(locale, term.taxonomy, term.slug));
+      listDirs.push(termDir(site, locale, term.taxonomy, term.slug));
     }
     out.push({ path: feedPath(locale), contentType: 'application/atom+xml; charset=utf-8', body: atomFeed(site, locale, mine) });
   }

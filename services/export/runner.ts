@@ -3,6 +3,7 @@ import type { Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { contentCollections, type EntryDoc } from '../content/model.ts';
 import { toPublicEntry } from '../content/entry-view.ts';
+import { PATH_FIELDS, pathFactsOf } from '../content/entry-paths.ts';
 import { findSiteScope } from '../tenancy/platform-db.ts';
 import type { BatchArgs, BatchResult, ExportMode, ExportRef, RunOutcome, RunPlan } from '../../workflows/contracts/static-export.ts';
 import { collectGarbage, discardStaged, docId, generations, liveFilesAt, sha256, writeDocs } from './files.ts';
@@ -23,8 +24,8 @@ import {
   type RunSummary,
 } from './model.ts';
 import { renderEntryPage, renderSitePages } from './pages.ts';
-import { entryDir, entryJson, indexFile } from './paths.ts';
-import type { PathFacts } from '../design/permalinks.ts';
+import { entryDir, entryJson, entryPath, indexFile } from './paths.ts';
+import type { PathFacts } from '../core/permalinks.ts';
 import type { LinkTargets } from './layout.ts';
 import { loadSiteData, type SiteData } from './site-data.ts';
 
@@ -55,18 +56,8 @@ function candidates(siteId: string, since: Date | null): Filter<EntryDoc> {
   return { siteId, ...PUBLISHED };
 }
 
-/** What an entry's permalink is made of (design/permalinks.ts). */
-const PATH_FIELDS = { _id: 1, type: 1, locale: 1, live: 1, publishedAt: 1, terms: 1, authorId: 1 } as const;
-type PathDoc = Pick<EntryDoc, '_id' | 'type' | 'locale' | 'live' | 'slug' | 'publishedAt' | 'terms' | 'authorId'>;
-const factsOf = (doc: Partial<PathDoc> & Pick<PathDoc, '_id' | 'type' | 'locale'>): PathFacts => ({
-  id: doc._id,
-  locale: doc.locale,
-  type: doc.type,
-  slug: doc.live?.slug ?? doc.slug ?? '',
-  publishedAt: doc.publishedAt?.toISOString() ?? null,
-  terms: doc.terms ?? {},
-  authorId: doc.authorId ?? null,
-});
+/** What an entry's permalink is made of, as the public sees it (content/entry-paths.ts). */
+const factsOf = (doc: Parameters<typeof pathFactsOf>[0]): PathFacts => pathFactsOf(doc, false);
 
 /** Menu items may point at entries: their page folders, for every page's menus. */
 async function linkTargets(db: Db, siteId: string, data: SiteData): Promise<LinkTargets> {
@@ -189,7 +180,7 @@ async function batchEntries(db: Db, siteId: string, args: BatchArgs): Promise<{ 
   return { docs, lastId: docs.at(-1)?._id ?? args.afterId, done: docs.length < args.limit, processed: docs.length };
 }
 
-type Sibling = PathDoc;
+type Sibling = Pick<EntryDoc, '_id' | 'type' | 'locale' | 'live' | 'slug' | 'publishedAt' | 'terms' | 'authorId'>;
 
 /** Renders (or withdraws) the next `limit` candidates after `afterId` into staged files. Idempotent. */
 export async function renderBatch(services: Services, ref: ExportRef, args: BatchArgs): Promise<BatchResult> {
@@ -222,9 +213,9 @@ export async function renderBatch(services: Services, ref: ExportRef, args: Batc
   const held: NewFile[] = [];
   const changes: { entryId: string; row: EntryRow | null }[] = [];
   const render = async (doc: EntryDoc) => {
-    const entry = toPublicEntry(doc, false);
-    const alternates = alternatesOf(entry.type, entry.slug);
     const facts = factsOf(doc);
+    const entry = toPublicEntry(doc, false, entryPath(data, facts));
+    const alternates = alternatesOf(entry.type, entry.slug);
     const dir = entryDir(data, facts);
     const files: NewFile[] = [
       {

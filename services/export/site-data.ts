@@ -14,7 +14,7 @@ import type { BlockDocument } from '../content/model.ts';
 import { sha256 } from './files.ts';
 import type { Config } from '../core/config.ts';
 import { siteOrigin } from '../tenancy/site-origin.ts';
-import { DEFAULT_PERMALINKS, permalinksKey, type Permalinks } from '../design/permalinks.ts';
+import { DEFAULT_PERMALINKS, permalinksKey, type Permalinks } from '../core/permalinks.ts';
 
 /** Everything besides entries that a page shows: what makes every page stale when it changes. */
 export interface SiteData {

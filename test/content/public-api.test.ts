@@ -55,6 +55,30 @@ describe('Public Content API', () => {
     expect((await cw.pub('/openapi.json')).json().paths).toHaveProperty('/content/{slug}');
   });
 
+  it('every public entry answer carries its site path by the permalink rule (list, by slug, search, GraphQL), and follows a rule change at the next read', async () => {
+    const list = (await cw.pub('/content?limit=100')).json();
+    for (const item of list.items) expect(item.path).toBe(`/en/${item.type}/${item.slug}`);
+    expect((await cw.pub('/content/public-1')).json().path).toBe('/en/page/public-1');
+    expect((await cw.pub('/search?q=public-2')).json().items[0].path).toBe('/en/post/public-2');
+    expect((await cw.pub('/content/publique?locale=fr')).json().path).toBe('/fr/post/publique');
+    const news = (await cw.manage('POST', '/taxonomies/category/terms', { name: 'News', termSlug: 'news' })).json();
+    const tagged = await cw.create({ title: 'Placed', slug: 'placed' });
+    expect((await cw.manage('PUT', `/content/${tagged.id}/terms`, { terms: { category: [news.id] } })).statusCode).toBe(200);
+    await cw.manage('POST', `/content/${tagged.id}/publish`);
+    const rule = { structure: '/%category%/%postname%/', categoryBase: 'topics', tagBase: 'tag', typeBases: { post: 'blog', page: '' } };
+    expect((await cw.manage('PUT', '/permalinks', rule)).statusCode).toBe(200);
+    try {
+      expect((await cw.pub('/content/placed')).json().path).toBe('/en/blog/news/placed');
+      expect((await cw.pub('/content/public-1')).json().path).toBe('/en/uncategorized/public-1');
+      const viaGraphql = (await gql('{ entry(slug: "placed") { path } content(type: "page", limit: 1) { items { slug path } } }')).json().data;
+      expect(viaGraphql.entry.path).toBe('/en/blog/news/placed');
+      expect(viaGraphql.content.items[0].path).toBe(`/en/uncategorized/${viaGraphql.content.items[0].slug}`);
+    } finally {
+      expect((await cw.manage('DELETE', '/permalinks')).statusCode).toBe(200);
+    }
+    expect((await cw.pub('/content/placed')).json().path).toBe('/en/post/placed');
+  });
+
   it('invalidates the cache on update, publish, unpublish and delete', async () => {
     const entry = await cw.create({ title: 'Cached', slug: 'cached' });
     await cw.manage('POST', `/content/${entry.id}/publish`);

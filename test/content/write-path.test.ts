@@ -7,6 +7,7 @@ import { contentCollections, emptyBlocks, type EntryDoc } from '../../services/c
 import { PUBLIC_STATE_COLLECTION } from '../../services/core/public-generation.ts';
 import { ENTRY_COUNTS_COLLECTION, reconcileEntryCounts } from '../../services/content/entry-counts.ts';
 import { newId } from '../../services/core/ids.ts';
+import { accessCollections } from '../../services/access/model.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
 
 // Issue 22: every operation that changes an entry goes through the one write path
@@ -25,6 +26,15 @@ afterAll(async () => cw?.close());
 const db = () => cw.world.services.workspaceDb(cw.world.defaultWorkspace);
 const stored = (id: string) => contentCollections(db()).entries.findOne({ _id: id });
 const revisions = (id: string) => contentCollections(db()).revisions.countDocuments({ entryId: id });
+const auditRows = () => accessCollections(db()).audit.countDocuments({ agg: { $exists: false } });
+const lastAuditRow = async () =>
+  (
+    await accessCollections(db())
+      .audit.find({ agg: { $exists: false } })
+      .sort({ _id: -1 })
+      .limit(1)
+      .toArray()
+  )[0]!;
 const generation = async () => (await db().collection<{ _id: string; generation: number }>(PUBLIC_STATE_COLLECTION).findOne({ _id: siteId }))?.generation ?? 0;
 const eventsOf = (id: string, from: number) =>
   cw.events
@@ -164,7 +174,7 @@ const idOf = (e: Entry) => String(e._id ?? e.id);
 describe('one write path: the same effects for every content-changing operation, on every surface', () => {
   for (const surface of ['rest', 'mcp'] as Surface[]) {
     for (const c of CASES) {
-      it(`${surface}: ${c.name} → version +1, one revision, ${c.events.join(' + ')}, the public read changed at once`, async () => {
+      it(`${surface}: ${c.name} → version +1, one revision, ${c.events.join(' + ')}, one audit row, the public read changed at once`, async () => {
         const entry = await c.setup();
         const id = idOf(entry);
         const before = (await stored(id))!;
@@ -173,6 +183,8 @@ describe('one write path: the same effects for every content-changing operation,
         const publicBefore = await cw.pub(`/content/${slug}`);
         await cw.pub(`/content/${slug}`);
         const [revBefore, genBefore, eventsFrom] = [await revisions(id), await generation(), cw.events.length];
+        await cw.world.services.audit.settled();
+        const auditBefore = await auditRows();
 
         const res: LightMyRequestResponse | Awaited<ReturnType<typeof mcp>> =
           surface === 'rest' ? await cw.manage(...(c.rest(entry) as [string, string, unknown])) : await mcp(...c.mcp(entry));
@@ -182,6 +194,11 @@ describe('one write path: the same effects for every content-changing operation,
         expect(after.version).toBe(before.version + 1);
         expect(await revisions(id)).toBe(revBefore + 1);
         expect(eventsOf(id, eventsFrom)).toEqual(c.events);
+        // One audit row for the operation (the runner's, whatever the surface): the entry is its target, or (a term's deletion) an entry it affected.
+        await cw.world.services.audit.settled();
+        expect(await auditRows(), c.name).toBe(auditBefore + 1);
+        const row = await lastAuditRow();
+        expect(row.target?.id === id || (row.summary as { affected?: { entry?: number } }).affected?.entry === 1, JSON.stringify(row)).toBe(true);
         const entryCases = c.publicAfter !== undefined || publicBefore.statusCode === 200;
         if (entryCases) expect(await generation()).toBeGreaterThan(genBefore);
         if (c.publicAfter !== undefined) {

@@ -82,6 +82,42 @@ describe('static export: design settings applied', { timeout: 300_000 }, () => {
     expect([...(await liveFiles(ctx)).keys()]).toContain('en/post/hello/index.html');
   });
 
+  it('categoryBase and tagBase place the term archives (pages and links); old archive paths redirect; the public entry path is the export folder', async () => {
+    const s = pw.world.services;
+    const news = await call<{ id: string }>(s, ctx, 'terms.create', { slug: 'category', name: 'News', termSlug: 'news' });
+    const green = await call<{ id: string }>(s, ctx, 'terms.create', { slug: 'tag', name: 'Green', termSlug: 'green' });
+    await call(s, ctx, 'content.terms.put', { id: ids.hello, terms: { category: [news.id], tag: [green.id] } });
+    await runToEnd(pw, key, 'full');
+    let paths = [...(await liveFiles(ctx)).keys()];
+    expect(paths).toEqual(expect.arrayContaining(['en/category/news/index.html', 'en/tag/green/index.html']));
+    expect(await page('en/post/hello/index.html')).toContain('<a rel="tag" href="../../../en/category/news/">News</a>');
+    expect((await publicGet('/content/hello')).json().path).toBe('/en/post/hello');
+
+    const rule = { structure: '/%postname%/', categoryBase: 'topics', tagBase: 'labels/all', typeBases: {} };
+    expect((await manage('PUT', '/permalinks', rule)).statusCode).toBe(200);
+    try {
+      expect((await publicGet('/redirects?path=/en/category/news')).json()).toEqual({ from: '/en/category/news', to: '/en/topics/news', status: 301 });
+      expect((await publicGet('/redirects?path=/en/tag/green/')).json()).toMatchObject({ to: '/en/labels/all/green' });
+      // Entries did not move: no rule for them.
+      expect((await publicGet('/redirects?path=/en/post/hello')).statusCode).toBe(404);
+      await runToEnd(pw, key, 'full');
+      paths = [...(await liveFiles(ctx)).keys()];
+      expect(paths).toEqual(expect.arrayContaining(['en/topics/news/index.html', 'en/labels/all/green/index.html']));
+      // The old archive folder is now the redirect page (for hosts that ignore `_redirects`).
+      expect(await page('en/category/news/index.html')).toContain('url=../../../en/topics/news/');
+      const hello = (await page('en/post/hello/index.html'))!;
+      expect(hello).toContain('<a rel="tag" href="../../../en/topics/news/">News</a>');
+      expect(hello).toContain('<a rel="tag" href="../../../en/labels/all/green/">Green</a>');
+      expect(await page('en/topics/news/index.html')).toContain('href="../../../en/post/hello/"');
+      expect(await page('_redirects')).toContain('/en/category/news /en/topics/news/ 301');
+      // The entry's JSON in the export carries the same path as the Public API.
+      expect(JSON.parse((await page('en/post/hello.json'))!).path).toBe('/en/post/hello');
+    } finally {
+      expect((await manage('DELETE', '/permalinks')).statusCode).toBe(200);
+    }
+    expect((await publicGet('/redirects?path=/en/category/news')).statusCode).toBe(404);
+  });
+
   it('a saved header, template part, template and widget layout render in the export and on the Public API', async () => {
     const before = (await publicGet('/design/headers')).json();
     expect(before).toMatchObject({ default: 'header' });

@@ -102,7 +102,7 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
       'en/post/index.html',
       'en/post/_page/2/index.html',
       'en/page/index.html',
-      'en/_tax/category/news-views/index.html',
+      'en/category/news-views/index.html', // the permalink rule's categoryBase (default `category`)
       'en/post/alpha/index.html',
       'en/post/alpha.json',
       'de/post/alpha/index.html',
@@ -118,7 +118,7 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     ])
       expect(paths, expected).toContain(expected);
     expect(paths.some((p) => p.includes('draft-only'))).toBe(false);
-    expect(paths.some((p) => p.startsWith('de/_tax'))).toBe(false);
+    expect(paths.some((p) => p.startsWith('de/category/'))).toBe(false);
 
     const alpha = (await page('en/post/alpha/index.html'))!;
     expect(alpha).toContain('<html lang="en">');
@@ -150,7 +150,7 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     expect(alpha).toContain('<a href="https://example.org/">Elsewhere</a>');
     expect(alpha).toContain('<h2>Hi &lt;there&gt;</h2><p>Static &lt;b&gt;text&lt;/b&gt;</p>');
     expect(alpha).not.toContain('widget-recent-posts'); // list pages only
-    expect(alpha).toContain('<a rel="tag" href="../../../en/_tax/category/news-views/">News &amp; Views</a>');
+    expect(alpha).toContain('<a rel="tag" href="../../../en/category/news-views/">News &amp; Views</a>');
     const de = (await page('de/post/alpha/index.html'))!;
     expect(de).toContain('<html lang="de">');
     expect(de).toContain('hreflang="en" href="../../../en/post/alpha/"');
@@ -160,7 +160,7 @@ describe('static export: the site, the archive, the preview', { timeout: 300_000
     expect(home).toContain('Page 1 of 2');
     expect(home).toContain('<a rel="next" href="../en/_page/2/">Older</a>');
     expect(await page('en/_page/2/index.html')).toContain('<a rel="prev" href="../../../en/">Newer</a>');
-    expect(await page('en/_tax/category/news-views/index.html')).toContain('<a href="../../../../en/post/alpha/">Alpha &lt;1&gt;</a>');
+    expect(await page('en/category/news-views/index.html')).toContain('<a href="../../../en/post/alpha/">Alpha &lt;1&gt;</a>');
     const feed = (await page('en/feed.xml'))!;
     expect(feed).toContain('<feed xmlns="http://www.w3.org/2005/Atom" xml:lang="en">');
     expect(feed).toContain('<title>Filler 21 &lt;newest&gt; &amp; co</title>');
