@@ -1,6 +1,7 @@
 import type { Feature } from '../core/feature.ts';
 import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
 import { COLLECTIONS, contentCollections } from './model.ts';
+import { ENTRY_COUNTS_COLLECTION, reconcileEntryCounts } from './entry-counts.ts';
 import { scheduleWorkflowId } from './schedule.ts';
 import { createContentTypeOp, deleteContentTypeOp, getContentTypeOp, listContentTypesOp, updateContentTypeOp } from './content-types-ops.ts';
 import { getEntryOp, listEntriesOp } from './entries-read-ops.ts';
@@ -87,10 +88,12 @@ export const contentFeature: Feature = {
     return { schedules };
   },
   async usage(services, workspace, siteId) {
-    const entries = await services
-      .workspaceDb(workspace)
-      .collection(COLLECTIONS.entries)
-      .countDocuments({ ...(siteId ? { siteId } : {}), trashedAt: null });
-    return { entries };
+    // The kept counters the quota takes from (entry-counts.ts, its document `entries`), not a count
+    // of the rows: one read whatever the workspace's size. Counted once when they do not exist yet.
+    const db = services.workspaceDb(workspace);
+    const kept =
+      (await db.collection<{ _id: string; total: number; sites: Record<string, number> }>(ENTRY_COUNTS_COLLECTION).findOne({ _id: 'entries' })) ??
+      (await reconcileEntryCounts(db, services.clock.now()));
+    return { entries: siteId ? (kept.sites?.[siteId] ?? 0) : kept.total };
   },
 };
