@@ -439,6 +439,9 @@ public final class Launcher {
      * scan is read in that order and stops at skip + limit, with no sort in memory.
      */
     static final class IndexedCollection extends H2Collection {
+        /** MONGO_LOG_SCANS=1: a line in the engine's log for every query that reads a whole collection of 1,000 documents or more. */
+        private static final boolean LOG_SCANS = "1".equals(System.getenv("MONGO_LOG_SCANS"));
+
         IndexedCollection(MongoDatabase database, String name, CollectionOptions options, MVMap<Object, Document> data,
                           MVMap<String, Object> meta, CursorRegistry cursors) {
             super(database, name, options, data, meta, cursors);
@@ -455,7 +458,10 @@ public final class Launcher {
         protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
                                              Document fieldSelector) {
             Plan plan = query == null || isNatural(orderBy) ? null : plan(query, orderBy);
-            if (plan == null) return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            if (plan == null) {
+                if (LOG_SCANS && count() >= 1000) System.err.println("mongo-launcher: full scan of " + getFullName() + " (" + count() + ") for " + query + " sort " + orderBy);
+                return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            }
             Stream<Document> documents = plan.positions.distinct().map(this::getDocument).filter(Objects::nonNull);
             if (plan.ordered) {
                 return matchDocumentsFromStream(query, documents, numberToSkip, limit, batchSize, null, fieldSelector);
