@@ -12,6 +12,7 @@
 //   BENCH_OWN_ENGINES=1: engines of the run's own, see bench/support/world.ts)
 // Env: BENCH_BIG (100000), BENCH_SMALL (100), BENCH_OPS (30 per operation per workspace per round),
 // BENCH_ROUNDS (3), BENCH_GROW (2000), BENCH_CRAWL_PAGES (300).
+import fs from 'node:fs';
 import os from 'node:os';
 import { spawn } from 'node:child_process';
 import type { Db } from 'mongodb';
@@ -166,14 +167,43 @@ function runClient(job: ApiJob): Promise<ApiResult> {
     child.stdin!.end(JSON.stringify(job));
   });
 }
+// CPU time of this process (the gateways) and of the local MongoDB engine while the clients run:
+// what a grown entry or a crawled page costs whatever the machine's load (Linux /proc; the engine
+// found by its launcher's port, none when MONGODB_URI names another server).
+const enginePid = (() => {
+  const port = new URL(process.env.MONGODB_URI ?? 'mongodb://127.0.0.1:27117').port;
+  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
+      if (argv.includes('Launcher') && argv.includes(port)) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return null;
+})();
+const engineCpuMs = () => {
+  if (!enginePid) return 0;
+  const stat = fs.readFileSync(`/proc/${enginePid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
+};
+async function withCpu<T>(fn: () => Promise<T>): Promise<T & { gatewayCpuMs: number; engineCpuMs: number }> {
+  const gateway = process.cpuUsage();
+  const engine = engineCpuMs();
+  const result = await fn();
+  const used = process.cpuUsage(gateway);
+  return { ...result, gatewayCpuMs: (used.user + used.system) / 1000, engineCpuMs: engineCpuMs() - engine };
+}
 const bigWs = workspaces[1]!;
-const grown = await runClient({ kind: 'grow', address, host: bigWs.host, key: bigWs.key, count: grow, clients: 8, prefix: `g${Date.now()}` });
+const grown = await withCpu(() => runClient({ kind: 'grow', address, host: bigWs.host, key: bigWs.key, count: grow, clients: 8, prefix: `g${Date.now()}` }));
 // The crawl reads through a gateway whose public read cache is off: every page is a database read.
 const uncachedRuntime = await createRuntime(world.config);
 configurePublicCache(uncachedRuntime.services, { enabled: false });
 const uncachedApp = await uncachedRuntime.buildApp({ logger: false });
 const uncachedAddress = await uncachedApp.listen({ port: 0, host: '127.0.0.1' });
-const crawl = await runClient({ kind: 'crawl', address: uncachedAddress, host: bigWs.host, pages: crawlPages, limit: 100 });
+const crawl = await withCpu(() => runClient({ kind: 'crawl', address: uncachedAddress, host: bigWs.host, pages: crawlPages, limit: 100 }));
 
 const fmt = (n: number) => n.toFixed(1).padStart(7);
 console.log(
@@ -189,11 +219,14 @@ for (const op of OPERATIONS) {
   const b = median(samples.big[op]);
   console.log(`${op.padEnd(18)} | ${fmt(s)} | ${fmt(b)} | ${(b / s).toFixed(2)}${b / s > 1.5 ? '  NOT MET' : ''}`);
 }
+const cpu = (r: { gatewayCpuMs: number; engineCpuMs: number }, units: number, unit: string) =>
+  `CPU per ${unit}: gateway process ${(r.gatewayCpuMs / Math.max(1, units)).toFixed(1)} ms, MongoDB engine ${enginePid ? `${(r.engineCpuMs / Math.max(1, units)).toFixed(1)} ms` : 'not measured'}`;
 console.log(
-  `\ngrowing the big workspace through the API, 8 clients, create + publish: ${grown.items} entries in ${grown.seconds} s = ${grown.perSec} entries/s (target ≥ 300), ${grown.failures} failures`,
+  `\ngrowing the big workspace through the API, 8 clients, create + publish: ${grown.items} entries in ${grown.seconds} s = ${grown.perSec} entries/s (target ≥ 300), ${grown.failures} failures; ${cpu(grown, grown.items, 'entry')}`,
 );
+const pages = Math.ceil(crawl.items / 100);
 console.log(
-  `uncached crawl of its public list, pages of 100: ${crawl.items} entries in ${crawl.seconds} s = ${crawl.perSec} entries/s (target ≥ 10,000), median ${crawl.pageMs} ms per page, ${crawl.failures} failures`,
+  `uncached crawl of its public list, pages of 100: ${crawl.items} entries in ${crawl.seconds} s = ${crawl.perSec} entries/s (target ≥ 10,000), median ${crawl.pageMs} ms per page, ${crawl.failures} failures; ${cpu(crawl, pages, 'page')}`,
 );
 
 await uncachedApp.close();
