@@ -702,6 +702,10 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
+        // MONGO_CACHE_MB: H2's page cache (16 MB by default). A page read past it is read from the file
+        // and its documents deserialized again.
+        String cacheMb = System.getenv("MONGO_CACHE_MB");
+        if (cacheMb != null && !cacheMb.isEmpty()) backend.getMvStore().setCacheSize(Integer.parseInt(cacheMb));
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);
