@@ -3,24 +3,42 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.CountDownLatch;
+import java.util.stream.Stream;
 
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.type.ObjectDataType;
 
+import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.KeyValue;
+import de.bwaldvogel.mongo.backend.Missing;
+import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.Utils;
+import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
+import de.bwaldvogel.mongo.backend.h2.H2Collection;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.backend.h2.H2UniqueIndex;
+import de.bwaldvogel.mongo.bson.BsonRegularExpression;
+import de.bwaldvogel.mongo.bson.Document;
 
 /**
  * Local MongoDB wire-compatible server for development and tests.
@@ -144,6 +162,449 @@ public final class Launcher {
         }
     }
 
+    /**
+     * A non-unique (or partial, sparse, TTL) index, which mongo-java-server itself ignores: one entry per
+     * key of a document (one per array element for an array field), ordered by MongoDB's value order
+     * and the index's directions, then by position (the document's `_id`). Kept in memory and rebuilt
+     * when a database is opened (the collection fills an empty index from its documents): nothing on
+     * disk to keep in step, and a file written by an older launcher needs nothing. It holds every
+     * document (a partial or sparse index holds a superset, which serves the same queries): the
+     * matcher still filters what an index scan returns, so a scan only has to be a superset.
+     */
+    static final class SecondaryIndex extends Index<Object> {
+        /** Bounds of a scan, outside every value whatever the index's direction. */
+        static final Object LOW = new Object();
+        static final Object HIGH = new Object();
+
+        static final class Entry {
+            final Object[] values;
+            final Object position;
+
+            Entry(Object[] values, Object position) {
+                this.values = values;
+                this.position = position;
+            }
+        }
+
+        private final boolean[] ascending;
+        private final NavigableSet<Entry> entries;
+        /** An array value was indexed: its entries' order is not a sort order (MongoDB sorts arrays by their least/greatest element). */
+        private volatile boolean multikey;
+        /** A document could not be indexed (an empty array, a value the comparator refuses): never used to answer queries. */
+        private volatile boolean incomplete;
+
+        SecondaryIndex(String name, List<IndexKey> keys, boolean sparse) {
+            super(name, keys, sparse);
+            ascending = new boolean[keys.size()];
+            for (int i = 0; i < ascending.length; i++) ascending[i] = keys.get(i).isAscending();
+            entries = new ConcurrentSkipListSet<>(this::compareEntries);
+        }
+
+        static int compareComponent(Object a, Object b, boolean ascending) {
+            if (a == b) return 0;
+            if (a == LOW || b == HIGH) return -1;
+            if (a == HIGH || b == LOW) return 1;
+            int c = ValueComparator.asc().compare(a, b);
+            return ascending ? c : -c;
+        }
+
+        int compareEntries(Entry x, Entry y) {
+            for (int i = 0; i < ascending.length; i++) {
+                int c = compareComponent(x.values[i], y.values[i], ascending[i]);
+                if (c != 0) return c;
+            }
+            return compareComponent(x.position, y.position, true);
+        }
+
+        boolean usable() {
+            return !incomplete;
+        }
+
+        boolean isMultikey() {
+            return multikey;
+        }
+
+        boolean isAscending(int key) {
+            return ascending[key];
+        }
+
+        private List<Entry> entriesOf(Document document, Object position) {
+            Set<KeyValue> keyValues = getKeyValues(document);
+            if (keyValues.isEmpty()) {
+                // An empty array has no element to index; MongoDB keeps one entry for it, so does this (as null):
+                // a scan on the index's other keys must still find the document.
+                Document copy = document.cloneDeeply();
+                for (String key : keys()) {
+                    Object value = Utils.getSubdocumentValueCollectionAware(document, key);
+                    if (value instanceof Collection && ((Collection<?>) value).isEmpty()) Utils.changeSubdocumentValue(copy, key, null);
+                }
+                keyValues = getKeyValues(copy);
+            }
+            List<Entry> list = new ArrayList<>(keyValues.size());
+            for (KeyValue keyValue : keyValues) {
+                Object[] values = new Object[keyValue.size()];
+                for (int i = 0; i < values.length; i++) values[i] = keyValue.get(i);
+                list.add(new Entry(values, position));
+            }
+            return list;
+        }
+
+        private static Object positionOf(Document document) {
+            return Missing.ofNullable(document.get("_id"));
+        }
+
+        @Override
+        public Object getPosition(Document document) {
+            return null; // positions come from the _id index
+        }
+
+        @Override
+        public void checkAdd(Document document, MongoCollection<Object> collection) {
+            getKeyValues(document); // refuses parallel arrays before the document is stored, as MongoDB does
+        }
+
+        @Override
+        public void add(Document document, Object position, MongoCollection<Object> collection) {
+            try {
+                List<Entry> list = entriesOf(document, position);
+                if (list.isEmpty()) incomplete = true;
+                for (String key : keys()) {
+                    if (Utils.getSubdocumentValueCollectionAware(document, key) instanceof Collection) multikey = true;
+                }
+                entries.addAll(list);
+            } catch (RuntimeException e) {
+                incomplete = true;
+            }
+        }
+
+        @Override
+        public Object remove(Document document) {
+            Object position = positionOf(document);
+            try {
+                entries.removeAll(entriesOf(document, position));
+            } catch (RuntimeException e) {
+                incomplete = true;
+            }
+            return position;
+        }
+
+        @Override
+        public boolean canHandle(Document query) {
+            return false; // IndexedCollection plans its queries itself
+        }
+
+        @Override
+        public Iterable<Object> getPositions(Document query) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public long getCount() {
+            return entries.size();
+        }
+
+        @Override
+        public boolean isEmpty() {
+            return entries.isEmpty();
+        }
+
+        @Override
+        public long getDataSize() {
+            return getCount();
+        }
+
+        @Override
+        public void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Object> collection) {
+            getKeyValues(newDocument);
+        }
+
+        @Override
+        public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
+            try {
+                entries.removeAll(entriesOf(oldDocument, position));
+            } catch (RuntimeException e) {
+                incomplete = true;
+            }
+            add(newDocument, position, collection);
+        }
+
+        @Override
+        public void drop() {
+            entries.clear();
+        }
+
+        /** Positions of the entries between two bounds (both included), in index order or reversed. */
+        Stream<Object> scan(Object[] from, Object[] to, boolean reverse) {
+            NavigableSet<Entry> range = entries.subSet(new Entry(from, LOW), true, new Entry(to, HIGH), true);
+            return (reverse ? range.descendingSet() : range).stream().map(entry -> entry.position);
+        }
+    }
+
+    /** What a query asks of one field, as far as an index can use it: one value, a list of values, or a range. */
+    static final class Condition {
+        Object equal = HAS_NO_VALUE;
+        List<Object> in;
+        Object lower = HAS_NO_VALUE;
+        Object upper = HAS_NO_VALUE;
+
+        static final Object HAS_NO_VALUE = new Object();
+
+        boolean isEquality() {
+            return equal != HAS_NO_VALUE;
+        }
+
+        boolean isRange() {
+            return lower != HAS_NO_VALUE || upper != HAS_NO_VALUE;
+        }
+
+        /** The values an equality on this field stands for, or null when it is not one. */
+        List<Object> points() {
+            if (isEquality()) return List.of(Missing.ofNullable(equal));
+            return in;
+        }
+
+        /** A value an index entry can be compared with for equality: not an array (matched element-wise), not a document, not a pattern. */
+        static boolean indexable(Object value) {
+            return !(value instanceof Collection) && !(value instanceof Map) && !BsonRegularExpression.isRegularExpression(value)
+                && !(value instanceof java.util.regex.Pattern);
+        }
+
+        /** Reads the conditions of a filter on its fields (top level and inside `$and`); whatever else it says is left to the matcher. */
+        static Map<String, Condition> of(Document query) {
+            Map<String, Condition> conditions = new LinkedHashMap<>();
+            collect(query, conditions);
+            return conditions;
+        }
+
+        @SuppressWarnings("unchecked")
+        private static void collect(Document query, Map<String, Condition> conditions) {
+            for (Map.Entry<String, Object> clause : query.entrySet()) {
+                String field = clause.getKey();
+                Object value = clause.getValue();
+                if (field.equals("$and") && value instanceof Collection) {
+                    for (Object part : (Collection<Object>) value) if (part instanceof Document) collect((Document) part, conditions);
+                    continue;
+                }
+                if (field.startsWith("$")) continue;
+                Condition condition = conditions.computeIfAbsent(field, f -> new Condition());
+                if (value instanceof Document && isOperatorDocument((Document) value)) {
+                    for (Map.Entry<String, Object> op : ((Document) value).entrySet()) condition.apply(op.getKey(), op.getValue());
+                } else if (indexable(value)) {
+                    condition.equal = value;
+                }
+            }
+        }
+
+        private static boolean isOperatorDocument(Document value) {
+            if (value.isEmpty()) return false;
+            for (String key : value.keySet()) if (!key.startsWith("$")) return false;
+            return true;
+        }
+
+        @SuppressWarnings("unchecked")
+        private void apply(String operator, Object operand) {
+            switch (operator) {
+                case "$eq":
+                    if (indexable(operand)) equal = operand;
+                    break;
+                case "$in":
+                    if (operand instanceof Collection && in == null) {
+                        List<Object> values = new ArrayList<>();
+                        for (Object v : (Collection<Object>) operand) {
+                            if (!indexable(v)) return;
+                            values.add(v);
+                        }
+                        in = values;
+                    }
+                    break;
+                case "$gt":
+                case "$gte":
+                    if (operand != null && indexable(operand) && lower == HAS_NO_VALUE) lower = operand;
+                    break;
+                case "$lt":
+                case "$lte":
+                    if (operand != null && indexable(operand) && upper == HAS_NO_VALUE) upper = operand;
+                    break;
+                default:
+                    break; // $ne, $exists, $regex, ...: the matcher's work
+            }
+        }
+    }
+
+    /**
+     * An H2 collection that answers a query from the best index it has, the way MongoDB's planner
+     * would: a unique index whose every key the query fixes (a point lookup), or a secondary index
+     * scanned over the equality prefix, then a range on the next key; when the index's order is the
+     * sort's (after the equality prefix, all keys in the index's directions or all reversed) the
+     * scan is read in that order and stops at skip + limit, with no sort in memory.
+     */
+    static final class IndexedCollection extends H2Collection {
+        /** MONGO_LOG_SCANS=1: a line in the engine's log for every query that reads a whole collection of 1,000 documents or more. */
+        private static final boolean LOG_SCANS = "1".equals(System.getenv("MONGO_LOG_SCANS"));
+
+        IndexedCollection(MongoDatabase database, String name, CollectionOptions options, MVMap<Object, Document> data,
+                          MVMap<String, Object> meta, CursorRegistry cursors) {
+            super(database, name, options, data, meta, cursors);
+        }
+
+        /** A way to read a query's candidates; higher score first. */
+        private static final class Plan {
+            int score;
+            Stream<Object> positions;
+            boolean ordered;
+        }
+
+        @Override
+        protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
+                                             Document fieldSelector) {
+            Plan plan = query == null || isNatural(orderBy) ? null : plan(query, orderBy);
+            if (plan == null) {
+                if (LOG_SCANS && count() >= 1000) System.err.println("mongo-launcher: full scan of " + getFullName() + " (" + count() + ") for " + query + " sort " + orderBy);
+                return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            }
+            Stream<Document> documents = plan.positions.distinct().map(this::getDocument).filter(Objects::nonNull);
+            if (plan.ordered) {
+                return matchDocumentsFromStream(query, documents, numberToSkip, limit, batchSize, null, fieldSelector);
+            }
+            return matchDocumentsFromStream(documents, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
+
+        private static boolean isNatural(Document orderBy) {
+            return orderBy != null && orderBy.keySet().stream().anyMatch(key -> key.startsWith("$"));
+        }
+
+        private Plan plan(Document query, Document orderBy) {
+            Map<String, Condition> conditions = Condition.of(query);
+            boolean sorted = orderBy != null && !orderBy.isEmpty();
+            if (conditions.isEmpty() && !sorted) return null;
+            Plan best = null;
+            for (Index<Object> index : getIndexes()) {
+                Plan plan = index instanceof SecondaryIndex ? planScan((SecondaryIndex) index, conditions, orderBy)
+                    : index.isUnique() ? planLookup(index, conditions) : null;
+                if (plan != null && (best == null || plan.score > best.score)) best = plan;
+            }
+            return best;
+        }
+
+        /** Point lookups on a unique index, when the query fixes each of its keys (one of them may be an `$in`). */
+        private Plan planLookup(Index<Object> index, Map<String, Condition> conditions) {
+            List<IndexKey> keys = index.getKeys();
+            boolean sparse = Utils.isTrue(index.toIndexDescription().get("sparse"));
+            List<Document> probes = new ArrayList<>();
+            probes.add(new Document());
+            for (IndexKey key : keys) {
+                Condition condition = conditions.get(key.getKey());
+                List<Object> points = condition == null ? null : condition.points();
+                if (points == null || (points.size() > 1 && probes.size() > 1)) return null;
+                List<Document> next = new ArrayList<>();
+                for (Document probe : probes) {
+                    for (Object point : points) {
+                        if (sparse && Missing.isNullOrMissing(point)) return null; // a sparse index does not hold the documents without the key
+                        Document copy = probe.clone();
+                        Utils.changeSubdocumentValue(copy, key.getKey(), Missing.isNullOrMissing(point) ? null : point);
+                        next.add(copy);
+                    }
+                }
+                probes = next;
+            }
+            Plan plan = new Plan();
+            plan.score = 1000 + keys.size();
+            List<Object> positions = new ArrayList<>();
+            for (Document probe : probes) {
+                Object position = index.getPosition(probe);
+                if (position != null) positions.add(position);
+            }
+            plan.positions = positions.stream();
+            return plan;
+        }
+
+        /** A scan of a secondary index: equality prefix, then a range on the next key; ordered when that is the sort. */
+        private Plan planScan(SecondaryIndex index, Map<String, Condition> conditions, Document orderBy) {
+            if (!index.usable()) return null;
+            List<IndexKey> keys = index.getKeys();
+            int n = keys.size();
+            List<List<Object>> prefix = new ArrayList<>();
+            int multiPoint = 0;
+            for (IndexKey key : keys) {
+                Condition condition = conditions.get(key.getKey());
+                List<Object> points = condition == null ? null : condition.points();
+                if (points == null || (points.size() > 1 && ++multiPoint > 1)) break;
+                prefix.add(points);
+            }
+            int equal = prefix.size();
+            Condition rangeCondition = equal < n ? conditions.get(keys.get(equal).getKey()) : null;
+            boolean range = rangeCondition != null && rangeCondition.isRange();
+
+            // Served sort: the sort's keys, less those fixed by the query, are the keys after the prefix.
+            Boolean reverse = null;
+            boolean ordered = multiPoint == 0 && !index.isMultikey();
+            if (orderBy != null && !orderBy.isEmpty() && ordered) {
+                int position = equal;
+                for (Map.Entry<String, Object> sortKey : orderBy.entrySet()) {
+                    Condition fixed = conditions.get(sortKey.getKey());
+                    if (fixed != null && fixed.isEquality()) continue;
+                    if (position >= n || !keys.get(position).getKey().equals(sortKey.getKey())) {
+                        ordered = false;
+                        break;
+                    }
+                    if (!(sortKey.getValue() instanceof Number)) {
+                        ordered = false; // { $meta: ... }
+                        break;
+                    }
+                    boolean wantAscending = ((Number) sortKey.getValue()).intValue() > 0;
+                    boolean flip = wantAscending != index.isAscending(position);
+                    if (reverse != null && reverse != flip) {
+                        ordered = false;
+                        break;
+                    }
+                    reverse = flip;
+                    position++;
+                }
+            }
+            boolean servesSort = ordered && orderBy != null && !orderBy.isEmpty();
+            if (equal == 0 && !range && !servesSort) return null;
+
+            Plan plan = new Plan();
+            plan.score = equal * 10 + (range ? 5 : 0) + (servesSort ? 3 : 0);
+            plan.ordered = ordered;
+            boolean backwards = reverse != null && reverse;
+            List<Object[]> starts = new ArrayList<>();
+            starts.add(new Object[0]);
+            for (List<Object> points : prefix) {
+                List<Object[]> next = new ArrayList<>();
+                for (Object[] start : starts) {
+                    for (Object point : points) {
+                        Object[] longer = Arrays.copyOf(start, start.length + 1);
+                        longer[start.length] = Missing.isNullOrMissing(point) ? null : point;
+                        next.add(longer);
+                    }
+                }
+                starts = next;
+            }
+            List<Stream<Object>> scans = new ArrayList<>();
+            for (Object[] start : starts) {
+                Object[] from = Arrays.copyOf(start, n);
+                Object[] to = Arrays.copyOf(start, n);
+                for (int i = equal; i < n; i++) {
+                    from[i] = SecondaryIndex.LOW;
+                    to[i] = SecondaryIndex.HIGH;
+                }
+                if (range) {
+                    Object lower = rangeCondition.lower == Condition.HAS_NO_VALUE ? null : rangeCondition.lower;
+                    Object upper = rangeCondition.upper == Condition.HAS_NO_VALUE ? null : rangeCondition.upper;
+                    boolean asc = index.isAscending(equal);
+                    Object first = asc ? lower : upper;
+                    Object last = asc ? upper : lower;
+                    if (first != null) from[equal] = first;
+                    if (last != null) to[equal] = last;
+                }
+                scans.add(index.scan(from, to, backwards));
+            }
+            plan.positions = scans.stream().flatMap(s -> s);
+            return plan;
+        }
+    }
+
     /** H2Database whose unique indexes use RememberedKeyOrder (same map names as H2Database gives them). */
     static final class RememberedOrderDatabase extends H2Database {
         private static final Field STORE;
@@ -162,6 +623,27 @@ public final class Launcher {
 
         RememberedOrderDatabase(String databaseName, MVStore store, CursorRegistry cursors) {
             super(databaseName, store, cursors);
+        }
+
+        /** H2Database's collection (same maps), planning its queries over all its indexes. */
+        @Override
+        protected MongoCollection<Object> openOrCreateCollection(String collectionName, CollectionOptions options) {
+            try {
+                MVStore store = (MVStore) STORE.get(this);
+                String fullName = getFullCollectionNamespace(collectionName);
+                MVMap<Object, Document> data = store.openMap("databases." + fullName);
+                MVMap<String, Object> meta = store.openMap("meta." + fullName);
+                return new IndexedCollection(this, collectionName, options, data, meta, cursorRegistry);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot open collection " + collectionName, e);
+            }
+        }
+
+        /** Every index the service declares is kept (rebuilt at open), except the kinds with no field order (text, wildcard). */
+        @Override
+        protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
+            boolean plain = !collectionName.startsWith("system.") && keys.stream().noneMatch(key -> key.getKey().contains("$"));
+            return plain ? new SecondaryIndex(indexName, keys, sparse) : super.openOrCreateSecondaryIndex(collectionName, indexName, keys, sparse);
         }
 
         @Override
@@ -220,6 +702,10 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
+        // MONGO_CACHE_MB: H2's page cache (16 MB by default). A page read past it is read from the file
+        // and its documents deserialized again.
+        String cacheMb = System.getenv("MONGO_CACHE_MB");
+        if (cacheMb != null && !cacheMb.isEmpty()) backend.getMvStore().setCacheSize(Integer.parseInt(cacheMb));
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);

@@ -25,6 +25,8 @@ export const accessFeature: Feature = {
   ],
   provisionSite: provisionAdministrator,
   async usage(services, workspace, siteId) {
+    // Exact figures for the operator's usage pages (platform:manage, not a content path): counted
+    // from the { siteId } indexes, bounded by the users and keys a workspace has, not by its content.
     const db = services.workspaceDb(workspace);
     const site = siteId ? { siteId } : {};
     const [users, apiKeys] = await Promise.all([

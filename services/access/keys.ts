@@ -104,7 +104,8 @@ export async function createKey(
   };
   const { apiKeys } = accessCollections(ctx.db);
   // Revoked keys stay listed but no longer count against the quota.
-  const active = (siteId: string | null) => apiKeys.countDocuments(siteId ? { siteId, status: 'active' } : { status: 'active' });
+  const active = (siteId: string | null, bound: number) =>
+    apiKeys.countDocuments(siteId ? { siteId, status: 'active' } : { status: 'active' }, { limit: bound });
   await withinCountQuota(ctx, 'apiKeys', active, () => apiKeys.insertOne(record));
   return { key: secret.key, record };
 }

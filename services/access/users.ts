@@ -96,7 +96,7 @@ export async function createUser(
     await withinCountQuota(
       ctx,
       'users',
-      (siteId) => users.countDocuments(siteId ? { siteId } : {}),
+      (siteId, bound) => users.countDocuments(siteId ? { siteId } : {}, { limit: bound }),
       () => users.insertOne(user),
     );
   } catch (error) {

@@ -40,6 +40,8 @@ export const analyticsSummaryOp = defineOperation({
     const media = mediaItems(ctx) as unknown as Collection<Document>;
     const comments = commentsCollection(ctx) as unknown as Collection<Document>;
     const entryScope = (filter: Document) => ctx.scope.filter({ ...filter, siteId }, ENTRY_SCOPE);
+    // Counted live, not kept: the figures follow the key's scope (any type/locale/author subset),
+    // which no kept counter could; an administrator's summary page (analytics:read), not a content path.
     const mediaScope = (filter: Document) => ctx.scope.filter({ ...filter, siteId }, MEDIA_SCOPE_FIELDS);
     const [byStatus, byType, trashed, mediaRows, mediaTrashed, commentStatus] = await Promise.all([
       countBy(entries, entryScope({ trashedAt: null }), 'status'),

@@ -126,7 +126,7 @@ export async function createEndpoint(ctx: OperationContext, input: EndpointInput
   const secret = generateWebhookSecret();
   const now = ctx.services.clock.now();
   assertSwitch(ctx, 'webhooks');
-  const count = (siteId: string | null) => endpoints.countDocuments(siteId ? { siteId } : {});
+  const count = (siteId: string | null, bound: number) => endpoints.countDocuments(siteId ? { siteId } : {}, { limit: bound });
   await withinCountQuota(ctx, 'webhookEndpoints', count, () =>
     endpoints.insertOne({
       _id: id,

@@ -32,6 +32,7 @@ export const eventsFeature: Feature = {
     return { deliveries };
   },
   async usage(services, workspace, siteId) {
+    // Operator's usage pages only; endpoints are few per site (the webhookEndpoints quota bounds them).
     const webhookEndpoints = await services
       .workspaceDb(workspace)
       .collection(EVENT_COLLECTIONS.endpoints)

@@ -82,6 +82,7 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
   if (state?.current?.runId === runId) {
     // A retried begin: the plan already made.
     const { current } = state;
+    // Once per export run (the progress figure), not per request.
     const total = current.total ?? (await contentCollections(db).entries.countDocuments(candidates(ref.siteId, current.since)));
     return {
       mode: current.mode,

@@ -27,7 +27,7 @@ export async function registerClient(db: Db, siteId: string, name: string, redir
   await purgeUnusedClients(db, siteId, now);
   const client: OAuthClientDoc = { _id: newId(), siteId, name, redirectUris, createdAt: now, grantedAt: null };
   await clients.insertOne(client);
-  if ((await clients.countDocuments({ siteId })) > MAX_CLIENTS_PER_SITE) {
+  if ((await clients.countDocuments({ siteId }, { limit: MAX_CLIENTS_PER_SITE + 1 })) > MAX_CLIENTS_PER_SITE) {
     await clients.deleteOne({ _id: client._id, siteId });
     const oldest = await clients
       .find({ siteId, grantedAt: null }, { projection: { createdAt: 1 } })

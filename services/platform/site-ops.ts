@@ -27,7 +27,7 @@ export const addTenantSiteOp = defineOperation({
     const workspace = await getWorkspace(ctx.services, id);
     if (workspace.status !== 'active') throw new ConflictError(`Workspace is ${workspace.status}`);
     const sites = platformCollections(ctx.services).sites;
-    const count = () => sites.countDocuments({ workspaceId: id });
+    const count = (_siteId: string | null, bound: number) => sites.countDocuments({ workspaceId: id }, { limit: bound });
     const site = await withinCountQuota({ services: ctx.services, workspace, site: null }, 'sites', count, async () => {
       const siteId = newId();
       const domains = hostNames(input.domains);

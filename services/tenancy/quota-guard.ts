@@ -75,13 +75,14 @@ async function release(db: Db, name: string, holder: string): Promise<void> {
 
 /**
  * Runs `create` only if one more row of `name` fits the site's and the workspace's limits; 403
- * naming the quota otherwise. `count(siteId)` counts the live rows of one site, or of the whole
- * workspace when given null.
+ * naming the quota otherwise. `count(siteId, bound)` counts the live rows of one site, or of the
+ * whole workspace when given null, up to `bound` (the limit: `countDocuments(filter, { limit: bound })`),
+ * so the check reads at most as many rows as the quota allows, never the whole collection.
  */
 export async function withinCountQuota<T>(
   scope: QuotaScope,
   name: CountedLimit,
-  count: (siteId: string | null) => Promise<number>,
+  count: (siteId: string | null, bound: number) => Promise<number>,
   create: () => Promise<T>,
 ): Promise<T> {
   const workspaceMax = workspaceLimit(scope.workspace.quotas, name);
@@ -92,8 +93,8 @@ export async function withinCountQuota<T>(
   const holder = newId();
   await acquire(db, lock, holder);
   try {
-    if (workspaceMax !== null && (await count(null)) >= workspaceMax) throw new QuotaExceededError(name);
-    if (siteMax !== null && scope.site && (await count(scope.site._id)) >= siteMax) throw new QuotaExceededError(name);
+    if (workspaceMax !== null && (await count(null, workspaceMax)) >= workspaceMax) throw new QuotaExceededError(name);
+    if (siteMax !== null && scope.site && (await count(scope.site._id, siteMax)) >= siteMax) throw new QuotaExceededError(name);
     return await create();
   } finally {
     await release(db, lock, holder);

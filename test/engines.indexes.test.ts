@@ -1,0 +1,178 @@
+// The local MongoDB engine answers queries from the indexes a collection declares (non-unique and
+// compound ones too, engines/README.md): every query must give exactly what the same query gives
+// on a copy of the data with no index (a full scan), before and after writes, and after a restart
+// (the index is rebuilt when the engine opens the file). Runs its own engine, built from this
+// checkout, so it checks this launcher whatever engine the suite runs on.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MongoClient, ObjectId, type Collection, type Document, type Filter, type Sort } from 'mongodb';
+import { ensureEngines, stopEngines } from '../scripts/engines.mjs';
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'engines-indexes-'));
+const engine = { dataDir, mongoPort: 27517, temporal: false, log: () => undefined };
+
+const INDEXES = [
+  { siteId: 1, trashedAt: 1, _id: -1 },
+  { siteId: 1, status: 1, locale: 1, _id: -1 },
+  { siteId: 1, 'live.slug': 1 },
+  { tags: 1 },
+  { n: -1 },
+  { score: 1, name: -1 },
+  { locale: 1, tags: 1 },
+] as const;
+
+/** A seeded pseudo-random sequence: the same documents on every run. */
+function random(seed: number) {
+  return () => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+}
+
+function documents(count: number): Document[] {
+  const next = random(24);
+  const pick = <T>(values: readonly T[]) => values[Math.floor(next() * values.length)];
+  const base = new Date('2026-01-01T00:00:00Z').getTime();
+  return Array.from({ length: count }, (_, i) => {
+    const doc: Document = {
+      _id: new ObjectId(
+        Math.floor(base / 1000 + i)
+          .toString(16)
+          .padStart(8, '0') + i.toString(16).padStart(16, '0'),
+      ),
+      siteId: pick(['s1', 's2', 's3']),
+      status: pick(['draft', 'published', 'scheduled', 'archived']),
+      locale: pick(['en', 'fr']),
+      // Unique values of mixed types (int, double, string): a sort on n has no ties.
+      n: i % 7 === 0 ? `m${String(i).padStart(5, '0')}` : i % 2 ? i : i + 0.5,
+      score: pick([1, 2, 3, 3.0, null]),
+    };
+    const trashed = next();
+    if (trashed < 0.2) doc.trashedAt = new Date(base + i * 1000);
+    else if (trashed < 0.6) doc.trashedAt = null; // else: no field at all
+    if (next() < 0.5) doc.live = { slug: `slug-${i % 50}` };
+    if (next() < 0.4) doc.tags = pick([['a'], ['a', 'b'], ['c'], [], ['b', 'c', 'a']]);
+    if (next() < 0.8) doc.name = `name-${Math.floor(next() * 300)}`;
+    return doc;
+  });
+}
+
+type Query = { filter: Filter<Document>; sort?: Sort; skip?: number; limit?: number };
+
+function queries(ids: ObjectId[]): Query[] {
+  const mid = ids[Math.floor(ids.length / 2)];
+  return [
+    { filter: { siteId: 's1', trashedAt: null }, sort: { _id: -1 }, limit: 20 },
+    { filter: { siteId: 's1', trashedAt: null, _id: { $lt: mid } }, sort: { _id: -1 }, limit: 20 },
+    { filter: { siteId: 's1', trashedAt: null, _id: { $gte: mid } }, sort: { _id: 1 }, limit: 20 },
+    { filter: { siteId: 's1', status: 'published', trashedAt: null, locale: 'en' }, sort: { _id: -1 }, limit: 20 },
+    { filter: { siteId: 's1', status: 'published', trashedAt: null, locale: 'en', _id: { $lt: mid } }, sort: { _id: -1 }, limit: 20, skip: 3 },
+    { filter: { siteId: 's2', status: { $in: ['draft', 'published'] }, locale: 'fr' }, sort: { _id: -1 }, limit: 15 },
+    { filter: { siteId: 's2', status: { $in: ['draft', 'published'] }, locale: 'fr' } },
+    { filter: { siteId: 's2', 'live.slug': 'slug-5' } },
+    { filter: { siteId: 's2', 'live.slug': null } },
+    { filter: { tags: 'a' } },
+    { filter: { tags: { $in: ['a', 'c'] } }, sort: { _id: 1 } },
+    { filter: { tags: { $size: 0 } } },
+    { filter: { tags: null } },
+    { filter: { locale: 'fr' }, sort: { _id: -1 }, limit: 40 },
+    { filter: { locale: 'en', tags: { $gte: 'b' } } },
+    { filter: { n: { $gt: 100, $lte: 500 } }, sort: { n: -1 } },
+    { filter: { n: { $gte: 'm00100' } }, sort: { n: 1 }, limit: 30 },
+    { filter: { n: { $lt: 50 } } },
+    { filter: {}, sort: { n: 1 }, skip: 5, limit: 10 },
+    { filter: {}, sort: { n: -1 }, limit: 10 },
+    { filter: { score: 3 }, sort: { name: -1, _id: 1 } },
+    { filter: { score: 3, name: { $gt: 'name-100' } }, sort: { name: 1, _id: 1 } },
+    { filter: { score: null }, sort: { name: -1, _id: 1 } },
+    { filter: { score: { $in: [1, 2] } }, sort: { name: 1, _id: 1 }, limit: 25 },
+    { filter: { siteId: 's2', trashedAt: { $ne: null } }, sort: { _id: -1 } },
+    { filter: { _id: ids[7], siteId: ids.length ? 's1' : 's2', trashedAt: null } },
+    { filter: { _id: { $in: ids.slice(0, 40) }, siteId: 's3' } },
+    { filter: { $and: [{ siteId: 's1' }, { status: 'draft' }], locale: 'en' }, sort: { _id: -1 } },
+    { filter: { siteId: 's1', trashedAt: null, $or: [{ status: 'draft' }, { locale: 'fr' }] }, sort: { _id: -1 }, limit: 5 },
+    { filter: { siteId: 's3', status: { $exists: true }, locale: { $regex: '^f' } }, sort: { _id: -1 }, limit: 12 },
+  ];
+}
+
+const run = (collection: Collection, q: Query) => {
+  let cursor = collection.find(q.filter);
+  if (q.sort) cursor = cursor.sort(q.sort);
+  if (q.skip) cursor = cursor.skip(q.skip);
+  if (q.limit) cursor = cursor.limit(q.limit);
+  return cursor.toArray();
+};
+
+/** Ordered when the query sorts (its sorts have no ties), as a set of ids otherwise. */
+async function same(plain: Collection, indexed: Collection, ids: ObjectId[]) {
+  for (const q of queries(ids)) {
+    const [expected, actual] = await Promise.all([run(plain, q), run(indexed, q)]);
+    const shape = (docs: Document[]) => (q.sort ? docs : [...docs].sort((a, b) => String(a._id).localeCompare(String(b._id))));
+    expect(shape(actual), JSON.stringify(q)).toEqual(shape(expected));
+    expect(await indexed.countDocuments(q.filter), JSON.stringify(q)).toBe(await plain.countDocuments(q.filter));
+  }
+}
+
+describe('local engine: secondary indexes', () => {
+  let client: MongoClient;
+  let plain: Collection;
+  let indexed: Collection;
+  const docs = documents(3000);
+  const ids = docs.map((d) => d._id as ObjectId);
+
+  const connect = async () => {
+    const { mongoUri } = await ensureEngines(engine);
+    client = await MongoClient.connect(mongoUri, { serverSelectionTimeoutMS: 5000 });
+    plain = client.db('indexes').collection('plain');
+    indexed = client.db('indexes').collection('indexed');
+  };
+
+  beforeAll(async () => {
+    await connect();
+    await indexed.createIndexes(INDEXES.map((key) => ({ key: { ...key } })));
+    await plain.insertMany(docs.map((d) => ({ ...d })));
+    await indexed.insertMany(docs.map((d) => ({ ...d })));
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.close();
+    await stopEngines({ dataDir });
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('answers every query as a full scan does', async () => {
+    expect((await indexed.listIndexes().toArray()).length).toBe(INDEXES.length + 1);
+    // The engine keeps them: one key per document (`n`), one per array element (`tags`).
+    const { keysPerIndex } = await client.db('indexes').command({ validate: 'indexed' });
+    expect(keysPerIndex).toMatchObject({ 'n_-1': docs.length, 'siteId_1_status_1_locale_1__id_-1': docs.length });
+    expect(keysPerIndex.tags_1).toBeGreaterThan(docs.length);
+    await same(plain, indexed, ids);
+  });
+
+  it('keeps the answers after updates, deletes and inserts', async () => {
+    const both = async (write: (c: Collection) => Promise<unknown>) => expect(await write(indexed)).toEqual(await write(plain));
+    await both((c) => c.updateMany({ siteId: 's1', status: 'draft' }, { $set: { status: 'published', locale: 'fr' } }));
+    await both((c) => c.updateMany({ tags: 'b' }, { $unset: { trashedAt: '' }, $push: { tags: 'z' } as Document }));
+    await both((c) => c.updateMany({ n: { $lt: 300 } }, { $set: { trashedAt: new Date('2026-06-01T00:00:00Z') }, $inc: { score: 1 } }));
+    await both((c) => c.updateOne({ _id: ids[11] }, { $set: { 'live.slug': 'moved', siteId: 's2' } }));
+    await both((c) =>
+      c.findOneAndUpdate({ siteId: 's2', status: 'published', locale: 'en' }, { $set: { status: 'archived' } }, { sort: { _id: -1 }, returnDocument: 'after' }),
+    );
+    await both((c) => c.deleteMany({ siteId: 's3', status: 'archived' }));
+    await both((c) => c.findOneAndDelete({ siteId: 's1', trashedAt: null }, { sort: { _id: -1 } }));
+    const added = documents(200).map((d, i) => ({ ...d, _id: new ObjectId(), n: 10_000 + i }));
+    await both((c) => c.insertMany(added.map((d) => ({ ...d }))));
+    const upserted = new ObjectId();
+    await both((c) => c.updateOne({ _id: upserted, siteId: 's9', 'live.slug': 'new' }, { $set: { status: 'draft' } }, { upsert: true }));
+    await same(plain, indexed, ids);
+  });
+
+  it('rebuilds the index when the engine opens the file again', { timeout: 120_000 }, async () => {
+    await client.close();
+    await stopEngines({ dataDir });
+    await connect();
+    await same(plain, indexed, ids);
+  });
+});
