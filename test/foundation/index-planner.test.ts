@@ -100,6 +100,9 @@ describe('index planner rules', () => {
   it('never serves a bare collection scan, but serves `_id` and unique point lookups whatever else they filter', () => {
     expect(served({}, [], bySiteStatusId)).toBe(false);
     expect(served({ title: { $regex: 'x' } }, [], bySiteStatusId)).toBe(false);
+    // ...except one document of anything (a limit of 1, no predicate, no order).
+    expect(served({}, [], [], 1)).toBe(true);
+    expect(served({}, [], [], 50)).toBe(false);
     expect(served({ _id: 'x', anything: 1 }, [], [])).toBe(true);
     expect(served({ _id: { $in: ['a', 'b'] } }, [], [])).toBe(true);
     const email = [index({ siteId: 1, email: 1 }, true)];

@@ -91,44 +91,73 @@ export function queryShape(filter: Readonly<Record<string, unknown>> = {}): Quer
 
 const direction = (value: IndexKeys[string]) => (value === -1 ? -1 : 1);
 
-function pointLookup(shape: QueryShape, indexes: readonly DeclaredIndex[]): boolean {
-  if (shape.equality.includes('_id')) return true;
-  return indexes.some((index) => index.unique && Object.keys(index.keys).every((key) => shape.equality.includes(key)));
-}
-
-/** Whether this one index serves the shape (no `$or`) with this sort, by the rules above. */
-export function indexServes(index: DeclaredIndex, shape: QueryShape, sort: Sort = []): boolean {
+/**
+ * How many of the index's keys this shape uses (equality, then sort, then one range), or 0 when the
+ * index does not serve it (no `$or`) with this sort, by the rules above.
+ */
+export function indexUse(index: DeclaredIndex, shape: QueryShape, sort: Sort = []): number {
   const keys = Object.entries(index.keys);
   const equality = new Set(shape.equality);
   let at = 0;
   const bound = new Set<string>();
   while (at < keys.length && equality.has(keys[at][0])) bound.add(keys[at++][0]);
-  if (bound.size !== equality.size) return false;
+  if (bound.size !== equality.size) return 0;
   const pendingSort = sort.filter(([field]) => !bound.has(field));
   let sense: 1 | -1 | 0 = 0;
   for (const [field, wanted] of pendingSort) {
-    if (at >= keys.length || keys[at][0] !== field) return false;
+    if (at >= keys.length || keys[at][0] !== field) return 0;
     const relation = direction(keys[at][1]) === wanted ? 1 : -1;
-    if (sense !== 0 && relation !== sense) return false;
+    if (sense !== 0 && relation !== sense) return 0;
     sense = relation;
     at += 1;
   }
-  const usesRange = at < keys.length && shape.range.includes(keys[at][0]);
+  if (at < keys.length && shape.range.includes(keys[at][0])) at += 1;
   // Something must narrow or order the scan: a bare collection scan is not served by an index.
-  return bound.size > 0 || pendingSort.length > 0 || usesRange;
+  return at;
 }
 
-/** The verdict on one query against the indexes of its collection (`_id` is always there). */
-export function served(filter: Readonly<Record<string, unknown>> | undefined, sort: Sort, indexes: readonly DeclaredIndex[]): boolean {
-  const all = [{ keys: { _id: 1 }, unique: true }, ...indexes];
-  const check = (shape: QueryShape): boolean => {
-    if (shape.or) return shape.or.every(check);
-    if (pointLookup(shape, all)) return true;
-    return all.some((index) => indexServes(index, shape, sort));
+export const indexServes = (index: DeclaredIndex, shape: QueryShape, sort: Sort = []): boolean => indexUse(index, shape, sort) > 0;
+
+/**
+ * The verdict on one query against the indexes of its collection (`_id` is always there). A query
+ * with no predicate and no sort but a `limit` reads that many documents (GridFS's "any file yet?").
+ */
+export function served(filter: Readonly<Record<string, unknown>> | undefined, sort: Sort, indexes: readonly DeclaredIndex[], limit?: number): boolean {
+  return servingIndexes(filter, sort, indexes, limit) !== null;
+}
+
+const ID_INDEX: DeclaredIndex = { keys: { _id: 1 }, unique: true };
+
+/**
+ * The indexes that serve the query (one per `$or` branch), `_id` included; `[]` when it reads
+ * only a bounded handful without any; null when nothing serves it.
+ */
+export function servingIndexes(
+  filter: Readonly<Record<string, unknown>> | undefined,
+  sort: Sort,
+  indexes: readonly DeclaredIndex[],
+  limit?: number,
+): DeclaredIndex[] | null {
+  if (Object.keys(filter ?? {}).length === 0 && sort.length === 0 && limit !== undefined && limit > 0 && limit <= 1) return [];
+  const all = [ID_INDEX, ...indexes];
+  const pick = (shape: QueryShape): DeclaredIndex[] | null => {
+    if (shape.or) {
+      const branches = shape.or.map(pick);
+      return branches.every((b) => b !== null) ? branches.flat() : null;
+    }
+    if (shape.equality.includes('_id')) return [ID_INDEX];
+    const unique = all.find((index) => index.unique && Object.keys(index.keys).every((key) => shape.equality.includes(key)));
+    if (unique) return [unique];
+    // The planner picks the index that bounds the most: the one whose keys this query uses most.
+    const [best] = all.map((index) => ({ index, use: indexUse(index, shape, sort) })).sort((a, b) => b.use - a.use);
+    return best && best.use > 0 ? [best.index] : null;
   };
-  return check(queryShape(filter ?? {}));
+  return pick(queryShape(filter ?? {}));
 }
 
-/** A sort document as the driver sends it, in order. */
-export const sortOf = (sort: unknown): Sort =>
-  sort && typeof sort === 'object' ? Object.entries(sort as Record<string, unknown>).map(([field, value]) => [field, value === -1 ? -1 : 1] as const) : [];
+/** A sort as the driver sends it (a document, or the `Map` the driver builds from one), in order. */
+export function sortOf(sort: unknown): Sort {
+  if (!sort || typeof sort !== 'object') return [];
+  const entries = sort instanceof Map ? [...(sort as Map<string, unknown>)] : Object.entries(sort as Record<string, unknown>);
+  return entries.map(([field, value]) => [field, value === -1 || value === 'desc' || value === 'descending' ? -1 : 1] as const);
+}
