@@ -131,12 +131,13 @@ export function eventCollections(db: Db) {
 }
 
 export const eventIndexes: IndexSpec[] = [
-  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, events: 1, active: 1 } },
+  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, active: 1, events: 1 } },
   { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, ownerKeyId: 1, _id: 1 } },
-  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, createdAt: 1 } },
-  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, endpointId: 1, status: 1, nextAttemptAt: 1 } },
-  { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, deliveryId: 1, attempt: 1 }, options: { unique: true } },
+  // The pending deliveries of a site (the drain), of one endpoint (its actor).
+  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, via: 1, endpointId: 1 } },
+  // Rows of the older history, read only (nothing writes them): newest first, per endpoint.
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, _id: -1 } },
+  { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, endpointId: 1, _id: -1 } },
   { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, batch: 1 }, options: { unique: true } },
   { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, _id: -1 } },
   { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, endpointId: 1, _id: -1 } },
