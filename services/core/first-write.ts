@@ -1,5 +1,6 @@
 import type { Collection, Db, IndexDescription } from 'mongodb';
 import type { IndexSpec } from './feature.ts';
+import { DOCUMENT_WRITES } from './write-watch.ts';
 
 /**
  * Collections and their indexes are made when a feature first writes, not when a workspace is
@@ -12,17 +13,8 @@ import type { IndexSpec } from './feature.ts';
  * indexes gets this without code of its own (docs/how-to.md).
  */
 
-/** Collection methods that can create a collection (an insert, or an upsert). Deletes cannot. */
-const CREATING_WRITES: ReadonlySet<string> = new Set([
-  'insertOne',
-  'insertMany',
-  'bulkWrite',
-  'updateOne',
-  'updateMany',
-  'replaceOne',
-  'findOneAndUpdate',
-  'findOneAndReplace',
-]);
+/** Collection methods that can create a collection: every document write but the deletes (an insert, or an upsert). */
+const CREATING_WRITES: ReadonlySet<string> = new Set([...DOCUMENT_WRITES].filter((method) => !/^(delete|findOneAndDelete)/.test(method)));
 
 export const indexDescriptions = (specs: readonly IndexSpec[]): IndexDescription[] =>
   specs.map((spec) => ({ ...spec.options, key: spec.keys }) as IndexDescription);
