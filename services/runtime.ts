@@ -1,6 +1,7 @@
 import type { Config } from './core/config.ts';
 import type { EventPublisher, Services } from './core/context.ts';
 import type { Feature } from './core/feature.ts';
+import { workspaceIndexSpecs } from './tenancy/index-version.ts';
 import { createServices, type CoreServiceOptions } from './core/services.ts';
 import { createSiteResolver } from './tenancy/site-resolver.ts';
 import { createPluginRegistry } from './plugins/registry.ts';
@@ -46,7 +47,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   // Only the collections held management reads depend on are watched: other writes announce nothing.
   const watchedCollections = new Set(featureList.flatMap((feature) => feature.operations.flatMap((operation) => operation.heldAnswer?.reads ?? [])));
   const publicCollections = featureList.flatMap((feature) => feature.publicCollections ?? []);
-  const core = await createServices(config, { ...options, watchedCollections, publicCollections });
+  const core = await createServices(config, { ...options, watchedCollections, publicCollections, workspaceIndexes: workspaceIndexSpecs(featureList) });
   const services = core as Services;
   services.features = featureList;
   services.sites = createSiteResolver(services);

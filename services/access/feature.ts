@@ -1,4 +1,5 @@
 import type { Feature } from '../core/feature.ts';
+import { siteCount } from '../core/site-count.ts';
 import { ACCESS_COLLECTIONS } from './model.ts';
 import { authOperations } from './auth-ops.ts';
 import { keyOperations } from './key-ops.ts';
@@ -30,7 +31,7 @@ export const accessFeature: Feature = {
     const db = services.workspaceDb(workspace);
     const site = siteId ? { siteId } : {};
     const [users, apiKeys] = await Promise.all([
-      db.collection(ACCESS_COLLECTIONS.users).countDocuments(site),
+      siteCount(db.collection(ACCESS_COLLECTIONS.users), siteId),
       db.collection(ACCESS_COLLECTIONS.apiKeys).countDocuments({ ...site, status: 'active' }),
     ]);
     return { users, apiKeys };

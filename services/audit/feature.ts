@@ -15,7 +15,8 @@ export const auditFeature: Feature = {
     { collection: AUDIT_COLLECTION, keys: { siteId: 1, userId: 1, _id: 1 } },
     { collection: AUDIT_COLLECTION, keys: { siteId: 1, keyId: 1, _id: 1 } },
     { collection: AUDIT_COLLECTION, keys: { siteId: 1, 'target.id': 1, _id: 1 } },
-    { collection: AUDIT_COLLECTION, keys: { siteId: 1, at: 1 } },
+    // The unfiltered list, and its `since`/`until` window riding along on the order.
+    { collection: AUDIT_COLLECTION, keys: { siteId: 1, _id: 1 } },
   ],
 };
 
@@ -24,4 +25,8 @@ export const platformAuditIndexes: readonly IndexSpec[] = [
   { collection: AUDIT_COLLECTION, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
   { collection: AUDIT_COLLECTION, keys: { 'target.id': 1, _id: 1 } },
   { collection: AUDIT_COLLECTION, keys: { userId: 1, _id: 1 } },
+  { collection: AUDIT_COLLECTION, keys: { keyId: 1, _id: 1 } },
+  { collection: AUDIT_COLLECTION, keys: { action: 1, _id: 1 } },
+  // Retention of rows written before `expiresAt` existed.
+  { collection: AUDIT_COLLECTION, keys: { at: 1 } },
 ];

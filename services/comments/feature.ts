@@ -12,7 +12,7 @@ export const commentsFeature: Feature = {
   operations: [listCommentsOp, bulkStatusOp, patchCommentOp, purgeCommentsOp, replyOp, publicCreateCommentOp, publicListCommentsOp, ...ruleOperations],
   indexes: [
     { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, status: 1, _id: -1 } },
-    { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, entryId: 1, _id: -1 } },
+    { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, entryId: 1, status: 1, _id: -1 } },
     { collection: COMMENT_COLLECTIONS.rules, keys: { siteId: 1, _id: 1 } },
     { collection: COMMENT_COLLECTIONS.spamTerms, keys: { siteId: 1, term: 1 }, options: { unique: true } },
   ],

@@ -67,13 +67,20 @@ export const contentFeature: Feature = {
   indexes: [
     // Slugs are unique per site and locale; trashed entries keep theirs so a restore never collides.
     { collection: COLLECTIONS.entries, keys: { siteId: 1, locale: 1, slug: 1 }, options: { unique: true } },
-    { collection: COLLECTIONS.entries, keys: { siteId: 1, trashedAt: 1, _id: -1 } },
-    { collection: COLLECTIONS.entries, keys: { siteId: 1, status: 1, locale: 1, _id: -1 } },
-    { collection: COLLECTIONS.entries, keys: { siteId: 1, 'live.slug': 1 } },
+    // The Management list (live entries newest first) and the trash (most recently trashed first).
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, trashedAt: -1, _id: -1 } },
+    // The Public API: lists and search (all types, or one), an entry by its public slug.
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, status: 1, trashedAt: 1, locale: 1, _id: -1 } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, type: 1, status: 1, trashedAt: 1, locale: 1, _id: -1 } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, 'live.slug': 1, status: 1, trashedAt: 1, locale: 1, _id: -1 } },
+    // Entries owing a durable write's effects (a term removal cut short): only those rows are in it.
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, 'pending.note': 1 }, options: { partialFilterExpression: { pending: { $type: 'object' } } } },
     { collection: COLLECTIONS.revisions, keys: { siteId: 1, entryId: 1, version: -1 } },
     { collection: COLLECTIONS.types, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
     { collection: COLLECTIONS.taxonomies, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, slug: 1 }, options: { unique: true } },
+    // A taxonomy's terms, newest first (tags grow with the content).
+    { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, _id: -1 } },
   ],
   trash: [entryTrashKind],
   async provisionSite(ctx) {

@@ -4,7 +4,11 @@ import type { Workspace } from './tenants.ts';
 import type { PublicCollection } from './public-generation.ts';
 import type { CreateIndexesOptions, IndexSpecification } from 'mongodb';
 
-/** An index a feature needs in every workspace database. Every key list should lead with `siteId`. */
+/**
+ * An index a feature needs in every workspace database that uses the collection: made with the
+ * collection's first write (`first-write.ts`), dropped by the index upgrade once no feature declares
+ * it. Every key list should lead with `siteId`.
+ */
 export interface IndexSpec {
   collection: string;
   keys: IndexSpecification;

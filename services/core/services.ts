@@ -10,6 +10,8 @@ import { createHooks } from './hooks.ts';
 import { createChangeFeed } from './change-feed.ts';
 import { createWriteWatch } from './write-watch.ts';
 import { createPublicGeneration, type PublicCollection } from './public-generation.ts';
+import { createFirstWriteSetup } from './first-write.ts';
+import type { IndexSpec } from './feature.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -27,6 +29,8 @@ export interface CoreServiceOptions {
   watchedCollections?: ReadonlySet<string>;
   /** Collections the Public API reads: a write to one moves its site's public generation (`core/public-generation.ts`). */
   publicCollections?: readonly PublicCollection[];
+  /** Every feature's workspace indexes: made on a collection's first write (`core/first-write.ts`). */
+  workspaceIndexes?: readonly IndexSpec[];
 }
 
 /**
@@ -49,6 +53,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40,
   });
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
+  const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
 
   return {
     config,
@@ -66,7 +71,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     workspaceDb(workspace) {
       let db = dbs.get(workspace.dbName);
       if (!db) {
-        db = writes.watch(mongo.db(workspace.dbName));
+        db = firstWrite.wrap(writes.watch(mongo.db(workspace.dbName)));
         dbs.set(workspace.dbName, db);
       }
       return db;

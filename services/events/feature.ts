@@ -1,4 +1,5 @@
 import type { Feature } from '../core/feature.ts';
+import { siteCount } from '../core/site-count.ts';
 import { adminEndpoints, listEventsOp, manageEndpoints } from './endpoint-ops.ts';
 import { deliveryHistoryOp, redeliverOp } from './delivery-ops.ts';
 import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
@@ -33,10 +34,7 @@ export const eventsFeature: Feature = {
   },
   async usage(services, workspace, siteId) {
     // Operator's usage pages only; endpoints are few per site (the webhookEndpoints quota bounds them).
-    const webhookEndpoints = await services
-      .workspaceDb(workspace)
-      .collection(EVENT_COLLECTIONS.endpoints)
-      .countDocuments(siteId ? { siteId } : {});
+    const webhookEndpoints = await siteCount(services.workspaceDb(workspace).collection(EVENT_COLLECTIONS.endpoints), siteId);
     return { webhookEndpoints };
   },
 };

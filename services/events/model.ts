@@ -131,12 +131,15 @@ export function eventCollections(db: Db) {
 }
 
 export const eventIndexes: IndexSpec[] = [
-  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, events: 1, active: 1 } },
+  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, active: 1, events: 1 } },
   { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, ownerKeyId: 1, _id: 1 } },
-  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, createdAt: 1 } },
-  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, endpointId: 1, status: 1, nextAttemptAt: 1 } },
+  // The pending deliveries of a site (the drain), of one endpoint (its actor).
+  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, via: 1, endpointId: 1 } },
+  // Single attempt rows (interrupted, paused; the older history): one per delivery and attempt, upserted.
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, deliveryId: 1, attempt: 1 }, options: { unique: true } },
+  // History: newest first, of the site or of one endpoint.
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, _id: -1 } },
+  { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, endpointId: 1, _id: -1 } },
   { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, batch: 1 }, options: { unique: true } },
   { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, _id: -1 } },
   { collection: EVENT_COLLECTIONS.attemptBatches, keys: { siteId: 1, endpointId: 1, _id: -1 } },

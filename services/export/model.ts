@@ -219,7 +219,8 @@ export interface ExportRunDoc extends RunSummary {
   _id: string;
   siteId: string;
 }
-export const exportRuns = (db: Db) => db.collection<ExportRunDoc>('export_runs');
+export const EXPORT_RUNS_COLLECTION = 'export_runs';
+export const exportRuns = (db: Db) => db.collection<ExportRunDoc>(EXPORT_RUNS_COLLECTION);
 
 export async function readExportState(db: Db, siteId: string): Promise<ExportStateDoc | null> {
   return exportStates(db).findOne({ _id: siteId, siteId });

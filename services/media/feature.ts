@@ -12,10 +12,9 @@ export const mediaFeature: Feature = {
   operations: [uploadMediaOp, listMediaOp, getMediaOp, updateMediaOp, deleteMediaOp, listPublicMediaOp],
   indexes: [
     // Lists: by site and status, newest first (ids are time-ordered).
+    // The type and filename filters ride along on the list's order (a page stops when full).
     { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, _id: -1 } },
-    { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, mimeType: 1, _id: -1 } },
-    { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, filenameLower: 1 } },
-    { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, trashedAt: -1 } },
+    { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, trashedAt: -1, _id: -1 } },
   ],
   trash: [mediaTrash],
   /** Stored bytes, from the running counters the upload quota keeps (per site, and the workspace's). */

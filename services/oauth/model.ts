@@ -59,7 +59,7 @@ export function oauthCollections(db: Db) {
 }
 
 export const oauthIndexes: IndexSpec[] = [
-  { collection: OAUTH_COLLECTIONS.grants, keys: { siteId: 1, userId: 1 } },
+  { collection: OAUTH_COLLECTIONS.grants, keys: { siteId: 1, userId: 1, revokedAt: 1 } },
   { collection: OAUTH_COLLECTIONS.secrets, keys: { siteId: 1, grantId: 1 } },
 ];
 

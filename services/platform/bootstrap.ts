@@ -6,7 +6,7 @@ import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
 import { DEFAULT_SITE_META_ID } from '../tenancy/site-resolver.ts';
 import { provisionInProcess, requestWorkspace } from './provisioning.ts';
 import { ensureIndexes } from '../tenancy/indexes.ts';
-import { platformAuditIndexes } from '../audit/feature.ts';
+import { platformIndexSpecs } from './platform-indexes.ts';
 import { DEFAULT_SITE_ID } from '../tenancy/platform-db.ts';
 
 export interface BootstrapResult {
@@ -42,8 +42,7 @@ async function writePasswordFile(dataDir: string, password: string): Promise<str
  */
 export async function bootstrapPlatform(services: Services): Promise<BootstrapResult> {
   const meta = services.platformDb.collection<{ _id: string; siteId?: string; claimedAt?: Date }>(PLATFORM_COLLECTIONS.meta);
-  await services.platformDb.collection(PLATFORM_COLLECTIONS.sites).createIndex({ workspaceId: 1 });
-  await ensureIndexes(services.platformDb, platformAuditIndexes);
+  await ensureIndexes(services.platformDb, platformIndexSpecs);
 
   // A start reads one row whatever the number of workspaces: index upgrades after a release are
   // handed to the workspace actors by the worker's reconciler (`lifecycle-reconciler.ts`).

@@ -2,7 +2,7 @@ import type { Services } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { hashPassword } from '../access/passwords.ts';
-import { ensureIndexes } from '../tenancy/indexes.ts';
+import { upgradeIndexes } from '../tenancy/indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from '../tenancy/index-version.ts';
 import { hostNames, type Workspace } from '../core/tenants.ts';
 import { runProvisionSteps } from '../../workflows/contracts/workspace.ts';
@@ -63,12 +63,13 @@ async function provisioningRow(services: Services, workspaceId: string) {
   return row?.status === 'provisioning' && row.provisioning ? { ...row, provisioning: row.provisioning } : null;
 }
 
-/** Step 1: the database and its indexes. False when there is nothing (more) to provision. */
+/**
+ * Step 1: the database. Nothing is made here any more: MongoDB makes a database with its first
+ * collection, and each collection with its indexes at its first write (`core/first-write.ts`), so a
+ * new workspace holds only what it uses. False when there is nothing (more) to provision.
+ */
 export async function provisionWorkspaceDatabase(services: Services, workspaceId: string): Promise<boolean> {
-  const row = await provisioningRow(services, workspaceId);
-  if (!row) return false;
-  await ensureIndexes(services.workspaceDb(row), workspaceIndexSpecs(services.features));
-  return true;
+  return (await provisioningRow(services, workspaceId)) !== null;
 }
 
 /**
@@ -128,11 +129,12 @@ export async function provisionInProcess(services: Services, workspaceId: string
   return workspace;
 }
 
-/** The `indexes` command: brings an existing workspace database to this release's index version. */
+/** The `indexes` command: brings an existing workspace database to this release's index version (tenancy/indexes.ts `upgradeIndexes`). */
 export async function upgradeWorkspaceIndexes(services: Services, workspaceId: string): Promise<void> {
   const version = workspaceIndexVersion(services.features);
   const row = await platformCollections(services).workspaces.findOne({ _id: workspaceId, status: { $in: ['active', 'suspended'] } });
   if (!row || row.indexVersion === version) return;
-  await ensureIndexes(services.workspaceDb(row), workspaceIndexSpecs(services.features));
+  const { dropped } = await upgradeIndexes(services.workspaceDb(row), workspaceIndexSpecs(services.features));
+  if (dropped.length > 0) services.log.info({ workspaceId, dropped }, 'superseded workspace indexes dropped');
   await platformCollections(services).workspaces.updateOne({ _id: workspaceId }, { $set: { indexVersion: version } });
 }

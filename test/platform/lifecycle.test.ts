@@ -205,10 +205,18 @@ describe('workspace lifecycle through the workspace actor', () => {
   it('brings an old index version up to date through the actor, not at gateway start', async () => {
     const { tenant } = (await call('POST', '/tenants', { name: 'Old', domains: ['old.example.test'], admin: newAdmin })).json();
     const { workspaces } = platformCollections(world.services);
+    // What an earlier release left: an index no feature declares any more, and one it lost.
+    const db = world.services.mongo.db((await workspaces.findOne({ _id: tenant.id }))!.dbName);
+    await db.collection('users').createIndex({ siteId: 1, retired: 1 });
+    await db.collection('users').dropIndex('siteId_1_email_1');
     await workspaces.updateOne({ _id: tenant.id }, { $set: { indexVersion: 'previous-release' } });
     const { indexes } = await reconcileWorkspaces(world.services, { graceMs: 0 });
     expect(indexes).toBeGreaterThanOrEqual(1);
     await waitForWorkspace(world, tenant.id, (w) => w.indexVersion === workspaceIndexVersion(world.services.features));
+    const names = (await db.collection('users').indexes()).map((index) => index.name).sort();
+    expect(names).toEqual(['_id_', 'siteId_1_email_1']);
+    // A collection no write made yet stays unmade: its first write makes it with its indexes (core/first-write.ts).
+    expect((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name)).not.toContain('content_entries');
   });
 
   it('keeps the Host → site cache bounded, the least recently used host evicted first', async () => {

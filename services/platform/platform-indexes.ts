@@ -1,0 +1,15 @@
+import type { IndexSpec } from '../core/feature.ts';
+import { PLATFORM_COLLECTIONS } from '../core/tenants.ts';
+import { STATE_CHANGES_COLLECTION } from '../core/change-feed.ts';
+import { platformAuditIndexes } from '../audit/feature.ts';
+
+/** The platform database's indexes, created at every start (idempotent; one database per deployment, so not counted per workspace). */
+export const platformIndexSpecs: readonly IndexSpec[] = [
+  { collection: PLATFORM_COLLECTIONS.sites, keys: { workspaceId: 1 } },
+  { collection: PLATFORM_COLLECTIONS.domains, keys: { workspaceId: 1 } },
+  // By status: the list's filter (in creation order), the reconciler's stale and unfinished rows.
+  { collection: PLATFORM_COLLECTIONS.workspaces, keys: { status: 1, _id: 1 } },
+  // The change feed's poll and its pruning (core/change-feed.ts).
+  { collection: STATE_CHANGES_COLLECTION, keys: { at: 1 } },
+  ...platformAuditIndexes,
+];
