@@ -15,6 +15,7 @@ import { createTermOp, deleteTermOp, getTermOp, listTermsOp, updateTermOp } from
 import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSearchOp } from './public-content-ops.ts';
 import { entryTrashKind } from './entries-trash.ts';
 import { provisionTaxonomies } from './taxonomies.ts';
+import { SEARCH_INDEXES } from './search-index.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
@@ -72,6 +73,8 @@ export const contentFeature: Feature = {
     { collection: COLLECTIONS.types, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
     { collection: COLLECTIONS.taxonomies, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, slug: 1 }, options: { unique: true } },
+    // Search postings: the collection and these are created on first use (search-index.ts).
+    ...SEARCH_INDEXES,
   ],
   trash: [entryTrashKind],
   async provisionSite(ctx) {

@@ -7,6 +7,7 @@ import type { WriteWatch } from './write-watch.ts';
 import type { PublicGeneration } from './public-generation.ts';
 import type { Clock } from './clock.ts';
 import type { CursorCodec } from './cursors.ts';
+import type { FirstUse } from './first-use.ts';
 import type { Hooks } from './hooks.ts';
 import type { Principal } from './principal.ts';
 import type { Site, Workspace } from './tenants.ts';
@@ -40,6 +41,8 @@ export interface CoreServices {
   writes: WriteWatch;
   /** Each site's public content generation, moved by the writes themselves (`core/public-generation.ts`). */
   publicGeneration: PublicGeneration;
+  /** Work done once per process and key: collections a feature creates on first use (`core/first-use.ts`). */
+  firstUse: FirstUse;
   workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
 }
 

@@ -9,6 +9,12 @@ export interface IndexSpec {
   collection: string;
   keys: IndexSpecification;
   options?: CreateIndexesOptions;
+  /**
+   * The feature creates this collection and its indexes itself when it first writes to it
+   * (`services.firstUse`), so a workspace that never uses it has neither: provisioning and index
+   * upgrades skip it. Still declared here, where the index-coverage test reads every index.
+   */
+  onFirstUse?: boolean;
 }
 
 /** Details of a new workspace that features may need while provisioning it. */

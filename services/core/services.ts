@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import type { CoreServices, EventPublisher } from './context.ts';
 import { systemClock, type Clock } from './clock.ts';
 import { createCursorCodec } from './cursors.ts';
+import { createFirstUse } from './first-use.ts';
 import { loggerOptions } from './logger.ts';
 import { createHooks } from './hooks.ts';
 import { createChangeFeed } from './change-feed.ts';
@@ -60,6 +61,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
+    firstUse: createFirstUse(),
     clock: options.clock ?? systemClock,
     log,
     events: silentPublisher(log),

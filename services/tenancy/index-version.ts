@@ -2,7 +2,9 @@ import { createHash } from 'node:crypto';
 import type { Feature } from '../core/feature.ts';
 import type { IndexSpec } from './indexes.ts';
 
-export const workspaceIndexSpecs = (features: readonly Feature[]): IndexSpec[] => features.flatMap((feature) => feature.indexes ?? []);
+/** The indexes provisioning creates (and upgrades bring up to date): every feature's, except those created on first use. */
+export const workspaceIndexSpecs = (features: readonly Feature[]): IndexSpec[] =>
+  features.flatMap((feature) => feature.indexes ?? []).filter((spec) => !spec.onFirstUse);
 
 /**
  * The version of the workspace indexes a release needs: a digest of every feature's index specs.
