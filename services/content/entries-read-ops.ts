@@ -39,7 +39,7 @@ export const listEntriesOp = defineOperation({
     page: PageInfo,
   }),
   async handler(ctx, input) {
-    const search = input.search?.trim();
+    const search = input.search?.trim() ? input.search : undefined;
     if (input.term !== undefined && !search) throw new BadRequestError('term: filters a search (give search)');
     const query: Filter<EntryDoc> = { siteId: ctx.site._id, trashedAt: null };
     if (input.type) query.type = input.type;

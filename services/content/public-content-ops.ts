@@ -74,7 +74,11 @@ export const publicSearchOp = definePublicOperation({
     'Words of the title, excerpt, body and custom text fields of the published entries of one locale, ranked (title first, then excerpt, then body). Every word must be found; the last one also as the start of a word (search as you type). Limited to 60 requests per minute per IP.',
   rateLimit: { perMinute: 60, by: 'ip' },
   input: z.object({
-    q: z.string().trim().min(1).max(200),
+    // Not trimmed: a space after the last word says it is whole (no prefix match).
+    q: z
+      .string()
+      .max(200)
+      .refine((q) => q.trim().length > 0, 'must not be empty'),
     type: z.string().optional(),
     term: z.string().max(200).optional().describe('A term id: only entries that hold it'),
     locale: z.string().optional(),

@@ -161,6 +161,9 @@ export async function backfillSearch(services: Services, db: Db, maxBatches = Nu
     for (let i = 0; i < batch.length; i += BACKFILL_PARALLEL) {
       await Promise.all(batch.slice(i, i + BACKFILL_PARALLEL).map((doc) => syncEntrySearch(services, db, doc.siteId, doc._id, doc)));
     }
+    // Published entries became findable: the sites' public answers (search) are computed again.
+    const sites = new Set(batch.filter((doc) => doc.status === 'published' && !doc.trashedAt).map((doc) => doc.siteId));
+    await Promise.all([...sites].map((siteId) => services.publicGeneration.written(db, siteId)));
     indexed += batch.length;
     if (batch.length > 0) after = batch[batch.length - 1]._id;
     const done = batch.length < BACKFILL_BATCH;
