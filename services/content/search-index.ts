@@ -9,21 +9,28 @@ import { SEARCH_INDEX_VERSION, weighWords, type SearchSource } from './search-to
 
 /**
  * The search index the service keeps itself (docs/content.md, "Search"): one posting per entry,
- * view and distinct word, in `search_terms`. Two views: `w` the working revision of every live
- * entry (Management search), `p` the published snapshot of published entries (Public API).
+ * view and distinct word, in `search_terms`. Views: `w` the working revision of every live entry
+ * (Management search), `p` the published snapshot of published entries (Public API), and `b` for
+ * both at once when a published entry's working revision is its snapshot (the usual case: half the
+ * postings). A search reads `p` and `b`, or `w` and `b`.
  * Written by the write path after every change of an entry, and by the worker's backfill for
  * entries written before (or while a process died between an entry's write and its postings).
  */
 
 export const SEARCH_COLLECTION = 'search_terms';
 
+/** What a search reads: the published snapshots or the working revisions. */
 export type SearchView = 'w' | 'p';
+type PostingView = SearchView | 'b';
+
+/** The posting views a search of `view` reads. */
+export const viewsOf = (view: SearchView): PostingView[] => [view, 'b'];
 
 export interface PostingDoc {
   /** `<entryId>:<view>:<token>`: writing the same posting twice is a duplicate, never a double. */
   _id: string;
   siteId: string;
-  view: SearchView;
+  view: PostingView;
   locale: string;
   token: string;
   entryId: string;
@@ -79,10 +86,25 @@ export async function searchTerms(services: Services, db: Db): Promise<Collectio
   return db.collection<PostingDoc>(SEARCH_COLLECTION);
 }
 
-function postingsOf(doc: SearchedEntry): PostingDoc[] {
+const sameText = (a: SearchSource, b: SearchSource) =>
+  a.title === b.title &&
+  a.slug === b.slug &&
+  a.excerpt === b.excerpt &&
+  JSON.stringify(a.blocks) === JSON.stringify(b.blocks) &&
+  JSON.stringify(a.fields) === JSON.stringify(b.fields);
+
+/** An entry's postings in its current state (none when trashed); the benchmark seeds with it too. */
+export function postingsOf(doc: SearchedEntry): PostingDoc[] {
   if (doc.trashedAt) return [];
-  const views: Array<[SearchView, SearchSource]> = [['w', doc]];
-  if (doc.status === 'published' && doc.live) views.push(['p', doc.live]);
+  const live = doc.status === 'published' ? doc.live : null;
+  const views: Array<[PostingView, SearchSource]> = !live
+    ? [['w', doc]]
+    : sameText(doc, live)
+      ? [['b', doc]]
+      : [
+          ['w', doc],
+          ['p', live],
+        ];
   const terms = Object.values(doc.terms ?? {}).flat();
   return views.flatMap(([view, source]) =>
     [...weighWords(source)].map(([token, w]) => ({

@@ -2,7 +2,7 @@ import type { Collection, Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { liveEntryCount } from './entry-counts.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
-import { searchTerms, type PostingDoc, type SearchView } from './search-index.ts';
+import { searchTerms, viewsOf, type PostingDoc, type SearchView } from './search-index.ts';
 import { parseQuery, rarity } from './search-tokens.ts';
 
 /**
@@ -76,7 +76,7 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
   const postings = await searchTerms(ctx.services, ctx.db);
   const base: Filter<PostingDoc> = {
     siteId: ctx.site._id,
-    view: request.view,
+    view: { $in: viewsOf(request.view) },
     locale: request.locales.length === 1 ? request.locales[0] : { $in: [...request.locales] },
   };
   const [total, ...lists] = await Promise.all([
