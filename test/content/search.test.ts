@@ -196,6 +196,19 @@ describe('search', () => {
     expect(await ctx.db.collection(SEARCH_COLLECTION).countDocuments({ entryId: e.id })).toBe(0);
   });
 
+  it('leaves the postings of the last state when writers of one entry race', async () => {
+    const e = await cw.create({ title: 'Race start', slug: 'race' });
+    const racers = Array.from({ length: 8 }, (_, i) => `racer${i}`);
+    const results = await Promise.all(racers.map((word) => cw.manage('PATCH', `/content/${e.id}`, { title: `Contest ${word}` })));
+    expect(results.map((res) => res.statusCode)).toEqual(racers.map(() => 200));
+    const final = (await cw.manage('GET', `/content/${e.id}`)).json();
+    const winner = final.title.split(' ')[1];
+    const ctx = await defaultSiteContext(cw.world);
+    const tokens = (await ctx.db.collection(SEARCH_COLLECTION).find({ siteId: ctx.site._id, entryId: e.id }).toArray()).map((posting) => posting.token);
+    expect(tokens.sort()).toEqual(['contest', 'race', winner].sort());
+    for (const word of racers) expect(await manageSlugs(word)).toEqual(word === winner ? ['race'] : []);
+  });
+
   it('backfills entries written before the index, resuming where it stopped', async () => {
     const ctx = await defaultSiteContext(cw.world);
     const entries = ctx.db.collection('content_entries');
