@@ -165,14 +165,14 @@ const BACKFILL_PARALLEL = 10;
  * at a time, recording how far it got after each batch: a pass cut short resumes where it stopped.
  * Answers how many entries it indexed; a finished database costs one read.
  */
-export async function backfillSearch(services: Services, db: Db, maxBatches = Number.POSITIVE_INFINITY): Promise<number> {
+export async function backfillSearch(services: Services, db: Db, maxBatches = Number.POSITIVE_INFINITY, stopping = () => false): Promise<number> {
   const state = db.collection<BackfillState>(SEARCH_COLLECTION);
   const found = await state.findOne({ _id: BACKFILL_ID });
   if (found?.done) return 0;
   let after = found?.after ?? null;
   let indexed = 0;
   const { entries } = contentCollections(db);
-  for (let round = 0; round < maxBatches; round++) {
+  for (let round = 0; round < maxBatches && !stopping(); round++) {
     const batch = (await entries
       .find(after ? { _id: { $gt: after } } : {}, { projection: SEARCHED_FIELDS })
       .sort({ _id: 1 })
@@ -199,17 +199,26 @@ export async function backfillSearch(services: Services, db: Db, maxBatches = Nu
 const BATCHES_PER_PASS = 50;
 
 /** The worker's pass: the backfill of every active workspace, at most `BATCHES_PER_PASS` batches each. Answers the entries indexed. */
-export async function backfillAllSearch(services: Services): Promise<number> {
+export async function backfillAllSearch(services: Services, stopping = () => false): Promise<number> {
   let indexed = 0;
   for await (const workspace of services.platformDb.collection<Workspace>('workspaces').find({ status: 'active' }, { projection: { _id: 1, dbName: 1 } })) {
-    indexed += await backfillSearch(services, services.workspaceDb(workspace), BATCHES_PER_PASS);
+    if (stopping()) break;
+    indexed += await backfillSearch(services, services.workspaceDb(workspace), BATCHES_PER_PASS, stopping);
   }
   return indexed;
 }
 
-/** Runs the backfill in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client. */
+/**
+ * Runs the backfill in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client.
+ * A stop ends the pass after its current batch (its progress is saved), so a worker's stop is not held up.
+ */
 export function startSearchBackfill(services: Services, intervalMs = 2 * 60_000): PeriodicPass {
-  const pass = startPeriodicPass('search backfill', intervalMs, services.log, () => backfillAllSearch(services));
-  services.mongo.once('topologyClosed', () => void pass.stop());
-  return pass;
+  let stopping = false;
+  const pass = startPeriodicPass('search backfill', intervalMs, services.log, () => backfillAllSearch(services, () => stopping));
+  const stop = () => {
+    stopping = true;
+    return pass.stop();
+  };
+  services.mongo.once('topologyClosed', () => void stop());
+  return { stop };
 }
