@@ -31,7 +31,18 @@ export interface SearchRequest {
 }
 
 type Hit = Pick<PostingDoc, 'entryId' | 'w' | 'type' | 'status' | 'authorId' | 'terms' | 'locale'>;
-const HIT_FIELDS = { _id: 0, entryId: 1, w: 1, type: 1, status: 1, authorId: 1, terms: 1, locale: 1 } as const;
+type Fields = Record<string, 0 | 1>;
+
+/** The posting fields a request reads: the word's weight, and only the filter fields it filters on (less to read and send). */
+function hitFields(request: SearchRequest): Fields {
+  const fields: Fields = { _id: 0, entryId: 1, w: 1 };
+  if (request.type !== undefined) fields.type = 1;
+  if (request.status !== undefined) fields.status = 1;
+  if (request.author !== undefined) fields.authorId = 1;
+  if (request.term !== undefined) fields.terms = 1;
+  if (request.inScope !== undefined) Object.assign(fields, { type: 1, locale: 1, authorId: 1 });
+  return fields;
+}
 
 interface WordHits {
   word: string;
@@ -53,8 +64,8 @@ function best(rows: readonly Hit[]): Map<string, Hit> {
   return hits;
 }
 
-async function readWord(postings: Collection<PostingDoc>, base: Filter<PostingDoc>, word: string, prefix: boolean): Promise<WordHits> {
-  const cursor = postings.find({ ...base, token: tokenMatch(word, prefix) } as Filter<PostingDoc>, { projection: HIT_FIELDS }).limit(WORD_CAP + 1);
+async function readWord(postings: Collection<PostingDoc>, base: Filter<PostingDoc>, fields: Fields, word: string, prefix: boolean): Promise<WordHits> {
+  const cursor = postings.find({ ...base, token: tokenMatch(word, prefix) } as Filter<PostingDoc>, { projection: fields }).limit(WORD_CAP + 1);
   // A common word keeps its newest entries (the index's order); a prefix reads in word order.
   if (!prefix) cursor.sort({ entryId: -1 });
   const rows = (await cursor.toArray()) as Hit[];
@@ -62,11 +73,17 @@ async function readWord(postings: Collection<PostingDoc>, base: Filter<PostingDo
 }
 
 /** A common word's postings among the candidates only (exact words by the word index, prefixes by the entry index). */
-async function readAmong(postings: Collection<PostingDoc>, base: Filter<PostingDoc>, list: WordHits, candidates: string[]): Promise<Map<string, Hit>> {
+async function readAmong(
+  postings: Collection<PostingDoc>,
+  base: Filter<PostingDoc>,
+  fields: Fields,
+  list: WordHits,
+  candidates: string[],
+): Promise<Map<string, Hit>> {
   const filter = list.prefix
     ? { siteId: base.siteId, entryId: { $in: candidates }, view: base.view, token: tokenMatch(list.word, true) }
     : { ...base, token: list.word, entryId: { $in: candidates } };
-  return best((await postings.find(filter as Filter<PostingDoc>, { projection: HIT_FIELDS }).toArray()) as Hit[]);
+  return best((await postings.find(filter as Filter<PostingDoc>, { projection: fields }).toArray()) as Hit[]);
 }
 
 /** Entry ids, best first (at most `WORD_CAP`): every candidate that holds every word of the query and passes the filters. */
@@ -79,10 +96,11 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
     view: { $in: viewsOf(request.view) },
     locale: request.locales.length === 1 ? request.locales[0] : { $in: [...request.locales] },
   };
+  const fields = hitFields(request);
   const [total, ...lists] = await Promise.all([
     liveEntryCount(ctx),
-    ...words.map((word) => readWord(postings, base, word, false)),
-    ...(prefix === null ? [] : [readWord(postings, base, prefix, true)]),
+    ...words.map((word) => readWord(postings, base, fields, word, false)),
+    ...(prefix === null ? [] : [readWord(postings, base, fields, prefix, true)]),
   ]);
   const passes = (hit: Hit) =>
     (request.type === undefined || hit.type === request.type) &&
@@ -97,7 +115,7 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
   const weights = new Map<WordHits, Map<string, Hit>>([[first, first.hits]]);
   for (const list of others) {
     if (candidates.length === 0) return [];
-    const hits = list.complete ? list.hits : await readAmong(postings, base, list, candidates);
+    const hits = list.complete ? list.hits : await readAmong(postings, base, fields, list, candidates);
     weights.set(list, hits);
     candidates = candidates.filter((id) => hits.has(id));
   }
