@@ -6,6 +6,7 @@ import { startDeliveryRecovery } from './events/recovery.ts';
 import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
 import { startAccessRetention } from './access/retention.ts';
 import { startEntryCountReconciler } from './content/entry-counts.ts';
+import { startSearchBackfill } from './content/search-index.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -36,10 +37,12 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   const retention = startAccessRetention(services);
   // ...and recounts the kept entry counters of the `entries` quota (content/entry-counts.ts).
   const entryCounts = startEntryCountReconciler(services);
+  // ...and indexes for search the entries written before the index (content/search-index.ts).
+  const searchBackfill = startSearchBackfill(services);
   const recovery = {
     ...delivery,
     async stop() {
-      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop(), entryCounts.stop()]);
+      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop(), entryCounts.stop(), searchBackfill.stop()]);
     },
   };
   return { worker, connection, recovery };

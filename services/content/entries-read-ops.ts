@@ -3,8 +3,12 @@ import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { COLLECTIONS, contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, LIST_ITEM_FIELDS, toEntryView, toListItem } from './entry-view.ts';
-import { PageInfo, decodeAfterId, manageLimit, pageOf } from '../core/paging.ts';
-import { escapeRegex } from '../core/mongo-errors.ts';
+import { PageInfo, decodeAfterId, manageLimit, pageInOrder, pageOf } from '../core/paging.ts';
+import { BadRequestError, UnauthorizedError } from '../core/errors.ts';
+import type { OperationContext } from '../core/context.ts';
+import { loadLanguages } from '../languages/languages.ts';
+import { SEARCH_COLLECTION } from './search-index.ts';
+import { entriesInOrder, rankEntries } from './search-query.ts';
 import { findEntryInScope } from './entries.ts';
 
 export const listEntriesOp = defineOperation({
@@ -12,15 +16,20 @@ export const listEntriesOp = defineOperation({
   surface: 'manage',
   method: 'GET',
   path: '/content',
-  summary: 'List content entries (newest first), filtered to the key scope',
+  summary: 'List content entries (newest first, or best match first with `search`), filtered to the key scope',
   requires: 'content:read',
   scope: ENTRY_SCOPE,
-  heldAnswer: { reads: [COLLECTIONS.entries] },
+  heldAnswer: { reads: [COLLECTIONS.entries, SEARCH_COLLECTION] },
   input: z.object({
     type: z.string().optional(),
     status: EntryStatusSchema.optional(),
     locale: z.string().optional(),
-    search: z.string().max(200).optional().describe('Case-insensitive match on title or slug'),
+    search: z
+      .string()
+      .max(200)
+      .optional()
+      .describe('Words of the title, slug, excerpt, body or custom text fields (working revision), best match first; the last word also as a prefix'),
+    term: z.string().max(200).optional().describe('With `search`: only entries that hold this term id'),
     author: z.string().optional().describe('User id'),
     limit: manageLimit,
     cursor: z.string().optional(),
@@ -30,18 +39,16 @@ export const listEntriesOp = defineOperation({
     page: PageInfo,
   }),
   async handler(ctx, input) {
-    const after = decodeAfterId(ctx, 'content', input.cursor);
+    const search = input.search?.trim() ? input.search : undefined;
+    if (input.term !== undefined && !search) throw new BadRequestError('term: filters a search (give search)');
     const query: Filter<EntryDoc> = { siteId: ctx.site._id, trashedAt: null };
     if (input.type) query.type = input.type;
     if (input.status) query.status = input.status;
     if (input.locale) query.locale = input.locale;
     if (input.author) query.authorId = input.author;
+    if (search) return searchEntries(ctx, { ...input, search }, query);
+    const after = decodeAfterId(ctx, 'content', input.cursor);
     if (after) query._id = { $lt: after };
-    const search = input.search?.trim().toLowerCase();
-    if (search) {
-      const pattern = escapeRegex(search);
-      query.$or = [{ titleLower: { $regex: pattern } }, { slug: { $regex: pattern } }];
-    }
     const rows = await contentCollections(ctx.db)
       .entries.find(ctx.scope.filter(query as Filter<EntryDoc>, ENTRY_SCOPE), { projection: LIST_ITEM_FIELDS })
       .sort({ _id: -1 })
@@ -54,6 +61,38 @@ export const listEntriesOp = defineOperation({
     };
   },
 });
+
+/** The list's `search`: ranked by the index over the working revisions, the list's filters and the key scope applied. */
+async function searchEntries(
+  ctx: OperationContext,
+  input: { search: string; type?: string; status?: EntryDoc['status']; locale?: string; author?: string; term?: string; limit: number; cursor?: string },
+  filter: Filter<EntryDoc>,
+) {
+  const locales = input.locale ? [input.locale] : (await loadLanguages(ctx)).languages.map((language) => language.code);
+  const ranked = await rankEntries(ctx, {
+    view: 'w',
+    locales,
+    q: input.search,
+    type: input.type,
+    term: input.term,
+    status: input.status,
+    author: input.author,
+    inScope: (posting) => isInScope(ctx, posting),
+  });
+  const { items: ids, page } = pageInOrder(ctx, 'content-search', ranked, (id) => id, input);
+  const rows = await entriesInOrder<Pick<EntryDoc, keyof typeof LIST_ITEM_FIELDS>>(ctx, ids, ctx.scope.filter(filter, ENTRY_SCOPE), LIST_ITEM_FIELDS);
+  return { data: rows.map(toListItem), page: { ...page, total: rows.length } };
+}
+
+function isInScope(ctx: OperationContext, fields: object): boolean {
+  try {
+    ctx.scope.check(fields, ENTRY_SCOPE);
+    return true;
+  } catch (error) {
+    if (error instanceof UnauthorizedError) return false;
+    throw error;
+  }
+}
 
 export const getEntryOp = defineOperation({
   id: 'content.get',

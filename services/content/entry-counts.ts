@@ -79,6 +79,12 @@ function limitsSince(ctx: OperationContext): Date {
   return new Date(Math.max(new Date(ctx.workspace.updatedAt).getTime(), new Date(ctx.site.updatedAt).getTime()));
 }
 
+/** The site's live entries as counted (0 before the first count): search's collection size, one read by `_id`. */
+export async function liveEntryCount(ctx: OperationContext): Promise<number> {
+  const doc = await counts(ctx.db).findOne({ _id: ID }, { projection: { [`sites.${ctx.site._id}`]: 1 } });
+  return doc?.sites?.[ctx.site._id] ?? 0;
+}
+
 /** The counter's filter saying "there is still room" under the site's and the workspace's limits (read from the context: no round trip); `null` when no limit applies. */
 function roomFilter(ctx: OperationContext, siteField: string): Record<string, unknown> | null {
   const workspaceMax = workspaceLimit(ctx.workspace.quotas, 'entries');

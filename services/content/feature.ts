@@ -17,6 +17,7 @@ import { entryTrashKind } from './entries-trash.ts';
 import { provisionTaxonomies } from './taxonomies.ts';
 import { entryUsage } from './entry-counts.ts';
 import { recordedTermRemovalJobs } from './term-removal.ts';
+import { SEARCH_INDEXES } from './search-index.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
@@ -81,6 +82,8 @@ export const contentFeature: Feature = {
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, slug: 1 }, options: { unique: true } },
     // A taxonomy's terms, newest first (tags grow with the content).
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, _id: -1 } },
+    // Search postings: the collection and these are created on first use (search-index.ts).
+    ...SEARCH_INDEXES,
   ],
   trash: [entryTrashKind],
   async provisionSite(ctx) {

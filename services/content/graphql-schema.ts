@@ -80,7 +80,8 @@ export const typeDefs = /* GraphQL */ `
     contentTypes: [ContentType!]!
     menus(locale: String): MenuList!
     menu(slug: String!, locale: String): MenuResult
-    search(q: String!, type: String, locale: String, limit: Int, cursor: String): EntryList!
+    "Published entries matching every word of q, best match first (same rules as GET /api/v1/search)."
+    search(q: String!, type: String, term: String, locale: String, limit: Int, cursor: String): EntryList!
   }
 `;
 

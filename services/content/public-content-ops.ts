@@ -4,8 +4,8 @@ import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
 import { PublicEntryView, toPublicEntry } from './entry-view.ts';
-import { decodeAfterId, pageOf } from '../core/paging.ts';
-import { escapeRegex } from '../core/mongo-errors.ts';
+import { decodeAfterId, pageInOrder, pageOf } from '../core/paging.ts';
+import { entriesInOrder, rankEntries } from './search-query.ts';
 import { definePublicOperation, type PublicView } from '../public-read/runner.ts';
 import { ContentTypeView, listContentTypes } from './content-types.ts';
 import { publicPlacer } from './entry-paths.ts';
@@ -72,22 +72,37 @@ export const publicGetContentOp = definePublicOperation({
 export const publicSearchOp = definePublicOperation({
   id: 'public.search',
   path: '/search',
-  summary: 'Search published content (case-insensitive on title or slug)',
-  description: 'Limited to 60 requests per minute per IP.',
+  summary: 'Search published content, best match first',
+  description:
+    'Words of the title, excerpt, body and custom text fields of the published entries of one locale, ranked (title first, then excerpt, then body). Every word must be found; the last one also as the start of a word (search as you type). Limited to 60 requests per minute per IP.',
   rateLimit: { perMinute: 60, by: 'ip' },
   input: z.object({
-    q: z.string().trim().min(1).max(200),
+    // Not trimmed: a space after the last word says it is whole (no prefix match).
+    q: z
+      .string()
+      .max(200)
+      .refine((q) => q.trim().length > 0, 'must not be empty'),
     type: z.string().optional(),
+    term: z.string().max(200).optional().describe('A term id: only entries that hold it'),
     locale: z.string().optional(),
     limit: publicLimit,
     cursor: z.string().optional(),
   }),
   output: PublicList,
   async handler(ctx, input, view) {
-    const pattern = escapeRegex(input.q.toLowerCase());
-    const [title, slug] = view.preview ? ['titleLower', 'slug'] : ['live.titleLower', 'live.slug'];
-    const filter = { ...publishedFilter(ctx, view, { type: input.type }), $or: [{ [title]: { $regex: pattern } }, { [slug]: { $regex: pattern } }] };
-    return page(ctx, view, 'public-search', filter as Filter<EntryDoc>, input.limit, input.cursor);
+    // A preview searches the working revisions of the published entries.
+    const ranked = await rankEntries(ctx, {
+      view: view.preview ? 'w' : 'p',
+      locales: [view.locale],
+      q: input.q,
+      type: input.type,
+      term: input.term,
+      status: 'published',
+    });
+    const { items: ids, page } = pageInOrder(ctx, 'public-search', ranked, (id) => id, input);
+    const docs = await entriesInOrder<EntryDoc>(ctx, ids, publishedFilter(ctx, view, { type: input.type }));
+    const pathOf = await publicPlacer(ctx, docs, view.preview);
+    return { items: docs.map((doc) => toPublicEntry(doc, view.preview, pathOf(doc))), nextCursor: page.nextCursor, total: docs.length, locale: view.locale };
   },
 });
 

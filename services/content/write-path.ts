@@ -8,6 +8,7 @@ import { settleSchedule } from './lifecycle.ts';
 import { cancelSchedule } from './schedule-cancel.ts';
 import { countNewEntry, countPurged, countRestoreUndone, countTrashed, takeRestoredEntry } from './entry-counts.ts';
 import { recordChange } from '../audit/record.ts';
+import { syncEntrySearch } from './search-index.ts';
 
 /**
  * The one write path for content (docs/ARCHITECTURE.md, "Content write path"). Every route, the
@@ -20,8 +21,9 @@ import { recordChange } from '../audit/record.ts';
  *    (`entry-counts.ts`, one conditional `$inc`; a create under no `entries` limit counts nothing);
  * 3. the schedule's consistency: a status set by hand settles the pending dates (`settleSchedule`);
  * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
- * 5. the public generation: derived from that write (core/public-generation.ts); a change moves it
- *    itself (`written`, beside the revision's round trip), the other writes through the followed handle;
+ * 5. the search postings (search-index.ts) and the public generation: derived from that write
+ *    (core/public-generation.ts); a change moves it itself (`written`, after the postings, beside the
+ *    revision's round trip), the other writes through the followed handle;
  * 6. the revision (`<entryId>:<version>`, idempotent), with a note when the system wrote it late;
  * 7. the events;
  * 8. a schedule workflow left without dates is stopped (after the write: its token is already void);
@@ -72,13 +74,16 @@ async function clearOwed(ctx: OperationContext, marks: readonly OwedMark[]): Pro
   );
 }
 
+/** Makes the entry's search postings those of `doc` (null: it is gone), search-index.ts. */
+const indexEntry = (ctx: OperationContext, id: string, doc: EntryDoc | null) => syncEntrySearch(ctx.services, bareDb(ctx), ctx.site._id, id, doc);
+
 /** The workspace database without the public generation's follow (core/public-generation.ts). */
 const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
 
 /** Revision, schedule clean-up, events, audit: what follows every landed write, in this order. */
-async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects, generation?: Promise<void>): Promise<void> {
-  // The generation's move (when the caller started it) and the revision are independent round trips: side by side.
-  await Promise.all([generation, recordRevision(ctx, after, effects.note)]);
+async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects, alongside: Promise<void>): Promise<void> {
+  // What the caller started (the search postings, the generation's move) and the revision are independent round trips: side by side.
+  await Promise.all([alongside, recordRevision(ctx, after, effects.note)]);
   for (const event of effects.events) await ctx.emit(event, eventData(after));
   if (before?.schedule && !after.schedule && !effects.fromSchedule) {
     await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
@@ -102,7 +107,7 @@ export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise
   await countNewEntry(
     ctx,
     () => contentCollections(ctx.db).entries.insertOne(doc),
-    () => settle(ctx, null, doc, { events: ['content.created'] }),
+    () => settle(ctx, null, doc, { events: ['content.created'] }, indexEntry(ctx, doc._id, doc)),
   );
   return doc;
 }
@@ -155,7 +160,10 @@ export async function changeEntry(
       throw error;
     }
     if (after) {
-      await settle(ctx, before, after, owed, ctx.services.publicGeneration.written(bareDb(ctx), ctx.site._id));
+      // The postings land before the generation moves: a search answered under the new generation finds the new words.
+      const generation = () => ctx.services.publicGeneration.written(bareDb(ctx), ctx.site._id);
+      const indexed = indexEntry(ctx, id, after).then(generation, (error: unknown) => generation().then(() => Promise.reject(error)));
+      await settle(ctx, before, after, owed, indexed);
       return { before, after };
     }
     if (expectedVersion !== undefined) throw new ConflictError(`Version mismatch: expected ${expectedVersion}`);
@@ -200,7 +208,8 @@ export async function trashEntry(ctx: OperationContext, id: string): Promise<boo
   );
   if (!after) return false;
   await countTrashed(ctx);
-  await settle(ctx, before, after, { events: ['content.deleted'] });
+  // Its postings go after the write: a search reads the entry before answering it, and a trashed one is never answered.
+  await settle(ctx, before, after, { events: ['content.deleted'] }, indexEntry(ctx, id, after));
   return true;
 }
 
@@ -225,7 +234,7 @@ export async function restoreEntry(ctx: OperationContext, id: string): Promise<b
     await countRestoreUndone(ctx);
     return false;
   }
-  await settle(ctx, before, after, { events: ['content.updated'] });
+  await settle(ctx, before, after, { events: ['content.updated'] }, indexEntry(ctx, id, after));
   return true;
 }
 
@@ -236,7 +245,7 @@ export async function purgeEntry(ctx: OperationContext, id: string): Promise<boo
   const result = await entries.deleteOne({ _id: id, siteId: ctx.site._id, trashedAt: { $ne: null } });
   if (result.deletedCount === 0) return false;
   await countPurged(ctx);
-  await revisions.deleteMany({ siteId: ctx.site._id, entryId: id });
+  await Promise.all([revisions.deleteMany({ siteId: ctx.site._id, entryId: id }), indexEntry(ctx, id, null)]);
   await cancelSchedule(ctx, id).catch(() => undefined);
   return true;
 }
@@ -261,7 +270,7 @@ export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>
   for (const doc of owing) {
     const pending = doc.pending!;
     if (pending.version === doc.version) {
-      await recordRevision(ctx, doc, pending.note ?? undefined);
+      await Promise.all([recordRevision(ctx, doc, pending.note ?? undefined), indexEntry(ctx, doc._id, doc)]);
       for (const event of pending.events) await ctx.emit(event, eventData(doc));
     }
   }

@@ -1,0 +1,220 @@
+import type { Collection, Db } from 'mongodb';
+import type { Services } from '../core/context.ts';
+import type { IndexSpec } from '../core/feature.ts';
+import type { Workspace } from '../core/tenants.ts';
+import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
+import { contentCollections, type EntryDoc } from './model.ts';
+import { SEARCH_INDEX_VERSION, weighWords, type SearchSource } from './search-tokens.ts';
+
+/**
+ * The search index the service keeps itself (docs/content.md, "Search"): one posting per entry,
+ * view and distinct word, in `search_terms`. Views: `w` the working revision of every live entry
+ * (Management search), `p` the published snapshot of published entries (Public API), and `b` for
+ * both at once when a published entry's working revision is its snapshot (the usual case: half the
+ * postings). A search reads `p` and `b`, or `w` and `b`.
+ * Written by the write path after every change of an entry, and by the worker's backfill for
+ * entries written before (or while a process died between an entry's write and its postings).
+ */
+
+export const SEARCH_COLLECTION = 'search_terms';
+
+/** What a search reads: the published snapshots or the working revisions. */
+export type SearchView = 'w' | 'p';
+type PostingView = SearchView | 'b';
+
+/** The posting views a search of `view` reads. */
+export const viewsOf = (view: SearchView): PostingView[] => [view, 'b'];
+
+export interface PostingDoc {
+  /** `<entryId>:<view>:<token>`: writing the same posting twice is a duplicate, never a double. */
+  _id: string;
+  siteId: string;
+  view: PostingView;
+  locale: string;
+  token: string;
+  entryId: string;
+  /** The word's weight in the entry (field weights, saturation, length: search-tokens.ts). */
+  w: number;
+  /** The entry's filter and scope fields, so a search filters postings before it ranks them. */
+  type: string;
+  status: EntryDoc['status'];
+  authorId: string | null;
+  terms: string[];
+}
+
+/** The backfill's progress in a workspace database: entries up to `after` (by `_id`) are indexed. */
+interface BackfillState {
+  _id: string;
+  after: string | null;
+  done: boolean;
+}
+
+export const SEARCH_INDEXES: readonly IndexSpec[] = [
+  // Words: equality on site, view, locale (or `$in` of locales) and token, or a range on token
+  // (the prefix); `entryId` last serves the newest-first cap and the lookup of a word among candidates.
+  { collection: SEARCH_COLLECTION, keys: { siteId: 1, view: 1, locale: 1, token: 1, entryId: 1 } },
+  // An entry's postings: replaced on every change of it; a prefix among candidate entries.
+  { collection: SEARCH_COLLECTION, keys: { siteId: 1, entryId: 1, view: 1, token: 1 } },
+];
+
+const BACKFILL_ID = `~backfill:v${SEARCH_INDEX_VERSION}`;
+
+/** The entry fields a posting is computed from. */
+export const SEARCHED_FIELDS = {
+  _id: 1,
+  siteId: 1,
+  type: 1,
+  title: 1,
+  slug: 1,
+  locale: 1,
+  status: 1,
+  excerpt: 1,
+  blocks: 1,
+  fields: 1,
+  live: 1,
+  authorId: 1,
+  terms: 1,
+  version: 1,
+  trashedAt: 1,
+} as const;
+type SearchedEntry = Pick<EntryDoc, keyof typeof SEARCHED_FIELDS>;
+
+/** The postings collection of a workspace database (made with its indexes by its first write, core/first-write.ts). */
+export const searchTerms = (db: Db): Collection<PostingDoc> => db.collection<PostingDoc>(SEARCH_COLLECTION);
+
+const sameText = (a: SearchSource, b: SearchSource) =>
+  a.title === b.title &&
+  a.slug === b.slug &&
+  a.excerpt === b.excerpt &&
+  JSON.stringify(a.blocks) === JSON.stringify(b.blocks) &&
+  JSON.stringify(a.fields) === JSON.stringify(b.fields);
+
+/** An entry's postings in its current state (none when trashed); the benchmark seeds with it too. */
+export function postingsOf(doc: SearchedEntry): PostingDoc[] {
+  if (doc.trashedAt) return [];
+  const live = doc.status === 'published' ? doc.live : null;
+  const views: Array<[PostingView, SearchSource]> = !live
+    ? [['w', doc]]
+    : sameText(doc, live)
+      ? [['b', doc]]
+      : [
+          ['w', doc],
+          ['p', live],
+        ];
+  const terms = Object.values(doc.terms ?? {}).flat();
+  return views.flatMap(([view, source]) =>
+    [...weighWords(source)].map(([token, w]) => ({
+      _id: `${doc._id}:${view}:${token}`,
+      siteId: doc.siteId,
+      view,
+      locale: doc.locale,
+      token,
+      entryId: doc._id,
+      w,
+      type: doc.type,
+      status: doc.status,
+      authorId: doc.authorId,
+      terms,
+    })),
+  );
+}
+
+const onlyDuplicates = (error: unknown) =>
+  typeof error === 'object' &&
+  error !== null &&
+  Array.isArray((error as { writeErrors?: unknown }).writeErrors) &&
+  (error as { writeErrors: Array<{ code?: number }> }).writeErrors.every((e) => e.code === 11000);
+
+/**
+ * Makes an entry's postings those of its current state. `doc` is the state the caller wrote (null:
+ * the entry is gone); after replacing the postings with that state's, the entry is read again, and
+ * if another write has moved it meanwhile, its postings are replaced again from what was read. So
+ * whichever of two racing writers finishes last leaves the postings of the latest state (a replace
+ * is a delete of all then an insert in which a posting already written by the other is skipped).
+ */
+export async function syncEntrySearch(services: Services, db: Db, siteId: string, entryId: string, doc: SearchedEntry | null): Promise<void> {
+  const postings = searchTerms(db);
+  const { entries } = contentCollections(db);
+  let state = doc;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    await postings.deleteMany({ siteId, entryId });
+    const next = state ? postingsOf(state) : [];
+    if (next.length > 0) {
+      await postings.insertMany(next, { ordered: false }).catch((error: unknown) => {
+        if (!onlyDuplicates(error)) throw error;
+      });
+    }
+    const current = (await entries.findOne({ _id: entryId, siteId }, { projection: SEARCHED_FIELDS })) as SearchedEntry | null;
+    if (current === null ? state === null : state !== null && current.version === state.version) return;
+    state = current;
+  }
+}
+
+/** Batch of the backfill: entries read and indexed per round. */
+const BACKFILL_BATCH = 200;
+/** Entries indexed side by side within a batch. */
+const BACKFILL_PARALLEL = 10;
+
+/**
+ * Indexes the entries of one workspace database that the write path has not (those written before
+ * search existed, or before a change of `SEARCH_INDEX_VERSION`), in `_id` order, `BACKFILL_BATCH`
+ * at a time, recording how far it got after each batch: a pass cut short resumes where it stopped.
+ * Answers how many entries it indexed; a finished database costs one read.
+ */
+export async function backfillSearch(services: Services, db: Db, maxBatches = Number.POSITIVE_INFINITY, stopping = () => false): Promise<number> {
+  const state = db.collection<BackfillState>(SEARCH_COLLECTION);
+  const found = await state.findOne({ _id: BACKFILL_ID });
+  if (found?.done) return 0;
+  let after = found?.after ?? null;
+  let indexed = 0;
+  const { entries } = contentCollections(db);
+  for (let round = 0; round < maxBatches && !stopping(); round++) {
+    const batch = (await entries
+      .find(after ? { _id: { $gt: after } } : {}, { projection: SEARCHED_FIELDS })
+      .sort({ _id: 1 })
+      .limit(BACKFILL_BATCH)
+      .toArray()) as SearchedEntry[];
+    // A database with no entry yet keeps no search collection (created on first use): nothing to record.
+    if (batch.length === 0 && !found && after === null) return 0;
+    for (let i = 0; i < batch.length; i += BACKFILL_PARALLEL) {
+      await Promise.all(batch.slice(i, i + BACKFILL_PARALLEL).map((doc) => syncEntrySearch(services, db, doc.siteId, doc._id, doc)));
+    }
+    // Published entries became findable: the sites' public answers (search) are computed again.
+    const sites = new Set(batch.filter((doc) => doc.status === 'published' && !doc.trashedAt).map((doc) => doc.siteId));
+    await Promise.all([...sites].map((siteId) => services.publicGeneration.written(db, siteId)));
+    indexed += batch.length;
+    if (batch.length > 0) after = batch[batch.length - 1]._id;
+    const done = batch.length < BACKFILL_BATCH;
+    await state.updateOne({ _id: BACKFILL_ID }, { $set: { after, done } }, { upsert: true });
+    if (done) return indexed;
+  }
+  return indexed;
+}
+
+/** Batches one workspace gets per pass: a big backfill spreads over passes, so a pass (and a worker's stop) stays short. */
+const BATCHES_PER_PASS = 50;
+
+/** The worker's pass: the backfill of every active workspace, at most `BATCHES_PER_PASS` batches each. Answers the entries indexed. */
+export async function backfillAllSearch(services: Services, stopping = () => false): Promise<number> {
+  let indexed = 0;
+  for await (const workspace of services.platformDb.collection<Workspace>('workspaces').find({ status: 'active' }, { projection: { _id: 1, dbName: 1 } })) {
+    if (stopping()) break;
+    indexed += await backfillSearch(services, services.workspaceDb(workspace), BATCHES_PER_PASS, stopping);
+  }
+  return indexed;
+}
+
+/**
+ * Runs the backfill in the worker: at boot, then every `intervalMs`. Stops with the MongoDB client.
+ * A stop ends the pass after its current batch (its progress is saved), so a worker's stop is not held up.
+ */
+export function startSearchBackfill(services: Services, intervalMs = 2 * 60_000): PeriodicPass {
+  let stopping = false;
+  const pass = startPeriodicPass('search backfill', intervalMs, services.log, () => backfillAllSearch(services, () => stopping));
+  const stop = () => {
+    stopping = true;
+    return pass.stop();
+  };
+  services.mongo.once('topologyClosed', () => void stop());
+  return { stop };
+}
