@@ -192,6 +192,12 @@ public final class Launcher {
         private volatile boolean multikey;
         /** A document could not be indexed (an empty array, a value the comparator refuses): never used to answer queries. */
         private volatile boolean incomplete;
+        /**
+         * Filled on the first query that would use it, not when the collection opens: opening a file
+         * with big collections would otherwise read every document before the engine answers (and
+         * scripts/engines.mjs gives it 90 s). Until then it keeps nothing and serves nothing.
+         */
+        private volatile boolean built;
 
         SecondaryIndex(String name, List<IndexKey> keys, boolean sparse) {
             super(name, keys, sparse);
@@ -218,6 +224,19 @@ public final class Launcher {
 
         boolean usable() {
             return !incomplete;
+        }
+
+        boolean isBuilt() {
+            return built;
+        }
+
+        /** Fills the index from the collection's documents; the caller holds the collection's lock (no write runs meanwhile). */
+        void build(Stream<Map.Entry<Object, Document>> documents) {
+            entries.clear();
+            multikey = false;
+            incomplete = false;
+            documents.forEach(entry -> addEntries(entry.getValue(), entry.getKey()));
+            built = true;
         }
 
         boolean isMultikey() {
@@ -265,6 +284,10 @@ public final class Launcher {
 
         @Override
         public void add(Document document, Object position, MongoCollection<Object> collection) {
+            if (built) addEntries(document, position);
+        }
+
+        private void addEntries(Document document, Object position) {
             try {
                 List<Entry> list = entriesOf(document, position);
                 if (list.isEmpty()) incomplete = true;
@@ -280,6 +303,7 @@ public final class Launcher {
         @Override
         public Object remove(Document document) {
             Object position = positionOf(document);
+            if (!built) return position;
             try {
                 entries.removeAll(entriesOf(document, position));
             } catch (RuntimeException e) {
@@ -305,7 +329,7 @@ public final class Launcher {
 
         @Override
         public boolean isEmpty() {
-            return entries.isEmpty();
+            return false; // never filled by the collection's addIndex: built on first use (see built)
         }
 
         @Override
@@ -320,6 +344,7 @@ public final class Launcher {
 
         @Override
         public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
+            if (!built) return;
             try {
                 entries.removeAll(entriesOf(oldDocument, position));
             } catch (RuntimeException e) {
@@ -447,6 +472,10 @@ public final class Launcher {
             super(database, name, options, data, meta, cursors);
         }
 
+        private Stream<Map.Entry<Object, Document>> dataEntries() {
+            return streamAllDocumentsWithPosition().map(d -> Map.entry(d.getPosition(), d.getDocument()));
+        }
+
         /** A way to read a query's candidates; higher score first. */
         private static final class Plan {
             int score;
@@ -520,6 +549,11 @@ public final class Launcher {
 
         /** A scan of a secondary index: equality prefix, then a range on the next key; ordered when that is the sort. */
         private Plan planScan(SecondaryIndex index, Map<String, Condition> conditions, Document orderBy) {
+            if (!index.isBuilt()) {
+                synchronized (this) { // the lock of the collection's writes (AbstractSynchronizedMongoCollection)
+                    if (!index.isBuilt()) index.build(dataEntries());
+                }
+            }
             if (!index.usable()) return null;
             List<IndexKey> keys = index.getKeys();
             int n = keys.size();
