@@ -165,9 +165,9 @@ public final class Launcher {
     /**
      * A non-unique (or partial, sparse, TTL) index, which mongo-java-server itself ignores: one entry per
      * key of a document (one per array element for an array field), ordered by MongoDB's value order
-     * and the index's directions, then by position (the document's `_id`). Kept in memory and rebuilt
-     * when a database is opened (the collection fills an empty index from its documents): nothing on
-     * disk to keep in step, and a file written by an older launcher needs nothing. It holds every
+     * and the index's directions, then by position (the document's `_id`). Kept in memory, built from
+     * the documents on the first query after the collection opens: nothing on disk to keep in step,
+     * and a file written by an older launcher needs nothing. It holds every
      * document (a partial or sparse index holds a superset, which serves the same queries): the
      * matcher still filters what an index scan returns, so a scan only has to be a superset.
      */
@@ -673,7 +673,7 @@ public final class Launcher {
             }
         }
 
-        /** Every index the service declares is kept (rebuilt at open), except the kinds with no field order (text, wildcard). */
+        /** Every index the service declares is kept (built on first use), except the kinds with no field order (text, wildcard). */
         @Override
         protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
             boolean plain = !collectionName.startsWith("system.") && keys.stream().noneMatch(key -> key.getKey().contains("$"));
@@ -736,10 +736,6 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
-        // MONGO_CACHE_MB: H2's page cache (16 MB by default). A page read past it is read from the file
-        // and its documents deserialized again.
-        String cacheMb = System.getenv("MONGO_CACHE_MB");
-        if (cacheMb != null && !cacheMb.isEmpty()) backend.getMvStore().setCacheSize(Integer.parseInt(cacheMb));
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);
