@@ -165,9 +165,9 @@ public final class Launcher {
     /**
      * A non-unique (or partial, sparse, TTL) index, which mongo-java-server itself ignores: one entry per
      * key of a document (one per array element for an array field), ordered by MongoDB's value order
-     * and the index's directions, then by position (the document's `_id`). Kept in memory and rebuilt
-     * when a database is opened (the collection fills an empty index from its documents): nothing on
-     * disk to keep in step, and a file written by an older launcher needs nothing. It holds every
+     * and the index's directions, then by position (the document's `_id`). Kept in memory, built from
+     * the documents on the first query after the collection opens: nothing on disk to keep in step,
+     * and a file written by an older launcher needs nothing. It holds every
      * document (a partial or sparse index holds a superset, which serves the same queries): the
      * matcher still filters what an index scan returns, so a scan only has to be a superset.
      */
@@ -192,6 +192,12 @@ public final class Launcher {
         private volatile boolean multikey;
         /** A document could not be indexed (an empty array, a value the comparator refuses): never used to answer queries. */
         private volatile boolean incomplete;
+        /**
+         * Filled on the first query that would use it, not when the collection opens: opening a file
+         * with big collections would otherwise read every document before the engine answers (and
+         * scripts/engines.mjs gives it 90 s). Until then it keeps nothing and serves nothing.
+         */
+        private volatile boolean built;
 
         SecondaryIndex(String name, List<IndexKey> keys, boolean sparse) {
             super(name, keys, sparse);
@@ -218,6 +224,19 @@ public final class Launcher {
 
         boolean usable() {
             return !incomplete;
+        }
+
+        boolean isBuilt() {
+            return built;
+        }
+
+        /** Fills the index from the collection's documents; the caller holds the collection's lock (no write runs meanwhile). */
+        void build(Stream<Map.Entry<Object, Document>> documents) {
+            entries.clear();
+            multikey = false;
+            incomplete = false;
+            documents.forEach(entry -> addEntries(entry.getValue(), entry.getKey()));
+            built = true;
         }
 
         boolean isMultikey() {
@@ -265,6 +284,10 @@ public final class Launcher {
 
         @Override
         public void add(Document document, Object position, MongoCollection<Object> collection) {
+            if (built) addEntries(document, position);
+        }
+
+        private void addEntries(Document document, Object position) {
             try {
                 List<Entry> list = entriesOf(document, position);
                 if (list.isEmpty()) incomplete = true;
@@ -280,6 +303,7 @@ public final class Launcher {
         @Override
         public Object remove(Document document) {
             Object position = positionOf(document);
+            if (!built) return position;
             try {
                 entries.removeAll(entriesOf(document, position));
             } catch (RuntimeException e) {
@@ -305,7 +329,7 @@ public final class Launcher {
 
         @Override
         public boolean isEmpty() {
-            return entries.isEmpty();
+            return false; // never filled by the collection's addIndex: built on first use (see built)
         }
 
         @Override
@@ -320,6 +344,7 @@ public final class Launcher {
 
         @Override
         public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
+            if (!built) return;
             try {
                 entries.removeAll(entriesOf(oldDocument, position));
             } catch (RuntimeException e) {
@@ -447,6 +472,10 @@ public final class Launcher {
             super(database, name, options, data, meta, cursors);
         }
 
+        private Stream<Map.Entry<Object, Document>> dataEntries() {
+            return streamAllDocumentsWithPosition().map(d -> Map.entry(d.getPosition(), d.getDocument()));
+        }
+
         /** A way to read a query's candidates; higher score first. */
         private static final class Plan {
             int score;
@@ -520,6 +549,11 @@ public final class Launcher {
 
         /** A scan of a secondary index: equality prefix, then a range on the next key; ordered when that is the sort. */
         private Plan planScan(SecondaryIndex index, Map<String, Condition> conditions, Document orderBy) {
+            if (!index.isBuilt()) {
+                synchronized (this) { // the lock of the collection's writes (AbstractSynchronizedMongoCollection)
+                    if (!index.isBuilt()) index.build(dataEntries());
+                }
+            }
             if (!index.usable()) return null;
             List<IndexKey> keys = index.getKeys();
             int n = keys.size();
@@ -639,7 +673,7 @@ public final class Launcher {
             }
         }
 
-        /** Every index the service declares is kept (rebuilt at open), except the kinds with no field order (text, wildcard). */
+        /** Every index the service declares is kept (built on first use), except the kinds with no field order (text, wildcard). */
         @Override
         protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
             boolean plain = !collectionName.startsWith("system.") && keys.stream().noneMatch(key -> key.getKey().contains("$"));
@@ -702,10 +736,6 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
-        // MONGO_CACHE_MB: H2's page cache (16 MB by default). A page read past it is read from the file
-        // and its documents deserialized again.
-        String cacheMb = System.getenv("MONGO_CACHE_MB");
-        if (cacheMb != null && !cacheMb.isEmpty()) backend.getMvStore().setCacheSize(Integer.parseInt(cacheMb));
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);

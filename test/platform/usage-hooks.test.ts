@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Site, Workspace } from '../../services/core/tenants.ts';
 import { siteUsage, workspaceUsage } from '../../services/platform/usage.ts';
 import { platformCollections } from '../../services/tenancy/platform-db.ts';
+import { reconcileEntryCounts } from '../../services/content/entry-counts.ts';
 import { startWorld, type World } from '../support/world.ts';
 
 /**
@@ -51,5 +52,15 @@ describe('usage through Feature hooks', () => {
     const whole = (await workspaceUsage(world.services, workspace)).quotas;
     for (const name of ['users', 'apiKeys', 'entries', 'webhookEndpoints'] as const) expect(whole[name].used).toBeGreaterThanOrEqual(used[name] as number);
     expect(whole.sites.used).toBe(await platformCollections(world.services).sites.countDocuments({ workspaceId: workspace._id }));
+  });
+
+  it('the entries figure is the kept counter (one read), not a count of the rows', async () => {
+    const db = world.services.workspaceDb(workspace);
+    const entriesUsed = async () => (await siteUsage(world.services, workspace, site)).quotas.entries.used;
+    // A row written around the write path moves no counter: the figure stays until the periodic recount.
+    await db.collection('content_entries').insertOne({ siteId: site._id, locale: 'en', slug: 'around', trashedAt: null } as never);
+    expect(await entriesUsed()).toBe(2);
+    await reconcileEntryCounts(db);
+    expect(await entriesUsed()).toBe(3);
   });
 });
