@@ -6,6 +6,7 @@ import { usageOperations } from './usage-ops.ts';
 import { operatorOperations } from './operator-ops.ts';
 import { addTenantSiteOp } from './site-ops.ts';
 import { healthOperations } from './health.ts';
+import { backupOperations } from './backup/backup-ops.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [
@@ -18,6 +19,7 @@ const platformOperations = [
   deleteTenantOp,
   ...quotaOperationsList,
   ...usageOperations,
+  ...backupOperations,
 ];
 
 export const platformFeature: Feature = {

@@ -1,0 +1,45 @@
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Services } from '../services/core/context.ts';
+import type { BackupEnd, BackupRef, RestoreRef } from '../workflows/contracts/backup.ts';
+import { BackupStopError, type Beat } from '../services/platform/backup/steps.ts';
+import { beginBackup, copyCollection, copyMediaBatch, endBackup, finishBackup } from '../services/platform/backup/snapshot.ts';
+import { failRestore, finishRestore, restoreBucket, restoreCollection, suspendForRestore, verifyRestore } from '../services/platform/backup/restore.ts';
+
+/**
+ * Runs a step with the activity's heartbeat (a killed worker is noticed within the heartbeat
+ * timeout) and turns a step that retrying cannot mend into a non-retryable failure naming why.
+ */
+function step<A extends unknown[], R>(run: (beat: Beat, ...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args) => {
+    const context = Context.current();
+    const beat = () => context.heartbeat();
+    const timer = setInterval(beat, 2000);
+    try {
+      return await run(beat, ...args);
+    } catch (error) {
+      if (error instanceof BackupStopError) throw ApplicationFailure.nonRetryable(error.message, error.type);
+      throw error;
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}
+
+/** The backup and restore workflows' steps (services/platform/backup/); each is idempotent. */
+export function createBackupActivities(services: Services) {
+  return {
+    beginBackup: step((beat, ref: BackupRef) => beginBackup(services, ref, beat)),
+    copyCollection: step((beat, ref: BackupRef, name: string) => copyCollection(services, ref, name, beat)),
+    copyMediaBatch: step((beat, ref: BackupRef, bucket: string) => copyMediaBatch(services, ref, bucket, beat)),
+    finishBackup: step((_beat, ref: BackupRef) => finishBackup(services, ref)),
+    endBackup: step((_beat, ref: BackupRef, end: BackupEnd) => endBackup(services, ref, end)),
+    verifyRestore: step((beat, ref: RestoreRef) => verifyRestore(services, ref, beat)),
+    suspendForRestore: step((beat, ref: RestoreRef) => suspendForRestore(services, ref, beat)),
+    restoreCollection: step((beat, ref: RestoreRef, name: string) => restoreCollection(services, ref, name, beat)),
+    restoreBucket: step((beat, ref: RestoreRef, bucket: string) => restoreBucket(services, ref, bucket, beat)),
+    finishRestore: step((beat, ref: RestoreRef) => finishRestore(services, ref, beat)),
+    failRestore: step((_beat, ref: RestoreRef, error: string) => failRestore(services, ref, error)),
+  };
+}
+
+export type BackupActivities = ReturnType<typeof createBackupActivities>;
