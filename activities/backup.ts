@@ -2,8 +2,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import type { BackupEnd, BackupRef, RestoreRef } from '../workflows/contracts/backup.ts';
 import { BackupStopError, type Beat } from '../services/platform/backup/steps.ts';
-import { beginBackup, copyCollection, copyMediaBatch, endBackup, finishBackup } from '../services/platform/backup/snapshot.ts';
-import { failRestore, finishRestore, restoreBucket, restoreCollection, suspendForRestore, verifyRestore } from '../services/platform/backup/restore.ts';
+import { beginBackup, copyCollections, copyMediaBatch, endBackup, finishBackup } from '../services/platform/backup/snapshot.ts';
+import { failRestore, finishRestore, restoreBuckets, restoreCollections, suspendForRestore, verifyRestore } from '../services/platform/backup/restore.ts';
 
 /**
  * Runs a step with the activity's heartbeat (a killed worker is noticed within the heartbeat
@@ -29,14 +29,14 @@ function step<A extends unknown[], R>(run: (beat: Beat, ...args: A) => Promise<R
 export function createBackupActivities(services: Services) {
   return {
     beginBackup: step((beat, ref: BackupRef) => beginBackup(services, ref, beat)),
-    copyCollection: step((beat, ref: BackupRef, name: string) => copyCollection(services, ref, name, beat)),
+    copyCollections: step((beat, ref: BackupRef, names: string[]) => copyCollections(services, ref, names, beat)),
     copyMediaBatch: step((beat, ref: BackupRef, bucket: string) => copyMediaBatch(services, ref, bucket, beat)),
     finishBackup: step((_beat, ref: BackupRef) => finishBackup(services, ref)),
     endBackup: step((_beat, ref: BackupRef, end: BackupEnd) => endBackup(services, ref, end)),
     verifyRestore: step((beat, ref: RestoreRef) => verifyRestore(services, ref, beat)),
     suspendForRestore: step((beat, ref: RestoreRef) => suspendForRestore(services, ref, beat)),
-    restoreCollection: step((beat, ref: RestoreRef, name: string) => restoreCollection(services, ref, name, beat)),
-    restoreBucket: step((beat, ref: RestoreRef, bucket: string) => restoreBucket(services, ref, bucket, beat)),
+    restoreCollections: step((beat, ref: RestoreRef, names: string[]) => restoreCollections(services, ref, names, beat)),
+    restoreBuckets: step((beat, ref: RestoreRef, buckets: string[]) => restoreBuckets(services, ref, buckets, beat)),
     finishRestore: step((beat, ref: RestoreRef) => finishRestore(services, ref, beat)),
     failRestore: step((_beat, ref: RestoreRef, error: string) => failRestore(services, ref, error)),
   };

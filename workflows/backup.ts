@@ -6,14 +6,14 @@ import { cancelBackupSignal, type BackupRef, type RestoreRef } from './contracts
 // and is idempotent: a collection or media file is written whole under its final name or not at all.
 const {
   beginBackup,
-  copyCollection,
+  copyCollections,
   copyMediaBatch,
   finishBackup,
   endBackup,
   verifyRestore,
   suspendForRestore,
-  restoreCollection,
-  restoreBucket,
+  restoreCollections,
+  restoreBuckets,
   finishRestore,
   failRestore,
 } = proxyActivities<BackupActivities>({
@@ -37,10 +37,7 @@ export async function backupWorkflow(ref: BackupRef): Promise<string> {
   setHandler(cancelBackupSignal, () => void (cancelled = true));
   try {
     const plan = await beginBackup(ref);
-    for (const name of plan.collections) {
-      if (cancelled) break;
-      await copyCollection(ref, name);
-    }
+    if (!(await copyCollections(ref, plan.collections))) cancelled = true;
     for (const bucket of plan.buckets) {
       while (!cancelled && !(await copyMediaBatch(ref, bucket)).done);
     }
@@ -66,8 +63,8 @@ export async function restoreWorkflow(ref: RestoreRef): Promise<string> {
   try {
     const plan = await verifyRestore(ref);
     await suspendForRestore(ref);
-    for (const name of plan.collections) await restoreCollection(ref, name);
-    for (const bucket of plan.buckets) await restoreBucket(ref, bucket);
+    await restoreCollections(ref, plan.collections);
+    await restoreBuckets(ref, plan.buckets);
     await finishRestore(ref);
     return 'succeeded';
   } catch (error) {

@@ -45,8 +45,7 @@ export interface OperationRunner {
  * A change to the caller's own workspace: what a backup's write hold refuses. Platform operations
  * act on the platform database and other workspaces (cancelling the backup itself among them).
  */
-const changesWorkspace = (operation: Operation) =>
-  operation.method !== 'GET' && !requiredCapabilities(operation.requires).some(isPlatformCapability);
+const changesWorkspace = (operation: Operation) => operation.method !== 'GET' && !requiredCapabilities(operation.requires).some(isPlatformCapability);
 
 export function createOperationRunner(services: Services, gate: AccessGate): OperationRunner {
   return {

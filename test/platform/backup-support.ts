@@ -38,9 +38,23 @@ export interface Seeded {
 /** A workspace with entries, media uploaded through the API (one bigger than a GridFS chunk) and documents of every lossy-in-JSON BSON type. */
 export async function seedWorkspace(world: World, host: string, { entries = 12, mediaBytes = [700_000, 3000] } = {}): Promise<Seeded> {
   const { workspaceId, siteId } = await addLocalWorkspace(world, host, tenantAdmin);
-  const key = await keyOnHost(world, host, ['content:read', 'content:create', 'content:update', 'content:delete', 'content:publish', 'media:read', 'media:upload', 'media:delete']);
+  const key = await keyOnHost(world, host, [
+    'content:read',
+    'content:create',
+    'content:update',
+    'content:delete',
+    'content:publish',
+    'media:read',
+    'media:upload',
+    'media:delete',
+  ]);
   const manage: Seeded['manage'] = (method, url, payload, headers = {}) =>
-    world.app.inject({ method: method as never, url: `/api/manage/v1${url}`, headers: { authorization: `Bearer ${key}`, host, ...headers }, payload: payload as never });
+    world.app.inject({
+      method: method as never,
+      url: `/api/manage/v1${url}`,
+      headers: { authorization: `Bearer ${key}`, host, ...headers },
+      payload: payload as never,
+    });
   for (let i = 0; i < entries; i++) {
     const res = await manage('POST', '/content', { title: `Entry ${i}`, status: i % 2 ? 'published' : 'draft' });
     if (res.statusCode !== 201) throw new Error(`entry: ${res.statusCode} ${res.body}`);
@@ -53,9 +67,19 @@ export async function seedWorkspace(world: World, host: string, { entries = 12, 
   const dbName = `${world.config.DB_PREFIX}ws_${workspaceId}`;
   await world.services.mongo
     .db(dbName)
-    .collection('backup_types')
+    .collection<{ _id: ObjectId | string; [field: string]: unknown }>('backup_types')
     .insertMany([
-      { _id: new ObjectId(), siteId, at: new Date(1_700_000_000_123), bin: new Binary(randomBytes(40)), int: new Int32(7), long: Long.fromString('9007199254740993'), dec: Decimal128.fromString('1.10'), dbl: 2.0, nested: { list: [1, 'two', null] } },
+      {
+        _id: new ObjectId(),
+        siteId,
+        at: new Date(1_700_000_000_123),
+        bin: new Binary(randomBytes(40)),
+        int: new Int32(7),
+        long: Long.fromString('9007199254740993'),
+        dec: Decimal128.fromString('1.10'),
+        dbl: 2.0,
+        nested: { list: [1, 'two', null] },
+      },
       { _id: 'text-id', siteId, uuid: new Binary(randomBytes(16), 4), empty: {} },
     ]);
   return { workspaceId, siteId, host, dbName, key, manage };
@@ -119,7 +143,11 @@ export function untar(tar: Buffer): Map<string, Buffer> {
   while (at + 512 <= tar.length) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (from: number, length: number) => header.subarray(from, from + length).toString('utf8').replace(/\0.*$/s, '');
+    const field = (from: number, length: number) =>
+      header
+        .subarray(from, from + length)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const size = parseInt(field(124, 12), 8);
     const type = field(156, 1);
     const prefix = field(345, 155);

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, untar, waitForState, type BackupWorld, type Seeded } from './backup-support.ts';
 import { workspaceRow } from './support.ts';
+import { checkHistory } from '../support/histories.ts';
+import { backupWorkflowId, restoreWorkflowId } from '../../workflows/contracts/backup.ts';
 
 const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
@@ -62,7 +64,9 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     expect((await a.manage('POST', '/content', { title: 'Added after the backup' })).statusCode).toBe(201);
     const media = (await a.manage('GET', '/media')).json().data;
     expect((await a.manage('DELETE', `/media/${media[0].id}?permanent=true`)).statusCode).toBeLessThan(300);
-    await db(a).collection('backup_types').deleteOne({ _id: 'text-id' as never });
+    await db(a)
+      .collection('backup_types')
+      .deleteOne({ _id: 'text-id' as never });
     await db(a).collection('added_later').insertOne({ siteId: a.siteId });
     expect(await dumpDatabase(db(a))).not.toEqual(before);
 
@@ -70,6 +74,9 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     expect(restore.statusCode, restore.body).toBe(202);
     const done = await waitForState(bw.call, `/tenants/${a.workspaceId}/restores/${restore.json().restore.id}`, 'restore', ['succeeded', 'failed']);
     expect(done.state, done.error).toBe('succeeded');
+    const { client } = bw.world.services.temporal;
+    await checkHistory(client.workflow.getHandle(backupWorkflowId(a.workspaceId, backup.id)), 'backup');
+    await checkHistory(client.workflow.getHandle(restoreWorkflowId(a.workspaceId, done.id)), 'restore');
     expect(await dumpDatabase(db(a))).toEqual(before);
     expect(await mediaDigests(db(a))).toEqual(mediaBefore);
     expect((await workspaceRow(bw.world, a.workspaceId))?.status).toBe('active');
@@ -93,7 +100,10 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
 
     // Tampered: one byte of one collection file flipped (same size).
     const folder = join(bw.backupDir, b.workspaceId, backup.id, 'collections');
-    const target = join(folder, readdirSync(folder).find((name) => name.startsWith('content_entries'))!);
+    const target = join(
+      folder,
+      readdirSync(folder).find((name) => name.startsWith('content_entries'))!,
+    );
     const original = readFileSync(target);
     const changed = Buffer.from(original);
     changed[10] = changed[10] === 0x41 ? 0x42 : 0x41;
@@ -122,7 +132,9 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     expect(first.json().data).toHaveLength(1);
     const pages = [first.json()];
     while (pages[pages.length - 1].page.nextCursor) {
-      pages.push((await bw.call('GET', `/tenants/${b.workspaceId}/backups?limit=1&cursor=${encodeURIComponent(pages[pages.length - 1].page.nextCursor)}`)).json());
+      pages.push(
+        (await bw.call('GET', `/tenants/${b.workspaceId}/backups?limit=1&cursor=${encodeURIComponent(pages[pages.length - 1].page.nextCursor)}`)).json(),
+      );
     }
     expect(pages.flatMap((p) => p.data.map((x: { id: string }) => x.id))).toContain(backup.id);
 
@@ -135,7 +147,10 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     expect([202, 409]).toContain(cancelled.statusCode);
     const ended = await waitForState(bw.call, `/tenants/${b.workspaceId}/backups/${running.json().backup.id}`, 'backup', ['succeeded', 'cancelled']);
     expect((await workspaceRow(bw.world, b.workspaceId))?.writeHold ?? null).toBeNull();
-    if (ended.state === 'cancelled') expect(() => readdirSync(join(bw.backupDir, b.workspaceId, ended.id))).toThrow();
+    if (ended.state === 'cancelled') {
+      expect(() => readdirSync(join(bw.backupDir, b.workspaceId, ended.id))).toThrow();
+      await checkHistory(bw.world.services.temporal.client.workflow.getHandle(backupWorkflowId(b.workspaceId, ended.id)), 'backup-cancelled');
+    }
 
     const removed = await bw.call('DELETE', `/tenants/${b.workspaceId}/backups/${backup.id}`);
     expect(removed.json()).toEqual({ id: backup.id, deleted: true });

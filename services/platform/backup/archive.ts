@@ -96,7 +96,15 @@ export async function* manifestBytes(
   buckets: readonly string[],
   parts: AsyncIterable<BackupPartRow>,
 ): AsyncGenerator<Buffer> {
-  const head = { format: BACKUP_FORMAT, formatVersion: BACKUP_FORMAT_VERSION, workspaceId: row.workspaceId, backupId: row._id, createdAt: row.createdAt.toISOString(), finishedAt: finishedAt.toISOString(), buckets };
+  const head = {
+    format: BACKUP_FORMAT,
+    formatVersion: BACKUP_FORMAT_VERSION,
+    workspaceId: row.workspaceId,
+    backupId: row._id,
+    createdAt: row.createdAt.toISOString(),
+    finishedAt: finishedAt.toISOString(),
+    buckets,
+  };
   yield Buffer.from(`${JSON.stringify(head).slice(0, -1)},"collections":[`);
   let first = true;
   let firstMedia = true;

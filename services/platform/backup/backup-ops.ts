@@ -21,7 +21,7 @@ export const createBackupOp = defineOperation({
   surface: 'manage',
   method: 'POST',
   path: '/tenants/:id/backups',
-  summary: "Back up a workspace: every collection and media file into the backup store",
+  summary: 'Back up a workspace: every collection and media file into the backup store',
   description:
     'Answers 202 with the backup `running`; poll GET …/backups/{backupId} for its progress and state (`succeeded`, `failed`, `cancelled`). ' +
     "The workspace's changes answer 423 while the copy runs (reads are served): docs/backups.md. A workspace being provisioned or deleted, or with a backup or restore running, is a 409.",

@@ -73,6 +73,7 @@ export async function findBackup(services: Services, workspaceId: string, backup
 export async function cancelBackup(services: Services, row: BackupRow): Promise<void> {
   if (row.state !== 'running') throw new ConflictError(`Backup is ${row.state}`);
   const ref: BackupRef = { workspaceId: row.workspaceId, backupId: row._id };
+  await backupCollections(services).backups.updateOne({ _id: row._id, state: 'running' }, { $set: { cancelRequested: true } });
   try {
     await services.temporal.client.workflow.getHandle(backupWorkflowId(row.workspaceId, row._id)).signal(cancelBackupSignal);
   } catch (error) {

@@ -27,6 +27,8 @@ export interface BackupRow {
   buckets?: string[];
   /** Where each bucket's file copy stands (canonical EJSON of the last file id copied). */
   mediaAfter?: Record<string, string>;
+  /** Set by a cancel: the running step stops at the next collection or file (the workflow hears the signal too). */
+  cancelRequested?: boolean;
   /** sha256 of the stored manifest, recorded when it is written: a restore refuses any other manifest. */
   manifestSha256: string | null;
   error: string | null;

@@ -37,7 +37,8 @@ async function verifiedManifest(services: Services, row: BackupRow): Promise<Man
   const chunks: Buffer[] = [];
   for await (const chunk of backupStore(services.config).get(objectKey(row, MANIFEST_FILE)) as AsyncIterable<Buffer>) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);
-  if (createHash('sha256').update(bytes).digest('hex') !== row.manifestSha256) throw new BackupStopError('Backup manifest changed during the restore', 'BackupVerification');
+  if (createHash('sha256').update(bytes).digest('hex') !== row.manifestSha256)
+    throw new BackupStopError('Backup manifest changed during the restore', 'BackupVerification');
   return JSON.parse(bytes.toString('utf8')) as Manifest;
 }
 
@@ -96,10 +97,18 @@ async function partDone(services: Services, ref: RestoreRef, part: string, inc: 
   );
 }
 
-/** Step 3, per collection: emptied, then the archive's documents inserted in batches (a retry starts the collection again). */
-export async function restoreCollection(services: Services, ref: RestoreRef, name: string, beat: Beat): Promise<void> {
-  await runningRestore(services, ref);
+/**
+ * Step 3: each collection in turn emptied, then the archive's documents inserted in batches. A
+ * retry skips the collections done and starts the one it was in again.
+ */
+export async function restoreCollections(services: Services, ref: RestoreRef, names: readonly string[], beat: Beat): Promise<void> {
+  const restore = await runningRestore(services, ref);
   const manifest = await verifiedManifest(services, await backupRow(services, ref));
+  const done = new Set(restore.doneParts ?? []);
+  for (const name of names) if (!done.has(`collection:${name}`)) await restoreCollection(services, ref, manifest, name, beat);
+}
+
+async function restoreCollection(services: Services, ref: RestoreRef, manifest: Manifest, name: string, beat: Beat): Promise<void> {
   const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
   const collection = db.collection(name);
   // Emptied, not dropped: the collection keeps its indexes (this release's, docs/lifecycle.md).
@@ -128,11 +137,16 @@ export async function restoreCollection(services: Services, ref: RestoreRef, nam
   await partDone(services, ref, `collection:${name}`, { 'progress.collectionsDone': 1, 'progress.documents': documents });
 }
 
-/** Step 4, per bucket: its chunks rebuilt from each media file (the `.files` documents came back with the collections). */
-export async function restoreBucket(services: Services, ref: RestoreRef, bucket: string, beat: Beat): Promise<void> {
-  await runningRestore(services, ref);
+/** Step 4: each bucket's chunks rebuilt from its media files (the `.files` documents came back with the collections). */
+export async function restoreBuckets(services: Services, ref: RestoreRef, buckets: readonly string[], beat: Beat): Promise<void> {
+  const restore = await runningRestore(services, ref);
   const row = await backupRow(services, ref);
   const manifest = await verifiedManifest(services, row);
+  const done = new Set(restore.doneParts ?? []);
+  for (const bucket of buckets) if (!done.has(`bucket:${bucket}`)) await restoreBucket(services, ref, row, manifest, bucket, beat);
+}
+
+async function restoreBucket(services: Services, ref: RestoreRef, row: BackupRow, manifest: Manifest, bucket: string, beat: Beat): Promise<void> {
   const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
   const chunks = db.collection(`${bucket}.chunks`);
   await chunks.deleteMany({});
@@ -179,7 +193,9 @@ export async function finishRestore(services: Services, ref: RestoreRef, beat: B
   const db = services.workspaceDb(workspace);
   for (const site of await platformCollections(services).sites.find({ workspaceId: ref.workspaceId }).toArray()) {
     const before = restore.counters?.[site._id] ?? { generation: 0, accessVersion: 0 };
-    await db.collection(PUBLIC_STATE_COLLECTION).updateOne({ _id: site._id as never }, { $max: { generation: before.generation }, $set: { siteId: site._id } }, { upsert: true });
+    await db
+      .collection(PUBLIC_STATE_COLLECTION)
+      .updateOne({ _id: site._id as never }, { $max: { generation: before.generation }, $set: { siteId: site._id } }, { upsert: true });
     await db.collection(SITE_SETTINGS_COLLECTION).updateOne({ _id: site._id as never }, { $max: { accessVersion: before.accessVersion } });
     await services.publicGeneration.bump(db, site._id);
     await accessChanged({ db, site, services });
@@ -195,11 +211,17 @@ export async function finishRestore(services: Services, ref: RestoreRef, beat: B
     }
   }
   const now = services.clock.now();
-  await backupCollections(services).restores.updateOne({ _id: ref.restoreId, state: 'running' }, { $set: { state: 'succeeded', finishedAt: now, updatedAt: now } });
+  await backupCollections(services).restores.updateOne(
+    { _id: ref.restoreId, state: 'running' },
+    { $set: { state: 'succeeded', finishedAt: now, updatedAt: now } },
+  );
 }
 
 /** A failed restore says why. Before step 2 nothing changed; after it the workspace stays suspended (never half a restore served). */
 export async function failRestore(services: Services, ref: RestoreRef, error: string): Promise<void> {
   const now = services.clock.now();
-  await backupCollections(services).restores.updateOne({ _id: ref.restoreId, state: 'running' }, { $set: { state: 'failed', error, finishedAt: now, updatedAt: now } });
+  await backupCollections(services).restores.updateOne(
+    { _id: ref.restoreId, state: 'running' },
+    { $set: { state: 'failed', error, finishedAt: now, updatedAt: now } },
+  );
 }

@@ -4,7 +4,7 @@ import type { Services } from '../../core/context.ts';
 import type { BackupEnd, BackupPlan, BackupRef, MediaBatchResult } from '../../../workflows/contracts/backup.ts';
 import { platformCollections } from '../../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from '../lifecycle.ts';
-import { backupCollections } from './model.ts';
+import { backupCollections, type BackupRow } from './model.ts';
 import { backupPrefix, collectionFile, documentLine, hashing, idFromText, idToText, MANIFEST_FILE, manifestBytes, mediaFile, objectKey } from './archive.ts';
 import { backupStore } from './store.ts';
 import { BackupStopError, databaseLayout, recordPart, runningBackup, workspaceOf, type Beat } from './steps.ts';
@@ -52,11 +52,24 @@ export async function beginBackup(services: Services, ref: BackupRef, beat: Beat
   return plan;
 }
 
-/** Step 2, per collection: every document as one canonical-EJSON line, streamed into the store (rewritten whole on a retry). */
-export async function copyCollection(services: Services, ref: BackupRef, name: string, beat: Beat): Promise<void> {
-  const row = await runningBackup(services, ref.backupId);
-  if (!row) return;
-  const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
+/**
+ * Step 2: each collection in turn, every document as one canonical-EJSON line streamed into the
+ * store. A retry skips the collections already recorded and rewrites the one it was in whole; a
+ * cancel asked in between stops it (answers false).
+ */
+export async function copyCollections(services: Services, ref: BackupRef, names: readonly string[], beat: Beat): Promise<boolean> {
+  const { parts } = backupCollections(services);
+  const recorded = new Set((await parts.find({ backupId: ref.backupId, kind: 'collection' }, { projection: { name: 1 } }).toArray()).map((p) => p.name));
+  for (const name of names) {
+    const row = await runningBackup(services, ref.backupId);
+    if (!row || row.cancelRequested) return false;
+    if (!recorded.has(name)) await copyCollection(services, row, name, beat);
+  }
+  return true;
+}
+
+async function copyCollection(services: Services, row: BackupRow, name: string, beat: Beat): Promise<void> {
+  const db = services.workspaceDb(await workspaceOf(services, row.workspaceId));
   let documents = 0;
   async function* lines(): AsyncGenerator<Buffer> {
     let pending: string[] = [];
@@ -84,7 +97,7 @@ export async function copyCollection(services: Services, ref: BackupRef, name: s
 /** Step 3, per bucket, one batch per call: each GridFS file's bytes in id order, resuming after the last one recorded. */
 export async function copyMediaBatch(services: Services, ref: BackupRef, bucket: string, beat: Beat): Promise<MediaBatchResult> {
   const row = await runningBackup(services, ref.backupId);
-  if (!row) return { copied: 0, done: true };
+  if (!row || row.cancelRequested) return { copied: 0, done: true };
   const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
   const after = row.mediaAfter?.[bucket];
   const files = await db
@@ -108,7 +121,12 @@ export async function copyMediaBatch(services: Services, ref: BackupRef, bucket:
     }
     const { body, result } = hashing(chunks());
     await store.put(objectKey(row, file), body);
-    await recordPart(services, row, { kind: 'media', file, name: bucket, id, documents: 0, bytes: result.bytes, sha256: result.sha256 }, { [`mediaAfter.${bucket}`]: id });
+    await recordPart(
+      services,
+      row,
+      { kind: 'media', file, name: bucket, id, documents: 0, bytes: result.bytes, sha256: result.sha256 },
+      { [`mediaAfter.${bucket}`]: id },
+    );
     copied++;
     bytes += result.bytes;
     if (bytes >= MEDIA_BATCH_BYTES) return { copied, done: false };

@@ -38,12 +38,14 @@ export async function verifyArchive(store: BackupStore, row: BackupRow, workspac
   } catch {
     throw new BackupVerificationError('Backup manifest is not valid JSON');
   }
-  if (manifest.format !== BACKUP_FORMAT || manifest.formatVersion !== BACKUP_FORMAT_VERSION) throw new BackupVerificationError('Backup archive has an unknown format');
+  if (manifest.format !== BACKUP_FORMAT || manifest.formatVersion !== BACKUP_FORMAT_VERSION)
+    throw new BackupVerificationError('Backup archive has an unknown format');
   if (manifest.workspaceId !== workspaceId || manifest.backupId !== row._id) throw new BackupVerificationError('Backup archive belongs to another workspace');
   for (const part of [...manifest.collections, ...manifest.media]) {
     const found = await digest(store, objectKey(row, part.file));
     if (!found) throw new BackupVerificationError(`Backup archive is missing ${part.file}`);
-    if (found.bytes !== part.bytes || found.sha256 !== part.sha256) throw new BackupVerificationError(`Backup archive is corrupted: ${part.file} does not match its checksum`);
+    if (found.bytes !== part.bytes || found.sha256 !== part.sha256)
+      throw new BackupVerificationError(`Backup archive is corrupted: ${part.file} does not match its checksum`);
   }
   return manifest;
 }
