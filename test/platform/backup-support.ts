@@ -85,8 +85,14 @@ export async function seedWorkspace(world: World, host: string, { entries = 12, 
   return { workspaceId, siteId, host, dbName, key, manage };
 }
 
-/** Counters a restore moves on purpose (above what caches saw): left out of the comparison. */
-const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLECTION]: ['accessVersion'] } as Record<string, string[]>;
+/**
+ * Left out of the comparison: counters a restore moves on purpose (above what caches saw), and the
+ * time the worker's periodic recount last ran (a new worker recounts at boot).
+ */
+const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLECTION]: ['accessVersion'], entry_counts: ['reconciledAt'] } as Record<
+  string,
+  string[]
+>;
 
 /**
  * The whole database as canonical EJSON lines per collection, sorted (GridFS chunks left out: a
