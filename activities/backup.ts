@@ -3,6 +3,7 @@ import type { Services } from '../services/core/context.ts';
 import type { BackupEnd, BackupRef, RestoreRef } from '../workflows/contracts/backup.ts';
 import { BackupStopError, type Beat } from '../services/platform/backup/steps.ts';
 import { beginBackup, copyCollections, copyMediaBatch, endBackup, finishBackup } from '../services/platform/backup/snapshot.ts';
+import { pruneScheduledBackups, recordScheduledBackup } from '../services/platform/backup/schedule.ts';
 import { failRestore, finishRestore, restoreBuckets, restoreCollections, suspendForRestore, verifyRestore } from '../services/platform/backup/restore.ts';
 
 /**
@@ -39,6 +40,8 @@ export function createBackupActivities(services: Services) {
     restoreBuckets: step((beat, ref: RestoreRef, buckets: string[]) => restoreBuckets(services, ref, buckets, beat)),
     finishRestore: step((beat, ref: RestoreRef) => finishRestore(services, ref, beat)),
     failRestore: step((_beat, ref: RestoreRef, error: string) => failRestore(services, ref, error)),
+    recordScheduledBackup: step((_beat, workspaceId: string) => recordScheduledBackup(services, workspaceId)),
+    pruneScheduledBackups: step((_beat, workspaceId: string, keep: number) => pruneScheduledBackups(services, workspaceId, keep)),
   };
 }
 

@@ -1,6 +1,6 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, executeChild, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { BackupActivities } from '../activities/backup.ts';
-import { cancelBackupSignal, type BackupRef, type RestoreRef } from './contracts/backup.ts';
+import { backupWorkflowId, cancelBackupSignal, type BackupRef, type RestoreRef, type ScheduledBackupInput } from './contracts/backup.ts';
 
 // Every step heartbeats (a killed worker is noticed within seconds and the step retried elsewhere)
 // and is idempotent: a collection or media file is written whole under its final name or not at all.
@@ -16,6 +16,8 @@ const {
   restoreBuckets,
   finishRestore,
   failRestore,
+  recordScheduledBackup,
+  pruneScheduledBackups,
 } = proxyActivities<BackupActivities>({
   startToCloseTimeout: '2 hours',
   heartbeatTimeout: '10 seconds',
@@ -71,4 +73,18 @@ export async function restoreWorkflow(ref: RestoreRef): Promise<string> {
     await failRestore(ref, messageOf(error));
     return 'failed';
   }
+}
+
+/**
+ * One start of a workspace's backup schedule: records a `scheduled` backup (none when a backup or
+ * restore of the workspace runs, or it is not active: that start is skipped), runs it as a child
+ * (`backup:<workspaceId>:<backupId>`, like a manual one), then keeps the last `keep` scheduled ones.
+ */
+export async function scheduledBackupWorkflow(input: ScheduledBackupInput): Promise<string> {
+  const backupId = await recordScheduledBackup(input.workspaceId);
+  if (!backupId) return 'skipped';
+  const ref: BackupRef = { workspaceId: input.workspaceId, backupId };
+  const state = await executeChild(backupWorkflow, { workflowId: backupWorkflowId(ref.workspaceId, backupId), args: [ref] });
+  await pruneScheduledBackups(input.workspaceId, input.keep);
+  return state;
 }

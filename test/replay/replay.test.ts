@@ -14,7 +14,7 @@ import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
 import { scheduleEntryWorkflowType } from '../../workflows/contracts/schedule.ts';
 import { termRemovalWorkflowType } from '../../workflows/contracts/term-removal.ts';
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
-import { backupWorkflowType, restoreWorkflowType } from '../../workflows/contracts/backup.ts';
+import { backupWorkflowType, restoreWorkflowType, scheduledBackupWorkflowType } from '../../workflows/contracts/backup.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -41,6 +41,7 @@ describe('workflow contracts and committed histories', () => {
     const contractTypes = [
       backupWorkflowType,
       restoreWorkflowType,
+      scheduledBackupWorkflowType,
       endpointActorWorkflowName,
       pluginActivationWorkflowType,
       probeWorkflowType,

@@ -48,3 +48,15 @@ export const BACKUP_ERRORS = {
 
 /** Stops a running backup between two steps; what was written is removed and the hold released. */
 export const cancelBackupSignal = defineSignal('cancelBackup');
+
+/** Scheduled backups: one Temporal Schedule per workspace starts this workflow (which runs a backup as its child, then prunes). */
+export const scheduledBackupWorkflowType = 'scheduledBackupWorkflow';
+export const backupScheduleId = (workspaceId: string) => `backup-schedule:${workspaceId}`;
+/** The schedule's workflow id; Temporal adds the time of each start to it. */
+export const scheduledBackupWorkflowId = (workspaceId: string) => `scheduled-backup:${workspaceId}`;
+
+export interface ScheduledBackupInput {
+  workspaceId: string;
+  /** Scheduled backups kept (the oldest succeeded ones beyond it are deleted); manual ones are never pruned. */
+  keep: number;
+}

@@ -31,7 +31,7 @@ export const createBackupOp = defineOperation({
   input: TenantId,
   output: z.object({ backup: BackupView }),
   async handler(ctx, { id }) {
-    return { backup: backupView(await startBackup(ctx.services, id, 'manual')) };
+    return { backup: backupView(await startBackup(ctx.services, id)) };
   },
 });
 

@@ -3,7 +3,6 @@ import type { Services } from '../../core/context.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Workspace } from '../../core/tenants.ts';
-import type { backupWorkflow, restoreWorkflow } from '../../../workflows/backup.ts';
 import {
   backupWorkflowId,
   backupWorkflowType,
@@ -30,8 +29,8 @@ async function idleWorkspace(services: Services, workspaceId: string): Promise<W
   return workspace;
 }
 
-/** Records a backup as `running` and starts its workflow (`backup:<workspaceId>:<backupId>`). */
-export async function startBackup(services: Services, workspaceId: string, trigger: BackupRow['trigger']): Promise<BackupRow> {
+/** A backup recorded as `running` (its workflow not started yet); 404/409 when the workspace cannot be backed up now. */
+export async function recordBackup(services: Services, workspaceId: string, trigger: BackupRow['trigger']): Promise<BackupRow> {
   await idleWorkspace(services, workspaceId);
   const now = services.clock.now();
   const row: BackupRow = {
@@ -46,11 +45,18 @@ export async function startBackup(services: Services, workspaceId: string, trigg
     finishedAt: null,
     updatedAt: now,
   };
+  await backupCollections(services).backups.insertOne(row);
+  return row;
+}
+
+/** Records a backup as `running` and starts its workflow (`backup:<workspaceId>:<backupId>`). */
+export async function startBackup(services: Services, workspaceId: string): Promise<BackupRow> {
+  const row = await recordBackup(services, workspaceId, 'manual');
   const { backups } = backupCollections(services);
-  await backups.insertOne(row);
+  const now = row.createdAt;
   const ref: BackupRef = { workspaceId, backupId: row._id };
   try {
-    await services.temporal.client.workflow.start<typeof backupWorkflow>(backupWorkflowType, {
+    await services.temporal.client.workflow.start(backupWorkflowType, {
       taskQueue: services.temporal.taskQueue,
       workflowId: backupWorkflowId(workspaceId, row._id),
       args: [ref],
@@ -123,7 +129,7 @@ export async function startRestore(services: Services, workspaceId: string, back
   await restores.insertOne(row);
   const ref: RestoreRef = { workspaceId, restoreId: row._id, backupId };
   try {
-    await services.temporal.client.workflow.start<typeof restoreWorkflow>(restoreWorkflowType, {
+    await services.temporal.client.workflow.start(restoreWorkflowType, {
       taskQueue: services.temporal.taskQueue,
       workflowId: restoreWorkflowId(workspaceId, row._id),
       args: [ref],
