@@ -1,7 +1,8 @@
 // `/admin/platform`: the operator console. Workspaces with their status and usage against quotas
-// (bars), create, suspend / reactivate, delete with confirmation, edit quotas and switches. Every
+// (bars), create, suspend / reactivate, delete with confirmation, edit quotas and switches,
+// backups with their progress: start, download, cancel, delete, restore. Every
 // call is a platform operation mounted on the cookie session under `/api/platform/…`.
-import { ApiError, api, byId, el, markReady, requireUser, say, withButton } from './common.js';
+import { ApiError, api, byId, el, formatDate, markReady, requireUser, say, withButton } from './common.js';
 
 /** The documented quota names (docs/platform.md), used when the usage endpoint names none. */
 const LIMITS = ['sites', 'users', 'entries', 'mediaBytes', 'mediaFileSize', 'apiKeys', 'webhookEndpoints', 'requestsPerMinute', 'exportRunsPerDay'];
@@ -10,6 +11,9 @@ const base = '/api/platform/tenants';
 const path = (id, rest = '') => `${base}/${encodeURIComponent(id)}${rest}`;
 let deleting = null;
 let editing = null;
+/** The workspace whose backups are shown; its list is read again every 2 s while one runs. */
+let backingUp = null;
+let backupTimer = null;
 /** The workspace the create form last made, while its provisioning is under way: its status line follows the list. */
 let provisioning = null;
 
@@ -19,7 +23,7 @@ let provisioning = null;
  * workspace since deleted). The create line stays while it still follows a provisioning workspace.
  */
 function clearLines() {
-  for (const id of ['list-error', 'delete-error', 'quota-error', 'quota-status']) say(id, '');
+  for (const id of ['list-error', 'delete-error', 'quota-error', 'quota-status', 'backup-error', 'backup-status']) say(id, '');
   if (!provisioning) say('create-status', '');
 }
 
@@ -95,6 +99,7 @@ function row(tenant, usage) {
   }
   if (tenant.status === 'active' || tenant.status === 'suspended') {
     actions.push(action('Quotas', tenant.name, 'secondary', () => openQuotas(tenant, usage)));
+    actions.push(action('Backups', tenant.name, 'secondary', () => openBackups(tenant)));
   }
   if (tenant.status !== 'deleted' || !tenant.databaseDropped) {
     actions.push(action('Delete', tenant.name, 'danger', async () => openDelete(tenant)));
@@ -130,6 +135,11 @@ async function load() {
     byId('quota-panel').hidden = true;
     editing = null;
   }
+  if (gone(backingUp)) {
+    clearTimeout(backupTimer);
+    byId('backup-panel').hidden = true;
+    backingUp = null;
+  }
   if (gone(deleting)) {
     byId('delete-panel').hidden = true;
     deleting = null;
@@ -148,9 +158,87 @@ function openDelete(tenant) {
   byId('delete-confirm').focus();
 }
 
+const mib = (bytes) => `${(bytes / 1048576).toFixed(1)} MiB`;
+
+function backupProgress(backup) {
+  const p = backup.progress;
+  const text = `${p.collectionsDone}/${p.collections} collections, ${p.documents} documents, ${p.mediaFilesDone}/${p.mediaFiles} media files, ${mib(p.bytes)}`;
+  const total = p.collections + p.mediaFiles;
+  const bar =
+    backup.state === 'running' && total > 0
+      ? el('meter', { min: 0, max: total, value: p.collectionsDone + p.mediaFilesDone, 'aria-label': 'backup progress' })
+      : null;
+  return el('td', { className: 'small' }, bar, el('div', {}, text), backup.error ? el('div', { className: 'error' }, backup.error) : null);
+}
+
+function backupRow(tenant, backup) {
+  const subject = `backup of ${formatDate(backup.createdAt)}`;
+  const button = (label, className, onClick) => {
+    const b = el('button', { type: 'button', className, 'aria-label': `${label} ${subject}` }, label);
+    b.addEventListener('click', () => run(b, 'backup-error', onClick));
+    return b;
+  };
+  const actions = [];
+  if (backup.state === 'running') {
+    actions.push(button('Cancel', 'secondary', () => api('POST', path(tenant.id, `/backups/${encodeURIComponent(backup.id)}/cancel`)).then(loadBackups)));
+  }
+  if (backup.state === 'succeeded') {
+    actions.push(el('a', { href: path(tenant.id, `/backups/${encodeURIComponent(backup.id)}/download`), download: '' }, 'Download'));
+    actions.push(
+      button('Restore', 'danger', async () => {
+        if (!window.confirm(`Restore "${tenant.name}" to its ${subject}? The workspace is suspended meanwhile and every change since is lost.`)) return;
+        const { restore } = await api('POST', path(tenant.id, '/restore'), { backupId: backup.id });
+        say('backup-status', `Restore ${restore.state}: the workspace comes back when it is done.`);
+        await load();
+      }),
+    );
+  }
+  if (backup.state !== 'running') {
+    actions.push(button('Delete', 'secondary', () => api('DELETE', path(tenant.id, `/backups/${encodeURIComponent(backup.id)}`)).then(loadBackups)));
+  }
+  return el(
+    'tr',
+    { dataset: { backupId: backup.id } },
+    el('td', {}, formatDate(backup.createdAt)),
+    el('td', {}, backup.trigger),
+    el('td', { className: `status-${backup.state}` }, backup.state),
+    backupProgress(backup),
+    el('td', {}, backup.size === null ? '—' : mib(backup.size)),
+    el('td', { className: 'actions' }, actions),
+  );
+}
+
+/** The newest backups first (the list pages oldest first: every page is read, 200 at a time). */
+async function loadBackups() {
+  clearTimeout(backupTimer);
+  const tenant = backingUp;
+  if (!tenant) return;
+  const all = [];
+  let cursor = null;
+  do {
+    const page = await api('GET', path(tenant.id, `/backups?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`));
+    all.push(...page.data);
+    cursor = page.page.nextCursor;
+  } while (cursor);
+  if (backingUp !== tenant) return;
+  byId('backups').replaceChildren(...all.reverse().map((backup) => backupRow(tenant, backup)));
+  if (all.some((backup) => backup.state === 'running')) backupTimer = setTimeout(() => loadBackups().catch(() => undefined), 2000);
+}
+
+async function openBackups(tenant) {
+  backingUp = tenant;
+  say('backup-name', tenant.name);
+  byId('backups').replaceChildren();
+  byId('backup-panel').hidden = false;
+  await loadBackups();
+  byId('backup-panel').scrollIntoView({ block: 'nearest' });
+}
+
 async function openQuotas(tenant, usage) {
   editing = tenant;
   const { quotas } = await api('GET', path(tenant.id, '/quotas'));
+  // Not edited here (set through the API, docs/backups.md): carried over so a save keeps it.
+  editing.backupSchedule = quotas.backupSchedule ?? null;
   say('quota-name', tenant.name);
   say('quota-error', '');
   say('quota-status', '');
@@ -249,11 +337,26 @@ async function main() {
         if (input.value !== '') quotas[input.dataset.quota] = Number(input.value);
       }
       for (const box of byId('quota-switches').querySelectorAll('input[data-switch]')) quotas[box.dataset.switch] = box.checked;
+      if (editing.backupSchedule) quotas.backupSchedule = editing.backupSchedule;
       await api('PUT', path(editing.id, '/quotas'), { quotas });
       say('quota-status', 'Saved.');
       await load();
     });
   });
+
+  byId('backup-close').addEventListener('click', () => {
+    clearTimeout(backupTimer);
+    byId('backup-panel').hidden = true;
+    backingUp = null;
+  });
+  byId('backup-start').addEventListener('click', () =>
+    run(byId('backup-start'), 'backup-error', async () => {
+      if (!backingUp) return;
+      await api('POST', path(backingUp.id, '/backups'));
+      say('backup-status', 'Backup started.');
+      await loadBackups();
+    }),
+  );
 
   await load();
   markReady();

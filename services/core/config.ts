@@ -18,6 +18,8 @@ const ConfigSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('cwb'),
   DATA_DIR: z.string().min(1).default('.data'),
+  /** Where the local backup store keeps archives (docs/backups.md); unset: `DATA_DIR/backups`. A volume every gateway and worker shares. */
+  BACKUP_DIR: z.string().min(1).optional(),
   /** Signs cursors and derives other server-side secrets. Never logged, never returned. */
   SECRET_KEY: z.string().min(32, 'must be at least 32 characters'),
   ADMIN_EMAIL: z.email().optional(),

@@ -82,6 +82,13 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/** A change asked of a workspace while a backup holds its writes (reads are served; docs/backups.md). */
+export class WorkspaceWritesHeldError extends AppError {
+  constructor() {
+    super(423, 'Workspace writes paused for a backup', { 'retry-after': '5' });
+  }
+}
+
 /** Every non-public surface of a suspended workspace (its public API answers 404). */
 export class WorkspaceSuspendedError extends AppError {
   constructor() {

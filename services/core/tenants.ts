@@ -28,6 +28,8 @@ export const WorkspaceSchema = z.object({
   indexVersion: z.string().optional(),
   /** Days the workspace's audit rows are kept (`services/audit/retention.ts`); 90 when unset. */
   auditRetentionDays: z.number().int().optional(),
+  /** Set while a backup copies the workspace: change operations answer 423 (docs/backups.md, consistency). */
+  writeHold: z.object({ backupId: z.string(), since: z.date() }).nullable().optional(),
   createdAt: z.date(),
   updatedAt: z.date(),
 });

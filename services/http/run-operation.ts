@@ -1,6 +1,7 @@
 import type { OperationContext, RequestFacts, Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
-import { AppError } from '../core/errors.ts';
+import { AppError, WorkspaceWritesHeldError } from '../core/errors.ts';
+import { isPlatformCapability, requiredCapabilities } from '../core/capabilities.ts';
 import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
 import type { AccessGate, Admitted, Credentials } from '../access/gate.ts';
 import type { SiteScope } from '../tenancy/site-resolver.ts';
@@ -40,6 +41,12 @@ export interface OperationRunner {
   call(ctx: OperationContext, admitted: Admitted, run: () => Promise<unknown>): Promise<RunResult>;
 }
 
+/**
+ * A change to the caller's own workspace: what a backup's write hold refuses. Platform operations
+ * act on the platform database and other workspaces (cancelling the backup itself among them).
+ */
+const changesWorkspace = (operation: Operation) => operation.method !== 'GET' && !requiredCapabilities(operation.requires).some(isPlatformCapability);
+
 export function createOperationRunner(services: Services, gate: AccessGate): OperationRunner {
   return {
     async open(call) {
@@ -53,6 +60,7 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       const admitted = await gate.admit(ctx, operation);
       let value: unknown;
       try {
+        if (ctx.workspace.writeHold && changesWorkspace(operation)) throw new WorkspaceWritesHeldError();
         if (audited(operation)) {
           const changing = withChangeNotes(ctx);
           value = await invokeOperation(operation, changing, input, (parsed, result) => recordOperation(changing, operation, parsed, result));

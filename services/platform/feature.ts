@@ -6,6 +6,8 @@ import { usageOperations } from './usage-ops.ts';
 import { operatorOperations } from './operator-ops.ts';
 import { addTenantSiteOp } from './site-ops.ts';
 import { healthOperations } from './health.ts';
+import { backupOperations } from './backup/backup-ops.ts';
+import { stopBackupSchedule } from './backup/schedule.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [
@@ -18,6 +20,7 @@ const platformOperations = [
   deleteTenantOp,
   ...quotaOperationsList,
   ...usageOperations,
+  ...backupOperations,
 ];
 
 export const platformFeature: Feature = {
@@ -26,4 +29,8 @@ export const platformFeature: Feature = {
   // Managing operators stays on the API (keys with platform:manage), not in the console.
   // Health and diagnostics answer any valid key (site:admin for the details), not only operators.
   operations: [...platformOperations, ...operatorOperations, ...onConsole(platformOperations), ...healthOperations],
+  // A deleted workspace is no longer backed up on schedule.
+  async stopWork(services, workspace) {
+    return { backupSchedules: await stopBackupSchedule(services, workspace._id) };
+  },
 };

@@ -5,6 +5,7 @@ import { NotFoundError } from '../core/errors.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { SiteView, TenantView, siteView, tenantView } from './views.ts';
 import { SiteQuotas, WorkspaceQuotas } from '../tenancy/quota-model.ts';
+import { syncBackupSchedule } from './backup/schedule.ts';
 
 export const getTenantOp = defineOperation({
   id: 'tenants.get',
@@ -57,11 +58,15 @@ function quotaOperations(kind: 'tenants' | 'sites') {
       input: z.object({ id: z.string(), quotas: Quotas }),
       output: z.object({ quotas: Quotas }),
       async handler(ctx, { id, quotas }) {
+        // A schedule set now or before is (re)synced; a PUT that never had one does not touch Temporal.
+        const before = kind === 'tenants' ? await platformCollections(ctx.services).workspaces.findOne({ _id: id }, { projection: { quotas: 1 } }) : null;
         const result = await (collection(ctx) as ReturnType<typeof platformCollections>['sites']).updateOne(
           { _id: id },
           { $set: { quotas, updatedAt: ctx.services.clock.now() } },
         );
         if (result.matchedCount === 0) throw new NotFoundError();
+        const schedule = kind === 'tenants' ? ((quotas as z.output<typeof WorkspaceQuotas>).backupSchedule ?? null) : null;
+        if (schedule || before?.quotas?.backupSchedule) await syncBackupSchedule(ctx.services, id, schedule);
         // Hosts carry their workspace's and their site's rows, quotas included.
         await ctx.services.changeFeed.publish(kind === 'tenants' ? topics.workspace(id) : topics.site(id));
         return { quotas };

@@ -40,14 +40,22 @@ const MimePattern = z.string().regex(/^[a-z0-9][a-z0-9.+-]*\/(\*|[a-z0-9][a-z0-9
 const limitFields = Object.fromEntries(LIMIT_NAMES.map((name) => [name, Limit.optional()])) as Record<LimitName, z.ZodOptional<typeof Limit>>;
 const switchFields = Object.fromEntries(SWITCH_NAMES.map((name) => [name, z.boolean().optional()])) as Record<SwitchName, z.ZodOptional<z.ZodBoolean>>;
 
+/** Scheduled backups of a workspace (docs/backups.md): how often, and how many scheduled ones are kept. */
+export const BackupSchedule = z.object({ every: z.enum(['daily', 'weekly']), keep: z.number().int().min(1).max(100) }).strict();
+
 /** Workspace quotas: unknown names are a 400 (`strict`). */
 export const WorkspaceQuotas = z
-  .object({ ...limitFields, mediaTypes: z.union([z.array(MimePattern).max(200), z.null()]).optional(), ...switchFields })
+  .object({
+    ...limitFields,
+    mediaTypes: z.union([z.array(MimePattern).max(200), z.null()]).optional(),
+    ...switchFields,
+    backupSchedule: z.union([BackupSchedule, z.null()]).optional(),
+  })
   .strict();
 export type QuotaSet = z.output<typeof WorkspaceQuotas>;
 
 /** Site quotas: the same set without the workspace-only limits. */
-export const SiteQuotas = WorkspaceQuotas.omit({ sites: true, requestsPerMinute: true }).strict();
+export const SiteQuotas = WorkspaceQuotas.omit({ sites: true, requestsPerMinute: true, backupSchedule: true }).strict();
 
 /**
  * What `GET /tenants/{id}/usage` and `GET /sites/{id}/usage` answer (a stable shape the operator

@@ -1,4 +1,7 @@
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
@@ -23,7 +26,7 @@ describe('operator console in Chromium', () => {
 
   beforeAll(async () => {
     // The routes wait for the end state (a busy machine's worker may need more than the default 5 s).
-    world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000' } });
+    world = await startWorld({ worker: true, env: { LIFECYCLE_WAIT_MS: '60000', BACKUP_DIR: mkdtempSync(join(tmpdir(), 'cwb-console-backups-')) } });
     await world.app.listen({ port: 0, host: '127.0.0.1' });
     base = `http://127.0.0.1:${(world.app.server.address() as AddressInfo).port}`;
     // 401 (signed-out check), 404 (a workspace gone between the list and its usage) and 409 (the
@@ -108,6 +111,30 @@ describe('operator console in Chromium', () => {
     await expect.poll(async () => `${await bar.getAttribute('value')} / ${await bar.getAttribute('max')}`, SLOW).toBe('1 / 5');
     const row = await platformCollections(world.services).workspaces.findOne({ name });
     expect(row?.quotas).toMatchObject({ users: 5, graphql: false });
+  });
+
+  it('backs up a workspace with progress, offers the archive, restores it', STEP, async () => {
+    const name = 'Console <i>shop</i>';
+    await rowOf(name)
+      .getByRole('button', { name: `Backups ${name}` })
+      .click();
+    await page.locator('#backup-panel').waitFor({ state: 'visible' });
+    await page.getByRole('button', { name: 'Start a backup' }).click();
+    const backupRow = page.locator('#backups tr').first();
+    await expect.poll(async () => (await backupRow.locator('td').nth(2).textContent()) ?? '', SLOW).toBe('succeeded');
+    await shot('04-backups');
+    const href = await backupRow.getByRole('link', { name: 'Download' }).getAttribute('href');
+    const archive = await page.request.get(`${base}${href}`);
+    expect(archive.status()).toBe(200);
+    expect(archive.headers()['content-type']).toBe('application/x-tar');
+
+    // The confirmation dialog is accepted by the page's own handler (browser.ts).
+    await backupRow.getByRole('button', { name: /^Restore backup of / }).click();
+    await expect.poll(async () => (await page.locator('#backup-status').textContent()) ?? '', SLOW).toMatch(/^Restore running/);
+    const workspace = await platformCollections(world.services).workspaces.findOne({ name });
+    const restores = world.services.platformDb.collection<{ workspaceId: string; state: string }>('restores');
+    await expect.poll(async () => (await restores.findOne({ workspaceId: workspace!._id }))?.state, SLOW).toBe('succeeded');
+    await expect.poll(async () => (await platformCollections(world.services).workspaces.findOne({ name }))?.status, SLOW).toBe('active');
   });
 
   it('deletes only after the name is typed, dropping the database when asked', STEP, async () => {

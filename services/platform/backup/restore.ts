@@ -1,0 +1,227 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Binary, type Document } from 'mongodb';
+import type { Services } from '../../core/context.ts';
+import { PUBLIC_STATE_COLLECTION } from '../../core/public-generation.ts';
+import { topics } from '../../core/topics.ts';
+import type { BackupPlan, RestoreRef } from '../../../workflows/contracts/backup.ts';
+import { SITE_SETTINGS_COLLECTION } from '../../access/site-settings-store.ts';
+import { accessChanged } from '../../access/access-change.ts';
+import { platformCollections } from '../../tenancy/platform-db.ts';
+import { publishWorkspaceChange } from '../lifecycle.ts';
+import { sendWorkspaceCommand } from '../workspace-actor.ts';
+import { backupCollections, type BackupRow, type RestoreRow } from './model.ts';
+import { collectionFile, MANIFEST_FILE, ndjsonLines, objectKey, parseDocumentLine, idFromText, type Manifest } from './archive.ts';
+import { backupStore } from './store.ts';
+import { BackupVerificationError, verifyArchive } from './verify.ts';
+import { BackupStopError, databaseLayout, workspaceOf, type Beat } from './steps.ts';
+
+const INSERT_BATCH_DOCS = 500;
+const INSERT_BATCH_BYTES = 4 * 1024 * 1024;
+const GRIDFS_DEFAULT_CHUNK = 255 * 1024;
+
+async function runningRestore(services: Services, ref: RestoreRef): Promise<RestoreRow> {
+  const row = await backupCollections(services).restores.findOne({ _id: ref.restoreId });
+  if (!row || row.state !== 'running') throw new BackupStopError('Restore is no longer running', 'BackupWorkspaceState');
+  return row;
+}
+
+async function backupRow(services: Services, ref: RestoreRef): Promise<BackupRow> {
+  const row = await backupCollections(services).backups.findOne({ _id: ref.backupId, workspaceId: ref.workspaceId });
+  if (!row) throw new BackupStopError('Backup not found', 'BackupVerification');
+  return row;
+}
+
+/** The manifest again for a later step, refused unless it is still the one the backup recorded. */
+async function verifiedManifest(services: Services, row: BackupRow): Promise<Manifest> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of backupStore(services.config).get(objectKey(row, MANIFEST_FILE)) as AsyncIterable<Buffer>) chunks.push(chunk);
+  const bytes = Buffer.concat(chunks);
+  if (createHash('sha256').update(bytes).digest('hex') !== row.manifestSha256)
+    throw new BackupStopError('Backup manifest changed during the restore', 'BackupVerification');
+  return JSON.parse(bytes.toString('utf8')) as Manifest;
+}
+
+/**
+ * Step 1, before anything changes: the whole archive verified (verify.ts), and the plan: every
+ * collection and bucket of the archive, and those the database has now but the backup had not
+ * (emptied, so the workspace comes back as it was at the snapshot).
+ */
+export async function verifyRestore(services: Services, ref: RestoreRef, beat: Beat): Promise<BackupPlan> {
+  await runningRestore(services, ref);
+  const timer = setInterval(beat, 1000);
+  try {
+    const manifest = await verifyArchive(backupStore(services.config), await backupRow(services, ref), ref.workspaceId).catch((error: unknown) => {
+      throw error instanceof BackupVerificationError ? new BackupStopError(error.message, 'BackupVerification') : error;
+    });
+    const now = await databaseLayout(services, await workspaceOf(services, ref.workspaceId));
+    const buckets = [...new Set([...manifest.buckets, ...now.buckets])].sort();
+    const chunks = new Set(buckets.map((bucket) => `${bucket}.chunks`));
+    const collections = [...new Set([...manifest.collections.map((c) => c.name), ...now.collections])].filter((name) => !chunks.has(name)).sort();
+    return { collections, buckets };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Step 2: the workspace suspended through its actor (public API 404, every other surface 423), and
+ * each site's public generation and access version noted, so they come back above what caches saw.
+ */
+export async function suspendForRestore(services: Services, ref: RestoreRef, beat: Beat): Promise<void> {
+  const restore = await runningRestore(services, ref);
+  let workspace = await workspaceOf(services, ref.workspaceId);
+  if (workspace.status === 'active') await sendWorkspaceCommand(services, ref.workspaceId, { kind: 'suspend' });
+  while (workspace.status === 'active') {
+    beat();
+    await sleep(200);
+    workspace = await workspaceOf(services, ref.workspaceId);
+  }
+  if (workspace.status !== 'suspended') throw new BackupStopError(`Workspace is ${workspace.status}`, 'BackupWorkspaceState');
+  if (restore.counters) return;
+  const db = services.workspaceDb(workspace);
+  const counters: NonNullable<RestoreRow['counters']> = {};
+  for (const site of await platformCollections(services).sites.find({ workspaceId: ref.workspaceId }).toArray()) {
+    const state = await db.collection<{ _id: string; generation?: number }>(PUBLIC_STATE_COLLECTION).findOne({ _id: site._id });
+    const settings = await db.collection<{ _id: string; accessVersion?: number }>(SITE_SETTINGS_COLLECTION).findOne({ _id: site._id });
+    counters[site._id] = { generation: state?.generation ?? 0, accessVersion: settings?.accessVersion ?? 0 };
+  }
+  await backupCollections(services).restores.updateOne({ _id: ref.restoreId }, { $set: { counters, updatedAt: services.clock.now() } });
+}
+
+/** Counts a restored part into the progress once, whatever the retries. */
+async function partDone(services: Services, ref: RestoreRef, part: string, inc: Record<string, number>) {
+  await backupCollections(services).restores.updateOne(
+    { _id: ref.restoreId, doneParts: { $ne: part } },
+    { $inc: inc, $push: { doneParts: part }, $set: { updatedAt: services.clock.now() } },
+  );
+}
+
+/**
+ * Step 3: each collection in turn emptied, then the archive's documents inserted in batches. A
+ * retry skips the collections done and starts the one it was in again.
+ */
+export async function restoreCollections(services: Services, ref: RestoreRef, names: readonly string[], beat: Beat): Promise<void> {
+  const restore = await runningRestore(services, ref);
+  const manifest = await verifiedManifest(services, await backupRow(services, ref));
+  const done = new Set(restore.doneParts ?? []);
+  for (const name of names) if (!done.has(`collection:${name}`)) await restoreCollection(services, ref, manifest, name, beat);
+}
+
+async function restoreCollection(services: Services, ref: RestoreRef, manifest: Manifest, name: string, beat: Beat): Promise<void> {
+  const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
+  const collection = db.collection(name);
+  // Emptied, not dropped: the collection keeps its indexes (this release's, docs/lifecycle.md).
+  await collection.deleteMany({});
+  const part = manifest.collections.find((c) => c.name === name);
+  let documents = 0;
+  if (part) {
+    let batch: Document[] = [];
+    let size = 0;
+    const flush = async () => {
+      if (batch.length === 0) return;
+      await collection.insertMany(batch, { ordered: false });
+      documents += batch.length;
+      batch = [];
+      size = 0;
+      beat();
+    };
+    const row = await backupRow(services, ref);
+    for await (const line of ndjsonLines(backupStore(services.config).get(objectKey(row, collectionFile(name))) as AsyncIterable<Buffer>)) {
+      batch.push(parseDocumentLine(line));
+      size += line.length;
+      if (batch.length >= INSERT_BATCH_DOCS || size >= INSERT_BATCH_BYTES) await flush();
+    }
+    await flush();
+  }
+  await partDone(services, ref, `collection:${name}`, { 'progress.collectionsDone': 1, 'progress.documents': documents });
+}
+
+/** Step 4: each bucket's chunks rebuilt from its media files (the `.files` documents came back with the collections). */
+export async function restoreBuckets(services: Services, ref: RestoreRef, buckets: readonly string[], beat: Beat): Promise<void> {
+  const restore = await runningRestore(services, ref);
+  const row = await backupRow(services, ref);
+  const manifest = await verifiedManifest(services, row);
+  const done = new Set(restore.doneParts ?? []);
+  for (const bucket of buckets) if (!done.has(`bucket:${bucket}`)) await restoreBucket(services, ref, row, manifest, bucket, beat);
+}
+
+async function restoreBucket(services: Services, ref: RestoreRef, row: BackupRow, manifest: Manifest, bucket: string, beat: Beat): Promise<void> {
+  const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
+  const chunks = db.collection(`${bucket}.chunks`);
+  await chunks.deleteMany({});
+  const store = backupStore(services.config);
+  let files = 0;
+  for (const media of manifest.media.filter((m) => m.bucket === bucket)) {
+    const id = idFromText(media.id);
+    const info = await db.collection(`${bucket}.files`).findOne({ _id: id as never }, { projection: { chunkSize: 1 } });
+    const chunkSize = typeof info?.chunkSize === 'number' && info.chunkSize > 0 ? info.chunkSize : GRIDFS_DEFAULT_CHUNK;
+    let n = 0;
+    let pending: Buffer = Buffer.alloc(0);
+    let batch: Document[] = [];
+    const flush = async () => {
+      if (batch.length > 0) await chunks.insertMany(batch);
+      batch = [];
+      beat();
+    };
+    const take = async (bytes: Buffer) => {
+      batch.push({ files_id: id, n: n++, data: new Binary(bytes) });
+      if (batch.length * chunkSize >= INSERT_BATCH_BYTES) await flush();
+    };
+    for await (const chunk of store.get(objectKey(row, media.file)) as AsyncIterable<Buffer>) {
+      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+      while (pending.length >= chunkSize) {
+        await take(Buffer.from(pending.subarray(0, chunkSize)));
+        pending = pending.subarray(chunkSize);
+      }
+    }
+    if (pending.length > 0) await take(Buffer.from(pending));
+    await flush();
+    files++;
+  }
+  await partDone(services, ref, `bucket:${bucket}`, { 'progress.mediaFiles': files });
+}
+
+/**
+ * Step 5: nothing stale is served: each site's public generation and access version set above both
+ * what they were before and what the archive holds, then moved (every gateway acknowledges), the
+ * workspace brought back to its status before the restore through its actor, the restore `succeeded`.
+ */
+export async function finishRestore(services: Services, ref: RestoreRef, beat: Beat): Promise<void> {
+  const restore = await runningRestore(services, ref);
+  let workspace = await workspaceOf(services, ref.workspaceId);
+  const db = services.workspaceDb(workspace);
+  for (const site of await platformCollections(services).sites.find({ workspaceId: ref.workspaceId }).toArray()) {
+    const before = restore.counters?.[site._id] ?? { generation: 0, accessVersion: 0 };
+    await db
+      .collection(PUBLIC_STATE_COLLECTION)
+      .updateOne({ _id: site._id as never }, { $max: { generation: before.generation }, $set: { siteId: site._id } }, { upsert: true });
+    await db.collection(SITE_SETTINGS_COLLECTION).updateOne({ _id: site._id as never }, { $max: { accessVersion: before.accessVersion } });
+    await services.publicGeneration.bump(db, site._id);
+    await accessChanged({ db, site, services });
+    await services.changeFeed.publish([topics.site(site._id), topics.siteContent(site._id), topics.webhookEndpoints(site._id)]);
+  }
+  await publishWorkspaceChange(services, ref.workspaceId);
+  if (restore.previousStatus === 'active' && workspace.status === 'suspended') {
+    await sendWorkspaceCommand(services, ref.workspaceId, { kind: 'reactivate' });
+    while (workspace.status === 'suspended') {
+      beat();
+      await sleep(200);
+      workspace = await workspaceOf(services, ref.workspaceId);
+    }
+  }
+  const now = services.clock.now();
+  await backupCollections(services).restores.updateOne(
+    { _id: ref.restoreId, state: 'running' },
+    { $set: { state: 'succeeded', finishedAt: now, updatedAt: now } },
+  );
+}
+
+/** A failed restore says why. Before step 2 nothing changed; after it the workspace stays suspended (never half a restore served). */
+export async function failRestore(services: Services, ref: RestoreRef, error: string): Promise<void> {
+  const now = services.clock.now();
+  await backupCollections(services).restores.updateOne(
+    { _id: ref.restoreId, state: 'running' },
+    { $set: { state: 'failed', error, finishedAt: now, updatedAt: now } },
+  );
+}

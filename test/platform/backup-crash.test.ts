@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GridFSBucket } from 'mongodb';
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
+import { eventually } from '../support/polling.ts';
+import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, waitForState, type BackupWorld, type Seeded } from './backup-support.ts';
+import { backupCollections } from '../../services/platform/backup/model.ts';
+import { workspaceRow } from './support.ts';
+
+const FILES = 40;
+
+describe('a worker killed with SIGKILL in the middle of a backup and of a restore', () => {
+  let bw: BackupWorld;
+  let s: Seeded;
+  const children: ChildProcess[] = [];
+  const spawnWorker = async () => {
+    const child = await spawnWorkerProcess(bw.world.config, { BACKUP_DIR: bw.backupDir });
+    children.push(child);
+    return child;
+  };
+  beforeAll(async () => {
+    // No in-process worker: only the child processes work.
+    bw = await startBackupWorld();
+    s = await seedWorkspace(bw.world, 'backup-crash.example.test', { entries: 5, mediaBytes: [5000] });
+    // Enough media bytes that the copy is still running when the worker is killed.
+    const bucket = new GridFSBucket(bw.world.services.mongo.db(s.dbName), { bucketName: 'media_files' });
+    for (let i = 0; i < FILES; i++) {
+      await new Promise((resolve, reject) =>
+        bucket
+          .openUploadStreamWithId(`bulk-${i}` as never, `bulk-${i}.bin`)
+          .on('finish', resolve)
+          .on('error', reject)
+          .end(randomBytes(1_000_000)),
+      );
+    }
+  }, 180_000);
+  afterAll(async () => {
+    for (const child of children) await kill9(child);
+    await bw?.world.close();
+  });
+
+  it('each resumes on a new worker to the same end state', async () => {
+    const db = bw.world.services.mongo.db(s.dbName);
+    const before = await dumpDatabase(db);
+    const mediaBefore = await mediaDigests(db);
+    const { backups, restores } = backupCollections(bw.world.services);
+
+    const first = await spawnWorker();
+    const started = await bw.call('POST', `/tenants/${s.workspaceId}/backups`);
+    expect(started.statusCode).toBe(202);
+    const backupId = started.json().backup.id;
+    await eventually(async () => ((await backups.findOne({ _id: backupId }))?.progress.mediaFilesDone ?? 0) >= 1, 'the media copy to begin', 120_000, 5);
+    await kill9(first);
+    const cut = await backups.findOne({ _id: backupId });
+    expect(cut?.state).toBe('running');
+    expect(cut!.progress.mediaFilesDone).toBeLessThan(FILES + 1);
+
+    await spawnWorker();
+    const backup = await waitForState(bw.call, `/tenants/${s.workspaceId}/backups/${backupId}`, 'backup', ['succeeded', 'failed'], 180_000);
+    expect(backup.state, backup.error).toBe('succeeded');
+    expect(backup.progress.mediaFilesDone).toBe(FILES + 1);
+    expect((await workspaceRow(bw.world, s.workspaceId))?.writeHold ?? null).toBeNull();
+
+    // Something changes, then a restore is killed once the workspace is suspended and being replaced.
+    await db.collection('content_entries').deleteMany({});
+    await new GridFSBucket(db, { bucketName: 'media_files' }).delete('bulk-3' as never);
+    const restore = await bw.call('POST', `/tenants/${s.workspaceId}/restore`, { backupId });
+    expect(restore.statusCode, restore.body).toBe(202);
+    const restoreId = restore.json().restore.id;
+    await eventually(async () => (await restores.findOne({ _id: restoreId }))?.counters, 'the restore to begin replacing', 120_000, 5);
+    await kill9(children[1]);
+    expect((await restores.findOne({ _id: restoreId }))?.state).toBe('running');
+    expect((await workspaceRow(bw.world, s.workspaceId))?.status).toBe('suspended');
+
+    await spawnWorker();
+    const done = await waitForState(bw.call, `/tenants/${s.workspaceId}/restores/${restoreId}`, 'restore', ['succeeded', 'failed'], 180_000);
+    expect(done.state, done.error).toBe('succeeded');
+    expect(await dumpDatabase(db)).toEqual(before);
+    expect(await mediaDigests(db)).toEqual(mediaBefore);
+    expect((await workspaceRow(bw.world, s.workspaceId))?.status).toBe('active');
+  }, 600_000);
+});

@@ -1,0 +1,169 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Binary, Decimal128, GridFSBucket, Int32, Long, ObjectId, BSON, type Db } from 'mongodb';
+import type { LightMyRequestResponse } from 'fastify';
+import { startWorld, addLocalWorkspace, type World, type WorldOptions } from '../support/world.ts';
+import { eventually } from '../support/polling.ts';
+import { keyOnHost, operatorCaller, tenantAdmin } from './support.ts';
+import { multipartBody, pdfOfSize } from '../media/support.ts';
+import { PUBLIC_STATE_COLLECTION } from '../../services/core/public-generation.ts';
+import { SITE_SETTINGS_COLLECTION } from '../../services/access/site-settings-store.ts';
+
+export type OperatorCall = (method: string, url: string, payload?: unknown) => Promise<LightMyRequestResponse>;
+
+export interface BackupWorld {
+  world: World;
+  call: OperatorCall;
+  backupDir: string;
+}
+
+export async function startBackupWorld(options: WorldOptions = {}): Promise<BackupWorld> {
+  const backupDir = mkdtempSync(join(tmpdir(), 'cwb-backups-'));
+  const world = await startWorld({ ...options, env: { BACKUP_DIR: backupDir, ...options.env } });
+  return { world, call: await operatorCaller(world), backupDir };
+}
+
+export interface Seeded {
+  workspaceId: string;
+  siteId: string;
+  host: string;
+  dbName: string;
+  key: string;
+  /** A Management API call on the seeded workspace's host. */
+  manage(method: string, url: string, payload?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+}
+
+/** A workspace with entries, media uploaded through the API (one bigger than a GridFS chunk) and documents of every lossy-in-JSON BSON type. */
+export async function seedWorkspace(world: World, host: string, { entries = 12, mediaBytes = [700_000, 3000] } = {}): Promise<Seeded> {
+  const { workspaceId, siteId } = await addLocalWorkspace(world, host, tenantAdmin);
+  const key = await keyOnHost(world, host, [
+    'content:read',
+    'content:create',
+    'content:update',
+    'content:delete',
+    'content:publish',
+    'media:read',
+    'media:upload',
+    'media:delete',
+  ]);
+  const manage: Seeded['manage'] = (method, url, payload, headers = {}) =>
+    world.app.inject({
+      method: method as never,
+      url: `/api/manage/v1${url}`,
+      headers: { authorization: `Bearer ${key}`, host, ...headers },
+      payload: payload as never,
+    });
+  for (let i = 0; i < entries; i++) {
+    const res = await manage('POST', '/content', { title: `Entry ${i}`, status: i % 2 ? 'published' : 'draft' });
+    if (res.statusCode !== 201) throw new Error(`entry: ${res.statusCode} ${res.body}`);
+  }
+  for (const [i, size] of mediaBytes.entries()) {
+    const body = multipartBody(`file-${i}.pdf`, pdfOfSize(size), 'application/pdf');
+    const res = await manage('POST', '/media', body.payload, body.headers);
+    if (res.statusCode !== 201) throw new Error(`media: ${res.statusCode} ${res.body}`);
+  }
+  const dbName = `${world.config.DB_PREFIX}ws_${workspaceId}`;
+  await world.services.mongo
+    .db(dbName)
+    .collection<{ _id: ObjectId | string; [field: string]: unknown }>('backup_types')
+    .insertMany([
+      {
+        _id: new ObjectId(),
+        siteId,
+        at: new Date(1_700_000_000_123),
+        bin: new Binary(randomBytes(40)),
+        int: new Int32(7),
+        long: Long.fromString('9007199254740993'),
+        dec: Decimal128.fromString('1.10'),
+        dbl: 2.0,
+        nested: { list: [1, 'two', null] },
+      },
+      { _id: 'text-id', siteId, uuid: new Binary(randomBytes(16), 4), empty: {} },
+    ]);
+  return { workspaceId, siteId, host, dbName, key, manage };
+}
+
+/**
+ * Left out of the comparison: counters a restore moves on purpose (above what caches saw), and the
+ * time the worker's periodic recount last ran (a new worker recounts at boot).
+ */
+const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLECTION]: ['accessVersion'], entry_counts: ['reconciledAt'] } as Record<
+  string,
+  string[]
+>;
+
+/**
+ * The whole database as canonical EJSON lines per collection, sorted (GridFS chunks left out: a
+ * restore writes them with new ids; `mediaDigests` compares the bytes instead).
+ */
+export async function dumpDatabase(db: Db): Promise<Record<string, string[]>> {
+  const dump: Record<string, string[]> = {};
+  for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
+    if (name.endsWith('.chunks') || name.startsWith('system.')) continue;
+    const docs = await db.collection(name).find({}).toArray();
+    const lines = docs.map((doc) => {
+      for (const field of MOVED[name] ?? []) delete doc[field];
+      return BSON.EJSON.stringify(doc, { relaxed: false });
+    });
+    if (lines.length > 0) dump[name] = lines.sort();
+  }
+  return dump;
+}
+
+/** sha256 and size of every file of the media bucket, by id. */
+export async function mediaDigests(db: Db, bucketName = 'media_files'): Promise<Record<string, string>> {
+  const bucket = new GridFSBucket(db, { bucketName });
+  const out: Record<string, string> = {};
+  for (const file of await db.collection(`${bucketName}.files`).find({}).toArray()) {
+    const hash = createHash('sha256');
+    let bytes = 0;
+    for await (const chunk of bucket.openDownloadStream(file._id) as AsyncIterable<Buffer>) {
+      hash.update(chunk);
+      bytes += chunk.length;
+    }
+    out[String(file._id)] = `${bytes}:${hash.digest('hex')}`;
+  }
+  return out;
+}
+
+export async function waitForState(call: OperatorCall, url: string, field: 'backup' | 'restore', states: string[], ms = 120_000) {
+  return eventually(
+    async () => {
+      const res = await call('GET', url);
+      const body = res.json()[field];
+      return states.includes(body.state) ? body : null;
+    },
+    `${url} to reach ${states.join('|')}`,
+    ms,
+    100,
+  );
+}
+
+/** Files of a POSIX tar (ustar headers, as services/export/archive.ts writes them). */
+export function untar(tar: Buffer): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  let at = 0;
+  let longName: string | null = null;
+  while (at + 512 <= tar.length) {
+    const header = tar.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) break;
+    const field = (from: number, length: number) =>
+      header
+        .subarray(from, from + length)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
+    const size = parseInt(field(124, 12), 8);
+    const type = field(156, 1);
+    const prefix = field(345, 155);
+    const body = tar.subarray(at + 512, at + 512 + size);
+    if (type === 'x') longName = /path=(.*)\n/.exec(body.toString('utf8'))?.[1] ?? null;
+    else {
+      files.set(longName ?? (prefix ? `${prefix}/${field(0, 100)}` : field(0, 100)), Buffer.from(body));
+      longName = null;
+    }
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
+}
