@@ -59,7 +59,7 @@ export const loginOp = defineOperation({
   path: '/auth/login',
   summary: 'Sign in with email, password and (when two-factor sign-in is on) a code; sets an HttpOnly session cookie',
   description:
-    'An account with two-factor sign-in on needs `code`: the authenticator\'s current code (each accepted once) or one of its recovery codes (each usable once). Any failure is the same 401.',
+    "An account with two-factor sign-in on needs `code`: the authenticator's current code (each accepted once) or one of its recovery codes (each usable once). Any failure is the same 401.",
   requires: 'public',
   events: ['auth.login'],
   // An account event: the row names the user who signed in (the caller is still anonymous).
@@ -77,7 +77,12 @@ export const loginOp = defineOperation({
     // The second factor is asked only after the password, and every failure answers the same 401.
     const reason = !user ? 'unknown-account' : !ok ? 'bad-password' : user.disabled ? 'disabled' : await secondFactorProblem(ctx, user, code);
     if (!user || reason) {
-      await writeFailureAudit(ctx.db, ctx.site._id, ctx.services.clock.now(), { action: 'login.failed', userId: user?._id ?? null, ip: ctx.request.ip, reason });
+      await writeFailureAudit(ctx.db, ctx.site._id, ctx.services.clock.now(), {
+        action: 'login.failed',
+        userId: user?._id ?? null,
+        ip: ctx.request.ip,
+        reason,
+      });
       throw new UnauthorizedError();
     }
     await attempt.succeeded();

@@ -46,7 +46,9 @@ export function createSessionAuthenticator(services: Services, readState: (db: D
     if (!access) return anonymous;
     const now = services.clock.now();
     if (!session.lastSeenAt || now.getTime() - session.lastSeenAt.getTime() > LAST_SEEN_EVERY_MS) {
-      touchSession(db, session._id, now).catch((error) => services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'session last-seen not written'));
+      touchSession(db, session._id, now).catch((error) =>
+        services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'session last-seen not written'),
+      );
     }
     // An account that must have a second factor and has none yet can only enrol (and see itself):
     // a password alone never reaches platform routes (docs/accounts.md).

@@ -62,7 +62,8 @@ export const enrollTotpOp = defineOperation({
   method: 'POST',
   path: '/auth/totp/enroll',
   summary: 'Start two-factor enrolment: the seed, its otpauth:// URL and ten recovery codes, shown once',
-  description: 'Nothing is required until `POST /auth/totp/confirm` accepts a first code. Enrolling again before confirming replaces the seed; once on, it must be removed first (409).',
+  description:
+    'Nothing is required until `POST /auth/totp/confirm` accepts a first code. Enrolling again before confirming replaces the seed; once on, it must be removed first (409).',
   requires: 'authenticated',
   errors: [409],
   audit: { action: 'totp.enrollment.started' },
@@ -136,8 +137,12 @@ export const removeTotpOp = defineOperation({
     if (!hasTwoFactor(user)) throw new ConflictError('Two-factor sign-in is not on');
     const state = await readAccessState(ctx.db, ctx.site._id);
     if (twoFactorRequiredFor(user, state.twoFactorRequired)) throw new ConflictError('Two-factor sign-in is required for this account');
-    if (!(await verifyPassword(password, user.passwordHash)) || !(await verifySecondFactor(ctx, user, code))) throw new BadRequestError('password or code: not right');
-    await accessCollections(ctx.db).users.updateOne({ _id: user._id, siteId: ctx.site._id }, { $unset: { totp: '' }, $set: { updatedAt: ctx.services.clock.now() } });
+    if (!(await verifyPassword(password, user.passwordHash)) || !(await verifySecondFactor(ctx, user, code)))
+      throw new BadRequestError('password or code: not right');
+    await accessCollections(ctx.db).users.updateOne(
+      { _id: user._id, siteId: ctx.site._id },
+      { $unset: { totp: '' }, $set: { updatedAt: ctx.services.clock.now() } },
+    );
     await accessChanged(ctx);
     return { enabled: false as const };
   },

@@ -3,7 +3,6 @@ import type { OperationContext, Services } from '../core/context.ts';
 import { newId } from '../core/ids.ts';
 import { findSiteScope } from '../tenancy/platform-db.ts';
 import { renderSiteTemplate } from '../email-templates/email-templates.ts';
-import type { mailWorkflow } from '../../workflows/mail.ts';
 import { mailWorkflowId, mailWorkflowType, type MailInput } from '../../workflows/contracts/mail.ts';
 import { mailBinding, mailCollection, type MailDoc } from './model.ts';
 
@@ -60,7 +59,8 @@ export async function startMailWorkflow(ctx: Pick<OperationContext, 'services' |
   const { client, taskQueue } = ctx.services.temporal;
   const input: MailInput = { workspaceId: ctx.workspace._id, siteId: mail.siteId, mailId: mail._id };
   try {
-    await client.workflow.start<typeof mailWorkflow>(mailWorkflowType, {
+    // By type name (the contract): the workflow module imports the activities, which import this file.
+    await client.workflow.start(mailWorkflowType, {
       taskQueue,
       workflowId: mailWorkflowId(ctx.workspace._id, mail._id),
       args: [input],
@@ -68,7 +68,10 @@ export async function startMailWorkflow(ctx: Pick<OperationContext, 'services' |
     return true;
   } catch (error) {
     if (error instanceof WorkflowExecutionAlreadyStartedError) return true;
-    ctx.services.log.warn({ mailId: mail._id, err: error instanceof Error ? error.message : String(error) }, 'mail workflow not started; the mail stays queued');
+    ctx.services.log.warn(
+      { mailId: mail._id, err: error instanceof Error ? error.message : String(error) },
+      'mail workflow not started; the mail stays queued',
+    );
     return false;
   }
 }

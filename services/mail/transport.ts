@@ -53,7 +53,14 @@ export function createMailer(config: Config, log: Logger): Mailer {
     kind: 'folder',
     bodies,
     async send(mail) {
-      const { message } = await render.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, messageId: messageId(mail) });
+      const { message } = await render.sendMail({
+        from: mail.from,
+        to: mail.to,
+        subject: mail.subject,
+        html: mail.html,
+        text: mail.text,
+        messageId: messageId(mail),
+      });
       await mkdir(folder, { recursive: true });
       const file = join(folder, `${mail.id}.eml`);
       await writeFile(file, message as Buffer, { mode: 0o600 });

@@ -44,7 +44,11 @@ export const SettingsPatchSchema = z
       title: z.string().max(200).nullable().optional(),
       private: z.record(z.string(), z.unknown()).nullable().optional(),
       // docs/accounts.md: the From address of the site's mails, and whether every user needs a second factor.
-      email: z.object({ from: z.email().max(254).nullable().optional() }).strict().nullable().optional(),
+      email: z
+        .object({ from: z.email().max(254).nullable().optional() })
+        .strict()
+        .nullable()
+        .optional(),
       accounts: z
         .object({ twoFactor: z.enum(['optional', 'required']).nullable().optional() })
         .strict()
