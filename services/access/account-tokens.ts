@@ -7,8 +7,7 @@ import { secretDigest, secretDigestBytes } from '../core/text.ts';
  * Only the secret's sha256 is stored; the row is found by its id and the secret compared in
  * constant time, so neither a leaked collection nor response timing opens an account.
  */
-export function issueAccountToken(now: Date): { id: string; token: string; secretHash: string } {
-  const id = newId(now.getTime());
+export function issueAccountToken(now: Date, id: string = newId(now.getTime())): { id: string; token: string; secretHash: string } {
   const secret = randomBytes(32).toString('base64url');
   return { id, token: `${id}.${secret}`, secretHash: secretDigest(secret) };
 }

@@ -151,7 +151,8 @@ const defineResend = (surface: Surface) =>
       const row = await pendingInvitation(ctx, id);
       await assertRoleWithinCeiling(ctx, row.role);
       const now = ctx.services.clock.now();
-      const { token, secretHash } = issueAccountToken(now);
+      // A new secret for the same row: the previous link stops working.
+      const { token, secretHash } = issueAccountToken(now, id);
       const updated = await accessCollections(ctx.db).invitations.findOneAndUpdate(
         { _id: id, siteId: ctx.site._id, state: 'pending', sent: row.sent },
         { $set: { secretHash, expiresAt: new Date(now.getTime() + INVITATION_TTL_MS), updatedAt: now }, $inc: { sent: 1 } },

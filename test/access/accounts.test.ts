@@ -132,18 +132,27 @@ describe('invitations', () => {
     const second = linkIn(await mailTo('ada@example.test', 2), 'accept-invitation').token;
     expect(second).not.toBe(first);
     expect((await call('POST', '/api/auth/invitations/accept', {}, { token: first, password: 'a-long-enough-password' })).statusCode).toBe(400);
-    expect((await asKey('DELETE', `/users/invitations/${id}`)).json()).toMatchObject({ state: 'revoked' });
-    expect((await call('POST', '/api/auth/invitations/accept', {}, { token: second, password: 'a-long-enough-password' })).statusCode).toBe(400);
+    // The resent link is the live one.
+    expect((await call('POST', '/api/auth/invitations/accept', {}, { token: second, password: 'a-long-enough-password' })).statusCode).toBe(200);
     expect((await asKey('DELETE', `/users/invitations/${id}`)).statusCode).toBe(409);
+
+    // A revoked invitation's link stops working.
+    const revokedId = (await asKey('POST', '/users/invitations', { email: 'revoked@example.test', role: 'viewer' })).json().id;
+    const revokedLink = linkIn(await mailTo('revoked@example.test'), 'accept-invitation').token;
+    expect((await asKey('DELETE', `/users/invitations/${revokedId}`)).json()).toMatchObject({ state: 'revoked' });
+    const before = await counts();
+    expect((await call('POST', '/api/auth/invitations/accept', {}, { token: revokedLink, password: 'a-long-enough-password' })).statusCode).toBe(400);
+    expect((await asKey('DELETE', `/users/invitations/${revokedId}`)).statusCode).toBe(409);
+    expect(await counts()).toEqual(before);
 
     await asKey('POST', '/users/invitations', { email: 'late@example.test', role: 'viewer' });
     const late = linkIn(await mailTo('late@example.test'), 'accept-invitation').token;
     clock.advance(73 * 60 * 60 * 1000);
     try {
-      const before = await counts();
+      const unchanged = await counts();
       const expired = await call('POST', '/api/auth/invitations/accept', {}, { token: late, password: 'a-long-enough-password' });
       expect(expired.statusCode).toBe(400);
-      expect(await counts()).toEqual(before);
+      expect(await counts()).toEqual(unchanged);
       const listed = (await asKey('GET', '/users/invitations')).json().data;
       expect(listed.find((row: { email: string }) => row.email === 'late@example.test')).toMatchObject({ state: 'expired' });
     } finally {

@@ -123,6 +123,17 @@ export async function currentCode(world: World, email: string, host = 'localhost
   return totpCode(secret, totpStep(world.services.clock.now()));
 }
 
+/**
+ * The code to type in the sign-in form for `email` (a browser test): an operator is enrolled
+ * first, as `signIn` does; '' for an account without two-factor sign-in.
+ */
+export async function signInCode(world: World, email: string = world.admin.email, host = 'localhost'): Promise<string> {
+  const ctx = await siteContext(world, host);
+  const user = await findUserByEmail(ctx, email);
+  if (user) await enrolIfRequired(world, user._id, host);
+  return (await currentCode(world, email, host)) ?? '';
+}
+
 /** A platform operator without two-factor sign-in gets it first (through `enrolTwoFactor`), as an operator must. */
 async function enrolIfRequired(world: World, userId: string, host: string): Promise<void> {
   const ctx = await siteContext(world, host);
