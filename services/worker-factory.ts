@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
 import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
 import { startAccessRetention } from './access/retention.ts';
+import { startMailDrain } from './mail/drain.ts';
 import { startEntryCountReconciler } from './content/entry-counts.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
@@ -36,10 +37,12 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   const retention = startAccessRetention(services);
   // ...and recounts the kept entry counters of the `entries` quota (content/entry-counts.ts).
   const entryCounts = startEntryCountReconciler(services);
+  // ...and starts the workflow of any mail left queued (docs/accounts.md).
+  const mails = startMailDrain(services);
   const recovery = {
     ...delivery,
     async stop() {
-      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop(), entryCounts.stop()]);
+      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop(), entryCounts.stop(), mails.stop()]);
     },
   };
   return { worker, connection, recovery };

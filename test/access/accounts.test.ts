@@ -7,7 +7,9 @@ import { movableClock } from './clock.ts';
 import { accessCollections } from '../../services/access/model.ts';
 import { createUser } from '../../services/access/users.ts';
 import { totpCode, totpStep } from '../../services/access/totp.ts';
-import { mailCollection } from '../../services/mail/model.ts';
+import { mailBinding, mailCollection } from '../../services/mail/model.ts';
+import { drainQueuedMails } from '../../services/mail/drain.ts';
+import { newId } from '../../services/core/ids.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { mailWorkflowId } from '../../workflows/contracts/mail.ts';
 import { checkHistory } from '../support/histories.ts';
@@ -370,5 +372,34 @@ describe('the outbox', () => {
     expect((await asKey('POST', `/mails/${sent._id}/retry`)).statusCode).toBe(409);
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(sink.to('patient@example.test')).toHaveLength(1);
+  });
+
+  it('a mail left queued (its workflow never started) is started by the worker drain and arrives once', async () => {
+    const ctx = await siteContext(world);
+    const now = clock.now();
+    const id = newId(now.getTime());
+    const body = world.services.mailer.bodies.seal(JSON.stringify({ html: '<p>left</p>', text: 'left' }), mailBinding({ siteId: ctx.site._id, _id: id }));
+    await mailCollection(ctx.db).insertOne({
+      _id: id,
+      siteId: ctx.site._id,
+      key: `test:left-queued:${id}`,
+      template: 'welcome',
+      from: 'cms@example.test',
+      to: 'left@example.test',
+      subject: 'Left queued',
+      body,
+      state: 'queued',
+      attempts: 0,
+      lastError: null,
+      createdAt: new Date(now.getTime() - 5 * 60_000),
+      updatedAt: new Date(now.getTime() - 5 * 60_000),
+      sentAt: null,
+    });
+    await drainQueuedMails(world.services);
+    await mailTo('left@example.test');
+    await eventually(async () => (await mailCollection(ctx.db).findOne({ _id: id }))?.state === 'sent', 'the drained mail marked sent');
+    await drainQueuedMails(world.services);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(sink.to('left@example.test')).toHaveLength(1);
   });
 });
