@@ -7,6 +7,7 @@ import { createTermRemovalActivities } from './term-removal.ts';
 import { createPluginActivities } from './plugin-activation.ts';
 import { createExportActivities } from './export.ts';
 import { createBackupActivities } from './backup.ts';
+import { createMailActivities } from './mail.ts';
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
@@ -39,5 +40,6 @@ export function createActivities(services: Services) {
     pluginActivation: createPluginActivities(services),
     export: createExportActivities(services),
     backup: createBackupActivities(services),
+    mail: createMailActivities(services),
   });
 }

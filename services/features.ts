@@ -19,6 +19,7 @@ import { cookiesFeature } from './cookies/feature.ts';
 import { analyticsFeature } from './analytics/feature.ts';
 import { designFeature } from './design/feature.ts';
 import { auditFeature } from './audit/feature.ts';
+import { mailFeature } from './mail/feature.ts';
 
 /** Every feature folder, in the order they provision a new workspace. */
 export const features: readonly Feature[] = [
@@ -41,6 +42,7 @@ export const features: readonly Feature[] = [
   analyticsFeature,
   designFeature,
   auditFeature,
+  mailFeature,
 ];
 
 export const allOperations = (): Operation[] => features.flatMap((feature) => [...feature.operations]);

@@ -9,6 +9,7 @@ import type { RateCounters } from './access/rate-limit.ts';
 import type { PublicCache } from './public-read/state.ts';
 import type { ManageAnswers } from './manage-read/held-answers.ts';
 import type { AuditTrail } from './audit/trail.ts';
+import type { Mailer } from './mail/transport.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -42,6 +43,8 @@ declare module './core/context.ts' {
     manageAnswers: ManageAnswers;
     /** The audit writer: change rows queued after their change and written in groups (`audit/trail.ts`). */
     audit: AuditTrail;
+    /** Outgoing mail: SMTP by SMTP_URL, else a local folder (`mail/transport.ts`). */
+    mailer: Mailer;
   }
 }
 

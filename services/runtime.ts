@@ -27,6 +27,7 @@ import { createCacheRegistry } from './cache/caches.ts';
 import { builtinCaches } from './cache/builtin-caches.ts';
 import { createRateCounters } from './access/rate-limit.ts';
 import { createAuditTrail, type AuditTrailOptions } from './audit/trail.ts';
+import { createMailer } from './mail/transport.ts';
 
 export interface RuntimeOptions extends CoreServiceOptions {
   /** The feature list; `services/features.ts` unless a test adds probes. */
@@ -59,6 +60,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.caches = createCacheRegistry(builtinCaches(services));
   services.rateCounters = createRateCounters();
   services.audit = createAuditTrail(services.log, options.audit);
+  services.mailer = createMailer(config, services.log);
   services.webhooks = createWebhookSettings(config, options.webhooks);
   services.events = (options.events ?? createWebhookPublisher)(services);
   return services;

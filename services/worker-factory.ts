@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
 import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
 import { startAccessRetention } from './access/retention.ts';
+import { startMailDrain } from './mail/drain.ts';
 import { startEntryCountReconciler } from './content/entry-counts.ts';
 import { startSearchBackfill } from './content/search-index.ts';
 
@@ -37,12 +38,14 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   const retention = startAccessRetention(services);
   // ...and recounts the kept entry counters of the `entries` quota (content/entry-counts.ts).
   const entryCounts = startEntryCountReconciler(services);
-  // ...and indexes for search the entries written before the index (content/search-index.ts).
+  // ...and indexes for search the entries written before the index (content/search-index.ts)...
   const searchBackfill = startSearchBackfill(services);
+  // ...and starts the workflow of any mail left queued (docs/accounts.md).
+  const mails = startMailDrain(services);
   const recovery = {
     ...delivery,
     async stop() {
-      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop(), entryCounts.stop(), searchBackfill.stop()]);
+      await Promise.all([delivery.stop(), reconciler.stop(), retention.stop(), entryCounts.stop(), searchBackfill.stop(), mails.stop()]);
     },
   };
   return { worker, connection, recovery };

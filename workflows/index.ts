@@ -7,3 +7,4 @@ export { termRemovalWorkflow } from './term-removal.ts';
 export { pluginActivationWorkflow } from './plugin-activation.ts';
 export { staticExportWorkflow } from './static-export.ts';
 export { backupWorkflow, restoreWorkflow, scheduledBackupWorkflow } from './backup.ts';
+export { mailWorkflow } from './mail.ts';

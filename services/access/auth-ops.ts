@@ -9,6 +9,9 @@ import { reserveLoginAttempt } from './login-throttle.ts';
 import { findUserByEmail, normalizeEmail } from './users.ts';
 import { loadUserAccess } from './user-access.ts';
 import { writeFailureAudit } from './audit.ts';
+import type { UserDoc } from './model.ts';
+import { readAccessState } from './site-settings-store.ts';
+import { hasTwoFactor, twoFactorRequiredFor, verifySecondFactor } from './two-factor.ts';
 
 const Me = z.object({
   user: z.object({
@@ -18,6 +21,8 @@ const Me = z.object({
     role: z.string(),
     platformOperator: z.boolean(),
     capabilities: z.array(CapabilitySchema),
+    /** `pending`: the account must switch two-factor sign-in on before it can do anything else. */
+    twoFactor: z.object({ enabled: z.boolean(), required: z.boolean(), pending: z.boolean() }),
   }),
 });
 
@@ -25,6 +30,8 @@ async function describeUser(ctx: OperationContext, userId: string) {
   const access = await loadUserAccess(ctx.db, ctx.site._id, userId);
   if (!access) throw new UnauthorizedError();
   const { user } = access;
+  const required = twoFactorRequiredFor(user, (await readAccessState(ctx.db, ctx.site._id)).twoFactorRequired);
+  const pending = required && !hasTwoFactor(user);
   return {
     user: {
       id: user._id,
@@ -32,9 +39,17 @@ async function describeUser(ctx: OperationContext, userId: string) {
       name: user.name,
       role: user.role,
       platformOperator: user.platformOperator,
-      capabilities: [...access.capabilities].sort(),
+      capabilities: pending ? [] : [...access.capabilities].sort(),
+      twoFactor: { enabled: hasTwoFactor(user), required, pending },
     },
   };
+}
+
+/** Why the second factor fails (a failure row's reason), or null when it is off or right. */
+async function secondFactorProblem(ctx: OperationContext, user: UserDoc, code: string | undefined): Promise<string | null> {
+  if (!hasTwoFactor(user)) return null;
+  if (!code) return 'code-missing';
+  return (await verifySecondFactor(ctx, user, code)) ? null : 'bad-code';
 }
 
 export const loginOp = defineOperation({
@@ -42,14 +57,16 @@ export const loginOp = defineOperation({
   surface: 'admin',
   method: 'POST',
   path: '/auth/login',
-  summary: 'Sign in with email and password; sets an HttpOnly session cookie',
+  summary: 'Sign in with email, password and (when two-factor sign-in is on) a code; sets an HttpOnly session cookie',
+  description:
+    "An account with two-factor sign-in on needs `code`: the authenticator's current code (each accepted once) or one of its recovery codes (each usable once). Any failure is the same 401.",
   requires: 'public',
   events: ['auth.login'],
   // An account event: the row names the user who signed in (the caller is still anonymous).
   audit: { kind: 'user' },
-  input: z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(512) }),
+  input: z.object({ email: z.string().min(1).max(254), password: z.string().min(1).max(512), code: z.string().trim().max(32).optional() }),
   output: Me,
-  async handler(ctx, { email, password }) {
+  async handler(ctx, { email, password, code }) {
     const normalized = normalizeEmail(email);
     // The attempt is counted before the password is checked (429 past the budgets); a failure
     // keeps its place, so a concurrent burst gets no more checks than the budget.
@@ -57,18 +74,23 @@ export const loginOp = defineOperation({
     const user = await findUserByEmail(ctx, normalized);
     // An unknown account still pays for one hash, so timing does not tell which emails exist.
     const ok = await verifyPassword(password, user?.passwordHash ?? (await decoyHash()));
-    if (!user || !ok) {
+    // The second factor is asked only after the password, and every failure answers the same 401.
+    const reason = !user ? 'unknown-account' : !ok ? 'bad-password' : user.disabled ? 'disabled' : await secondFactorProblem(ctx, user, code);
+    if (!user || reason) {
       await writeFailureAudit(ctx.db, ctx.site._id, ctx.services.clock.now(), {
         action: 'login.failed',
         userId: user?._id ?? null,
         ip: ctx.request.ip,
-        reason: user ? 'bad-password' : 'unknown-account',
+        reason,
       });
       throw new UnauthorizedError();
     }
     await attempt.succeeded();
     // A fresh token on every sign-in: no session fixation.
-    ctx.effects.session = await createSession(ctx.db, ctx.site._id, user._id, ctx.services.clock.now());
+    ctx.effects.session = await createSession(ctx.db, ctx.site._id, user._id, ctx.services.clock.now(), undefined, {
+      userAgent: ctx.request.userAgent,
+      ip: ctx.request.ip,
+    });
     await ctx.emit('auth.login', { userId: user._id });
     return describeUser(ctx, user._id);
   },

@@ -7,15 +7,31 @@ import { keySettingsOperations } from './key-settings-ops.ts';
 import { provisionAdministrator } from './provision.ts';
 import { userOperations } from './user-ops.ts';
 import { roleOperations } from './role-ops.ts';
+import { twoFactorOperations } from './two-factor.ts';
+import { sessionOperations } from './session-ops.ts';
+import { invitationOperations } from './invitations.ts';
+import { passwordOperations } from './password-ops.ts';
 
 export const accessFeature: Feature = {
   name: 'access',
-  operations: [...authOperations, ...keySettingsOperations, ...keyOperations, ...userOperations, ...roleOperations],
+  operations: [
+    ...authOperations,
+    ...twoFactorOperations,
+    ...passwordOperations,
+    ...sessionOperations,
+    ...keySettingsOperations,
+    ...keyOperations,
+    ...invitationOperations,
+    ...userOperations,
+    ...roleOperations,
+  ],
   indexes: [
     { collection: ACCESS_COLLECTIONS.users, keys: { siteId: 1, email: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.roles, keys: { siteId: 1, name: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.apiKeys, keys: { siteId: 1, lookup: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.sessions, keys: { siteId: 1, userId: 1 } },
+    { collection: ACCESS_COLLECTIONS.invitations, keys: { siteId: 1, email: 1, state: 1 } },
+    { collection: ACCESS_COLLECTIONS.passwordResets, keys: { siteId: 1, userId: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, action: 1, _id: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, agg: 1 } },
     { collection: ACCESS_COLLECTIONS.counters, keys: { siteId: 1, expiresAt: 1 } },

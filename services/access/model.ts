@@ -13,6 +13,8 @@ export const ACCESS_COLLECTIONS = {
   /** The audit trail's collection (services/audit/model.ts): access writes its failure rows there. */
   audit: AUDIT_COLLECTION,
   counters: 'rate_counters',
+  invitations: 'invitations',
+  passwordResets: 'password_resets',
 } as const;
 
 export interface UserDoc {
@@ -24,8 +26,23 @@ export interface UserDoc {
   policy: Policy;
   platformOperator: boolean;
   passwordHash: string;
+  /** A disabled account signs in nowhere: its sessions end, its keys and OAuth grants stop (docs/accounts.md). */
+  disabled?: boolean;
+  /** Two-factor sign-in (RFC 6238), when enrolled or being enrolled (two-factor.ts). */
+  totp?: TotpState;
   createdAt: Date;
   updatedAt: Date;
+}
+
+export interface TotpState {
+  /** The seed, sealed with SECRET_KEY (`totp-seeds`), bound to the site and user. */
+  sealed: string;
+  /** Null while the enrolment waits for its first code. */
+  confirmedAt: Date | null;
+  /** The last step a code was accepted for: a code is never accepted twice. */
+  lastStep: number;
+  /** sha256 of each unused recovery code. */
+  recoveryCodes: string[];
 }
 
 export interface RoleDoc {
@@ -45,6 +62,39 @@ export interface SessionDoc {
   userId: string;
   createdAt: Date;
   expiresAt: Date;
+  /** What the sessions list shows: the device (from User-Agent), the address, the last request. */
+  userAgent?: string;
+  ip?: string;
+  lastSeenAt?: Date;
+}
+
+/** An invitation by e-mail: the invitee chooses their password through its single-use link. */
+export interface InvitationDoc {
+  _id: string;
+  siteId: string;
+  email: string;
+  role: string;
+  invitedBy: string | null;
+  /** sha256 of the link's secret; the secret itself is only in the mail. */
+  secretHash: string;
+  expiresAt: Date;
+  state: 'pending' | 'accepted' | 'revoked';
+  /** How many times the mail was sent (resending issues a new link). */
+  sent: number;
+  userId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** A password reset link: single use, expiring. */
+export interface PasswordResetDoc {
+  _id: string;
+  siteId: string;
+  userId: string;
+  secretHash: string;
+  expiresAt: Date;
+  usedAt: Date | null;
+  createdAt: Date;
 }
 
 export interface ApiKeyDoc {
@@ -85,5 +135,7 @@ export function accessCollections(db: Db) {
     apiKeys: db.collection<ApiKeyDoc>(ACCESS_COLLECTIONS.apiKeys),
     audit: db.collection<AuditDoc>(ACCESS_COLLECTIONS.audit),
     counters: db.collection<CounterDoc>(ACCESS_COLLECTIONS.counters),
+    invitations: db.collection<InvitationDoc>(ACCESS_COLLECTIONS.invitations),
+    passwordResets: db.collection<PasswordResetDoc>(ACCESS_COLLECTIONS.passwordResets),
   };
 }

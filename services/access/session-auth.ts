@@ -4,13 +4,17 @@ import type { SiteScope } from '../tenancy/site-resolver.ts';
 import type { AccessState } from './site-settings-store.ts';
 import type { Capability } from '../core/capabilities.ts';
 import { anonymous, type Principal } from '../core/principal.ts';
-import { readSession, SESSION_COOKIE } from './sessions.ts';
+import { readSession, SESSION_COOKIE, touchSession } from './sessions.ts';
+import { hasTwoFactor, twoFactorRequiredFor } from './two-factor.ts';
 import { loadUserAccess } from './user-access.ts';
 
 interface CachedUser {
   version: number;
-  access: { capabilities: Set<Capability>; platformOperator: boolean } | null;
+  access: { capabilities: Set<Capability>; platformOperator: boolean; twoFactor: boolean } | null;
 }
+
+/** A session's last request is written at most this often (the sessions list shows it). */
+const LAST_SEEN_EVERY_MS = 60_000;
 
 /**
  * Cookie sessions: the session row is read on every request (logout and expiry act at once); the
@@ -25,7 +29,7 @@ export function createSessionAuthenticator(services: Services, readState: (db: D
     const hit = cache.get(id);
     if (hit && hit.version === version) return hit.access;
     const loaded = await loadUserAccess(db, siteId, userId);
-    const access = loaded ? { capabilities: loaded.capabilities, platformOperator: loaded.user.platformOperator } : null;
+    const access = loaded ? { capabilities: loaded.capabilities, platformOperator: loaded.user.platformOperator, twoFactor: hasTwoFactor(loaded.user) } : null;
     if (cache.size > 10_000) cache.clear();
     cache.set(id, { version, access });
     return access;
@@ -40,6 +44,17 @@ export function createSessionAuthenticator(services: Services, readState: (db: D
     if (!session) return anonymous;
     const access = await userAccess(db, siteId, session.userId, state.version);
     if (!access) return anonymous;
+    const now = services.clock.now();
+    if (!session.lastSeenAt || now.getTime() - session.lastSeenAt.getTime() > LAST_SEEN_EVERY_MS) {
+      touchSession(db, session._id, now).catch((error) =>
+        services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'session last-seen not written'),
+      );
+    }
+    // An account that must have a second factor and has none yet can only enrol (and see itself):
+    // a password alone never reaches platform routes (docs/accounts.md).
+    if (!access.twoFactor && twoFactorRequiredFor(access, state.twoFactorRequired)) {
+      return { kind: 'user', userId: session.userId, sessionId: session._id, capabilities: new Set(), isPlatformOperator: false, twoFactorPending: true };
+    }
     return {
       kind: 'user',
       userId: session.userId,

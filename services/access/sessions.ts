@@ -12,10 +12,24 @@ export async function createSession(
   userId: string,
   now: Date,
   token: string = randomToken(32),
+  device: { userAgent?: string; ip?: string } = {},
 ): Promise<{ token: string; expiresAt: Date }> {
   const expiresAt = new Date(now.getTime() + SESSION_TTL_MS);
-  await accessCollections(db).sessions.insertOne({ _id: secretDigest(token), siteId, userId, createdAt: now, expiresAt });
+  await accessCollections(db).sessions.insertOne({
+    _id: secretDigest(token),
+    siteId,
+    userId,
+    createdAt: now,
+    expiresAt,
+    lastSeenAt: now,
+    ...(device.userAgent ? { userAgent: device.userAgent.slice(0, 512) } : {}),
+    ...(device.ip ? { ip: device.ip } : {}),
+  });
   return { token, expiresAt };
+}
+
+export async function touchSession(db: Db, sessionId: string, now: Date): Promise<void> {
+  await accessCollections(db).sessions.updateOne({ _id: sessionId }, { $set: { lastSeenAt: now } });
 }
 
 /** A live session for this site, or null (unknown, expired, other site). */

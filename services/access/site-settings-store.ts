@@ -39,6 +39,8 @@ export interface AccessState {
   publicEnabled: boolean;
   /** The comment submission API (`/api/comments/v1`); on unless `api.commentsEnabled` is false. */
   commentsEnabled: boolean;
+  /** Every user must sign in with a second factor (`accounts.twoFactor: "required"`, docs/accounts.md). */
+  twoFactorRequired: boolean;
 }
 
 export const settingsCollection = (db: Db) => db.collection<SiteSettingsDoc>(SITE_SETTINGS_COLLECTION);
@@ -72,7 +74,7 @@ export async function readSettingsDoc(db: Db, siteId: string): Promise<SiteSetti
   return settingsCollection(db).findOne({ _id: siteId }, { projection: { rl: 0 } });
 }
 
-const STATE_PROJECTION = { accessVersion: 1, apiKeys: 1, 'values.api': 1 } as const;
+const STATE_PROJECTION = { accessVersion: 1, apiKeys: 1, 'values.api': 1, 'values.accounts': 1 } as const;
 
 function toAccessState(doc: Partial<SiteSettingsDoc> | null): AccessState {
   const api = (doc?.values?.api ?? {}) as { publicEnabled?: unknown; commentsEnabled?: unknown };
@@ -81,6 +83,7 @@ function toAccessState(doc: Partial<SiteSettingsDoc> | null): AccessState {
     keys: { ...DEFAULT_KEY_SETTINGS, ...doc?.apiKeys },
     publicEnabled: api.publicEnabled !== false,
     commentsEnabled: api.commentsEnabled !== false,
+    twoFactorRequired: (doc?.values?.accounts as { twoFactor?: unknown } | undefined)?.twoFactor === 'required',
   };
 }
 

@@ -21,7 +21,8 @@ export async function accessOfUser(db: Db, user: UserDoc): Promise<UserAccess> {
   return { user, capabilities: effectiveCapabilities(await roleCapabilities(db, user.siteId, user.role), user.policy, user.platformOperator) };
 }
 
+/** A live account's access; null when it is gone or disabled (every credential of it stops: session, key, OAuth). */
 export async function loadUserAccess(db: Db, siteId: string, userId: string): Promise<UserAccess | null> {
   const user = await accessCollections(db).users.findOne({ _id: userId, siteId });
-  return user ? accessOfUser(db, user) : null;
+  return user && !user.disabled ? accessOfUser(db, user) : null;
 }

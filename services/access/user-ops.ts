@@ -63,10 +63,11 @@ export const updateUserOp = defineOperation({
   surface: 'manage',
   method: 'PATCH',
   path: '/users/:id',
-  summary: "Change role, policy, display name or password; narrows the user's keys at once",
+  summary: "Change role, policy, display name, password or disabled; narrows the user's keys at once",
   description:
-    "The caller must hold every capability the user holds now and every one the change would give (403 otherwise, nothing changed), so a site role never changes a platform operator. A new password ends the user's sessions and OAuth grants.",
+    "The caller must hold every capability the user holds now and every one the change would give (403 otherwise, nothing changed), so a site role never changes a platform operator. A new password ends the user's sessions and OAuth grants; `disabled: true` ends the sessions at once and stops the user's keys and OAuth grants (the last enabled platform operator cannot be disabled: 409).",
   requires: 'users:manage',
+  errors: [409],
   events: ['user.updated'],
   input: UserPatchSchema.extend(IdInput.shape),
   output: UserView,

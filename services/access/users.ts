@@ -6,6 +6,7 @@ import { accessChanged } from './access-change.ts';
 import { withinCountQuota } from '../tenancy/quota-guard.ts';
 import { CapabilitySchema, WorkspaceCapabilitySchema } from '../core/capabilities.ts';
 import { accessCollections, type UserDoc } from './model.ts';
+import { hasTwoFactor } from './two-factor.ts';
 import { hashPassword } from './passwords.ts';
 import { isBuiltInRole } from './roles.ts';
 import { accessOfUser } from './user-access.ts';
@@ -23,6 +24,8 @@ export const UserView = z.object({
   role: z.string(),
   policy: PolicySchema,
   platformOperator: z.boolean(),
+  disabled: z.boolean(),
+  twoFactor: z.boolean(),
   effectiveCapabilities: z.array(CapabilitySchema),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -44,6 +47,8 @@ export const UserPatchSchema = z
     role: z.string().min(1).max(64).optional(),
     policy: PolicySchema.optional(),
     password: z.string().min(12).max(512).optional(),
+    /** A disabled account signs in nowhere; its sessions end at once, its keys and OAuth grants stop. */
+    disabled: z.boolean().optional(),
   })
   .strict();
 
@@ -58,6 +63,8 @@ export async function toUserView(ctx: OperationContext, user: UserDoc): Promise<
     role: user.role,
     policy: user.policy,
     platformOperator: user.platformOperator,
+    disabled: user.disabled === true,
+    twoFactor: hasTwoFactor(user),
     effectiveCapabilities: [...access.capabilities].sort(),
     createdAt: user.createdAt.toISOString(),
     updatedAt: user.updatedAt.toISOString(),
@@ -115,6 +122,11 @@ export async function updateUser(ctx: OperationContext, id: string, patch: z.out
   await assertAccountInReach(ctx, current);
   const after = await capabilitiesWith(ctx.db, ctx.site._id, patch.role ?? current.role, patch.policy ?? current.policy, current.platformOperator);
   assertWithinCeiling(after, ctx.principal);
+  // The last platform operator who can sign in stays able to (docs/platform.md).
+  if (patch.disabled && current.platformOperator && !current.disabled) {
+    const others = await users.countDocuments({ siteId: ctx.site._id, platformOperator: true, disabled: { $ne: true }, _id: { $ne: id } }, { limit: 1 });
+    if (others === 0) throw new ConflictError('The last platform operator cannot be disabled');
+  }
   const { password, ...rest } = patch;
   const now = ctx.services.clock.now();
   const $set: Partial<UserDoc> = { ...rest, updatedAt: now };
@@ -130,6 +142,15 @@ export async function updateUser(ctx: OperationContext, id: string, patch: z.out
     throw new NotFoundError();
   }
   if (password) await endCredentialsAfterPasswordChange(ctx, id, now);
+  // Disabling ends every session at once; keys and OAuth grants stop with the account (user-access.ts).
+  if (patch.disabled) await accessCollections(ctx.db).sessions.deleteMany({ siteId: ctx.site._id, userId: id });
+  if (patch.disabled !== undefined && patch.disabled !== (current.disabled === true)) {
+    recordChange(ctx, {
+      action: 'users.update',
+      target: { kind: 'users', id },
+      summary: { changes: { disabled: { from: current.disabled === true, to: patch.disabled } } },
+    });
+  }
   // Narrowing a role or policy must narrow the user's keys on the next request.
   await accessChanged(ctx);
   if (patch.role && patch.role !== current.role) {
@@ -143,7 +164,7 @@ export async function updateUser(ctx: OperationContext, id: string, patch: z.out
  * when users change their own password through a session) and every OAuth grant, so its access and
  * refresh tokens stop on their next use. API keys are credentials of their own and stay.
  */
-async function endCredentialsAfterPasswordChange(ctx: OperationContext, userId: string, now: Date): Promise<void> {
+export async function endCredentialsAfterPasswordChange(ctx: OperationContext, userId: string, now: Date): Promise<void> {
   const { principal } = ctx;
   const keep = principal.kind === 'user' && principal.userId === userId ? principal.sessionId : undefined;
   await accessCollections(ctx.db).sessions.deleteMany({ siteId: ctx.site._id, userId, ...(keep ? { _id: { $ne: keep } } : {}) });

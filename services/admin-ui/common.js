@@ -93,6 +93,11 @@ export async function requireUser() {
     location.replace(`/admin?next=${encodeURIComponent(location.pathname)}`);
     return null;
   }
+  // An account that must switch two-factor sign-in on can do nothing else until it has.
+  if (user.twoFactor?.pending && location.pathname !== '/admin/account') {
+    location.replace('/admin/account');
+    return null;
+  }
   showNav(user);
   return user;
 }

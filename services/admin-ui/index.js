@@ -13,6 +13,8 @@ function nextTarget() {
 }
 
 function signedIn(user) {
+  // An account that must switch two-factor sign-in on goes to its account page first.
+  if (user.twoFactor?.pending) return location.assign('/admin/account');
   const next = nextTarget();
   if (next) location.assign(next);
   else showDashboard(user);
@@ -40,14 +42,16 @@ byId('sign-in-form').addEventListener('submit', async (event) => {
   button.disabled = true;
   say('sign-in-error', '');
   try {
-    const { user } = await api('POST', '/api/auth/login', { email: byId('email').value, password: byId('password').value });
+    const code = byId('code').value.trim();
+    const { user } = await api('POST', '/api/auth/login', { email: byId('email').value, password: byId('password').value, ...(code ? { code } : {}) });
     byId('password').value = '';
+    byId('code').value = '';
     signedIn(user);
   } catch (error) {
     const status = error instanceof ApiError ? error.status : 0;
     say(
       'sign-in-error',
-      status === 401 ? 'Wrong email or password.' : status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'Sign-in failed. Try again.',
+      status === 401 ? 'Wrong email, password or code.' : status === 429 ? 'Too many attempts. Wait a moment and try again.' : 'Sign-in failed. Try again.',
     );
   } finally {
     button.disabled = false;

@@ -30,6 +30,16 @@ const ConfigSchema = z.object({
   LIFECYCLE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
   /** Host → site answers a gateway keeps (least recently used go first). */
   SITE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(1_000_000).default(10_000),
+  /**
+   * Outgoing mail (docs/accounts.md): `smtp://user:pass@host:port` or `smtps://…`. Unset: mails are
+   * written to DATA_DIR/mail/ and announced by one log line (development).
+   */
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL')
+    .optional(),
+  /** The From address of a site's mails unless its settings name one (`email.from`). */
+  MAIL_FROM: z.email().default('no-reply@localhost.localdomain'),
   /** Only for tests and local development with a local webhook receiver. Off by default. */
   WEBHOOK_ALLOW_PRIVATE_TARGETS: booleanFlag.default(false),
   /**

@@ -16,6 +16,8 @@ export type Principal =
       sessionId: string;
       capabilities: ReadonlySet<Capability>;
       isPlatformOperator: boolean;
+      /** The account must switch two-factor sign-in on first: until then it holds no capability (docs/accounts.md). */
+      twoFactorPending?: boolean;
     }
   | {
       kind: 'key';

@@ -33,6 +33,21 @@ export const BUILTIN_TEMPLATES: readonly BuiltinTemplate[] = [
     text: 'Hello {{userName}},\n\nChoose a new password: {{resetUrl}}\nThe link expires in {{expiresInMinutes}} minutes.\n\nIf you did not ask for this, ignore this message.',
   },
   {
+    key: 'invitation',
+    name: 'Invitation',
+    description: 'Sent when an administrator invites someone; the link lets them choose their password.',
+    variables: {
+      siteName: 'My Site',
+      inviterName: 'Ada Lovelace',
+      role: 'editor',
+      acceptUrl: 'https://example.com/admin/accept-invitation?token=sample',
+      expiresInHours: '72',
+    },
+    subject: '{{inviterName}} invited you to {{siteName}}',
+    html: '<p>Hello,</p><p>{{inviterName}} invited you to {{siteName}} as {{role}}.</p><p><a href="{{acceptUrl}}">Accept and choose your password</a>. The link expires in {{expiresInHours}} hours.</p>',
+    text: 'Hello,\n\n{{inviterName}} invited you to {{siteName}} as {{role}}.\n\nAccept and choose your password: {{acceptUrl}}\nThe link expires in {{expiresInHours}} hours.',
+  },
+  {
     key: 'comment-notification',
     name: 'New comment',
     description: 'Sent to moderators when a comment awaits moderation.',
@@ -97,4 +112,12 @@ export function render(template: Pick<EmailTemplateDoc, 'subject' | 'html' | 'te
     html: fill(template.html, escapeHtml),
     text: fill(template.text, (v) => v),
   };
+}
+
+/** A site's wording of a template (its customization, else the default) filled with `data`. */
+export async function renderSiteTemplate(ctx: Pick<OperationContext, 'db' | 'site'>, key: string, data: Record<string, string>) {
+  const builtin = findBuiltin(key);
+  if (!builtin) throw new Error(`no e-mail template ${key}`);
+  const custom = await emailTemplatesCollection(ctx).findOne({ siteId: ctx.site._id, key });
+  return render(custom ?? builtin, data);
 }

@@ -1,4 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { createSecretBox, type SecretBox } from '../core/secret-box.ts';
 
 export const SECRET_PREFIX = 'whsec_';
 
@@ -7,35 +8,9 @@ export function generateWebhookSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
 }
 
-/**
- * Secrets must be usable in clear to sign, so they are encrypted at rest (AES-256-GCM) with a key
- * derived from SECRET_KEY. The endpoint's site and id are the additional data: a ciphertext
- * copied onto another row does not decrypt.
- */
-export interface SecretBox {
-  seal(secret: string, boundTo: string): string;
-  open(sealed: string, boundTo: string): string;
-}
+export type { SecretBox };
 
-export function createSecretBox(secretKey: string): SecretBox {
-  const key = Buffer.from(hkdfSync('sha256', secretKey, 'webhook-secrets', 'aes-256-gcm v1', 32));
-  return {
-    seal(secret, boundTo) {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      cipher.setAAD(Buffer.from(boundTo));
-      const data = Buffer.concat([cipher.update(secret, 'utf8'), cipher.final()]);
-      return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.');
-    },
-    open(sealed, boundTo) {
-      const [version, iv, tag, data] = sealed.split('.');
-      if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('Unreadable webhook secret');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAAD(Buffer.from(boundTo));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
-    },
-  };
-}
+/** Webhook signing secrets must be usable in clear to sign: sealed at rest (core/secret-box.ts). */
+export const createWebhookSecretBox = (secretKey: string): SecretBox => createSecretBox(secretKey, 'webhook-secrets');
 
 export const secretBinding = (siteId: string, endpointId: string) => `${siteId}/${endpointId}`;

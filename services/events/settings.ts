@@ -1,6 +1,6 @@
 import type { Config } from '../core/config.ts';
 import type { Services } from '../core/context.ts';
-import { createSecretBox, type SecretBox } from './secrets.ts';
+import { createWebhookSecretBox, type SecretBox } from './secrets.ts';
 import { createTargetGuard, type Resolver, type TargetGuard } from './target-guard.ts';
 
 /** Backoff between attempts of one delivery (Temporal activity retry policy). */
@@ -92,7 +92,7 @@ export function createWebhookSettings(config: Pick<Config, 'WEBHOOK_ALLOW_PRIVAT
     lingerPollMs: 100,
     passesPerRun: options.passesPerRun ?? 200,
     guard: createTargetGuard({ allowPrivate: config.WEBHOOK_ALLOW_PRIVATE_TARGETS, resolve: options.resolve }),
-    secrets: createSecretBox(config.SECRET_KEY),
+    secrets: createWebhookSecretBox(config.SECRET_KEY),
     wakes: new Map(),
   };
 }

@@ -17,10 +17,26 @@ const PAGES: Readonly<Record<string, { title: string; script: string; main: stri
   '/admin/webhooks': { title: 'Webhooks · Administration', script: 'webhooks.js', main: 'webhooks.html' },
   '/admin/exports': { title: 'Exports · Administration', script: 'exports.js', main: 'exports.html' },
   '/admin/platform': { title: 'Workspaces · Operator console', script: 'platform.js', main: 'platform.html' },
+  '/admin/users': { title: 'Users · Administration', script: 'users.js', main: 'users.html' },
+  '/admin/account': { title: 'Your account · Administration', script: 'account.js', main: 'account.html' },
+  '/admin/accept-invitation': { title: 'Accept your invitation', script: 'accept-invitation.js', main: 'accept-invitation.html' },
+  '/admin/reset-password': { title: 'Reset your password', script: 'reset-password.js', main: 'reset-password.html' },
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
-const ASSETS: readonly string[] = ['admin.css', 'common.js', 'index.js', 'api-keys.js', 'webhooks.js', 'exports.js', 'platform.js'];
+const ASSETS: readonly string[] = [
+  'admin.css',
+  'common.js',
+  'index.js',
+  'api-keys.js',
+  'webhooks.js',
+  'exports.js',
+  'platform.js',
+  'users.js',
+  'account.js',
+  'accept-invitation.js',
+  'reset-password.js',
+];
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

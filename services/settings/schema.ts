@@ -43,6 +43,17 @@ export const SettingsPatchSchema = z
       api: z.object({ publicEnabled: z.boolean().optional(), commentsEnabled: z.boolean().optional() }).strict().nullable().optional(),
       title: z.string().max(200).nullable().optional(),
       private: z.record(z.string(), z.unknown()).nullable().optional(),
+      // docs/accounts.md: the From address of the site's mails, and whether every user needs a second factor.
+      email: z
+        .object({ from: z.email().max(254).nullable().optional() })
+        .strict()
+        .nullable()
+        .optional(),
+      accounts: z
+        .object({ twoFactor: z.enum(['optional', 'required']).nullable().optional() })
+        .strict()
+        .nullable()
+        .optional(),
     }),
   )
   .transform((value) => value as Record<string, Json>);

@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWorkspace, startWorld, type World } from '../support/world.ts';
-import { createApiKey } from '../support/access.ts';
+import { createApiKey, signInCode } from '../support/access.ts';
 import { ALL_CAPABILITIES } from '../../services/core/capabilities.ts';
 import { addUser, bearer } from './world-helpers.ts';
 import { call, startGateway, stopGateways, type Gateway } from './gateway-fleet.ts';
@@ -160,9 +160,11 @@ async function scenarios(rounds: number) {
 
 async function signInOn(gateway: Gateway): Promise<Record<string, string>> {
   const origin = 'http://localhost';
+  // The administrator is a platform operator: it signs in with a second factor (the helper enrols it).
+  const code = await signInCode(world);
   const answer = await new Promise<{ status: number; cookie: string }>((resolve, reject) => {
     void import('node:http').then(({ request }) => {
-      const payload = JSON.stringify({ email: world.admin.email, password: world.admin.password });
+      const payload = JSON.stringify({ email: world.admin.email, password: world.admin.password, code });
       const req = request(
         { host: '127.0.0.1', port: gateway.port, method: 'POST', path: '/api/auth/login', headers: { origin, 'content-type': 'application/json' } },
         (res) => {

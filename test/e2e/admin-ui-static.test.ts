@@ -1,7 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 
-const PAGES = ['/admin', '/admin/api-keys', '/admin/webhooks', '/admin/exports', '/admin/platform'];
+const PAGES = [
+  '/admin',
+  '/admin/api-keys',
+  '/admin/webhooks',
+  '/admin/exports',
+  '/admin/platform',
+  '/admin/users',
+  '/admin/account',
+  '/admin/accept-invitation',
+  '/admin/reset-password',
+];
 
 describe('admin UI: pages and assets as served', () => {
   let world: World;
@@ -49,7 +59,17 @@ describe('admin UI: pages and assets as served', () => {
   });
 
   it('never builds markup from strings in the page scripts', async () => {
-    for (const file of ['common.js', 'index.js', 'api-keys.js', 'webhooks.js', 'exports.js']) {
+    for (const file of [
+      'common.js',
+      'index.js',
+      'api-keys.js',
+      'webhooks.js',
+      'exports.js',
+      'users.js',
+      'account.js',
+      'accept-invitation.js',
+      'reset-password.js',
+    ]) {
       const source = (await get(`/admin/assets/${file}`)).body;
       expect(source, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/);
     }

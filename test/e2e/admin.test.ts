@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startWorld, type World } from '../support/world.ts';
-import { signIn } from '../support/access.ts';
+import { signIn, signInCode } from '../support/access.ts';
 import { startHookReceiver, type HookReceiver } from './receiver.ts';
 import { eventually } from '../support/polling.ts';
 
@@ -56,9 +56,11 @@ describe('admin UI in Chromium', () => {
     await page.getByLabel('Email').fill(world.admin.email);
     await page.getByLabel('Password').fill('wrong password');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.locator('#sign-in-error').textContent(), SLOW).toBe('Wrong email or password.');
+    await expect.poll(() => page.locator('#sign-in-error').textContent(), SLOW).toBe('Wrong email, password or code.');
 
+    // The administrator is a platform operator: two-factor sign-in is on (the helper enrolled it).
     await page.getByLabel('Password').fill(world.admin.password);
+    await page.getByLabel('Two-factor code').fill(await signInCode(world));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#dashboard').waitFor({ state: 'visible' });
     expect(await page.locator('#dashboard-user').textContent()).toBe(world.admin.email);
@@ -186,6 +188,7 @@ describe('admin UI in Chromium', () => {
     await page.waitForURL(/\/admin\?next=%2Fadmin%2Fapi-keys$/);
     await page.getByLabel('Email').fill(world.admin.email);
     await page.getByLabel('Password').fill(world.admin.password);
+    await page.getByLabel('Two-factor code').fill(await signInCode(world));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.waitForURL(`${base}/admin/api-keys`);
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startWorld, type World } from '../support/world.ts';
+import { signInCode } from '../support/access.ts';
 import { platformCollections } from '../../services/tenancy/platform-db.ts';
 
 const SLOW = { timeout: 60_000 };
@@ -48,6 +49,8 @@ describe('operator console in Chromium', () => {
     await ready();
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
+    // Operators sign in with a second factor (the helper enrolled them, as the account page would).
+    await page.getByLabel('Two-factor code').fill(await signInCode(world, email));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#dashboard').waitFor({ state: 'visible' });
   };

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { openAdminBrowser, SCREENSHOTS } from './browser.ts';
 import { startPluginWorld, type PluginWorld } from '../plugins/support.ts';
+import { signInCode } from '../support/access.ts';
 import { call } from '../export/support.ts';
 import { platformCollections } from '../../services/tenancy/platform-db.ts';
 
@@ -52,6 +53,7 @@ describe('admin Exports page in Chromium', () => {
     await ready();
     await page.getByLabel('Email').fill(pw.world.admin.email);
     await page.getByLabel('Password').fill(pw.world.admin.password);
+    await page.getByLabel('Two-factor code').fill(await signInCode(pw.world));
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.locator('#nav').waitFor({ state: 'visible' });
     // The sign-in page asks `/api/auth/me` first: that signed-out 401 is expected, nothing after it.

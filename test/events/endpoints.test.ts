@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints, listEventsOp, manageEndpoints } from '../../services/events/endpoint-ops.ts';
-import { createSecretBox, secretBinding } from '../../services/events/secrets.ts';
+import { createWebhookSecretBox, secretBinding } from '../../services/events/secrets.ts';
 import { adminPrincipal, call, failure, keyPrincipal, siteDb, startWebhookWorld } from './support.ts';
 
 const { list: keyList, create: keyCreate, update: keyUpdate, remove: keyDelete, rotateSecret: keyRotate } = manageEndpoints;
@@ -55,7 +55,7 @@ describe('webhook endpoints', () => {
     const row = await endpoints.findOne({ _id: result.endpoint.id });
     expect(row).toMatchObject({ ownerKeyId: 'k-a', active: true, events: ['content.published'], url, siteId: ctx.site._id });
     expect(JSON.stringify(row)).not.toContain(result.secret);
-    const box = createSecretBox(world.config.SECRET_KEY);
+    const box = createWebhookSecretBox(world.config.SECRET_KEY);
     expect(box.open(row!.secretEnc, secretBinding(ctx.site._id, row!._id))).toBe(result.secret);
     // Bound to its row: the same ciphertext does not open for another endpoint.
     expect(() => box.open(row!.secretEnc, secretBinding(ctx.site._id, 'other'))).toThrow();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { World } from '../support/world.ts';
 import { adminEndpoints } from '../../services/events/endpoint-ops.ts';
 import { isPublicAddress } from '../../services/events/addresses.ts';
-import { createSecretBox, secretBinding } from '../../services/events/secrets.ts';
+import { createWebhookSecretBox, secretBinding } from '../../services/events/secrets.ts';
 import { newId } from '../../services/core/ids.ts';
 import { topics } from '../../services/core/topics.ts';
 import type { ResolvedAddress } from '../../services/events/target-guard.ts';
@@ -213,7 +213,7 @@ describe('SSRF guard', () => {
   it('refuses them again at delivery (endpoints that slipped past the save check), without connecting', async () => {
     // Rows written directly, as if saved before a rule existed: the delivery-time check must hold alone.
     const { endpoints, deliveries, historyOf, ctx } = await siteDb(world);
-    const box = createSecretBox(world.config.SECRET_KEY);
+    const box = createWebhookSecretBox(world.config.SECRET_KEY);
     // An unresolvable name is refused at save; at delivery it is a retried failure (DNS may recover).
     const internal = REFUSED_URLS.filter((url) => !url.includes('unknown.example.test'));
     const ids = internal.map(() => newId());

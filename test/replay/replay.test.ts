@@ -15,6 +15,7 @@ import { scheduleEntryWorkflowType } from '../../workflows/contracts/schedule.ts
 import { termRemovalWorkflowType } from '../../workflows/contracts/term-removal.ts';
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
 import { backupWorkflowType, restoreWorkflowType, scheduledBackupWorkflowType } from '../../workflows/contracts/backup.ts';
+import { mailWorkflowType } from '../../workflows/contracts/mail.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -43,6 +44,7 @@ describe('workflow contracts and committed histories', () => {
       restoreWorkflowType,
       scheduledBackupWorkflowType,
       endpointActorWorkflowName,
+      mailWorkflowType,
       pluginActivationWorkflowType,
       probeWorkflowType,
       scheduleEntryWorkflowType,

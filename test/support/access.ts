@@ -18,6 +18,9 @@ import { createUser } from '../../services/access/users.ts';
 import { createSession, SESSION_COOKIE } from '../../services/access/sessions.ts';
 import type { Policy } from '../../services/access/roles.ts';
 import { createGrantWithCode, exchangeCode } from '../../services/oauth/grants.ts';
+import { invokeOperation } from '../../services/core/operation.ts';
+import { confirmTotpOp, enrollTotpOp } from '../../services/access/two-factor.ts';
+import { totpCode, totpStep } from '../../services/access/totp.ts';
 
 export interface ApiKeyOptions {
   capabilities: Capability[];
@@ -93,14 +96,72 @@ export async function createApiKey(world: World, options: ApiKeyOptions): Promis
   return { key, id: record._id };
 }
 
-/** Signs in through `POST /api/auth/login`; send `cookie` as Cookie and `origin` as Origin. */
+/**
+ * Switches two-factor sign-in on for a user through the enrolment operations themselves (what the
+ * account page does), like an authenticator app would: the seed is kept in `world.totpSeeds`.
+ * Platform operators need it before their session may do anything (docs/accounts.md).
+ */
+export async function enrolTwoFactor(world: World, userId: string, host = 'localhost'): Promise<{ secret: string; recoveryCodes: string[] }> {
+  const ctx = await siteContext(world, host, { kind: 'user', userId, sessionId: 'test-enrolment', capabilities: new Set(), isPlatformOperator: false });
+  const enrolment = await invokeOperation(enrollTotpOp, ctx, {});
+  await invokeOperation(confirmTotpOp, ctx, { code: totpCode(enrolment.secret, totpStep(world.services.clock.now())) });
+  const user = await accessCollections(ctx.db).users.findOne({ _id: userId });
+  world.totpSeeds.set(`${host}:${user!.email}`, enrolment.secret);
+  return enrolment;
+}
+
+/**
+ * The code an authenticator would show now for a user the helpers enrolled. Tests sign in many
+ * times a minute, more than one code per step allows (each is accepted once), so the helper first
+ * forgets the step last used: a test-only write, no bypass in the service.
+ */
+export async function currentCode(world: World, email: string, host = 'localhost'): Promise<string | undefined> {
+  const secret = world.totpSeeds.get(`${host}:${email.toLowerCase()}`);
+  if (!secret) return undefined;
+  const ctx = await siteContext(world, host);
+  await accessCollections(ctx.db).users.updateOne({ siteId: ctx.site._id, email: email.toLowerCase() }, { $set: { 'totp.lastStep': 0 } });
+  return totpCode(secret, totpStep(world.services.clock.now()));
+}
+
+/**
+ * The code to type in the sign-in form for `email` (a browser test): an operator is enrolled
+ * first, as `signIn` does; '' for an account without two-factor sign-in.
+ */
+export async function signInCode(world: World, email: string = world.admin.email, host = 'localhost'): Promise<string> {
+  const ctx = await siteContext(world, host);
+  const user = await findUserByEmail(ctx, email);
+  if (user) await enrolIfRequired(world, user._id, host);
+  return (await currentCode(world, email, host)) ?? '';
+}
+
+/** A platform operator without two-factor sign-in gets it first (through `enrolTwoFactor`), as an operator must. */
+async function enrolIfRequired(world: World, userId: string, host: string): Promise<void> {
+  const ctx = await siteContext(world, host);
+  const user = await accessCollections(ctx.db).users.findOne({ _id: userId, siteId: ctx.site._id });
+  if (user?.platformOperator && !user.totp?.confirmedAt) await enrolTwoFactor(world, userId, host);
+}
+
+/**
+ * Signs in through `POST /api/auth/login`; send `cookie` as Cookie and `origin` as Origin. A
+ * platform operator is enrolled in two-factor sign-in first, and the helper sends the current code
+ * for any account it enrolled.
+ */
 export async function signIn(
   world: World,
   email: string = world.admin.email,
   password: string = world.admin.password,
 ): Promise<{ cookie: string; origin: string }> {
   const origin = 'http://localhost';
-  const response = await world.app.inject({ method: 'POST', url: '/api/auth/login', headers: { origin }, payload: { email, password } });
+  const ctx = await siteContext(world);
+  const user = await findUserByEmail(ctx, email);
+  if (user) await enrolIfRequired(world, user._id, 'localhost');
+  const code = await currentCode(world, email);
+  const response = await world.app.inject({
+    method: 'POST',
+    url: '/api/auth/login',
+    headers: { origin },
+    payload: { email, password, ...(code ? { code } : {}) },
+  });
   if (response.statusCode !== 200) throw new Error(`sign-in failed: ${response.statusCode} ${response.body}`);
   const setCookie = response.headers['set-cookie'];
   const line = Array.isArray(setCookie) ? setCookie[0] : setCookie;
@@ -142,6 +203,7 @@ export async function addTestUser(world: World, email: string, options: TestUser
   }
   const secret = options.passwordHash ? { passwordHash: options.passwordHash } : { password: options.password ?? `pw-${email}-long-enough` };
   const user = await createUser(ctx, { email, role, policy: options.policy ?? {}, platformOperator: options.platformOperator ?? false, ...secret });
+  if (user.platformOperator) await enrolTwoFactor(world, user._id, options.host);
   return { id: user._id, email };
 }
 
@@ -150,6 +212,7 @@ export async function addTestUser(world: World, email: string, options: TestUser
  * many signed-in principals without paying a password hash each. Send `cookie` and `origin`.
  */
 export async function openSession(world: World, userId: string, host = 'localhost'): Promise<{ cookie: string; origin: string; sessionId: string }> {
+  await enrolIfRequired(world, userId, host);
   const ctx = await siteContext(world, host);
   const { token } = await createSession(ctx.db, ctx.site._id, userId, world.services.clock.now());
   return { cookie: `${SESSION_COOKIE}=${token}`, origin: `http://${host}`, sessionId: secretDigest(token) };

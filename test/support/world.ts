@@ -16,6 +16,8 @@ export interface World {
   services: Services;
   app: FastifyInstance;
   admin: { email: string; password: string };
+  /** TOTP seeds of the accounts the test helpers enrolled (`host:email` → seed), as an authenticator app holds them. */
+  totpSeeds: Map<string, string>;
   /** The bootstrapped workspace that `localhost` resolves to. */
   defaultWorkspace: { id: string; dbName: string };
   runtime: Awaited<ReturnType<typeof createRuntime>>;
@@ -83,6 +85,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
     services,
     app,
     admin,
+    totpSeeds: new Map(),
     defaultWorkspace,
     runtime,
     async close() {

@@ -1,0 +1,13 @@
+import type { Feature } from '../core/feature.ts';
+import { mailOperations } from './mail-ops.ts';
+import { MAIL_COLLECTION } from './model.ts';
+
+export const mailFeature: Feature = {
+  name: 'mail',
+  operations: mailOperations,
+  indexes: [
+    // One mail per event, ever: the outbox's idempotency.
+    { collection: MAIL_COLLECTION, keys: { siteId: 1, key: 1 }, options: { unique: true } },
+    { collection: MAIL_COLLECTION, keys: { siteId: 1, state: 1, _id: 1 } },
+  ],
+};
