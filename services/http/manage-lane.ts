@@ -11,6 +11,7 @@ import type { LiveResult } from '../access/live-state.ts';
 import type { ReadyAnswer } from '../public-read/state.ts';
 import type { HeldKeyedAnswer } from '../manage-read/held-answers.ts';
 import { requestIdOf } from './request-id.ts';
+import { laneRecorder, nameRequestSpan } from './request-telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,6 +50,7 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
   const { manageAnswers, config } = services;
   // The client address exactly as Fastify's `request.ip` gives it to the full path.
   const trusts = trustsProxy(config.TRUST_PROXY);
+  const record = laneRecorder(services, 'manage-held');
 
   /** Sends the held answer as admitted, or hands the request to the full path with the count made for it. */
   function send(
@@ -83,7 +85,10 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
       });
       response.end(held.body);
     }
-    log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
+    const responseTime = performance.now() - started;
+    record(held.operation, response.statusCode, responseTime / 1000);
+    if (services.tracing.enabled) nameRequestSpan('GET', MANAGE_PREFIX.slice(0, -1) + held.operation.path);
+    log().info({ reqId, res: { statusCode: response.statusCode }, responseTime }, 'request completed');
   }
 
   return {

@@ -8,6 +8,7 @@ import { requestHost } from '../core/tenants.ts';
 import type { LaneAdmission } from '../access/lane-admission.ts';
 import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
 import { requestIdOf } from './request-id.ts';
+import { laneRecorder, nameRequestSpan } from './request-telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,6 +41,8 @@ export interface PublicLane {
 
 export function createPublicLane(services: Services, access: LaneAdmission, log: () => FastifyBaseLogger): PublicLane {
   let answered = 0;
+  const record = laneRecorder(services, 'public-cache');
+  const traced = services.tracing.enabled;
   return {
     get answered() {
       return answered;
@@ -79,8 +82,11 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
         // A string, not a Buffer: Node sends the headers and a string body in one write.
         response.end(held.body);
       }
+      const responseTime = performance.now() - started;
+      record(held.operation, response.statusCode, responseTime / 1000);
+      if (traced) nameRequestSpan('GET', PUBLIC_PREFIX + held.operation.path);
       // The one access-log line the full path writes (Fastify's "request completed").
-      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
+      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime }, 'request completed');
       return true;
     },
   };
