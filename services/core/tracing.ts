@@ -1,5 +1,14 @@
 import { context, trace, type Tracer } from '@opentelemetry/api';
-import { NodeTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-node';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
 import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
@@ -13,7 +22,8 @@ export type ProcessRole = 'gateway' | 'worker';
 /**
  * The process's tracing (docs/observability.md): the OpenTelemetry SDK configured by its standard
  * variables (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._PROTOCOL`, `OTEL_SERVICE_NAME`,
- * `OTEL_TRACES_SAMPLER(_ARG)`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_EXPORTER_OTLP_HEADERS`). Off when
+ * `OTEL_TRACES_SAMPLER(_ARG)` (validated in config.ts, with our own default), `OTEL_RESOURCE_ATTRIBUTES`,
+ * `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_*`). Off when
  * no endpoint is set: then nothing is registered and every instrumented place skips its work on
  * `enabled`, so the untraced process pays one boolean test per request.
  */
@@ -45,8 +55,7 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults above.
     .merge(detectResources({ detectors: [envDetector] }));
   const spanProcessor = new BatchSpanProcessor(exporter);
-  // The sampler comes from OTEL_TRACES_SAMPLER(_ARG); unset, the SDK's parentbased_always_on.
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler: samplerOf(config) });
   provider.register();
   return {
     enabled: true,
@@ -55,6 +64,25 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
     resource,
     shutdown: () => provider.shutdown(),
   };
+}
+
+/** The standard sampler names, with the ratio of the configuration (its default differs from the SDK's: config.ts). */
+function samplerOf(config: Config): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG);
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+  }
 }
 
 /** The active span's ids for a log line (pino's mixin): the OpenTelemetry log data model's field names. */

@@ -15,13 +15,16 @@ export function laneServerFactory(
 ): FastifyServerFactory {
   return (handler, rawOptions) => {
     const options = rawOptions as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket?: number };
-    const dispatch = (request: IncomingMessage, response: ServerResponse) => {
+    // Traced, every request Fastify answers runs inside its server span (request-telemetry.ts); the
+    // lanes make theirs without entering a context (they await nothing, or only their admission).
+    const fullPath = traced
+      ? (request: IncomingMessage, response: ServerResponse) => traced(request, response, () => handler(request, response))
+      : (request: IncomingMessage, response: ServerResponse) => handler(request, response);
+    const server = createServer((request, response) => {
       const { publicLane, manageLane } = lanes();
       if (publicLane.answer(request, response)) return;
-      if (!manageLane.answer(request, response, () => handler(request, response))) handler(request, response);
-    };
-    // Traced, every request runs inside its server span (request-telemetry.ts).
-    const server = createServer(traced ? (request, response) => traced(request, response, () => dispatch(request, response)) : dispatch);
+      if (!manageLane.answer(request, response, () => fullPath(request, response))) fullPath(request, response);
+    });
     server.keepAliveTimeout = options.keepAliveTimeout;
     server.requestTimeout = options.requestTimeout;
     server.setTimeout(options.connectionTimeout);

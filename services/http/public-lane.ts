@@ -8,7 +8,7 @@ import { requestHost } from '../core/tenants.ts';
 import type { LaneAdmission } from '../access/lane-admission.ts';
 import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
 import { requestIdOf } from './request-id.ts';
-import { laneRecorder, nameRequestSpan } from './request-telemetry.ts';
+import { laneRecorder, laneSpans } from './request-telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -42,7 +42,7 @@ export interface PublicLane {
 export function createPublicLane(services: Services, access: LaneAdmission, log: () => FastifyBaseLogger): PublicLane {
   let answered = 0;
   const record = laneRecorder(services, 'public-cache');
-  const traced = services.tracing.enabled;
+  const spans = laneSpans(services);
   return {
     get answered() {
       return answered;
@@ -66,6 +66,7 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
       if (!held || !access.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;
       const started = performance.now();
       answered++;
+      const span = spans?.(request, PUBLIC_PREFIX + held.operation.path);
       const reqId = requestIdOf(request);
       // The headers, in the order, the full path sends them (test/content/ready-answers.test.ts compares both).
       if (etagMatches(headers['if-none-match'], held.etag)) {
@@ -84,9 +85,9 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
       }
       const responseTime = performance.now() - started;
       record(held.operation, response.statusCode, responseTime / 1000);
-      if (traced) nameRequestSpan('GET', PUBLIC_PREFIX + held.operation.path);
+      span?.end(response.statusCode);
       // The one access-log line the full path writes (Fastify's "request completed").
-      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime }, 'request completed');
+      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime, ...span?.logFields }, 'request completed');
       return true;
     },
   };

@@ -9,6 +9,8 @@ import { startReceiver } from '../events/support.ts';
 import { caller, operatorKey } from './support.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { WORKER_NODE_FLAGS } from '../../scripts/worker-node-flags.mjs';
+import { readFileSync } from 'node:fs';
+import { createMetrics } from '../../services/core/metrics.ts';
 
 /** A process entry (services/gateway.ts, services/worker.ts) with its output kept, ready once `ready` is logged. */
 interface Running {
@@ -235,5 +237,19 @@ describe('metrics and traces of the gateway and worker processes', { timeout: 30
     }
     // Anything but GET /metrics is refused.
     expect((await fetch(`${gatewayMetrics}/api/v1/content`)).status).toBe(404);
+  });
+
+  it('the Grafana dashboard charts only series the processes serve', async () => {
+    const dashboard = JSON.parse(readFileSync('deploy/grafana/cwb-overview.json', 'utf8')) as { panels: { targets?: { expr: string }[] }[] };
+    const exprs = dashboard.panels.flatMap((panel) => panel.targets ?? []).map((target) => target.expr);
+    expect(exprs.length).toBeGreaterThan(20);
+    const ours = new Set(
+      createMetrics()
+        .registry.getMetricsAsArray()
+        .map((metric) => metric.name),
+    );
+    const used = new Set(exprs.flatMap((expr) => [...expr.matchAll(/\b((?:cwb|http_server)_\w+?)(?:_bucket|_count|_sum)?(?!\w)/g)].map((m) => m[1])));
+    expect(used.size).toBeGreaterThan(8);
+    for (const name of used) expect(ours, name).toContain(name);
   });
 });
