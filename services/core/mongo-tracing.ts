@@ -3,15 +3,16 @@ import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent, Mo
 
 /**
  * A client span per MongoDB command, from the driver's command monitoring (OpenTelemetry database
- * semantic conventions). Only inside a trace: a command with no active span (the change feed's
- * poll, a periodic pass) would start a trace of one span every few milliseconds.
+ * semantic conventions). Only inside a recorded span: a command with no active span (the change
+ * feed's poll, a periodic pass) would start a trace of one span every few milliseconds, and under
+ * an unsampled request a child would not be kept either (parent-based sampling).
  */
 export function traceMongoCommands(client: MongoClient, tracer: Tracer): void {
   const open = new Map<string, Span>();
   const keyOf = (event: { connectionId?: string | number; requestId: number }) => `${event.connectionId}/${event.requestId}`;
   client.on('commandStarted', (event: CommandStartedEvent) => {
     const parent = context.active();
-    if (!trace.getSpan(parent)) return;
+    if (!trace.getSpan(parent)?.isRecording()) return;
     const target = event.command[event.commandName];
     const collection = typeof target === 'string' ? target : undefined;
     const span = tracer.startSpan(
