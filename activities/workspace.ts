@@ -12,22 +12,29 @@ import { releaseWorkspaceDomains } from '../services/platform/domains.ts';
 
 /**
  * Heartbeats while a step runs, so a killed worker is noticed within the workflow's heartbeat
- * timeout (seconds) instead of the step's whole start-to-close time.
+ * timeout (seconds) instead of the step's whole start-to-close time; counts each step run by its
+ * name (the activity type) and outcome.
  */
-function beating<A extends unknown[], R>(step: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return async (...args) => {
-    const context = Context.current();
-    const timer = setInterval(() => context.heartbeat(), 1000);
-    try {
-      return await step(...args);
-    } finally {
-      clearInterval(timer);
-    }
-  };
+function stepRunner(services: Services) {
+  return <A extends unknown[], R>(step: (...args: A) => Promise<R>): ((...args: A) => Promise<R>) =>
+    async (...args) => {
+      const context = Context.current();
+      const timer = setInterval(() => context.heartbeat(), 1000);
+      let outcome = 'failed';
+      try {
+        const result = await step(...args);
+        outcome = 'succeeded';
+        return result;
+      } finally {
+        clearInterval(timer);
+        services.metrics.lifecycleSteps.inc({ step: context.info.activityType, outcome });
+      }
+    };
 }
 
 /** The workspace actor's steps (`workflows/workspace.ts`). Each reads the workspace row first and is idempotent. */
 export function createWorkspaceActivities(services: Services) {
+  const beating = stepRunner(services);
   return {
     provisionWorkspaceDatabase: beating((workspaceId: string) => provisionWorkspaceDatabase(services, workspaceId)),
     provisionWorkspaceSite: beating((workspaceId: string) => provisionWorkspaceSite(services, workspaceId)),

@@ -3,6 +3,7 @@ import { closeServices } from './core/services.ts';
 import { bootstrapPlatform } from './platform/bootstrap.ts';
 import { announceVersion } from './platform/version-announcement.ts';
 import { createRuntime } from './runtime.ts';
+import { startMetricsListener } from './http/metrics-listener.ts';
 
 /** HTTP process entry: build the app, listen, and drain in-flight requests on SIGTERM. */
 async function main() {
@@ -15,6 +16,8 @@ async function main() {
   await services.changeFeed.start();
   const app = await runtime.buildApp();
   const address = await app.listen({ port: config.PORT, host: config.HOST });
+  const metrics = config.METRICS_PORT === undefined ? null : await startMetricsListener(services, config.METRICS_PORT);
+  if (metrics) services.log.info({ address: metrics.address }, 'gateway metrics listening');
 
   if (boot.generatedAdmin) {
     // Where the password is, never the password itself (README, "first start").
@@ -32,6 +35,7 @@ async function main() {
     closing = true;
     services.log.info({ signal }, 'gateway draining');
     await app.close();
+    await metrics?.close();
     // Audit rows of the last requests are written before the connection goes.
     await services.audit.settled();
     await closeServices(services);

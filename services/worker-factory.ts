@@ -1,5 +1,12 @@
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  type OpenTelemetrySinks,
+} from '@temporalio/interceptors-opentelemetry';
 import type { Services } from './core/context.ts';
 import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
@@ -10,6 +17,42 @@ import { startEntryCountReconciler } from './content/entry-counts.ts';
 import { startSearchBackfill } from './content/search-index.ts';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+/**
+ * Temporal's OpenTelemetry workflow interceptors, in every workflow bundle whether tracing is on or
+ * off (one bundle, one replay behaviour): a workflow span continues the span that started or
+ * signalled it and carries its context to the activities it schedules. Its spans leave the
+ * isolate through the `exporter` sink (`workflowSpanSink`).
+ */
+export const workflowInterceptorModules = [createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+
+/** The `exporter` sink when tracing is off (and for replays): workflow spans are dropped. */
+export const droppedWorkflowSpans: InjectedSinks<OpenTelemetrySinks> = { exporter: { export: { fn: () => undefined, callDuringReplay: false } } };
+
+type WorkflowSpanProcessor = Parameters<typeof makeWorkflowExporter>[0];
+
+/**
+ * Traced: the workflow spans go to the process's span processor; untraced: they are dropped. The
+ * interceptors build their spans with OpenTelemetry SDK 1 (`instrumentationLibrary`,
+ * `parentSpanId`); the process's SDK 2 exporter reads `instrumentationScope` and `parentSpanContext`.
+ */
+function workflowSpanSink(services: Services): InjectedSinks<OpenTelemetrySinks> {
+  const { spanProcessor, resource } = services.tracing;
+  if (!spanProcessor || !resource) return droppedWorkflowSpans;
+  const adapter = {
+    onStart: () => undefined,
+    onEnd(span: { instrumentationLibrary?: unknown; parentSpanId?: string; spanContext(): { traceId: string; traceFlags: number } }) {
+      const { traceId, traceFlags } = span.spanContext();
+      const parentSpanContext = span.parentSpanId ? { traceId, spanId: span.parentSpanId, traceFlags } : undefined;
+      spanProcessor.onEnd(
+        Object.assign(span, { instrumentationScope: span.instrumentationLibrary, parentSpanContext }) as unknown as Parameters<typeof spanProcessor.onEnd>[0],
+      );
+    },
+    forceFlush: () => spanProcessor.forceFlush(),
+    shutdown: () => spanProcessor.shutdown(),
+  };
+  return { exporter: makeWorkflowExporter(adapter as unknown as WorkflowSpanProcessor, resource as unknown as Parameters<typeof makeWorkflowExporter>[1]) };
+}
 
 export interface WorkerFactoryOptions {
   /** A prebuilt bundle (tests bundle once); otherwise the worker bundles `workflows/index.ts`. */
@@ -26,6 +69,22 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
     taskQueue: options.taskQueue ?? services.temporal.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
     activities: createActivities(services),
+    interceptors: {
+      // A prebuilt bundle was built with these (test/global-setup.ts); otherwise they are bundled here.
+      ...(options.workflowBundle ? {} : { workflowModules: workflowInterceptorModules }),
+      // Traced: each activity runs in a span continuing its workflow's, so its MongoDB commands and webhook requests join the trace.
+      ...(services.tracing.enabled
+        ? {
+            activity: [
+              (ctx) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: services.tracing.tracer }),
+                outbound: new OpenTelemetryActivityOutboundInterceptor(ctx),
+              }),
+            ],
+          }
+        : {}),
+    },
+    sinks: workflowSpanSink(services),
     // Activities get this long to finish when the worker is asked to stop; the rest go back to the server.
     shutdownGraceTime: '10 seconds',
   });

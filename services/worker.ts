@@ -1,18 +1,43 @@
 import { getHeapStatistics } from 'node:v8';
+import { createServer, type AddressInfo } from 'node:net';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
 import { createRuntime } from './runtime.ts';
 import { createWorker } from './worker-factory.ts';
 import { reportRetiredRuns } from './retired-workflows.ts';
+import { startMetricsListener } from './http/metrics-listener.ts';
+
+/** A port free on loopback now (the SDK binds it right after). */
+async function freeLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 /** Temporal worker process entry. On SIGTERM running activities get a grace period, then go back to the server. */
 async function main() {
   const config = loadConfig();
-  // The SDK's own chatter (bundler output, state changes) only when asked for debug logs.
-  Runtime.install({ logger: new DefaultLogger(config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN') });
-  const { services } = await createRuntime(config);
+  // The SDK serves its own worker metrics (pollers, slots, task latencies) on a loopback port of
+  // its choosing; the worker's metrics listener appends them to every scrape (docs/observability.md).
+  const sdkMetrics = config.WORKER_METRICS_PORT === undefined ? null : `127.0.0.1:${await freeLoopbackPort()}`;
+  Runtime.install({
+    // The SDK's own chatter (bundler output, state changes) only when asked for debug logs.
+    logger: new DefaultLogger(config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN'),
+    ...(sdkMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } } } : {}),
+  });
+  const { services } = await createRuntime(config, { role: 'worker' });
   const { worker, connection, recovery } = await createWorker(services);
+  const metrics =
+    config.WORKER_METRICS_PORT === undefined
+      ? null
+      : await startMetricsListener(services, config.WORKER_METRICS_PORT, async () => {
+          const response = await fetch(`http://${sdkMetrics}/metrics`, { signal: AbortSignal.timeout(2000) });
+          return response.text();
+        });
+  if (metrics) services.log.info({ address: metrics.address }, 'worker metrics listening');
   // Ctrl-C reaches the worker twice (the terminal's SIGINT and the one `npm start` forwards): the
   // first signal starts the shutdown, a later one has nothing left to do.
   const stop = () => {
@@ -26,9 +51,11 @@ async function main() {
   await reportRetiredRuns(services);
   await worker.run();
   await recovery.stop();
+  await metrics?.close();
   // Audit rows of the last activities are written before the connection goes.
   await services.audit.settled();
   await connection.close();
+  // Spans of the last activities are sent before the process goes (closeServices).
   await closeServices(services);
   process.exit(0);
 }

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { ensureEngines } from '../scripts/engines.mjs';
-import { workflowsPath } from '../services/worker-factory.ts';
+import { workflowInterceptorModules, workflowsPath } from '../services/worker-factory.ts';
 
 /**
  * Starts (or reuses) the real local engines once for the whole run, unless MONGODB_URI and
@@ -17,7 +17,7 @@ export default async function setup() {
   }
   const bundleDir = `${dataDir}/test`;
   mkdirSync(bundleDir, { recursive: true });
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({ workflowsPath, workflowInterceptorModules, logger: new DefaultLogger('WARN') });
   const bundlePath = `${bundleDir}/workflow-bundle.js`;
   writeFileSync(bundlePath, code);
   process.env.TEST_WORKFLOW_BUNDLE = bundlePath;

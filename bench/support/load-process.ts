@@ -12,6 +12,8 @@ const requests = job.requests ?? job.hosts?.map((host) => ({ headers: { ...job.h
 // read takes, a p99 ratio of 2.0 can be one rounding step. Each 2xx answer's time is kept here in
 // fractions of a millisecond (the response event carries the hrtime measure) and ranked instead.
 const latencies: number[] = [];
+/** Answers by status code (a write's refusals are told apart from its successes). */
+const statuses: Record<number, number> = {};
 const cpuBefore = process.cpuUsage();
 const result = await new Promise<Result>((resolve, reject) => {
   const instance = autocannon(
@@ -20,11 +22,13 @@ const result = await new Promise<Result>((resolve, reject) => {
       connections: job.connections,
       duration: job.durationSec,
       headers: job.headers,
+      ...(job.method ? { method: job.method, body: job.body, idReplacement: true } : {}),
       requests: requests?.map((request) => ({ method: 'GET', ...request })),
     },
     (error, done) => (error ? reject(error) : resolve(done)),
   );
   instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
     if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
   });
 });
@@ -39,6 +43,7 @@ process.stdout.write(
     p99: percentile(99),
     non2xx: result.non2xx,
     errors: result.errors,
+    statuses,
     // Whether the generator itself was the bound: its own CPU per request.
     generatorCpuMicrosPerRequest: (({ user, system }) => (user + system) / Math.max(1, result.requests.total))(process.cpuUsage(cpuBefore)),
   })}\n`,

@@ -85,6 +85,9 @@ export interface LoadJob {
   hosts?: string[];
   /** Requests to rotate through (path and headers each), instead of `hosts`. */
   requests?: { path: string; headers?: Record<string, string> }[];
+  /** A write: the method and body of every request; `[<id>]` in the body becomes a fresh id per request. */
+  method?: 'POST' | 'PUT' | 'PATCH';
+  body?: string;
 }
 
 export interface ProcessLoadResult {
@@ -94,6 +97,7 @@ export interface ProcessLoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  statuses: Record<number, number>;
   generatorCpuMicrosPerRequest: number;
 }
 

@@ -57,6 +57,8 @@ export interface ChangeFeedOptions {
    * streams re-scan the oplog on every poll). The lease protocol is the same.
    */
   mode?: 'change-stream' | 'poll';
+  /** Told, in seconds, how long after its write each change was applied here (the lag metric). */
+  observeLag?: (seconds: number) => void;
 }
 
 interface ChangeDoc {
@@ -138,8 +140,12 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
    * acknowledges them all in one statement: a backlog of thousands (a burst of provisioning) costs
    * one write, not one per change.
    */
-  async function apply(docs: readonly Pick<ChangeDoc, '_id' | 'topics'>[], mine: string) {
+  async function apply(docs: readonly Pick<ChangeDoc, '_id' | 'topics' | 'at'>[], mine: string) {
     if (docs.length === 0) return;
+    if (options.observeLag) {
+      const now = Date.now();
+      for (const doc of docs) if (doc.at) options.observeLag(Math.max(0, now - doc.at.getTime()) / 1000);
+    }
     // A change written before changes named several topics carries none: drop everything.
     if (docs.some((doc) => !Array.isArray(doc.topics))) notify(null);
     for (const topic of new Set(docs.flatMap((doc) => doc.topics ?? []))) notify(topic);
@@ -149,7 +155,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
   /** Applies every recent change this session has not acknowledged (the poll, and the renewal's check). */
   async function catchUp(mine: string, since: Date) {
     const from = new Date(Math.max(since.getTime(), Date.now() - 120_000));
-    await apply(await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topics: 1 } }).toArray(), mine);
+    await apply(await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topics: 1, at: 1 } }).toArray(), mine);
   }
 
   /**

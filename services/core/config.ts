@@ -72,6 +72,30 @@ const ConfigSchema = z.object({
    * on unless NODE_ENV is `production`; `true`/`false` forces it either way.
    */
   CHECK_CONTRACTS: booleanFlag.optional(),
+  /** Prometheus metrics of the gateway, on a listener of its own (docs/observability.md). Unset: no listener. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** The worker's metrics listener (its own series and the Temporal SDK's). Unset: no listener. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** Where both metrics listeners bind: loopback unless a scraper elsewhere must reach them. */
+  METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  /** Traces go to this OTLP/HTTP collector (the SDK appends /v1/traces); neither endpoint set: tracing off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  /** OTLP over HTTP only (no gRPC exporter is installed). */
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/protobuf', 'http/json']).default('http/protobuf'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: z.enum(['http/protobuf', 'http/json']).optional(),
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
+  /**
+   * Which traces are kept (the standard sampler names). Unset: `parentbased_traceidratio` at
+   * OTEL_TRACES_SAMPLER_ARG, default 0.1: a caller's sampled `traceparent` is always followed, one
+   * trace in ten otherwise (docs/observability.md).
+   */
+  OTEL_TRACES_SAMPLER: z
+    .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
+    .default('parentbased_traceidratio'),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(0.1),
+  /** The standard switch: `true` turns tracing off whatever the endpoint. */
+  OTEL_SDK_DISABLED: booleanFlag.default(false),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -6,6 +6,8 @@ import type { ChangeFeed } from './change-feed.ts';
 import type { WriteWatch } from './write-watch.ts';
 import type { PublicGeneration } from './public-generation.ts';
 import type { Clock } from './clock.ts';
+import type { Metrics } from './metrics.ts';
+import type { Tracing } from './tracing.ts';
 import type { CursorCodec } from './cursors.ts';
 import type { Hooks } from './hooks.ts';
 import type { Principal } from './principal.ts';
@@ -26,6 +28,10 @@ export interface EventPublisher {
  */
 export interface CoreServices {
   config: Config;
+  /** The process's Prometheus series (`core/metrics.ts`), served by the metrics listener. */
+  metrics: Metrics;
+  /** OpenTelemetry tracing, off unless an OTLP endpoint is configured (`core/tracing.ts`). */
+  tracing: Tracing;
   mongo: MongoClient;
   platformDb: Db;
   temporal: { client: Client; taskQueue: string };

@@ -58,7 +58,11 @@ export class TooManyRequestsError extends AppError {
 
 /** A platform quota refused the call (403 counts, 413 sizes, 429 rates); the text names the quota. */
 export class QuotaExceededError extends AppError {
-  constructor(quota: string, status: 403 | 413 | 429 = 403, retryAfterSeconds?: number) {
+  constructor(
+    readonly quota: string,
+    status: 403 | 413 | 429 = 403,
+    retryAfterSeconds?: number,
+  ) {
     super(status, `Quota exceeded: ${quota}`, retryAfterSeconds ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } : {});
   }
 }

@@ -1,4 +1,5 @@
 import type { LoggerOptions } from 'pino';
+import { activeTraceFields } from './tracing.ts';
 
 /** Paths that can carry secrets; pino replaces them before anything is written. */
 export const redactedPaths = [
@@ -15,9 +16,11 @@ export const redactedPaths = [
   'headers.cookie',
 ];
 
-export function loggerOptions(level: string): LoggerOptions {
+/** `traced`: every line written inside a span carries its trace and span ids (docs/observability.md). */
+export function loggerOptions(level: string, traced = false): LoggerOptions {
   return {
     level,
     redact: { paths: redactedPaths, censor: '[redacted]' },
+    ...(traced ? { mixin: activeTraceFields } : {}),
   };
 }

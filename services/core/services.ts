@@ -1,5 +1,6 @@
 import { MongoClient, type Db } from 'mongodb';
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { CoreServices, EventPublisher } from './context.ts';
@@ -12,6 +13,9 @@ import { createWriteWatch } from './write-watch.ts';
 import { createPublicGeneration, type PublicCollection } from './public-generation.ts';
 import { createFirstWriteSetup } from './first-write.ts';
 import type { IndexSpec } from './feature.ts';
+import { createMetrics } from './metrics.ts';
+import { createTracing, type ProcessRole } from './tracing.ts';
+import { traceMongoCommands } from './mongo-tracing.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -21,6 +25,8 @@ const silentPublisher = (log: Logger): EventPublisher => ({
 });
 
 export interface CoreServiceOptions {
+  /** The process these services run in (names its traces); the gateway unless the worker says so. */
+  role?: ProcessRole;
   clock?: Clock;
   log?: Logger;
   /** Emit the driver's command events (benchmarks and tests count database commands with them). */
@@ -38,11 +44,20 @@ export interface CoreServiceOptions {
  * (never one per request). Temporal connects lazily so a gateway can answer while Temporal is down.
  */
 export async function createServices(config: Config, options: CoreServiceOptions = {}): Promise<CoreServices> {
-  const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL));
-  const mongo = new MongoClient(config.MONGODB_URI, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000, monitorCommands: options.monitorCommands ?? false });
+  const tracing = createTracing(config, options.role ?? 'gateway');
+  const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL, tracing.enabled));
+  const mongo = new MongoClient(config.MONGODB_URI, {
+    maxPoolSize: 50,
+    serverSelectionTimeoutMS: 10_000,
+    monitorCommands: (options.monitorCommands ?? false) || tracing.enabled,
+  });
+  if (tracing.enabled) traceMongoCommands(mongo, tracing.tracer);
   await mongo.connect();
+  const metrics = createMetrics();
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
-  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE });
+  // Traced: every start, signal and update carries the caller's span to the workflow (its headers).
+  const interceptors = tracing.enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] } : undefined;
+  const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors });
   const dbs = new Map<string, Db>();
   const platformDb = mongo.db(`${config.DB_PREFIX}platform`);
   const changeFeed = createChangeFeed({
@@ -51,12 +66,15 @@ export async function createServices(config: Config, options: CoreServiceOptions
     leaseMs: config.STATE_LEASE_MS,
     mode: config.STATE_FEED,
     idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40,
+    observeLag: metrics.changeFeedLag.bind({}).observe,
   });
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
 
   return {
     config,
+    metrics,
+    tracing,
     mongo,
     platformDb,
     changeFeed,
@@ -81,6 +99,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
 
 export async function closeServices(services: CoreServices): Promise<void> {
   await services.changeFeed.stop();
+  await services.tracing.shutdown();
   await services.temporal.client.connection.close().catch(() => undefined);
   await services.mongo.close();
 }

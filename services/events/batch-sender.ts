@@ -1,10 +1,11 @@
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { Services } from '../core/context.ts';
 import { serviceVersion } from '../core/version.ts';
 import type { EndpointRef } from '../../workflows/contracts/endpoint-actor.ts';
 import type { EndpointDoc } from './model.ts';
 import { writeOutcomes, type Claim, type Outcome } from './outcomes.ts';
 import { secretBinding } from './secrets.ts';
-import { sendDelivery } from './sender.ts';
+import { sendDelivery, type SendResult } from './sender.ts';
 import { DEFAULT_ENDPOINT_CONCURRENCY, webhookSettings } from './settings.ts';
 import { signPayload, WEBHOOK_HEADERS } from './signing.ts';
 import { TargetRejectedError, type VettedTarget } from './target-guard.ts';
@@ -135,11 +136,13 @@ async function attempt(services: Services, target: VettedTarget, secret: string,
     [WEBHOOK_HEADERS.attempt]: String(number),
     'user-agent': `cwb-webhooks/${serviceVersion}`,
   };
-  const result = await sendDelivery(target, row.body, headers, {
-    timeoutMs: settings.attemptTimeoutMs,
-    onWait: () => control.heartbeat(),
-    waitEveryMs: Math.max(200, Math.min(1000, settings.heartbeatTimeoutMs / 3)),
-  });
+  const send = () =>
+    sendDelivery(target, row.body, headers, {
+      timeoutMs: settings.attemptTimeoutMs,
+      onWait: () => control.heartbeat(),
+      waitEveryMs: Math.max(200, Math.min(1000, settings.heartbeatTimeoutMs / 3)),
+    });
+  const result = services.tracing.enabled ? await tracedSend(services, target, row.event, send) : await send();
   return {
     row,
     attempt: number,
@@ -151,4 +154,33 @@ async function attempt(services: Services, target: VettedTarget, secret: string,
     final: false,
     retryAt: null,
   };
+}
+
+/**
+ * The outgoing request as a client span of the pass's trace (HTTP client semantic conventions).
+ * The URL is recorded without its query (a receiver's token may sit there) and no trace context
+ * is sent to the receiver: a third party learns nothing of ours.
+ */
+async function tracedSend(services: Services, target: VettedTarget, event: string, send: () => Promise<SendResult>): Promise<SendResult> {
+  const { url } = target;
+  return services.tracing.tracer.startActiveSpan(
+    'POST',
+    {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        'http.request.method': 'POST',
+        'url.full': `${url.protocol}//${url.host}${url.pathname}`,
+        'server.address': url.hostname,
+        'server.port': Number(url.port || (url.protocol === 'https:' ? 443 : 80)),
+        'cwb.webhook.event': event,
+      },
+    },
+    async (span) => {
+      const result = await send();
+      if (result.responseCode !== null) span.setAttribute('http.response.status_code', result.responseCode);
+      if (result.outcome !== 'succeeded') span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? result.outcome });
+      span.end();
+      return result;
+    },
+  );
 }

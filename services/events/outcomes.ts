@@ -67,13 +67,17 @@ async function writeRowOutcomes(services: Services, ref: EndpointRef, outcomes: 
   const { deliveries } = eventCollections(services.workspaceDb({ dbName: ref.dbName }));
   const delivered = new Map<string, Outcome[]>();
   const others: AnyBulkWriteOperation<DeliveryDoc>[] = [];
+  const { webhookDeliveries } = services.metrics;
   for (const o of outcomes) {
     if (o.status === 'succeeded' && !o.final) {
+      webhookDeliveries.inc({ outcome: 'delivered' });
       const group = `${o.responseCode}/${o.attempt}`;
       delivered.set(group, [...(delivered.get(group) ?? []), o]);
       continue;
     }
     const last = o.final || o.attempt >= retry.maximumAttempts;
+    // Bounded: delivered, retry (a failed attempt scheduled again), failed (the last one), withheld.
+    webhookDeliveries.inc({ outcome: o.withheld ? 'withheld' : last ? 'failed' : 'retry' });
     const common = { attempts: o.attempt, responseCode: o.responseCode, error: o.error, updatedAt: o.finishedAt, claimed: false };
     if (!last) o.retryAt = o.finishedAt.getTime() + retryDelayMs(retry, o.attempt);
     const set = last ? { ...common, status: 'failed' as const, finishedAt: o.finishedAt } : { ...common, nextAttemptAt: new Date(o.retryAt!) };

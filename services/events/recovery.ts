@@ -35,6 +35,9 @@ async function isRunning(services: Services, workflowId: string): Promise<boolea
 export async function drainDeliveries(services: Services): Promise<number> {
   const { workspaces, sites } = platformCollections(services);
   let started = 0;
+  // The queue's depth and oldest pending row across every site, for the metrics (docs/observability.md).
+  let depth = 0;
+  let oldest: number | null = null;
   for (const workspace of await workspaces.find({ status: 'active' }).toArray()) {
     const { deliveries, endpoints } = eventCollections(services.workspaceDb(workspace));
     for (const site of await sites.find({ workspaceId: workspace._id }).toArray()) {
@@ -54,6 +57,13 @@ export async function drainDeliveries(services: Services): Promise<number> {
       }
       // An actor already running (idle, or in a pass) would not find them before its next wake.
       await wakeActorsFor(services, where, adopted);
+      depth += await deliveries.countDocuments({ siteId: site._id, status: 'pending' });
+      const [first] = await deliveries
+        .find({ siteId: site._id, status: 'pending' }, { projection: { createdAt: 1 } })
+        .sort({ createdAt: 1 })
+        .limit(1)
+        .toArray();
+      if (first && (oldest === null || first.createdAt.getTime() < oldest)) oldest = first.createdAt.getTime();
       const owing = await deliveries.distinct('endpointId', { siteId: site._id, status: 'pending', via: 'endpoint' });
       if (owing.length === 0) continue;
       const paused = new Set(
@@ -66,6 +76,8 @@ export async function drainDeliveries(services: Services): Promise<number> {
       }
     }
   }
+  services.metrics.webhookQueueDepth.set(depth);
+  services.metrics.webhookOldestPendingAge.set(oldest === null ? 0 : Math.max(0, services.clock.now().getTime() - oldest) / 1000);
   return started;
 }
 

@@ -12,6 +12,7 @@ import { createPublicLane } from './public-lane.ts';
 import { createManageLane } from './manage-lane.ts';
 import { laneServerFactory } from './lane-server.ts';
 import { requestIdOf } from './request-id.ts';
+import { installRequestTelemetry, requestSpans } from './request-telemetry.ts';
 import { serviceVersion } from '../core/version.ts';
 import { trustsProxy } from '../core/proxy-trust.ts';
 
@@ -33,7 +34,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services, gate } = options;
   const { config } = services;
   const app = Fastify({
-    logger: options.logger === false ? false : loggerOptions(config.LOG_LEVEL),
+    logger: options.logger === false ? false : loggerOptions(config.LOG_LEVEL, services.tracing.enabled),
     bodyLimit: config.BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: sendError,
@@ -42,7 +43,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     trustProxy: trustsProxy(config.TRUST_PROXY),
     genReqId: requestIdOf,
     // A repeated anonymous public read, or a held keyed read, is answered before Fastify sees it (lane-server.ts).
-    serverFactory: laneServerFactory(() => ({ publicLane: lane, manageLane })),
+    serverFactory: laneServerFactory(() => ({ publicLane: lane, manageLane }), requestSpans(services)),
   });
   const lane = createPublicLane(services, gate.lanes, () => app.log);
   const manageLane = createManageLane(services, gate.lanes, () => app.log);
@@ -50,6 +51,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('manageLane', manageLane);
 
   installErrorHandling(app);
+  installRequestTelemetry(app, services);
   // A callback hook, not an async one: this runs on every request, and it never waits.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);

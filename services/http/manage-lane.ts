@@ -11,6 +11,7 @@ import type { LiveResult } from '../access/live-state.ts';
 import type { ReadyAnswer } from '../public-read/state.ts';
 import type { HeldKeyedAnswer } from '../manage-read/held-answers.ts';
 import { requestIdOf } from './request-id.ts';
+import { laneRecorder, laneSpans } from './request-telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -49,6 +50,8 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
   const { manageAnswers, config } = services;
   // The client address exactly as Fastify's `request.ip` gives it to the full path.
   const trusts = trustsProxy(config.TRUST_PROXY);
+  const record = laneRecorder(services, 'manage-held');
+  const spans = laneSpans(services);
 
   /** Sends the held answer as admitted, or hands the request to the full path with the count made for it. */
   function send(
@@ -65,6 +68,7 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
       return;
     }
     answered++;
+    const span = spans?.(request, MANAGE_PREFIX.slice(0, -1) + held.operation.path);
     const reqId = requestIdOf(request);
     // The headers, in the order, the full path sends them (test/access/held-reads.test.ts compares both).
     const { ratelimit, 'ratelimit-policy': policy } = admission.headers;
@@ -83,7 +87,10 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
       });
       response.end(held.body);
     }
-    log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
+    const responseTime = performance.now() - started;
+    record(held.operation, response.statusCode, responseTime / 1000);
+    span?.end(response.statusCode);
+    log().info({ reqId, res: { statusCode: response.statusCode }, responseTime, ...span?.logFields }, 'request completed');
   }
 
   return {

@@ -8,6 +8,7 @@ import { requestHost } from '../core/tenants.ts';
 import type { LaneAdmission } from '../access/lane-admission.ts';
 import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
 import { requestIdOf } from './request-id.ts';
+import { laneRecorder, laneSpans } from './request-telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,6 +41,8 @@ export interface PublicLane {
 
 export function createPublicLane(services: Services, access: LaneAdmission, log: () => FastifyBaseLogger): PublicLane {
   let answered = 0;
+  const record = laneRecorder(services, 'public-cache');
+  const spans = laneSpans(services);
   return {
     get answered() {
       return answered;
@@ -63,6 +66,7 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
       if (!held || !access.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;
       const started = performance.now();
       answered++;
+      const span = spans?.(request, PUBLIC_PREFIX + held.operation.path);
       const reqId = requestIdOf(request);
       // The headers, in the order, the full path sends them (test/content/ready-answers.test.ts compares both).
       if (etagMatches(headers['if-none-match'], held.etag)) {
@@ -79,8 +83,11 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
         // A string, not a Buffer: Node sends the headers and a string body in one write.
         response.end(held.body);
       }
+      const responseTime = performance.now() - started;
+      record(held.operation, response.statusCode, responseTime / 1000);
+      span?.end(response.statusCode);
       // The one access-log line the full path writes (Fastify's "request completed").
-      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime: performance.now() - started }, 'request completed');
+      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime, ...span?.logFields }, 'request completed');
       return true;
     },
   };

@@ -1,6 +1,6 @@
 import type { OperationContext, RequestFacts, Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
-import { AppError, WorkspaceWritesHeldError } from '../core/errors.ts';
+import { AppError, QuotaExceededError, TooManyRequestsError, WorkspaceWritesHeldError } from '../core/errors.ts';
 import { isPlatformCapability, requiredCapabilities } from '../core/capabilities.ts';
 import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
 import type { AccessGate, Admitted, Credentials } from '../access/gate.ts';
@@ -47,6 +47,13 @@ export interface OperationRunner {
  */
 const changesWorkspace = (operation: Operation) => operation.method !== 'GET' && !requiredCapabilities(operation.requires).some(isPlatformCapability);
 
+/** A quota's or a rate limit's refusal counted on the metrics (by quota name, by surface); the error, unchanged. */
+function counted(services: Services, surface: Surface, error: unknown): unknown {
+  if (error instanceof QuotaExceededError) services.metrics.quotaRefusals.inc({ quota: error.quota });
+  else if (error instanceof TooManyRequestsError) services.metrics.rateLimitRefusals.inc({ surface });
+  return error;
+}
+
 export function createOperationRunner(services: Services, gate: AccessGate): OperationRunner {
   return {
     async open(call) {
@@ -57,7 +64,9 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       return createContext(services, call.scope, principal, call.request);
     },
     async run(ctx, operation, input) {
-      const admitted = await gate.admit(ctx, operation);
+      const admitted = await gate.admit(ctx, operation).catch((error: unknown) => {
+        throw counted(services, operation.surface, error);
+      });
       let value: unknown;
       try {
         if (ctx.workspace.writeHold && changesWorkspace(operation)) throw new WorkspaceWritesHeldError();
@@ -68,7 +77,7 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       } catch (error) {
         // A refusal still tells the caller where it stands with its limits.
         if (error instanceof AppError) for (const [name, v] of Object.entries(admitted)) error.headers[name] ??= v;
-        throw error;
+        throw counted(services, operation.surface, error);
       }
       const finished = gate.finish(ctx);
       return { value, headers: finished['set-cookie'] ? { ...admitted, ...finished } : admitted };

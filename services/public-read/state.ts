@@ -167,6 +167,7 @@ export async function cachedResponse<T>(ctx: OperationContext, state: PublicStat
     cache.responsesGeneration = state.generation;
   }
   const hit = cache.responses.get(key);
+  ctx.services.metrics.cacheLookups.inc({ cache: 'public-response', result: hit ? 'hit' : 'miss' });
   if (hit) return hit as Promise<T>;
   const responses = cache.responses;
   if (responses.size >= options.maxEntriesPerSite) responses.delete(responses.keys().next().value!);

@@ -8,6 +8,7 @@ import { DeterminismViolationError } from '@temporalio/workflow';
 import proto from '@temporalio/proto';
 import * as workflows from '../../workflows/index.ts';
 import { mergeActivityGroups } from '../../activities/index.ts';
+import { droppedWorkflowSpans } from '../../services/worker-factory.ts';
 import { endpointActorWorkflowName } from '../../workflows/contracts/endpoint-actor.ts';
 import { pluginActivationWorkflowType } from '../../workflows/contracts/plugin-activation.ts';
 import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
@@ -24,7 +25,8 @@ import { mailWorkflowType } from '../../workflows/contracts/mail.ts';
  * Record histories with `npx tsx test/replay/record.ts` after a deliberate change of shape.
  */
 const historiesDir = fileURLToPath(new URL('./histories/', import.meta.url));
-const bundle = () => ({ workflowBundle: { codePath: resolve(process.env.TEST_WORKFLOW_BUNDLE!) } });
+// The bundle holds Temporal's OpenTelemetry workflow interceptors; their span sink is the worker's untraced one.
+const bundle = () => ({ workflowBundle: { codePath: resolve(process.env.TEST_WORKFLOW_BUNDLE!) }, sinks: droppedWorkflowSpans });
 const nondeterministicPath = fileURLToPath(new URL('./nondeterministic/index.ts', import.meta.url));
 
 function committedHistories() {

@@ -1,0 +1,94 @@
+import { context, trace, type Tracer } from '@opentelemetry/api';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  NodeTracerProvider,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-node';
+import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
+import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import type { Config } from './config.ts';
+import { serviceVersion } from './version.ts';
+
+/** Which process the services run in: names the traces' service when `OTEL_SERVICE_NAME` does not. */
+export type ProcessRole = 'gateway' | 'worker';
+
+/**
+ * The process's tracing (docs/observability.md): the OpenTelemetry SDK configured by its standard
+ * variables (`OTEL_EXPORTER_OTLP_ENDPOINT`, `..._PROTOCOL`, `OTEL_SERVICE_NAME`,
+ * `OTEL_TRACES_SAMPLER(_ARG)` (validated in config.ts, with our own default), `OTEL_RESOURCE_ATTRIBUTES`,
+ * `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_*`). Off when
+ * no endpoint is set: then nothing is registered and every instrumented place skips its work on
+ * `enabled`, so the untraced process pays one boolean test per request.
+ */
+export interface Tracing {
+  readonly enabled: boolean;
+  readonly tracer: Tracer;
+  /** The worker hands these to Temporal's workflow span sink (the isolate has no exporter). */
+  readonly spanProcessor?: SpanProcessor;
+  readonly resource?: Resource;
+  /** Sends the spans still queued (on a drain). */
+  shutdown(): Promise<void>;
+}
+
+export const tracingConfigured = (config: Config): boolean =>
+  !config.OTEL_SDK_DISABLED && Boolean(config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT);
+
+/**
+ * Builds the provider once per process and registers it globally: the context manager
+ * (AsyncLocalStorage) has to be global for a span to follow a request through its awaits, and
+ * Temporal's interceptors read the global API.
+ */
+export function createTracing(config: Config, role: ProcessRole): Tracing {
+  if (!tracingConfigured(config)) return { enabled: false, tracer: trace.getTracer('cwb'), shutdown: async () => undefined };
+  const protocol = config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL;
+  // Both exporters read the endpoint, headers and timeout from the standard variables themselves.
+  const exporter = protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter();
+  const resource = defaultResource()
+    .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: `cwb-${role}`, [ATTR_SERVICE_VERSION]: serviceVersion }))
+    // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults above.
+    .merge(detectResources({ detectors: [envDetector] }));
+  const spanProcessor = new BatchSpanProcessor(exporter);
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler: samplerOf(config) });
+  provider.register();
+  return {
+    enabled: true,
+    tracer: provider.getTracer('cwb', serviceVersion),
+    spanProcessor,
+    resource,
+    shutdown: () => provider.shutdown(),
+  };
+}
+
+/** The standard sampler names, with the ratio of the configuration (its default differs from the SDK's: config.ts). */
+function samplerOf(config: Config): Sampler {
+  const ratio = new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLER_ARG);
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_on':
+      return new AlwaysOnSampler();
+    case 'always_off':
+      return new AlwaysOffSampler();
+    case 'traceidratio':
+      return ratio;
+    case 'parentbased_always_on':
+      return new ParentBasedSampler({ root: new AlwaysOnSampler() });
+    case 'parentbased_always_off':
+      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+    case 'parentbased_traceidratio':
+      return new ParentBasedSampler({ root: ratio });
+  }
+}
+
+/** The active span's ids for a log line (pino's mixin): the OpenTelemetry log data model's field names. */
+export function activeTraceFields(): Record<string, string> {
+  const span = trace.getSpan(context.active());
+  if (!span) return {};
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}` };
+}

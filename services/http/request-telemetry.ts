@@ -1,0 +1,152 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../core/context.ts';
+import type { Operation } from '../core/operation.ts';
+import { statusClass, type HistogramSeries } from '../core/metrics.ts';
+
+/** Where a request was answered: Fastify's full path, or one of the lanes in front of it (lane-server.ts). */
+export type Lane = 'full' | 'public-cache' | 'manage-held';
+
+/**
+ * The surface label of a route that is no operation (the extensions): named by its path, so the
+ * label stays one of a handful of values.
+ */
+export function routeSurface(route: string | undefined): string {
+  if (route === undefined) return 'unmatched';
+  if (route.startsWith('/api/mcp')) return 'mcp';
+  if (route.startsWith('/api/v1/graphql')) return 'graphql';
+  if (route.startsWith('/oauth') || route.startsWith('/.well-known')) return 'oauth';
+  if (route.startsWith('/admin')) return 'admin-ui';
+  if (route.startsWith('/media')) return 'media';
+  if (route.startsWith('/healthz')) return 'health';
+  if (route.startsWith('/api/manage/v1')) return 'manage';
+  if (route.startsWith('/api/comments/v1')) return 'comments';
+  if (route.startsWith('/api/v1')) return 'public';
+  if (route.startsWith('/api')) return 'admin';
+  return 'other';
+}
+
+/**
+ * The full path's request metric and span name: one `onResponse` hook (Fastify's own timing) and,
+ * traced, one `onRequest` hook naming the request span after its route (`GET /api/v1/entries`).
+ * The operation label is the operation's id, or the route pattern for a route that is none.
+ */
+export function installRequestTelemetry(app: FastifyInstance, services: Services): void {
+  const { requestDuration } = services.metrics;
+  app.addHook('onResponse', (request, reply, done) => {
+    const route = request.routeOptions.url;
+    const operation = request.routeOptions.config?.operation;
+    requestDuration.observe(
+      {
+        surface: operation?.surface ?? routeSurface(route),
+        operation: operation?.id ?? route ?? 'unmatched',
+        status_class: statusClass(reply.statusCode),
+        lane: 'full',
+      },
+      reply.elapsedTime / 1000,
+    );
+    done();
+  });
+  if (services.tracing.enabled)
+    app.addHook('onRequest', (request, _reply, done) => {
+      nameRequestSpan(request.method, request.routeOptions.url);
+      done();
+    });
+}
+
+/** Names the active request span after its route (the OpenTelemetry HTTP server span name). */
+export function nameRequestSpan(method: string, route: string | undefined): void {
+  const span = trace.getActiveSpan();
+  if (!span?.isRecording() || route === undefined) return;
+  span.updateName(`${method} ${route}`);
+  span.setAttribute('http.route', route);
+}
+
+/**
+ * A lane's request metric: the series of each operation and status class bound on first use, so
+ * recording an answer is a map read and an addition.
+ */
+export function laneRecorder(services: Services, lane: Exclude<Lane, 'full'>) {
+  const { requestDuration } = services.metrics;
+  const byOperation = new Map<Operation, HistogramSeries[]>();
+  return (operation: Operation, status: number, seconds: number): void => {
+    let classes = byOperation.get(operation);
+    if (!classes) {
+      classes = [];
+      byOperation.set(operation, classes);
+    }
+    const index = (status / 100) | 0;
+    (classes[index] ??= requestDuration.bind({ surface: operation.surface, operation: operation.id, status_class: statusClass(status), lane })).observe(
+      seconds,
+    );
+  };
+}
+
+const headerGetter: TextMapGetter<IncomingMessage['headers']> = {
+  keys: (headers) => Object.keys(headers),
+  get: (headers, key) => headers[key],
+};
+
+/**
+ * The server span of one request, continuing the caller's W3C `traceparent` when it sends one.
+ * The attributes are only built for a span that is recorded (one in ten by default): the lanes
+ * answer in microseconds, and an unsampled span is there only for its ids.
+ */
+function startRequestSpan(tracer: Tracer, request: IncomingMessage, route?: string) {
+  const parent = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, request.headers, headerGetter);
+  const method = request.method ?? 'GET';
+  const span = tracer.startSpan(route ? `${method} ${route}` : method, { kind: SpanKind.SERVER }, parent);
+  if (span.isRecording()) {
+    const url = request.url ?? '/';
+    const query = url.indexOf('?');
+    span.setAttributes({
+      'http.request.method': method,
+      'url.path': query === -1 ? url : url.slice(0, query),
+      'url.scheme': 'http',
+      'network.peer.address': request.socket.remoteAddress,
+      ...(route ? { 'http.route': route } : {}),
+    });
+  }
+  return { span, parent };
+}
+
+function endRequestSpan(span: Span, status: number): void {
+  if (!span.isRecording()) return;
+  span.setAttribute('http.response.status_code', status);
+  if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  span.end();
+}
+
+/**
+ * Traced: runs Fastify's dispatch inside a server span, so everything the request does (its MongoDB
+ * commands, the Temporal calls, its log lines) happens in that span's context. Untraced: null, and
+ * the server dispatches as it always did.
+ */
+export function requestSpans(services: Services): ((request: IncomingMessage, response: ServerResponse, dispatch: () => void) => void) | null {
+  const { tracing } = services;
+  if (!tracing.enabled) return null;
+  return (request, response, dispatch) => {
+    const { span, parent } = startRequestSpan(tracing.tracer, request);
+    response.once('close', () => endRequestSpan(span, response.statusCode));
+    context.with(trace.setSpan(parent, span), dispatch);
+  };
+}
+
+/**
+ * A lane's server span, made and ended around an answer sent from memory without entering a
+ * context (a context costs the lanes more than their answer), and the ids its log line carries.
+ * Untraced: null.
+ */
+export function laneSpans(services: Services) {
+  const { tracing } = services;
+  if (!tracing.enabled) return null;
+  return (request: IncomingMessage, route: string) => {
+    const { span } = startRequestSpan(tracing.tracer, request, route);
+    const { traceId, spanId, traceFlags } = span.spanContext();
+    return {
+      logFields: { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}` },
+      end: (status: number) => endRequestSpan(span, status),
+    };
+  };
+}
