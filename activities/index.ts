@@ -6,6 +6,7 @@ import { createScheduleActivities } from './schedule.ts';
 import { createTermRemovalActivities } from './term-removal.ts';
 import { createPluginActivities } from './plugin-activation.ts';
 import { createExportActivities } from './export.ts';
+import { createContentImportActivities } from './content-import.ts';
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
@@ -37,5 +38,6 @@ export function createActivities(services: Services) {
     termRemoval: createTermRemovalActivities(services),
     pluginActivation: createPluginActivities(services),
     export: createExportActivities(services),
+    contentImport: createContentImportActivities(services),
   });
 }

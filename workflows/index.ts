@@ -6,3 +6,4 @@ export { scheduleEntryWorkflow } from './schedule.ts';
 export { termRemovalWorkflow } from './term-removal.ts';
 export { pluginActivationWorkflow } from './plugin-activation.ts';
 export { staticExportWorkflow } from './static-export.ts';
+export { contentImportWorkflow } from './content-import.ts';

@@ -15,6 +15,8 @@ import { createTermOp, deleteTermOp, getTermOp, listTermsOp, updateTermOp } from
 import { publicContentTypesOp, publicGetContentOp, publicListContentOp, publicSearchOp } from './public-content-ops.ts';
 import { entryTrashKind } from './entries-trash.ts';
 import { provisionTaxonomies } from './taxonomies.ts';
+import { cancelImportOp, exportContentOp, getImportOp, importContentOp } from './import-ops.ts';
+import { stopImports } from './import-stop.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
@@ -57,6 +59,10 @@ export const contentFeature: Feature = {
     createTermOp,
     updateTermOp,
     deleteTermOp,
+    importContentOp,
+    getImportOp,
+    cancelImportOp,
+    exportContentOp,
     publicListContentOp,
     publicGetContentOp,
     publicContentTypesOp,
@@ -77,14 +83,14 @@ export const contentFeature: Feature = {
   async provisionSite(ctx) {
     await provisionTaxonomies(ctx);
   },
-  /** Every entry schedule's workflow. */
+  /** Every entry schedule's workflow, every import still running. */
   async stopWork(services, workspace) {
     let schedules = 0;
     for await (const entry of contentCollections(services.workspaceDb(workspace)).entries.find({ schedule: { $ne: null } }, { projection: { _id: 1 } })) {
       await stopWorkspaceWorkflow(services, workspace, scheduleWorkflowId(workspace._id, entry._id));
       schedules += 1;
     }
-    return { schedules };
+    return { schedules, imports: await stopImports(services, workspace) };
   },
   async usage(services, workspace, siteId) {
     const entries = await services

@@ -14,6 +14,7 @@ import { probeWorkflowType } from '../../workflows/contracts/probe.ts';
 import { scheduleEntryWorkflowType } from '../../workflows/contracts/schedule.ts';
 import { termRemovalWorkflowType } from '../../workflows/contracts/term-removal.ts';
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
+import { contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -38,6 +39,7 @@ function committedHistories() {
 describe('workflow contracts and committed histories', () => {
   it('each contract names a workflow the worker runs, and each workflow has a contract', () => {
     const contractTypes = [
+      contentImportWorkflowType,
       endpointActorWorkflowName,
       pluginActivationWorkflowType,
       probeWorkflowType,
