@@ -5,7 +5,7 @@ import { newId } from '../core/ids.ts';
 import { actorUserId } from '../core/principal.ts';
 import type { contentImportWorkflow } from '../../workflows/content-import.ts';
 import { contentImportWorkflowId, contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
-import { HeaderLine, lineProblem } from './ndjson-format.ts';
+import { headerProblem } from './ndjson-format.ts';
 import { finishImport } from './import-run.ts';
 import { IMPORT_MAX_BYTES, importFiles, importsCollection, type ImportDoc } from './import-model.ts';
 
@@ -54,15 +54,8 @@ function checkHead(head: Buffer): void {
     .subarray(0, newline === -1 ? head.length : newline)
     .toString('utf8')
     .trim();
-  if (!first.includes('"format"')) return;
-  let parsed: unknown = null;
-  try {
-    parsed = JSON.parse(first);
-  } catch {
-    throw new BadRequestError('line 1: malformed header');
-  }
-  const header = HeaderLine.safeParse(parsed);
-  if (!header.success) throw new BadRequestError(`line 1: header ${lineProblem(header.error)}`);
+  const problem = headerProblem(first);
+  if (problem) throw new BadRequestError(`line 1: ${problem}`);
 }
 
 /**

@@ -9,7 +9,7 @@ import { localeAmong } from './entry-input.ts';
 import { snapshotOf } from './entries.ts';
 import { listTaxonomies, taxonomyCollections, type TaxonomyDoc } from './taxonomies.ts';
 import { changeEntriesById, createEntries, settleCreated, settleOwed, type ContentEvent } from './write-path.ts';
-import { canonical, HeaderLine, lineProblem, parseEntryLine, type EntryLine, type TermRef } from './ndjson-format.ts';
+import { canonical, headerProblem, parseEntryLine, type EntryLine, type TermRef } from './ndjson-format.ts';
 import { readLines } from './import-lines.ts';
 import { importFiles, importsCollection, REJECTIONS_KEPT, type ImportDoc, type Rejection } from './import-model.ts';
 
@@ -178,16 +178,10 @@ export async function importBatch(
     }
     const text = raw.text!.trim();
     if (text === '') continue;
-    if (raw.no === 1 && text.includes('"format"')) {
-      // The optional header: the format and its version.
-      let header: unknown = null;
-      try {
-        header = JSON.parse(text);
-      } catch {
-        /* refused below */
-      }
-      const parsed = HeaderLine.safeParse(header);
-      if (!parsed.success) reject(raw.no, `header: ${lineProblem(parsed.error)}`);
+    // The optional header: the format and its version.
+    const header = raw.no === 1 ? headerProblem(text) : undefined;
+    if (header !== undefined) {
+      if (header) reject(raw.no, header);
       continue;
     }
     const parsed = parseEntryLine(text);
@@ -251,36 +245,54 @@ export async function importBatch(
     version: 1,
     trashedAt: null,
   }));
-  const { created, refused } = await createEntries(ctx, docs, { note: note(importId), audit: { kind: 'import', id: importId } });
-  heartbeat();
   const lineOf = new Map(valid.map((v) => [keyOf(v), v]));
   const { entries } = contentCollections(ctx.db);
-  let createdCount = created.length;
+  const lookUp = async (wanted: readonly EntryDoc[]) => {
+    const found: Array<EntryDoc | null> = [];
+    for (let i = 0; i < wanted.length; i += LOOKUPS_AT_ONCE) {
+      found.push(
+        ...(await Promise.all(
+          wanted.slice(i, i + LOOKUPS_AT_ONCE).map((doc) => entries.findOne({ siteId: ctx.site._id, locale: doc.locale, slug: doc.slug })),
+        )),
+      );
+    }
+    return found;
+  };
+  let createdCount = 0;
   let unchanged = 0;
   let updatedCount = 0;
   const landedBefore: EntryDoc[] = [];
   const updates: Array<{ v: (typeof valid)[number]; stored: EntryDoc; content: Content }> = [];
-  for (let i = 0; i < refused.length; i += LOOKUPS_AT_ONCE) {
-    const group = refused.slice(i, i + LOOKUPS_AT_ONCE);
-    const found = await Promise.all(group.map(({ doc }) => entries.findOne({ siteId: ctx.site._id, locale: doc.locale, slug: doc.slug })));
-    group.forEach(({ doc, error }, j) => {
-      const v = lineOf.get(`${doc.locale}/${doc.slug}`)!;
-      const stored = found[j];
-      if (!stored) return reject(v.no, error);
-      if (stored._id === doc._id) {
-        createdCount++;
-        landedBefore.push(stored);
-      } else if (stored.trashedAt) reject(v.no, `slug: "${doc.slug}" (${doc.locale}) is held by a trashed entry; restore or purge it first`);
-      else if (stored.type !== v.line.type) reject(v.no, `slug: "${doc.slug}" (${doc.locale}) is an entry of type ${stored.type}`);
-      else {
-        const content = contentOf(v.line, termsOf(v.line), stored, now());
-        if (!sameContent(stored, content)) updates.push({ v, stored, content });
-        else if (retried?.updates.includes(keyOf(v)))
-          updatedCount++; // changed by the cut-short attempt
-        else unchanged++;
-      }
-    });
+  /** A line whose entry is there (or could not be inserted): created by a cut-short attempt, unchanged, to change, or refused. */
+  const classify = (doc: EntryDoc, stored: EntryDoc | null, error: string) => {
+    const v = lineOf.get(`${doc.locale}/${doc.slug}`)!;
+    if (!stored) return reject(v.no, error);
+    if (stored._id === doc._id) {
+      createdCount++;
+      landedBefore.push(stored);
+    } else if (stored.trashedAt) reject(v.no, `slug: "${doc.slug}" (${doc.locale}) is held by a trashed entry; restore or purge it first`);
+    else if (stored.type !== v.line.type) reject(v.no, `slug: "${doc.slug}" (${doc.locale}) is an entry of type ${stored.type}`);
+    else {
+      const content = contentOf(v.line, termsOf(v.line), stored, now());
+      if (!sameContent(stored, content)) updates.push({ v, stored, content });
+      else if (retried?.updates.includes(keyOf(v)))
+        updatedCount++; // changed by the cut-short attempt
+      else unchanged++;
+    }
+  };
+  // A file mostly imported already (a re-run) is looked up first and only its missing lines are
+  // inserted; otherwise insert first, and look up only the lines whose insert was refused.
+  let toInsert = docs;
+  if (job.unchanged + job.updated > job.created) {
+    const found = await lookUp(docs);
+    toInsert = docs.filter((_, j) => !found[j]);
+    docs.forEach((doc, j) => found[j] && classify(doc, found[j], ''));
   }
+  const { created, refused } = await createEntries(ctx, toInsert, { note: note(importId), audit: { kind: 'import', id: importId } });
+  createdCount += created.length;
+  heartbeat();
+  const found = await lookUp(refused.map((r) => r.doc));
+  refused.forEach((r, j) => classify(r.doc, found[j], r.error));
   // The entries the cut-short attempt created: their revisions and events again (idempotent, at least once).
   if (landedBefore.length) await settleCreated(ctx, landedBefore, note(importId));
   if (updates.length) await imports.updateOne({ _id: job._id }, { $addToSet: { 'inFlight.updates': { $each: updates.map((u) => keyOf(u.v)) } } });

@@ -69,6 +69,22 @@ export function lineProblem(error: z.ZodError): string {
   return path ? `${path}: ${issue.message}` : issue.message;
 }
 
+/**
+ * Whether a first line is the header (a JSON object with a top-level `format`, a key no entry line
+ * may have): `undefined` when it is not, `null` when it is right, else why it is wrong.
+ */
+export function headerProblem(text: string): string | null | undefined {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, 'format')) return undefined;
+  const parsed = HeaderLine.safeParse(raw);
+  return parsed.success ? null : `header ${lineProblem(parsed.error)}`;
+}
+
 /** Parses one line's text: the entry, or the reason it is refused. */
 export function parseEntryLine(text: string): { line: EntryLine } | { error: string } {
   let raw: unknown;
