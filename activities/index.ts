@@ -8,6 +8,7 @@ import { createPluginActivities } from './plugin-activation.ts';
 import { createExportActivities } from './export.ts';
 import { createBackupActivities } from './backup.ts';
 import { createMailActivities } from './mail.ts';
+import { createContentImportActivities } from './content-import.ts';
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
@@ -41,5 +42,6 @@ export function createActivities(services: Services) {
     export: createExportActivities(services),
     backup: createBackupActivities(services),
     mail: createMailActivities(services),
+    contentImport: createContentImportActivities(services),
   });
 }

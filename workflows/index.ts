@@ -8,3 +8,4 @@ export { pluginActivationWorkflow } from './plugin-activation.ts';
 export { staticExportWorkflow } from './static-export.ts';
 export { backupWorkflow, restoreWorkflow, scheduledBackupWorkflow } from './backup.ts';
 export { mailWorkflow } from './mail.ts';
+export { contentImportWorkflow } from './content-import.ts';

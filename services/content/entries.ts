@@ -1,3 +1,4 @@
+import { MongoBulkWriteError } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { actorUserId } from '../core/principal.ts';
@@ -27,27 +28,46 @@ export async function findEntryInScope(ctx: OperationContext, id: string): Promi
   return doc;
 }
 
+/** The revision of a saved state: what `recordRevision` and `recordRevisions` insert once. */
+function revisionFields(ctx: OperationContext, doc: EntryDoc, note: string | undefined) {
+  return {
+    entryId: doc._id,
+    version: doc.version,
+    title: doc.title,
+    slug: doc.slug,
+    status: doc.status,
+    excerpt: doc.excerpt,
+    blocks: doc.blocks,
+    fields: doc.fields,
+    authorId: actorUserId(ctx.principal),
+    createdAt: doc.updatedAt,
+    note: note ?? null,
+  };
+}
+
 /** Keeps a copy of every saved state. Keyed by entry and version, so a repeated call writes nothing new. */
 export async function recordRevision(ctx: OperationContext, doc: EntryDoc, note?: string): Promise<void> {
   await contentCollections(ctx.db).revisions.updateOne(
     { _id: `${doc._id}:${doc.version}`, siteId: doc.siteId },
-    {
-      $setOnInsert: {
-        entryId: doc._id,
-        version: doc.version,
-        title: doc.title,
-        slug: doc.slug,
-        status: doc.status,
-        excerpt: doc.excerpt,
-        blocks: doc.blocks,
-        fields: doc.fields,
-        authorId: actorUserId(ctx.principal),
-        createdAt: doc.updatedAt,
-        note: note ?? null,
-      },
-    },
+    { $setOnInsert: revisionFields(ctx, doc, note) },
     { upsert: true },
   );
+}
+
+/**
+ * `recordRevision` for many entries in one round trip (a bulk create); idempotent the same way: a
+ * revision already there is a duplicate `_id`, skipped. An insert, not upserts: an engine that
+ * serves only `_id` and unique indexes (the local one) matches each upsert's filter by a scan.
+ */
+export async function recordRevisions(ctx: OperationContext, docs: readonly EntryDoc[], note?: string): Promise<void> {
+  if (docs.length === 0) return;
+  const rows = docs.map((doc) => ({ _id: `${doc._id}:${doc.version}`, siteId: doc.siteId, ...revisionFields(ctx, doc, note) }));
+  try {
+    await contentCollections(ctx.db).revisions.insertMany(rows, { ordered: false });
+  } catch (error) {
+    const errors = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
+    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw error;
+  }
 }
 
 /** The published snapshot of the working revision. */

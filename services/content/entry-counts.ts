@@ -194,3 +194,36 @@ export function startEntryCountReconciler(services: Services, intervalMs = 10 * 
   services.mongo.once('topologyClosed', () => void pass.stop());
   return pass;
 }
+
+/**
+ * Takes up to `n` live entries at once (a bulk create, the content import): as many as the site's
+ * and the workspace's limits leave room for, with one conditional `$inc` whose filter says that
+ * room is still there (a racing writer makes it read again). Under no limit nothing is taken
+ * (`limited: false`): the caller counts what landed after its insert (`countLanded`), as a create does.
+ */
+export async function takeEntries(ctx: OperationContext, n: number): Promise<{ granted: number; limited: boolean }> {
+  const workspaceMax = workspaceLimit(ctx.workspace.quotas, 'entries');
+  const siteMax = siteOwnLimit(ctx.site.quotas, 'entries');
+  if (workspaceMax === null && siteMax === null) return { granted: n, limited: false };
+  const siteField = `sites.${ctx.site._id}`;
+  for (let attempt = 0; attempt < 8 && n > 0; attempt++) {
+    const current = (await counts(ctx.db).findOne({ _id: ID })) ?? (await reconcileEntryCounts(ctx.db, ctx.services.clock.now()));
+    const siteNow = current.sites?.[ctx.site._id] ?? 0;
+    const room = Math.min(n, workspaceMax === null ? n : workspaceMax - current.total, siteMax === null ? n : siteMax - siteNow);
+    if (room <= 0) return { granted: 0, limited: true };
+    const filter: Record<string, unknown> = { _id: ID };
+    if (workspaceMax !== null) filter.total = { $lte: workspaceMax - room };
+    if (siteMax !== null) filter[siteField] = { $not: { $gt: siteMax - room } };
+    const taken = await counts(ctx.db).updateOne(filter, { $inc: { total: room, [siteField]: room } });
+    if (taken.matchedCount === 1) return { granted: room, limited: true };
+  }
+  return { granted: 0, limited: true };
+}
+
+/** Moves the live count by `delta`: entries a bulk create landed under no limit (+), or taken ones that did not land (−). */
+export async function countLanded(ctx: OperationContext, delta: number): Promise<void> {
+  if (delta === 0) return;
+  const counted = await counts(ctx.db).updateOne({ _id: ID }, { $inc: { total: delta, [`sites.${ctx.site._id}`]: delta } });
+  // No counter yet: the recount includes what just landed.
+  if (counted.matchedCount !== 1) await reconcileEntryCounts(ctx.db, ctx.services.clock.now());
+}

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
-import { loadLanguages } from '../languages/languages.ts';
+import { loadLanguages, type LanguagesDoc } from '../languages/languages.ts';
 import { BlockDocumentInput } from './model.ts';
 import { FreeFormObject } from '../core/safe-keys.ts';
 
@@ -25,6 +25,13 @@ export const EntryCreateInput = z.object({
   fields: FieldsInput.optional(),
 });
 
+/** Which header an entry shows (`PUT /content/{id}/header-ref`, and the import's lines). */
+export const HeaderRefInput = z.discriminatedUnion('mode', [
+  z.object({ mode: z.literal('library'), name: z.string().min(1).max(200) }),
+  z.object({ mode: z.literal('default') }),
+  z.object({ mode: z.literal('none') }),
+]);
+
 /** Content update (contract 2.3). */
 export const EntryUpdateInput = z.object({
   id: z.string(),
@@ -39,7 +46,11 @@ export const EntryUpdateInput = z.object({
 
 /** The locale of a new entry: a language the site has, or the site default when omitted. */
 export async function entryLocale(ctx: OperationContext, requested: string | undefined): Promise<string> {
-  const languages = await loadLanguages(ctx);
+  return localeAmong(await loadLanguages(ctx), requested);
+}
+
+/** `entryLocale` over languages already read (a batch of entries reads them once). */
+export function localeAmong(languages: LanguagesDoc, requested: string | undefined): string {
   if (!requested) return languages.defaultCode;
   const known = languages.languages.find((l) => l.code.toLowerCase() === requested.toLowerCase());
   if (!known) throw new BadRequestError(`locale: unknown language "${requested}"`);

@@ -7,6 +7,7 @@ import { EntryView, toEntryView } from './entry-view.ts';
 import { findEntryInScope } from './entries.ts';
 import { changeEntryOrFail } from './write-path.ts';
 import { listTaxonomies, taxonomyCollections, TermView, toTermView } from './taxonomies.ts';
+import { HeaderRefInput } from './entry-input.ts';
 
 export const getEntryTermsOp = defineOperation({
   id: 'content.terms.get',
@@ -77,12 +78,6 @@ export const putEntryTermsOp = defineOperation({
     return toEntryView(after);
   },
 });
-
-const HeaderRefInput = z.discriminatedUnion('mode', [
-  z.object({ mode: z.literal('library'), name: z.string().min(1).max(200) }),
-  z.object({ mode: z.literal('default') }),
-  z.object({ mode: z.literal('none') }),
-]);
 
 export const putHeaderRefOp = defineOperation({
   id: 'content.headerRef.put',

@@ -18,6 +18,8 @@ import { provisionTaxonomies } from './taxonomies.ts';
 import { entryUsage } from './entry-counts.ts';
 import { recordedTermRemovalJobs } from './term-removal.ts';
 import { SEARCH_INDEXES } from './search-index.ts';
+import { cancelImportOp, exportContentOp, getImportOp, importContentOp } from './import-ops.ts';
+import { stopImports } from './import-stop.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
@@ -60,6 +62,10 @@ export const contentFeature: Feature = {
     createTermOp,
     updateTermOp,
     deleteTermOp,
+    importContentOp,
+    getImportOp,
+    cancelImportOp,
+    exportContentOp,
     publicListContentOp,
     publicGetContentOp,
     publicContentTypesOp,
@@ -89,7 +95,7 @@ export const contentFeature: Feature = {
   async provisionSite(ctx) {
     await provisionTaxonomies(ctx);
   },
-  /** Every entry schedule's workflow and every term-removal job recorded in the workspace database. */
+  /** Every entry schedule's workflow, every term-removal job recorded in the workspace database, every import still running. */
   async stopWork(services, workspace) {
     const db = services.workspaceDb(workspace);
     let schedules = 0;
@@ -99,7 +105,7 @@ export const contentFeature: Feature = {
     }
     const termRemovals = await recordedTermRemovalJobs(db);
     for (const workflowId of termRemovals) await stopWorkspaceWorkflow(services, workspace, workflowId);
-    return { schedules, termRemovals: termRemovals.length };
+    return { schedules, termRemovals: termRemovals.length, imports: await stopImports(services, workspace) };
   },
   /** The kept counters (O(1); content/entry-counts.ts), recounted only when entries were created uncounted since. */
   async usage(services, workspace, siteId) {

@@ -1,12 +1,12 @@
-import type { Filter } from 'mongodb';
+import { MongoBulkWriteError, type Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
-import { findEntryInScope, recordRevision } from './entries.ts';
+import { findEntryInScope, recordRevision, recordRevisions } from './entries.ts';
 import { settleSchedule } from './lifecycle.ts';
 import { cancelSchedule } from './schedule-cancel.ts';
-import { countNewEntry, countPurged, countRestoreUndone, countTrashed, takeRestoredEntry } from './entry-counts.ts';
+import { countLanded, countNewEntry, countPurged, countRestoreUndone, countTrashed, takeEntries, takeRestoredEntry } from './entry-counts.ts';
 import { recordChange } from '../audit/record.ts';
 import { syncEntrySearch } from './search-index.ts';
 
@@ -341,4 +341,86 @@ export async function changeEntriesMatching(
  */
 export async function changeTrashedEntries(ctx: OperationContext, filter: Filter<EntryDoc>, update: Record<string, unknown>): Promise<void> {
   await contentCollections(ctx.db).entries.updateMany({ ...filter, siteId: ctx.site._id, trashedAt: { $ne: null } } as Filter<EntryDoc>, update as never);
+}
+
+/** The events of an entry created as it is (a bulk create may land it published). */
+const createdEvents = (doc: EntryDoc): ContentEvent[] => (doc.status === 'published' ? ['content.created', 'content.published'] : ['content.created']);
+
+/**
+ * Creates many entries at once (the content import), with the effects of `createEntry` for each:
+ * scope checked for every one first (a generic 401, nothing written); the quota taken for the batch
+ * (`takeEntries`: as many as the limits allow, the rest refused); one `insertMany` (through the
+ * followed handle: a published entry moves the public generation); the revisions in one round trip;
+ * the events; one audit row for the batch (`audit`). An entry is one document, so each lands whole
+ * (with its terms) or not at all; a slug taken meanwhile refuses that entry only.
+ *
+ * Durable by its caller, not by a marker per entry: a job that records which entries a batch creates
+ * before calling this (the import's checkpoint) completes a crashed call with `settleCreated` on the
+ * ones that landed. Clearing a marker per entry would cost one more write each, by scan on an engine
+ * serving only `_id` and unique indexes.
+ */
+export async function createEntries(
+  ctx: OperationContext,
+  docs: readonly EntryDoc[],
+  effects: { note: string; audit: { kind: string; id: string } },
+): Promise<{ created: EntryDoc[]; refused: Array<{ doc: EntryDoc; error: string }> }> {
+  for (const doc of docs) ctx.scope.check(doc, ENTRY_SCOPE);
+  if (docs.length === 0) return { created: [], refused: [] };
+  const { granted, limited } = await takeEntries(ctx, docs.length);
+  const refused = docs.slice(granted).map((doc) => ({ doc, error: 'over the entries quota' }));
+  const admitted = docs.slice(0, granted);
+  const failed = new Set<number>();
+  try {
+    if (admitted.length)
+      await contentCollections(ctx.db).entries.insertMany(
+        admitted.map((doc) => ({ ...doc })),
+        { ordered: false },
+      );
+  } catch (error) {
+    const errors = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
+    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) {
+      if (limited) await countLanded(ctx, -granted).catch(() => undefined); // the recount repairs what did land
+      throw error;
+    }
+    for (const duplicate of errors) failed.add(duplicate.index);
+  }
+  const created = admitted.filter((_, i) => !failed.has(i));
+  for (const i of failed) refused.push({ doc: admitted[i], error: 'slug taken meanwhile by another entry in this locale' });
+  // Under no limit nothing was taken and nothing is counted, as for a single create (entry-counts.ts).
+  await Promise.all([limited ? countLanded(ctx, -failed.size) : undefined, settleCreated(ctx, created, effects.note)]);
+  recordChange(ctx, { action: 'content.imported', target: effects.audit, summary: { note: effects.note, affected: { entries: created.length } } });
+  return { created, refused };
+}
+
+/** What follows a bulk create: the revisions and search postings (idempotent) and the events (at least once). A retry after a crash runs it again on what landed. */
+export async function settleCreated(ctx: OperationContext, created: readonly EntryDoc[], note: string): Promise<void> {
+  await Promise.all([
+    recordRevisions(ctx, created, note),
+    ...created.map((doc) => indexEntry(ctx, doc._id, doc)),
+    ...created.flatMap((doc) => createdEvents(doc).map((event) => ctx.emit(event, eventData(doc)))),
+  ]);
+}
+
+/**
+ * Changes many entries, each by its id and its own compute, through `changeEntry` (scope, version,
+ * revision, events, audit), a group of PARALLEL at a time; durable like `changeEntriesMatching`
+ * (the group's owed markers cleared together). Answers, per item in order, the change (null: left
+ * alone) or the error that refused it, so one refused entry does not stop the others.
+ */
+export async function changeEntriesById(
+  ctx: OperationContext,
+  items: ReadonlyArray<{ id: string; compute: Compute; effects: (before: EntryDoc, after: EntryDoc) => WriteEffects }>,
+): Promise<Array<{ changed: boolean } | { error: unknown }>> {
+  const out: Array<{ changed: boolean } | { error: unknown }> = [];
+  for (let i = 0; i < items.length; i += PARALLEL) {
+    const owedMarks: OwedMark[] = [];
+    const results = await Promise.allSettled(
+      items
+        .slice(i, i + PARALLEL)
+        .map((item) => changeEntry(ctx, item.id, undefined, item.compute, (before, after) => ({ ...item.effects(before, after), durable: true, owedMarks }))),
+    );
+    await clearOwed(ctx, owedMarks);
+    for (const result of results) out.push(result.status === 'fulfilled' ? { changed: result.value !== null } : { error: result.reason });
+  }
+  return out;
 }

@@ -50,6 +50,12 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+export class UnsupportedMediaTypeError extends AppError {
+  constructor(message = 'Unsupported content type') {
+    super(415, message);
+  }
+}
+
 export class TooManyRequestsError extends AppError {
   constructor(retryAfterSeconds: number) {
     super(429, 'Too many requests', { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) });

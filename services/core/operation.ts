@@ -55,8 +55,11 @@ export interface Operation<I extends z.ZodType = z.ZodType, O extends z.ZodType 
   heavy?: boolean;
   /** An extra per-operation limit enforced by the gate's `admit` (public search: 60/min per IP). */
   rateLimit?: { perMinute: number; by: 'ip' };
-  /** `multipart`: the REST adapter hands the handler a `file` stream (media upload). */
-  body?: 'json' | 'multipart';
+  /**
+   * `multipart`: the REST adapter hands the handler a `file` stream (media upload); `ndjson`: the
+   * raw `application/x-ndjson` body as an `upload` stream, never read whole (content import).
+   */
+  body?: 'json' | 'multipart' | 'ndjson';
   /**
    * The operation answers a file, not JSON: its handler returns a `FileReply` (core/file-reply.ts)
    * and OpenAPI lists these content types. Such operations are not MCP tools.

@@ -15,6 +15,7 @@ import { requestIdOf } from './request-id.ts';
 import { installRequestTelemetry, requestSpans } from './request-telemetry.ts';
 import { serviceVersion } from '../core/version.ts';
 import { trustsProxy } from '../core/proxy-trust.ts';
+import { NDJSON_CONTENT_TYPE } from '../core/ndjson.ts';
 
 export interface AppOptions {
   services: Services;
@@ -61,6 +62,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(cookie);
   // fileSize: Infinity because the media upload enforces the per-site size limit while streaming.
   await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: Infinity } });
+  // NDJSON bodies (the content import) stay a stream: the operation stores them as it reads them, with its own size limit.
+  app.addContentTypeParser(NDJSON_CONTENT_TYPE, (_request, payload, done) => done(null, payload));
   await app.register(requestScopePlugin, { resolver: services.sites, listenHost: services.config.HOST });
 
   app.get('/healthz', { config: { siteless: true } }, async () => ({ status: 'ok' }));

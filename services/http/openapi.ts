@@ -10,6 +10,7 @@ const toJsonSchema = (schema: z.ZodType, io: 'input' | 'output'): JsonSchema => 
 };
 
 import { openApiPath, pathParamNames } from '../core/operation.ts';
+import { NDJSON_CONTENT_TYPE } from '../core/ndjson.ts';
 
 export { openApiPath, pathParamNames };
 
@@ -52,12 +53,14 @@ function describeOperation(operation: Operation, surface: Surface) {
     required: bodyEntries.map(([name]) => name).filter((name) => required.has(name)),
     additionalProperties: input.additionalProperties ?? false,
   };
-  const mediaType = operation.body === 'multipart' ? 'multipart/form-data' : 'application/json';
+  const mediaType = operation.body === 'multipart' ? 'multipart/form-data' : operation.body === 'ndjson' ? NDJSON_CONTENT_TYPE : 'application/json';
   const multipartSchema = {
     type: 'object',
     properties: { file: { type: 'string', format: 'binary' } },
     required: ['file'],
   };
+
+  const ndjsonSchema = { type: 'string', description: 'One JSON object per line' };
 
   const status = String(operation.status ?? 200);
   const secured = !anonymousSurface(surface) && operation.requires !== 'public';
@@ -71,8 +74,8 @@ function describeOperation(operation: Operation, surface: Surface) {
       ? {}
       : {
           requestBody: {
-            required: operation.body === 'multipart' || bodySchema.required.length > 0,
-            content: { [mediaType]: { schema: operation.body === 'multipart' ? multipartSchema : bodySchema } },
+            required: operation.body === 'multipart' || operation.body === 'ndjson' || bodySchema.required.length > 0,
+            content: { [mediaType]: { schema: operation.body === 'multipart' ? multipartSchema : operation.body === 'ndjson' ? ndjsonSchema : bodySchema } },
           },
         }),
     ...(secured ? { security: [{ bearerAuth: [] }], 'x-required-capability': requirementAnnotation(operation) } : {}),

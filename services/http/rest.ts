@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../core/context.ts';
 import { BadRequestError } from '../core/errors.ts';
@@ -59,7 +60,11 @@ async function collectInput(operation: Operation, request: FastifyRequest): Prom
       file: file ? { filename: file.filename, declaredType: file.mimetype, stream: file.file } : undefined,
     };
   }
-  const body = request.body && typeof request.body === 'object' && !Array.isArray(request.body) ? request.body : {};
+  if (operation.body === 'ndjson') {
+    return { ...query, ...params, upload: request.body instanceof Readable ? { stream: request.body } : undefined };
+  }
+  // A stream body (an NDJSON upload sent to another route) holds no fields.
+  const body = request.body && typeof request.body === 'object' && !Array.isArray(request.body) && !(request.body instanceof Readable) ? request.body : {};
   return { ...query, ...(body as Record<string, unknown>), ...params };
 }
 

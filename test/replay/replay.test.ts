@@ -17,6 +17,7 @@ import { termRemovalWorkflowType } from '../../workflows/contracts/term-removal.
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
 import { backupWorkflowType, restoreWorkflowType, scheduledBackupWorkflowType } from '../../workflows/contracts/backup.ts';
 import { mailWorkflowType } from '../../workflows/contracts/mail.ts';
+import { contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -45,6 +46,7 @@ describe('workflow contracts and committed histories', () => {
       backupWorkflowType,
       restoreWorkflowType,
       scheduledBackupWorkflowType,
+      contentImportWorkflowType,
       endpointActorWorkflowName,
       mailWorkflowType,
       pluginActivationWorkflowType,

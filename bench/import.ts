@@ -1,0 +1,143 @@
+// Content import throughput (issue 24 item 4): an NDJSON file of BENCH_LINES entries (default
+// 100,000) imported through `POST /api/manage/v1/content/import` into an empty site, the job run
+// by a Temporal worker in its own process, timed from the POST to the import's `succeeded`; then
+// the same file again (every line unchanged). Baseline, same run, same documents: a plain driver
+// `insertMany` (1,000 per call) of the entry documents the import creates, into a collection with
+// the same indexes, with none of the import's work (no parsing, validation, terms, quota,
+// revisions, events, checkpoints). Target: ≥ 2,000 entries/s.
+//   npx tsx bench/import.ts          (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
+// Env: BENCH_LINES (100000), BENCH_RERUN=0 to skip the second run.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { startBenchWorld } from './support/world.ts';
+import { createApiKey } from './support/operator-key.ts';
+import { createContext } from '../services/core/context.ts';
+import { systemPrincipal } from '../services/core/principal.ts';
+import { newId } from '../services/core/ids.ts';
+import { contentCollections, COLLECTIONS, type EntryDoc } from '../services/content/model.ts';
+import { contentFeature } from '../services/content/feature.ts';
+
+const N = Number(process.env.BENCH_LINES ?? 100_000);
+const world = await startBenchWorld();
+const { services, config } = world;
+const key = await createApiKey(world);
+const scope = (await services.sites.resolve('localhost'))!;
+const ctx = createContext(services, scope, systemPrincipal('bench'), { id: 'bench', ip: '127.0.0.1' });
+
+const line = (i: number) =>
+  JSON.stringify({
+    type: 'post',
+    slug: `bench-${i}`,
+    title: `Bench entry ${i}`,
+    status: i % 2 === 0 ? 'published' : 'draft',
+    excerpt: 'A short summary of the entry.',
+    blocks: { version: 1, blocks: [{ type: 'paragraph', text: 'Lorem ipsum dolor sit amet. '.repeat(8) }] },
+    terms: { tag: [`tag-${i % 20}`], category: [{ slug: `cat-${i % 8}`, name: `Category ${i % 8}` }] },
+  });
+const body = `${JSON.stringify({ format: 'content-ndjson', version: 1 })}\n${Array.from({ length: N }, (_, i) => line(i)).join('\n')}\n`;
+process.stderr.write(`file: ${N} lines, ${(body.length / 1e6).toFixed(1)} MB\n`);
+
+// --- baseline: the same documents, plain insertMany into a collection with the same indexes -------
+const baseline = ctx.db.collection<EntryDoc>('bench_baseline_entries');
+for (const index of contentFeature.indexes ?? []) {
+  if (index.collection === COLLECTIONS.entries) await baseline.createIndex(index.keys, index.options ?? {});
+}
+const docsOf = (from: number, to: number): EntryDoc[] => {
+  const now = new Date();
+  return Array.from({ length: to - from }, (_, k) => {
+    const i = from + k;
+    const parsed = JSON.parse(line(i));
+    const snapshot = {
+      title: parsed.title,
+      titleLower: parsed.title.toLowerCase(),
+      slug: parsed.slug,
+      excerpt: parsed.excerpt,
+      blocks: parsed.blocks,
+      fields: {},
+    };
+    return {
+      _id: newId(now.getTime()),
+      siteId: ctx.site._id,
+      type: 'post',
+      ...snapshot,
+      locale: 'en',
+      status: parsed.status,
+      live: parsed.status === 'published' ? snapshot : null,
+      publishedAt: parsed.status === 'published' ? now : null,
+      authorId: null,
+      terms: { tag: ['t'], category: ['c'] },
+      headerRef: { mode: 'default' },
+      schedule: null,
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+      trashedAt: null,
+    };
+  });
+};
+const baseStarted = performance.now();
+for (let i = 0; i < N; i += 1000) await baseline.insertMany(docsOf(i, Math.min(N, i + 1000)));
+const baseSec = (performance.now() - baseStarted) / 1000;
+await baseline.drop();
+process.stderr.write(`baseline insertMany: ${baseSec.toFixed(1)} s\n`);
+
+// --- the worker in its own process ----------------------------------------------------------------
+const worker: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], {
+  env: { ...process.env, DB_PREFIX: config.DB_PREFIX, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, SECRET_KEY: config.SECRET_KEY, LOG_LEVEL: 'warn' },
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
+await new Promise<void>((resolve, reject) => {
+  let out = '';
+  const on = (chunk: Buffer) => {
+    out += chunk;
+    if (out.includes('worker ready')) resolve();
+  };
+  worker.stdout!.on('data', on);
+  worker.stderr!.on('data', on);
+  worker.once('exit', (code) => reject(new Error(`worker exited ${code}: ${out.slice(-2000)}`)));
+});
+
+async function runImport(): Promise<{ sec: number; uploadSec: number; view: Record<string, unknown> }> {
+  const started = performance.now();
+  const answer = await world.app.inject({
+    method: 'POST',
+    url: '/api/manage/v1/content/import',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/x-ndjson' },
+    payload: body,
+  });
+  if (answer.statusCode !== 202) throw new Error(`import refused: ${answer.statusCode} ${answer.body}`);
+  const uploadSec = (performance.now() - started) / 1000;
+  for (;;) {
+    const view = (
+      await world.app.inject({ method: 'GET', url: `/api/manage/v1/content/imports/${answer.json().id}`, headers: { authorization: `Bearer ${key}` } })
+    ).json();
+    if (!['queued', 'running'].includes(view.state)) return { sec: (performance.now() - started) / 1000, uploadSec, view };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+const first = await runImport();
+const again = process.env.BENCH_RERUN === '0' ? null : await runImport();
+const stored = await contentCollections(ctx.db).entries.countDocuments({ siteId: ctx.site._id, slug: /^bench-/ });
+worker.kill('SIGTERM');
+await world.close();
+
+const rate = (sec: number) => Math.round(N / sec);
+console.log(
+  `import of ${N} lines (${(body.length / 1e6).toFixed(1)} MB), load average ${(await import('node:os'))
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}`,
+);
+console.log(`| run | seconds | entries/s | figures |`);
+console.log(`|---|---|---|---|`);
+console.log(`| baseline: driver insertMany of the same documents | ${baseSec.toFixed(1)} | ${rate(baseSec)} | — |`);
+console.log(
+  `| import, empty site (upload ${first.uploadSec.toFixed(1)} s included) | ${first.sec.toFixed(1)} | ${rate(first.sec)} | ${JSON.stringify({ state: first.view.state, created: first.view.created, rejected: first.view.rejected })} |`,
+);
+if (again) {
+  console.log(
+    `| the same file again (all unchanged) | ${again.sec.toFixed(1)} | ${rate(again.sec)} | ${JSON.stringify({ state: again.view.state, unchanged: again.view.unchanged, created: again.view.created })} |`,
+  );
+}
+console.log(`entries stored: ${stored}; import / baseline time: ${(first.sec / baseSec).toFixed(2)}`);
+process.exit(0);

@@ -1,0 +1,64 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
+import { startContentWorld, defaultSiteContext, type ContentWorld } from './support.ts';
+import { eventually } from '../support/polling.ts';
+import { contentCollections } from '../../services/content/model.ts';
+import { importsCollection } from '../../services/content/import-model.ts';
+import { entryLine, importFinished, postImport } from './import-support.ts';
+
+// Issue 24 item 4: a content import is a durable job whose batches move a checkpoint; a worker
+// SIGKILLed in the middle resumes on the next one from the last checkpoint, and the batch it cut
+// short finds its own writes done: every line imported once, no entry twice, one revision each.
+
+const LINES = 6_000;
+
+describe('content import: a worker SIGKILLed mid-import', { timeout: 600_000 }, () => {
+  let cw: ContentWorld;
+  const children: ChildProcess[] = [];
+  beforeAll(async () => {
+    cw = await startContentWorld(); // no in-process worker: only the child processes work
+  }, 120_000);
+  afterAll(async () => {
+    for (const child of children) await kill9(child);
+    await cw?.close();
+  }, 120_000);
+
+  it('resumes on the next worker without doubles: each line once, the figures exact', async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const { entries, revisions } = contentCollections(ctx.db);
+    const body = Array.from({ length: LINES }, (_, i) => entryLine(i + 1)).join('\n');
+    const started = await postImport(cw, body);
+    expect(started.statusCode, started.body).toBe(202);
+    const id = started.json().id as string;
+    const imported = () => entries.countDocuments({ siteId: ctx.site._id, slug: /^imported-/ });
+
+    const first = await spawnWorkerProcess(cw.world.config, {}, 90_000);
+    children.push(first);
+    // Killed once at least one batch is checkpointed and before the last one.
+    await eventually(
+      async () => {
+        const job = await importsCollection(ctx.db).findOne({ _id: id });
+        return job && job.line >= 1_000 && job.line < LINES - 1_000 ? job : undefined;
+      },
+      'the import under way',
+      240_000,
+      20,
+    );
+    await kill9(first);
+    const atKill = await imported();
+    expect(atKill).toBeGreaterThanOrEqual(1_000);
+    expect(atKill).toBeLessThan(LINES);
+
+    const second = await spawnWorkerProcess(cw.world.config, {}, 90_000);
+    children.push(second);
+    const done = await importFinished(cw, id, 400_000);
+    expect(done).toMatchObject({ state: 'succeeded', linesRead: LINES, created: LINES, updated: 0, unchanged: 0, rejected: 0 });
+    expect(await imported()).toBe(LINES);
+    // No doubles: one entry per slug (the unique index says so too), each at version 1 with one revision.
+    expect(await entries.countDocuments({ siteId: ctx.site._id, slug: /^imported-/, version: 1 })).toBe(LINES);
+    expect(await revisions.countDocuments({ siteId: ctx.site._id, note: `import ${id}` })).toBe(LINES);
+    const slugs = new Set((await entries.find({ siteId: ctx.site._id, slug: /^imported-/ }, { projection: { slug: 1 } }).toArray()).map((d) => d.slug));
+    expect(slugs.size).toBe(LINES);
+  });
+});
