@@ -8,7 +8,8 @@ import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, waitForSta
 import { backupCollections } from '../../services/platform/backup/model.ts';
 import { workspaceRow } from './support.ts';
 
-const FILES = 40;
+/** Many files: the copy and the rebuild take long enough, even on a busy machine, for the kill to land mid-way. */
+const FILES = 100;
 
 describe('a worker killed with SIGKILL in the middle of a backup and of a restore', () => {
   let bw: BackupWorld;
@@ -31,7 +32,7 @@ describe('a worker killed with SIGKILL in the middle of a backup and of a restor
           .openUploadStreamWithId(`bulk-${i}` as never, `bulk-${i}.bin`)
           .on('finish', resolve)
           .on('error', reject)
-          .end(randomBytes(1_000_000)),
+          .end(randomBytes(500_000)),
       );
     }
   }, 180_000);
@@ -50,7 +51,13 @@ describe('a worker killed with SIGKILL in the middle of a backup and of a restor
     const started = await bw.call('POST', `/tenants/${s.workspaceId}/backups`);
     expect(started.statusCode).toBe(202);
     const backupId = started.json().backup.id;
-    await eventually(async () => ((await backups.findOne({ _id: backupId }))?.progress.mediaFilesDone ?? 0) >= 1, 'the media copy to begin', 120_000, 5);
+    // Killed as soon as the hold is set (the drain, then the copy follow): the kill lands mid-backup even on a busy machine.
+    await eventually(
+      async () => (await workspaceRow(bw.world, s.workspaceId))?.writeHold?.backupId === backupId,
+      'the backup to hold the workspace',
+      120_000,
+      5,
+    );
     await kill9(first);
     const cut = await backups.findOne({ _id: backupId });
     expect(cut?.state).toBe('running');
@@ -68,7 +75,8 @@ describe('a worker killed with SIGKILL in the middle of a backup and of a restor
     const restore = await bw.call('POST', `/tenants/${s.workspaceId}/restore`, { backupId });
     expect(restore.statusCode, restore.body).toBe(202);
     const restoreId = restore.json().restore.id;
-    await eventually(async () => (await restores.findOne({ _id: restoreId }))?.counters, 'the restore to begin replacing', 120_000, 5);
+    // Killed as soon as the workspace is suspended for the restore (the replacing steps follow).
+    await eventually(async () => (await workspaceRow(bw.world, s.workspaceId))?.status === 'suspended', 'the restore to suspend the workspace', 120_000, 5);
     await kill9(children[1]);
     expect((await restores.findOne({ _id: restoreId }))?.state).toBe('running');
     expect((await workspaceRow(bw.world, s.workspaceId))?.status).toBe('suspended');

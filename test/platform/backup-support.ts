@@ -94,6 +94,9 @@ const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLEC
   string[]
 >;
 
+/** Pruned by the worker's access retention pass whenever their minute has passed (a slow run sees it happen). */
+const PRUNED = new Set(['rate_counters']);
+
 /**
  * The whole database as canonical EJSON lines per collection, sorted (GridFS chunks left out: a
  * restore writes them with new ids; `mediaDigests` compares the bytes instead).
@@ -101,7 +104,7 @@ const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLEC
 export async function dumpDatabase(db: Db): Promise<Record<string, string[]>> {
   const dump: Record<string, string[]> = {};
   for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
-    if (name.endsWith('.chunks') || name.startsWith('system.')) continue;
+    if (name.endsWith('.chunks') || name.startsWith('system.') || PRUNED.has(name)) continue;
     const docs = await db.collection(name).find({}).toArray();
     const lines = docs.map((doc) => {
       for (const field of MOVED[name] ?? []) delete doc[field];
