@@ -410,6 +410,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/content/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every live entry as NDJSON (the import format), streamed
+         * @description A header line, then one entry per line in creation order, with its terms by slug and the media it references. Format: docs/content.md.
+         */
+        get: operations["content.export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/content/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import entries from an NDJSON body (one entry per line; a durable job)
+         * @description Body: `application/x-ndjson`, at most 1073741824 bytes, stored then imported in batches by a Temporal job. Entries are matched by locale and slug: a line creates its entry, changes it, or leaves it alone when it already says the same (a re-run changes nothing). Each line is checked on its own; rejected lines are reported with their number and why. Answers 202 with the import; follow it at `GET /content/imports/{id}`. Format: docs/content.md.
+         */
+        post: operations["content.import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/content/imports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An import: its state, lines read, entries imported, rejected lines with why */
+        get: operations["content.imports.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/content/imports/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop an import before its next batch (the entries already imported stay) */
+        post: operations["content.imports.cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/cookies": {
         parameters: {
             query?: never;
@@ -610,6 +684,40 @@ export interface paths {
         head?: never;
         /** Rename, activate or deactivate, move (position) or make default */
         patch: operations["languages.update"];
+        trace?: never;
+    };
+    "/mails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Outgoing mails of the site with their delivery state (oldest first; never their bodies) */
+        get: operations["mails.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mails/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start the delivery of a queued or failed mail again (a sent mail is never sent twice: 409) */
+        post: operations["mails.retry"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/media": {
@@ -1367,6 +1475,88 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/{id}/backups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A workspace's backups, oldest first, with their state and progress */
+        get: operations["tenants.backups.list"];
+        put?: never;
+        /**
+         * Back up a workspace: every collection and media file into the backup store
+         * @description Answers 202 with the backup `running`; poll GET …/backups/{backupId} for its progress and state (`succeeded`, `failed`, `cancelled`). The workspace's changes answer 423 while the copy runs (reads are served): docs/backups.md. A workspace being provisioned or deleted, or with a backup or restore running, is a 409.
+         */
+        post: operations["tenants.backups.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{id}/backups/{backupId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One backup: state, progress (collections, documents, media files, bytes) and size */
+        get: operations["tenants.backups.get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a finished backup and its archive
+         * @description A running backup is a 409 (cancel it first).
+         */
+        delete: operations["tenants.backups.delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{id}/backups/{backupId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop a running backup; what it wrote is removed and it ends `cancelled`
+         * @description Answers 202 with the backup as it is (still `running` until its workflow has cleaned up). A backup that is not running is a 409.
+         */
+        post: operations["tenants.backups.cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{id}/backups/{backupId}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The backup archive as one tar (manifest.json, collections/*.ndjson, media/…), streamed
+         * @description Only a `succeeded` backup (else 409). The archive holds the workspace whole, password hashes and key digests included: platform:manage.
+         */
+        get: operations["tenants.backups.download"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenants/{id}/quotas": {
         parameters: {
             query?: never;
@@ -1402,6 +1592,43 @@ export interface paths {
          * @description Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}). Suspending a suspended (or reactivating an active) workspace changes nothing; a workspace being provisioned or deleted is a 409.
          */
         post: operations["tenants.reactivate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a workspace from one of its backups
+         * @description Every part of the archive is checked against its manifest first: a foreign, incomplete or corrupted archive is a 409 naming why, and nothing changes. Then 202: the workspace is suspended, its data replaced by the snapshot, and it comes back to its status before (poll GET …/restores/{restoreId}). docs/backups.md.
+         */
+        post: operations["tenants.restore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{id}/restores/{restoreId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One restore: state and progress */
+        get: operations["tenants.restores.get"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1659,10 +1886,82 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Change role, policy, display name or password; narrows the user's keys at once
-         * @description The caller must hold every capability the user holds now and every one the change would give (403 otherwise, nothing changed), so a site role never changes a platform operator. A new password ends the user's sessions and OAuth grants.
+         * Change role, policy, display name, password or disabled; narrows the user's keys at once
+         * @description The caller must hold every capability the user holds now and every one the change would give (403 otherwise, nothing changed), so a site role never changes a platform operator. A new password ends the user's sessions and OAuth grants; `disabled: true` ends the sessions at once and stops the user's keys and OAuth grants (the last enabled platform operator cannot be disabled: 409).
          */
         patch: operations["users.update"];
+        trace?: never;
+    };
+    "/users/{id}/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** End every session of a user (they sign in again); the caller must hold every capability the user holds */
+        delete: operations["users.sessions.end"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invitations, oldest first (state: pending, accepted, revoked or expired) */
+        get: operations["users.invitations.list"];
+        put?: never;
+        /**
+         * Invite someone by e-mail to a role; they choose their password through a single-use link (72 h)
+         * @description The role must be within what the caller holds (403 otherwise, nothing written). An address that already has an account or a pending invitation is a 409 (resend that one).
+         */
+        post: operations["users.invitations.create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a pending invitation: its link stops working */
+        delete: operations["users.invitations.revoke"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/users/invitations/{id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the invitation again with a new link (the previous link stops working) and a new expiry */
+        post: operations["users.invitations.resend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/webhooks": {
@@ -5828,6 +6127,459 @@ export interface operations {
             };
         };
     };
+    "content.export": {
+        parameters: {
+            query?: {
+                locale?: string;
+                type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "content.import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bytes: number;
+                        cancelRequested: boolean;
+                        created: number;
+                        createdAt: string;
+                        error: string | null;
+                        finishedAt: string | null;
+                        id: string;
+                        /** @description entries created or changed */
+                        imported: number;
+                        /** @description lines read so far (the header and blank lines included) */
+                        linesRead: number;
+                        rejected: number;
+                        /** @description the first 100 rejected lines and why */
+                        rejections: {
+                            error: string;
+                            line: number;
+                        }[];
+                        /** @enum {string} */
+                        state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                        /** @description entries already as the line says (a re-run changes nothing) */
+                        unchanged: number;
+                        updated: number;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "content.imports.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bytes: number;
+                        cancelRequested: boolean;
+                        created: number;
+                        createdAt: string;
+                        error: string | null;
+                        finishedAt: string | null;
+                        id: string;
+                        /** @description entries created or changed */
+                        imported: number;
+                        /** @description lines read so far (the header and blank lines included) */
+                        linesRead: number;
+                        rejected: number;
+                        /** @description the first 100 rejected lines and why */
+                        rejections: {
+                            error: string;
+                            line: number;
+                        }[];
+                        /** @enum {string} */
+                        state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                        /** @description entries already as the line says (a re-run changes nothing) */
+                        unchanged: number;
+                        updated: number;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "content.imports.cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        bytes: number;
+                        cancelRequested: boolean;
+                        created: number;
+                        createdAt: string;
+                        error: string | null;
+                        finishedAt: string | null;
+                        id: string;
+                        /** @description entries created or changed */
+                        imported: number;
+                        /** @description lines read so far (the header and blank lines included) */
+                        linesRead: number;
+                        rejected: number;
+                        /** @description the first 100 rejected lines and why */
+                        rejections: {
+                            error: string;
+                            line: number;
+                        }[];
+                        /** @enum {string} */
+                        state: "queued" | "running" | "succeeded" | "failed" | "cancelled";
+                        /** @description entries already as the line says (a re-run changes nothing) */
+                        unchanged: number;
+                        updated: number;
+                        updatedAt: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "cookies.get": {
         parameters: {
             query?: never;
@@ -7881,6 +8633,239 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mails.list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+                state?: "queued" | "retrying" | "sent" | "failed";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            attempts: number;
+                            createdAt: string;
+                            id: string;
+                            lastError: string | null;
+                            sentAt: string | null;
+                            /** @enum {string} */
+                            state: "queued" | "retrying" | "sent" | "failed";
+                            subject: string;
+                            template: string;
+                            to: string;
+                        }[];
+                        page: {
+                            cursor: string | null;
+                            limit: number;
+                            nextCursor: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "mails.retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        attempts: number;
+                        createdAt: string;
+                        id: string;
+                        lastError: string | null;
+                        sentAt: string | null;
+                        /** @enum {string} */
+                        state: "queued" | "retrying" | "sent" | "failed";
+                        subject: string;
+                        template: string;
+                        to: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15704,6 +16689,712 @@ export interface operations {
             };
         };
     };
+    "tenants.backups.list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            id: string;
+                            progress: {
+                                bytes: number;
+                                collections: number;
+                                collectionsDone: number;
+                                documents: number;
+                                mediaFiles: number;
+                                mediaFilesDone: number;
+                            };
+                            size: number | null;
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed" | "cancelled";
+                            tenantId: string;
+                            /** @enum {string} */
+                            trigger: "manual" | "scheduled";
+                        }[];
+                        page: {
+                            cursor: string | null;
+                            limit: number;
+                            nextCursor: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.backups.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        backup: {
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            id: string;
+                            progress: {
+                                bytes: number;
+                                collections: number;
+                                collectionsDone: number;
+                                documents: number;
+                                mediaFiles: number;
+                                mediaFilesDone: number;
+                            };
+                            size: number | null;
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed" | "cancelled";
+                            tenantId: string;
+                            /** @enum {string} */
+                            trigger: "manual" | "scheduled";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.backups.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backupId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        backup: {
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            id: string;
+                            progress: {
+                                bytes: number;
+                                collections: number;
+                                collectionsDone: number;
+                                documents: number;
+                                mediaFiles: number;
+                                mediaFilesDone: number;
+                            };
+                            size: number | null;
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed" | "cancelled";
+                            tenantId: string;
+                            /** @enum {string} */
+                            trigger: "manual" | "scheduled";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.backups.delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backupId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        deleted: boolean;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.backups.cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backupId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        backup: {
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            id: string;
+                            progress: {
+                                bytes: number;
+                                collections: number;
+                                collectionsDone: number;
+                                documents: number;
+                                mediaFiles: number;
+                                mediaFilesDone: number;
+                            };
+                            size: number | null;
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed" | "cancelled";
+                            tenantId: string;
+                            /** @enum {string} */
+                            trigger: "manual" | "scheduled";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.backups.download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                backupId: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-tar": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "tenants.getQuotas": {
         parameters: {
             query?: never;
@@ -15724,6 +17415,11 @@ export interface operations {
                     "application/json": {
                         quotas: {
                             apiKeys?: number | null | unknown;
+                            backupSchedule?: {
+                                /** @enum {string} */
+                                every: "daily" | "weekly";
+                                keep: number;
+                            } | null;
                             comments?: boolean;
                             entries?: number | null | unknown;
                             exportRunsPerDay?: number | null | unknown;
@@ -15822,6 +17518,11 @@ export interface operations {
                 "application/json": {
                     quotas: {
                         apiKeys?: number | null | "";
+                        backupSchedule?: {
+                            /** @enum {string} */
+                            every: "daily" | "weekly";
+                            keep: number;
+                        } | null;
                         comments?: boolean;
                         entries?: number | null | "";
                         exportRunsPerDay?: number | null | "";
@@ -15851,6 +17552,11 @@ export interface operations {
                     "application/json": {
                         quotas: {
                             apiKeys?: number | null | unknown;
+                            backupSchedule?: {
+                                /** @enum {string} */
+                                every: "daily" | "weekly";
+                                keep: number;
+                            } | null;
                             comments?: boolean;
                             entries?: number | null | unknown;
                             exportRunsPerDay?: number | null | unknown;
@@ -16051,6 +17757,251 @@ export interface operations {
             };
             /** @description Unsupported request content type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    backupId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        restore: {
+                            backupId: string;
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            id: string;
+                            progress: {
+                                collectionsDone: number;
+                                documents: number;
+                                mediaFiles: number;
+                            };
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed";
+                            tenantId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.restores.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                restoreId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        restore: {
+                            backupId: string;
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            id: string;
+                            progress: {
+                                collectionsDone: number;
+                                documents: number;
+                                mediaFiles: number;
+                            };
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed";
+                            tenantId: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17591,6 +19542,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             createdAt: string;
+                            disabled: boolean;
                             effectiveCapabilities: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate" | "platform:read" | "platform:manage")[];
                             email: string;
                             id: string;
@@ -17601,6 +19553,7 @@ export interface operations {
                                 grant?: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate")[];
                             };
                             role: string;
+                            twoFactor: boolean;
                             updatedAt: string;
                         }[];
                         page: {
@@ -17701,6 +19654,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         createdAt: string;
+                        disabled: boolean;
                         effectiveCapabilities: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate" | "platform:read" | "platform:manage")[];
                         email: string;
                         id: string;
@@ -17711,6 +19665,7 @@ export interface operations {
                             grant?: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate")[];
                         };
                         role: string;
+                        twoFactor: boolean;
                         updatedAt: string;
                     };
                 };
@@ -17817,6 +19772,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         createdAt: string;
+                        disabled: boolean;
                         effectiveCapabilities: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate" | "platform:read" | "platform:manage")[];
                         email: string;
                         id: string;
@@ -17827,6 +19783,7 @@ export interface operations {
                             grant?: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate")[];
                         };
                         role: string;
+                        twoFactor: boolean;
                         updatedAt: string;
                     };
                 };
@@ -18006,6 +19963,7 @@ export interface operations {
         requestBody?: {
             content: {
                 "application/json": {
+                    disabled?: boolean;
                     name?: string;
                     password?: string;
                     policy?: {
@@ -18025,6 +19983,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         createdAt: string;
+                        disabled: boolean;
                         effectiveCapabilities: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate" | "platform:read" | "platform:manage")[];
                         email: string;
                         id: string;
@@ -18035,6 +19994,7 @@ export interface operations {
                             grant?: ("content:read" | "content:create" | "content:update" | "content:delete" | "content:publish" | "content:revisions:read" | "media:read" | "media:upload" | "media:delete" | "comments:moderate" | "settings:read" | "settings:manage" | "users:read" | "users:manage" | "site:admin" | "analytics:read" | "email-templates:manage" | "plugins:read" | "plugins:activate" | "themes:read" | "themes:activate")[];
                         };
                         role: string;
+                        twoFactor: boolean;
                         updatedAt: string;
                     };
                 };
@@ -18068,6 +20028,552 @@ export interface operations {
             };
             /** @description Not found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "users.sessions.end": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ended: number;
+                        id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "users.invitations.list": {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            createdAt: string;
+                            email: string;
+                            expiresAt: string;
+                            id: string;
+                            invitedBy: string | null;
+                            role: string;
+                            sent: number;
+                            /** @enum {string} */
+                            state: "pending" | "accepted" | "revoked" | "expired";
+                            userId: string | null;
+                        }[];
+                        page: {
+                            cursor: string | null;
+                            limit: number;
+                            nextCursor: string | null;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "users.invitations.create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    /** @default viewer */
+                    role?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        email: string;
+                        expiresAt: string;
+                        id: string;
+                        invitedBy: string | null;
+                        role: string;
+                        sent: number;
+                        /** @enum {string} */
+                        state: "pending" | "accepted" | "revoked" | "expired";
+                        userId: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "users.invitations.revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        email: string;
+                        expiresAt: string;
+                        id: string;
+                        invitedBy: string | null;
+                        role: string;
+                        sent: number;
+                        /** @enum {string} */
+                        state: "pending" | "accepted" | "revoked" | "expired";
+                        userId: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "users.invitations.resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        createdAt: string;
+                        email: string;
+                        expiresAt: string;
+                        id: string;
+                        invitedBy: string | null;
+                        role: string;
+                        sent: number;
+                        /** @enum {string} */
+                        state: "pending" | "accepted" | "revoked" | "expired";
+                        userId: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

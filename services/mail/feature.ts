@@ -9,5 +9,8 @@ export const mailFeature: Feature = {
     // One mail per event, ever: the outbox's idempotency.
     { collection: MAIL_COLLECTION, keys: { siteId: 1, key: 1 }, options: { unique: true } },
     { collection: MAIL_COLLECTION, keys: { siteId: 1, state: 1, _id: 1 } },
+    // The list of every state, newest first; the worker's drain of mails left queued (all sites).
+    { collection: MAIL_COLLECTION, keys: { siteId: 1, _id: 1 } },
+    { collection: MAIL_COLLECTION, keys: { state: 1, updatedAt: 1 } },
   ],
 };

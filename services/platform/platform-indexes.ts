@@ -11,5 +11,10 @@ export const platformIndexSpecs: readonly IndexSpec[] = [
   { collection: PLATFORM_COLLECTIONS.workspaces, keys: { status: 1, _id: 1 } },
   // The change feed's poll and its pruning (core/change-feed.ts).
   { collection: STATE_CHANGES_COLLECTION, keys: { at: 1 } },
+  // Backups (platform/backup): a workspace's list in creation order, its running one, a backup's parts.
+  { collection: 'backups', keys: { workspaceId: 1, _id: 1 } },
+  { collection: 'backups', keys: { workspaceId: 1, state: 1 } },
+  { collection: 'restores', keys: { workspaceId: 1, state: 1 } },
+  { collection: 'backup_parts', keys: { backupId: 1, kind: 1, _id: 1 } },
   ...platformAuditIndexes,
 ];

@@ -14,6 +14,7 @@ import { MEDIA_BUCKET } from '../../services/media/model.ts';
 import { BUILTIN_TEMPLATES } from '../../services/email-templates/email-templates.ts';
 import { accessCollections } from '../../services/access/model.ts';
 import { platformCollections } from '../../services/tenancy/platform-db.ts';
+import { WHOLE_COLLECTION_READ } from '../../services/platform/backup/snapshot.ts';
 
 /**
  * Issue 24: every query the service sends is served by a declared index on real MongoDB (the local
@@ -46,6 +47,16 @@ import { platformCollections } from '../../services/tenancy/platform-db.ts';
 const PEOPLE = 'hand-made configuration of one site: rows people create one by one';
 const ORDERED = "a list filter riding on the list's index order (site + newest first): a page stops when full (≤ 200 rows)";
 const ALLOWED: Record<string, string> = {
+  'sessions find eq[siteId,userId] range[expiresAt] sort[createdAt:-1]': "one user's own sessions (a few per person), from the { siteId, userId } index",
+  'invitations find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (pending invitations, made one by one by administrators)`,
+  'users aggregate eq[platformOperator,siteId] range[_id,disabled] sort[]': `${PEOPLE} (is another enabled operator left: disabling one)`,
+  'webhook_deliveries find eq[siteId,status] range[] sort[createdAt:1]':
+    "the metrics gauge's oldest pending delivery, once per drain pass per site: reads the pending queue (events/recovery.ts)",
+  'content_entries find eq[siteId,trashedAt,type] range[] sort[_id:1]':
+    "the NDJSON export filtered by type: one stream over the site's entries, reading what it writes out",
+  'content_entries find eq[locale,siteId,trashedAt] range[] sort[_id:1]':
+    "the NDJSON export filtered by locale: one stream over the site's entries, reading what it writes out",
+  'content_imports find eq[state] range[] sort[]': 'workspace deletion, once: the running imports to stop',
   'api_keys find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the keys list)`,
   'api_keys aggregate eq[siteId,status] range[] sort[]': `${PEOPLE} (a site's active keys: usage and the apiKeys quota)`,
   'api_keys aggregate eq[status] range[] sort[]': `${PEOPLE} (the workspace's active keys: the operator's usage page)`,
@@ -193,7 +204,7 @@ const FRESH_TARGET = 40;
  * docs/footprint.md (the one-document-per-site collections merged into one). Until then this is a
  * ratchet: a feature that adds a collection or an index raises it, with its reason there.
  */
-const USED_CEILING = 131;
+const USED_CEILING = 140;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {
@@ -392,6 +403,8 @@ describe('index coverage: every query the service sends is served by a declared 
     const shapes = new Map<string, string>();
     let checked = 0;
     for (const { step: at, event } of commands) {
+      // A backup reads every collection whole, once per backup, by design (platform/backup/snapshot.ts).
+      if ((event.command as { comment?: unknown }).comment === WHOLE_COLLECTION_READ) continue;
       const isPlatform = event.databaseName === `${world.config.DB_PREFIX}platform`;
       for (const query of queriesOf(event)) {
         checked += 1;

@@ -68,13 +68,16 @@ export async function copyCollections(services: Services, ref: BackupRef, names:
   return true;
 }
 
+/** Marks a backup's whole-collection reads, which read everything by design (test/foundation/index-coverage.test.ts). */
+export const WHOLE_COLLECTION_READ = 'backup: whole collection';
+
 async function copyCollection(services: Services, row: BackupRow, name: string, beat: Beat): Promise<void> {
   const db = services.workspaceDb(await workspaceOf(services, row.workspaceId));
   let documents = 0;
   async function* lines(): AsyncGenerator<Buffer> {
     let pending: string[] = [];
     let size = 0;
-    for await (const doc of db.collection(name).find({}, { batchSize: 1000 })) {
+    for await (const doc of db.collection(name).find({}, { batchSize: 1000, comment: WHOLE_COLLECTION_READ })) {
       const line = documentLine(doc);
       pending.push(line);
       size += line.length;
