@@ -16,6 +16,7 @@ import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
 import { recordRevision } from '../services/content/entries.ts';
+import { syncEntrySearch } from '../services/content/search-index.ts';
 import { statusChange } from '../services/content/lifecycle.ts';
 import { changeEntryOrFail, createEntry, eventData } from '../services/content/write-path.ts';
 import { finishTermRemoval, removeTermBatch, BATCH } from '../services/content/term-removal.ts';
@@ -65,10 +66,13 @@ function entryDoc(terms: Record<string, string[]> = {}): EntryDoc {
 }
 
 // ---- the baseline: the same effects by hand (the code before the write path) ----
+// The search postings (issue 24) are one of the effects since: both sides keep them.
+const handIndex = (doc: EntryDoc) => syncEntrySearch(world.services, raw, siteId, doc._id, doc);
 async function handCreate(): Promise<string> {
   const doc = entryDoc();
   await contentCollections(raw).entries.insertOne(doc);
   await recordRevision(rawCtx, doc);
+  await handIndex(doc);
   await ctx.emit('content.created', eventData(doc));
   return doc._id;
 }
@@ -81,6 +85,7 @@ async function handChange(id: string, compute: (d: EntryDoc) => Partial<EntryDoc
     { returnDocument: 'after' },
   ))!;
   await recordRevision(rawCtx, after);
+  await handIndex(after);
   await world.services.publicGeneration.bump(raw, siteId);
   for (const event of events) await ctx.emit(event, eventData(after));
 }
@@ -175,6 +180,7 @@ async function handTermDelete(tagId: string): Promise<void> {
           { returnDocument: 'after' },
         ))!;
         await recordRevision(rawCtx, after, 'term deleted');
+        await handIndex(after);
         await world.services.publicGeneration.bump(raw, siteId);
         await ctx.emit('content.updated', eventData(after));
       }),

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { spawn } from 'node:child_process';
 
 /** The checks the issue asks for: no 5xx, statuses and content types declared, bodies as documented. */
@@ -61,7 +62,9 @@ export async function runFuzzPass(bin: string, origin: string, pass: FuzzPass, s
     ...(pass.exclude ?? []).flatMap((id) => ['--exclude-operation-id', id]),
   ];
   const started = Date.now();
-  const child = spawn(bin, args, { env: { ...process.env, NO_COLOR: '1', COLUMNS: '120' } });
+  // The hooks module teaches schemathesis the NDJSON body of the content import.
+  const hooks = { SCHEMATHESIS_HOOKS: 'schemathesis_hooks', PYTHONPATH: [import.meta.dirname, process.env.PYTHONPATH].filter(Boolean).join(path.delimiter) };
+  const child = spawn(bin, args, { env: { ...process.env, ...hooks, NO_COLOR: '1', COLUMNS: '120' } });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));

@@ -85,17 +85,15 @@ export async function seedWorkspace(world: World, host: string, { entries = 12, 
   return { workspaceId, siteId, host, dbName, key, manage };
 }
 
-/**
- * Left out of the comparison: counters a restore moves on purpose (above what caches saw), and the
- * time the worker's periodic recount last ran (a new worker recounts at boot).
- */
-const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLECTION]: ['accessVersion'], entry_counts: ['reconciledAt'] } as Record<
-  string,
-  string[]
->;
+/** Left out of the comparison: counters a restore moves on purpose (above what caches saw). */
+const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLECTION]: ['accessVersion'] } as Record<string, string[]>;
 
-/** Pruned by the worker's access retention pass whenever their minute has passed (a slow run sees it happen). */
-const PRUNED = new Set(['rate_counters']);
+/**
+ * Written by the worker's own passes at any time: rate counters pruned by the access retention pass
+ * once their minute has passed; the search postings a new worker's backfill writes at its boot
+ * (content/search-index.ts); the entry counters its recount writes at its boot (content/entry-counts.ts).
+ */
+const PRUNED = new Set(['rate_counters', 'search_terms', 'entry_counts']);
 
 /**
  * The whole database as canonical EJSON lines per collection, sorted (GridFS chunks left out: a
