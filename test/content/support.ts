@@ -3,6 +3,8 @@ import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
 import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
 import type { KeyScope } from '../../services/core/principal.ts';
+import { emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
+import { newId } from '../../services/core/ids.ts';
 
 export interface ContentWorld {
   world: World;
@@ -79,4 +81,41 @@ export async function allPages<T>(cw: ContentWorld, url: string): Promise<T[]> {
     if (!cursor) return items;
   }
   throw new Error('too many pages');
+}
+
+/**
+ * Setup only: `count` posts of one site carrying one tag, in the shape the write path leaves
+ * (written straight to the database when a test's subject is a job over many entries).
+ */
+export function taggedEntryDocs(siteId: string, tagId: string, count: number, options: { titlePrefix: string; published: boolean }): EntryDoc[] {
+  const now = new Date();
+  return Array.from({ length: count }, (_, i) => {
+    const title = `${options.titlePrefix} ${i}`;
+    const snapshot = {
+      title,
+      titleLower: title.toLowerCase(),
+      slug: `${options.titlePrefix.toLowerCase()}-${i}`,
+      excerpt: null,
+      blocks: emptyBlocks(),
+      fields: {},
+    };
+    return {
+      _id: newId(now.getTime() + i),
+      siteId,
+      type: 'post',
+      ...snapshot,
+      locale: 'en',
+      status: options.published ? 'published' : 'draft',
+      live: options.published ? snapshot : null,
+      publishedAt: options.published ? now : null,
+      authorId: null,
+      terms: { tag: [tagId] },
+      headerRef: { mode: 'default' },
+      schedule: null,
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+      trashedAt: null,
+    };
+  });
 }

@@ -1,11 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
-import { startContentWorld, type ContentWorld } from './support.ts';
+import { startContentWorld, taggedEntryDocs, type ContentWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 import { checkHistory } from '../support/histories.ts';
-import { contentCollections, emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
-import { newId } from '../../services/core/ids.ts';
+import { contentCollections } from '../../services/content/model.ts';
 import { defaultSiteContext } from '../support/access.ts';
 import { termRemovalWorkflowId } from '../../workflows/contracts/term-removal.ts';
 
@@ -30,28 +29,7 @@ describe('term deletion touching many entries: a worker SIGKILLed mid-job', { ti
     const ctx = await defaultSiteContext(cw.world);
     const tag = (await cw.manage('POST', '/taxonomies/tag/terms', { name: 'Everywhere' })).json();
     // Setup only: published entries carrying the tag, written directly (the job is what is tested).
-    const now = new Date();
-    const docs: EntryDoc[] = Array.from({ length: ENTRIES }, (_, i) => {
-      const snapshot = { title: `Bulk ${i}`, titleLower: `bulk ${i}`, slug: `bulk-${i}`, excerpt: null, blocks: emptyBlocks(), fields: {} };
-      return {
-        _id: newId(now.getTime() + i),
-        siteId: ctx.site._id,
-        type: 'post',
-        ...snapshot,
-        locale: 'en',
-        status: 'published',
-        live: snapshot,
-        publishedAt: now,
-        authorId: null,
-        terms: { tag: [tag.id] },
-        headerRef: { mode: 'default' },
-        schedule: null,
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-        trashedAt: null,
-      };
-    });
+    const docs = taggedEntryDocs(ctx.site._id, tag.id, ENTRIES, { titlePrefix: 'Bulk', published: true });
     const { entries, revisions } = contentCollections(ctx.db);
     await entries.insertMany(docs);
     const changedCount = () => entries.countDocuments({ siteId: ctx.site._id, type: 'post', title: /^Bulk /, version: 2 });

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startContentWorld, type ContentWorld } from './support.ts';
+import { startContentWorld, taggedEntryDocs, type ContentWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
-import { contentCollections, COLLECTIONS, emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
-import { newId } from '../../services/core/ids.ts';
+import { contentCollections, COLLECTIONS } from '../../services/content/model.ts';
 import { defaultSiteContext } from '../support/access.ts';
 import { termRemovalWorkflowId } from '../../workflows/contracts/term-removal.ts';
 import { platformCollections } from '../../services/tenancy/platform-db.ts';
@@ -23,28 +22,7 @@ describe('workspace deletion stops running term-removal jobs', { timeout: 180_00
   it('the running job is terminated, counted in what the deletion stopped, and its entries are left alone', async () => {
     const ctx = await defaultSiteContext(cw.world);
     const tag = (await cw.manage('POST', '/taxonomies/tag/terms', { name: 'Doomed' })).json();
-    const now = new Date();
-    const docs: EntryDoc[] = Array.from({ length: ENTRIES }, (_, i) => {
-      const snapshot = { title: `Stop ${i}`, titleLower: `stop ${i}`, slug: `stop-${i}`, excerpt: null, blocks: emptyBlocks(), fields: {} };
-      return {
-        _id: newId(now.getTime() + i),
-        siteId: ctx.site._id,
-        type: 'post',
-        ...snapshot,
-        locale: 'en',
-        status: 'draft',
-        live: null,
-        publishedAt: null,
-        authorId: null,
-        terms: { tag: [tag.id] },
-        headerRef: { mode: 'default' },
-        schedule: null,
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-        trashedAt: null,
-      };
-    });
+    const docs = taggedEntryDocs(ctx.site._id, tag.id, ENTRIES, { titlePrefix: 'Stop', published: false });
     await contentCollections(ctx.db).entries.insertMany(docs);
 
     const workflowId = termRemovalWorkflowId(cw.world.defaultWorkspace.id, ctx.site._id, 'tag', tag.id);
