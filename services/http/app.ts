@@ -7,6 +7,7 @@ import type { AccessGate } from '../access/gate.ts';
 import { installErrorHandling, sendError } from './errors.ts';
 import { MAX_PATH_PARAM_LENGTH } from '../core/statuses.ts';
 import { requestScopePlugin } from './request-scope.ts';
+import { sessionTwins } from './session-twins.ts';
 import { mountSurface } from './rest.ts';
 import { createPublicLane } from './public-lane.ts';
 import { createManageLane } from './manage-lane.ts';
@@ -73,7 +74,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await mountSurface(app, { ...common, surface: 'public', basePath: '/api/v1', title: 'Public Content API', openapi: true });
   await mountSurface(app, { ...common, surface: 'comments', basePath: '/api/comments/v1', title: 'Public Comments API', openapi: true });
   await mountSurface(app, { ...common, surface: 'manage', basePath: '/api/manage/v1', title: 'Management API', openapi: true });
-  await mountSurface(app, { ...common, surface: 'admin', basePath: '/api', title: 'Administration' });
+  await mountSurface(app, { ...common, operations: [...operations, ...sessionTwins(operations)], surface: 'admin', basePath: '/api', title: 'Administration' });
 
   for (const extension of options.extensions ?? []) await extension(app, services, gate);
   return app;
