@@ -18,7 +18,12 @@ import java.util.stream.Stream;
 
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
+import org.h2.mvstore.WriteBuffer;
+import org.h2.mvstore.type.BasicDataType;
 import org.h2.mvstore.type.ObjectDataType;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
 
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
@@ -39,11 +44,13 @@ import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.backend.h2.H2UniqueIndex;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
+import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 
 /**
  * Local MongoDB wire-compatible server for development and tests.
  *
- * Usage: java -cp classes:lib/* Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog]
+ * Usage: java -cp classes:lib/* Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]
  *
  * Backed by mongo-java-server with its H2 MVStore backend, so data lives in one file on disk.
  * On SIGTERM/SIGINT a shutdown hook stops the server and closes the MVStore (flushes data).
@@ -639,8 +646,82 @@ public final class Launcher {
         }
     }
 
+    /**
+     * The value type of every collection's documents. H2's default, ObjectDataType, stores a
+     * Document by Java serialization: reading one back (every page outside MVStore's cache) cost
+     * about 0.6 ms of engine CPU per document, the bound of an uncached crawl (bench/RESULTS.md).
+     * This type stores BSON (one marker byte, then the document as the wire carries it), which the
+     * server's own codec reads and writes far faster. Values written before (Java-serialized, first
+     * byte one of ObjectDataType's tags, all below the marker) are still read by ObjectDataType, so
+     * an existing data file needs no conversion: each document moves to BSON at its next write.
+     * A value BSON cannot carry (none the wire protocol delivers) keeps the old form.
+     */
+    static final class BsonDocumentType extends BasicDataType<Object> {
+        private static final byte BSON = (byte) 0xB5;
+        private final ObjectDataType legacy = new ObjectDataType();
+
+        @Override
+        public Object[] createStorage(int size) {
+            return new Object[size];
+        }
+
+        @Override
+        public int getMemory(Object value) {
+            return estimate(value);
+        }
+
+        /** A walk, not a serialization (ObjectDataType serializes a value to size it): MVStore's cache only needs the order of magnitude. */
+        private static int estimate(Object value) {
+            if (value instanceof Map<?, ?> map) {
+                int size = 64;
+                for (Map.Entry<?, ?> entry : map.entrySet()) size += 48 + 2 * String.valueOf(entry.getKey()).length() + estimate(entry.getValue());
+                return size;
+            }
+            if (value instanceof Collection<?> list) {
+                int size = 32;
+                for (Object item : list) size += 8 + estimate(item);
+                return size;
+            }
+            if (value instanceof String text) return 40 + 2 * text.length();
+            return 24;
+        }
+
+        @Override
+        public void write(WriteBuffer buffer, Object value) {
+            if (value instanceof Document document) {
+                ByteBuf bytes = Unpooled.buffer(256);
+                try {
+                    BsonEncoder.encodeDocument(document, bytes);
+                    buffer.put(BSON);
+                    buffer.put(bytes.nioBuffer());
+                    return;
+                } catch (IllegalArgumentException notBson) {
+                    // kept in the legacy form below
+                } finally {
+                    bytes.release();
+                }
+            }
+            legacy.write(buffer, value);
+        }
+
+        @Override
+        public Object read(java.nio.ByteBuffer buffer) {
+            if (buffer.get(buffer.position()) != BSON) return legacy.read(buffer);
+            buffer.get();
+            int length = buffer.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(buffer.position());
+            buffer.order(java.nio.ByteOrder.BIG_ENDIAN);
+            ByteBuf bytes = Unpooled.wrappedBuffer(buffer.slice(buffer.position(), length));
+            Document document = BsonDecoder.decodeBson(bytes);
+            buffer.position(buffer.position() + length);
+            return document;
+        }
+    }
+
     /** H2Database whose unique indexes use RememberedKeyOrder (same map names as H2Database gives them). */
     static final class RememberedOrderDatabase extends H2Database {
+        /** `--values legacy`: documents stored as H2's default did (Java serialization), for the benchmark's baseline (bench/engine-documents.mjs). */
+        static boolean legacyValues = false;
+        private static final BsonDocumentType BSON_DOCUMENTS = new BsonDocumentType();
         private static final Field STORE;
         private static final Constructor<H2UniqueIndex> UNIQUE_INDEX;
 
@@ -665,7 +746,9 @@ public final class Launcher {
             try {
                 MVStore store = (MVStore) STORE.get(this);
                 String fullName = getFullCollectionNamespace(collectionName);
-                MVMap<Object, Document> data = store.openMap("databases." + fullName);
+                MVMap<Object, Document> data = legacyValues
+                    ? store.openMap("databases." + fullName)
+                    : store.openMap("databases." + fullName, new MVMap.Builder<Object, Document>().valueType(BSON_DOCUMENTS));
                 MVMap<String, Object> meta = store.openMap("meta." + fullName);
                 return new IndexedCollection(this, collectionName, options, data, meta, cursorRegistry);
             } catch (ReflectiveOperationException e) {
@@ -707,7 +790,7 @@ public final class Launcher {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog]");
+            System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]");
             System.exit(2);
         }
         int port = Integer.parseInt(args[0]);
@@ -721,6 +804,7 @@ public final class Launcher {
                 case "--host": host = rest.get(++i); break;
                 case "--version": version = rest.get(++i); break;
                 case "--no-oplog": oplog = false; break;
+                case "--values": RememberedOrderDatabase.legacyValues = "legacy".equals(rest.get(++i)); break;
                 default:
                     System.err.println("unknown argument: " + rest.get(i));
                     System.exit(2);
