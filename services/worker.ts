@@ -7,6 +7,8 @@ import { createRuntime } from './runtime.ts';
 import { createWorker } from './worker-factory.ts';
 import { reportRetiredRuns } from './retired-workflows.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
+import { startProbeListener } from './http/probes.ts';
+import { engineReadiness } from './platform/readiness.ts';
 
 /** A port free on loopback now (the SDK binds it right after). */
 async function freeLoopbackPort(): Promise<number> {
@@ -38,6 +40,16 @@ async function main() {
           return response.text();
         });
   if (metrics) services.log.info({ address: metrics.address }, 'worker metrics listening');
+  // Ready while the engines answer and the worker polls: not yet while it starts, no longer while it drains.
+  const probes =
+    config.WORKER_HEALTH_PORT === undefined
+      ? null
+      : await startProbeListener(services, config.WORKER_HEALTH_PORT, async () => {
+          const engines = await engineReadiness(services);
+          const running = worker.getState() === 'RUNNING';
+          return { ready: engines.ready && running, missing: running ? engines.missing : [...engines.missing, 'worker'] };
+        });
+  if (probes) services.log.info({ address: probes.address }, 'worker probes listening');
   // Ctrl-C reaches the worker twice (the terminal's SIGINT and the one `npm start` forwards): the
   // first signal starts the shutdown, a later one has nothing left to do.
   const stop = () => {
@@ -52,6 +64,7 @@ async function main() {
   await worker.run();
   await recovery.stop();
   await metrics?.close();
+  await probes?.close();
   // Audit rows of the last activities are written before the connection goes.
   await services.audit.settled();
   await connection.close();
