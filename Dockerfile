@@ -1,6 +1,6 @@
 # One image for both processes: `gateway` (HTTP, the default command) and `worker` (Temporal,
 # `node dist/services/worker.js`). See docker-compose.yml and docs/production.md.
-# Checked by test/foundation/production-build.test.ts (every path copied below exists after the build).
+# Checked by test/platform/production-build.test.ts (every path copied below exists after the build).
 
 # Build stage: every dependency (TypeScript, Temporal's bundler), then `npm run build` into dist/.
 FROM node:20-bookworm-slim AS build

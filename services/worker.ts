@@ -31,7 +31,20 @@ async function main() {
     ...(sdkMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } } } : {}),
   });
   const { services } = await createRuntime(config, { role: 'worker' });
+  // Probes first, so liveness answers while the worker connects. Ready while the engines answer and
+  // the worker polls: not yet while it starts, no longer while it drains.
+  let polling = () => false;
+  const probes =
+    config.WORKER_HEALTH_PORT === undefined
+      ? null
+      : await startProbeListener(services, config.WORKER_HEALTH_PORT, async () => {
+          const engines = await engineReadiness(services);
+          const running = polling();
+          return { ready: engines.ready && running, missing: running ? engines.missing : [...engines.missing, 'worker'] };
+        });
+  if (probes) services.log.info({ address: probes.address }, 'worker probes listening');
   const { worker, connection, recovery } = await createWorker(services);
+  polling = () => worker.getState() === 'RUNNING';
   const metrics =
     config.WORKER_METRICS_PORT === undefined
       ? null
@@ -40,16 +53,6 @@ async function main() {
           return response.text();
         });
   if (metrics) services.log.info({ address: metrics.address }, 'worker metrics listening');
-  // Ready while the engines answer and the worker polls: not yet while it starts, no longer while it drains.
-  const probes =
-    config.WORKER_HEALTH_PORT === undefined
-      ? null
-      : await startProbeListener(services, config.WORKER_HEALTH_PORT, async () => {
-          const engines = await engineReadiness(services);
-          const running = worker.getState() === 'RUNNING';
-          return { ready: engines.ready && running, missing: running ? engines.missing : [...engines.missing, 'worker'] };
-        });
-  if (probes) services.log.info({ address: probes.address }, 'worker probes listening');
   // Ctrl-C reaches the worker twice (the terminal's SIGINT and the one `npm start` forwards): the
   // first signal starts the shutdown, a later one has nothing left to do.
   const stop = () => {
