@@ -5,12 +5,18 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT } from './setup.mjs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+// Self-contained: the image's build stage copies this file alone of scripts/ (Dockerfile).
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 const SOURCE_DIRS = ['services', 'workflows', 'activities'];
 
 const flag = process.argv.indexOf('--out-dir');
+if (flag !== -1 && !process.argv[flag + 1]) {
+  console.error('--out-dir needs a folder');
+  process.exit(1);
+}
 const outDir = path.resolve(flag === -1 ? path.join(ROOT, 'dist') : process.argv[flag + 1]);
 
 fs.rmSync(outDir, { recursive: true, force: true });

@@ -93,6 +93,13 @@ describe('the production build: compiled gateway and worker, run with plain node
         expect(ignored, source).not.toContain(source.split('/')[0]);
       }
     }
+    // What the build stage runs imports only what it copied.
+    const copied = copies.filter((c) => !c.startsWith('--from=')).flatMap((c) => c.split(/\s+/).slice(0, -1));
+    for (const script of copied.filter((source) => source.endsWith('.mjs'))) {
+      for (const [, imported] of readFileSync(join(ROOT, script), 'utf8').matchAll(/from '(\.[^']+)'/g)) {
+        expect(copied, `${script} imports ${imported}`).toContain(join(script, '..', imported));
+      }
+    }
     // The runtime stage takes the build's output: /app/<path> of the build stage is <app>/<path> here.
     const fromBuild = copies.filter((c) => c.startsWith('--from=build '));
     expect(fromBuild.length).toBeGreaterThan(0);
