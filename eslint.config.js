@@ -4,7 +4,7 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.data/**', '.engines/**', 'bench/out/**', 'engines/**'] },
+  { ignores: ['node_modules/**', 'dist/**', '.data/**', '.engines/**', 'bench/out/**', 'engines/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

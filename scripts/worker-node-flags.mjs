@@ -1,5 +1,6 @@
 // Node flags of every Temporal worker process (services/worker.ts): `npm start`, the benchmarks'
-// and tests' worker processes; docker-compose.yml repeats them literally (keep the two equal).
+// and tests' worker processes; docker-compose.yml repeats them literally (test/platform/production-build.test.ts
+// checks the two are equal).
 //
 // A static export's batches leave short-lived garbage behind, and the worker's resident memory
 // grew ~180 MB over a 10,000-entry export before anything collected it (issue 11, target

@@ -21,6 +21,8 @@ import { oauthExtension } from './http/oauth.ts';
 import { adminUiExtension } from './http/admin-ui.ts';
 import { graphqlExtension } from './http/graphql.ts';
 import { exportPreviewExtension } from './http/export-preview.ts';
+import { probesExtension } from './http/probes.ts';
+import { engineReadiness } from './platform/readiness.ts';
 import { installPluginHost } from './plugins/host.ts';
 import { DEFAULT_EXPORT_TUNING } from './export/model.ts';
 import { createCacheRegistry } from './cache/caches.ts';
@@ -81,7 +83,15 @@ export async function createRuntime(config: Config, options: RuntimeOptions = {}
       buildApp({
         services,
         gate,
-        extensions: [mediaFilesExtension, mcpExtension, oauthExtension, adminUiExtension, graphqlExtension, exportPreviewExtension],
+        extensions: [
+          mediaFilesExtension,
+          mcpExtension,
+          oauthExtension,
+          adminUiExtension,
+          graphqlExtension,
+          exportPreviewExtension,
+          probesExtension(engineReadiness),
+        ],
         ...appOptions,
       }),
   };

@@ -1,6 +1,4 @@
 import { NativeConnection, Worker, type InjectedSinks, type WorkerOptions } from '@temporalio/worker';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
@@ -8,6 +6,7 @@ import {
   type OpenTelemetrySinks,
 } from '@temporalio/interceptors-opentelemetry';
 import type { Services } from './core/context.ts';
+import { builtWorkflowBundle, workflowInterceptorModules, workflowsPath } from './workflow-bundle.ts';
 import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
 import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
@@ -16,15 +15,7 @@ import { startMailDrain } from './mail/drain.ts';
 import { startEntryCountReconciler } from './content/entry-counts.ts';
 import { startSearchBackfill } from './content/search-index.ts';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-
-/**
- * Temporal's OpenTelemetry workflow interceptors, in every workflow bundle whether tracing is on or
- * off (one bundle, one replay behaviour): a workflow span continues the span that started or
- * signalled it and carries its context to the activities it schedules. Its spans leave the
- * isolate through the `exporter` sink (`workflowSpanSink`).
- */
-export const workflowInterceptorModules = [createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')];
+export { workflowsPath, workflowInterceptorModules } from './workflow-bundle.ts';
 
 /** The `exporter` sink when tracing is off (and for replays): workflow spans are dropped. */
 export const droppedWorkflowSpans: InjectedSinks<OpenTelemetrySinks> = { exporter: { export: { fn: () => undefined, callDuringReplay: false } } };
@@ -55,7 +46,7 @@ function workflowSpanSink(services: Services): InjectedSinks<OpenTelemetrySinks>
 }
 
 export interface WorkerFactoryOptions {
-  /** A prebuilt bundle (tests bundle once); otherwise the worker bundles `workflows/index.ts`. */
+  /** A prebuilt bundle (tests bundle once); otherwise a compiled build's (`dist/workflow-bundle.js`), else the worker bundles `workflowsPath`. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   taskQueue?: string;
 }
@@ -63,15 +54,16 @@ export interface WorkerFactoryOptions {
 /** A Temporal worker running every workflow and activity against these services. */
 export async function createWorker(services: Services, options: WorkerFactoryOptions = {}) {
   const connection = await NativeConnection.connect({ address: services.config.TEMPORAL_ADDRESS });
+  const workflowBundle = options.workflowBundle ?? builtWorkflowBundle();
   const worker = await Worker.create({
     connection,
     namespace: services.config.TEMPORAL_NAMESPACE,
     taskQueue: options.taskQueue ?? services.temporal.taskQueue,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...(workflowBundle ? { workflowBundle } : { workflowsPath }),
     activities: createActivities(services),
     interceptors: {
-      // A prebuilt bundle was built with these (test/global-setup.ts); otherwise they are bundled here.
-      ...(options.workflowBundle ? {} : { workflowModules: workflowInterceptorModules }),
+      // A prebuilt bundle was built with these (test/global-setup.ts, scripts/build.mjs); otherwise they are bundled here.
+      ...(workflowBundle ? {} : { workflowModules: workflowInterceptorModules }),
       // Traced: each activity runs in a span continuing its workflow's, so its MongoDB commands and webhook requests join the trace.
       ...(services.tracing.enabled
         ? {

@@ -7,6 +7,8 @@ import { createRuntime } from './runtime.ts';
 import { createWorker } from './worker-factory.ts';
 import { reportRetiredRuns } from './retired-workflows.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
+import { startProbeListener } from './http/probes.ts';
+import { engineReadiness } from './platform/readiness.ts';
 
 /** A port free on loopback now (the SDK binds it right after). */
 async function freeLoopbackPort(): Promise<number> {
@@ -29,7 +31,20 @@ async function main() {
     ...(sdkMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } } } : {}),
   });
   const { services } = await createRuntime(config, { role: 'worker' });
+  // Probes first, so liveness answers while the worker connects. Ready while the engines answer and
+  // the worker polls: not yet while it starts, no longer while it drains.
+  let polling = () => false;
+  const probes =
+    config.WORKER_HEALTH_PORT === undefined
+      ? null
+      : await startProbeListener(services, config.WORKER_HEALTH_PORT, async () => {
+          const engines = await engineReadiness(services);
+          const running = polling();
+          return { ready: engines.ready && running, missing: running ? engines.missing : [...engines.missing, 'worker'] };
+        });
+  if (probes) services.log.info({ address: probes.address }, 'worker probes listening');
   const { worker, connection, recovery } = await createWorker(services);
+  polling = () => worker.getState() === 'RUNNING';
   const metrics =
     config.WORKER_METRICS_PORT === undefined
       ? null
@@ -52,6 +67,7 @@ async function main() {
   await worker.run();
   await recovery.stop();
   await metrics?.close();
+  await probes?.close();
   // Audit rows of the last activities are written before the connection goes.
   await services.audit.settled();
   await connection.close();

@@ -76,6 +76,8 @@ const ConfigSchema = z.object({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** The worker's metrics listener (its own series and the Temporal SDK's). Unset: no listener. */
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** The worker's probes (`GET /livez`, `GET /readyz`) on a listener of their own, bound to HOST (docs/production.md). Unset: none. */
+  WORKER_HEALTH_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   /** Where both metrics listeners bind: loopback unless a scraper elsewhere must reach them. */
   METRICS_HOST: z.string().min(1).default('127.0.0.1'),
   /** Traces go to this OTLP/HTTP collector (the SDK appends /v1/traces); neither endpoint set: tracing off. */

@@ -19,7 +19,7 @@ export function routeSurface(route: string | undefined): string {
   if (route.startsWith('/oauth') || route.startsWith('/.well-known')) return 'oauth';
   if (route.startsWith('/admin')) return 'admin-ui';
   if (route.startsWith('/media')) return 'media';
-  if (route.startsWith('/healthz')) return 'health';
+  if (route === '/healthz' || route === '/livez' || route === '/readyz') return 'health';
   if (route.startsWith('/api/manage/v1')) return 'manage';
   if (route.startsWith('/api/comments/v1')) return 'comments';
   if (route.startsWith('/api/v1')) return 'public';

@@ -57,14 +57,19 @@ async function checkWorker(services: Services): Promise<z.input<typeof WorkerChe
   return { ...result, pollers };
 }
 
-export async function checkDependencies(services: Services) {
+/** The engines alone, each within 2 s: what a process needs to serve (also the readiness probes, platform/readiness.ts). */
+export async function checkEngines(services: Services) {
   const { connection } = services.temporal.client;
-  const [database, temporal, worker] = await Promise.all([
+  const [database, temporal] = await Promise.all([
     timed(() => withTimeout(services.platformDb.command({ ping: 1 }), 2000)),
     timed(() => withTimeout(connection.workflowService.getSystemInfo({}), 2000)),
-    checkWorker(services),
   ]);
-  return { database, temporal, worker };
+  return { database, temporal };
+}
+
+export async function checkDependencies(services: Services) {
+  const [engines, worker] = await Promise.all([checkEngines(services), checkWorker(services)]);
+  return { ...engines, worker };
 }
 
 export const healthOp = defineOperation({

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
@@ -11,52 +11,11 @@ import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { WORKER_NODE_FLAGS } from '../../scripts/worker-node-flags.mjs';
 import { readFileSync } from 'node:fs';
 import { createMetrics } from '../../services/core/metrics.ts';
-
-/** A process entry (services/gateway.ts, services/worker.ts) with its output kept, ready once `ready` is logged. */
-interface Running {
-  child: ChildProcess;
-  lines(): Record<string, unknown>[];
-  line(message: string): Record<string, unknown>;
-}
+import { startEntry as startProcess, stopEntry, type Running } from '../support/entry-process.ts';
 
 const children: ChildProcess[] = [];
-
-function startEntry(entry: string, env: Record<string, string>, ready: string[], flags: readonly string[] = []): Promise<Running> {
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.push(child);
-  let out = '';
-  child.stdout!.on('data', (chunk) => (out += chunk));
-  child.stderr!.on('data', (chunk) => (out += chunk));
-  const lines = () =>
-    out
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-  const running: Running = {
-    child,
-    lines,
-    line: (message) => {
-      const found = lines().find((l) => l.msg === message);
-      if (!found) throw new Error(`no "${message}" line in:\n${out.slice(-3000)}`);
-      return found;
-    },
-  };
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry} did not start:\n${out.slice(-3000)}`)), 150_000);
-    child.stdout!.on('data', () => {
-      if (ready.every((message) => lines().some((l) => l.msg === message))) {
-        clearTimeout(timer);
-        resolve(running);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`${entry} exited ${code}:\n${out.slice(-3000)}`)));
-  });
-}
-
-const stop = (child: ChildProcess) =>
-  new Promise<void>((resolve) =>
-    child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
-  );
+const startEntry = (entry: string, env: Record<string, string>, ready: string[], flags: readonly string[] = []) =>
+  startProcess(children, [...flags, '--import', 'tsx', entry], env, ready);
 
 /** Every label value of a Prometheus exposition. */
 const labelValues = (text: string) => [...text.matchAll(/\w+="((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]);
@@ -105,7 +64,7 @@ describe('metrics and traces of the gateway and worker processes', { timeout: 30
   });
 
   afterAll(async () => {
-    await Promise.all(children.map(stop));
+    await Promise.all(children.map(stopEntry));
     await otlp?.close();
     await hooks?.close();
     await world?.close();
