@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { createContext, type Services } from '../core/context.ts';
-import { RETENTION_KINDS, type RetentionKind } from '../core/feature.ts';
+import { RETENTION_KINDS, type RetentionKind, type RetentionRules } from '../core/feature.ts';
 import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import { systemPrincipal } from '../core/principal.ts';
 import type { Workspace } from '../core/tenants.ts';
@@ -29,6 +29,10 @@ const stateOf = (db: Db) => db.collection<RetentionStateDoc>('quota_counters');
 export type RetentionFigures = Record<RetentionKind, number>;
 const zero = (): RetentionFigures => Object.fromEntries(RETENTION_KINDS.map((kind) => [kind, 0])) as RetentionFigures;
 
+/** A workspace's rules in force: its `retention` quota over the defaults, and its audit rows' own days. */
+export const workspaceRetentionRules = (workspace: Workspace): RetentionRules =>
+  retentionRules(workspace.quotas, workspace.auditRetentionDays ?? DEFAULT_RETENTION_DAYS);
+
 /** What retention has freed in a workspace, and when it last freed something (the usage's `retention`). */
 export async function retentionFreed(db: Db): Promise<{ freed: RetentionFigures; lastFreedAt: Date | null }> {
   const state = await stateOf(db).findOne({ _id: 'retention' }, { projection: { freed: 1, lastFreedAt: 1 } });
@@ -52,7 +56,7 @@ async function workspacePass(services: Services, first: Workspace, now: Date, bu
   for await (const site of sites.find({ workspaceId: first._id })) {
     const workspace = await workspaces.findOne({ _id: first._id });
     if (!workspace || workspace.writeHold || (workspace.status !== 'active' && workspace.status !== 'suspended')) break;
-    const rules = retentionRules(workspace.quotas, workspace.auditRetentionDays ?? DEFAULT_RETENTION_DAYS);
+    const rules = workspaceRetentionRules(workspace);
     const ctx = createContext(services, { workspace, site }, systemPrincipal('retention'), { id: `retention:${site._id}`, ip: '127.0.0.1' });
     for (const feature of services.features) {
       if (!feature.retention) continue;

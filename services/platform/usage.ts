@@ -3,9 +3,7 @@ import type { Site, Workspace } from '../core/tenants.ts';
 import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from '../tenancy/quota-guard.ts';
 import { allowedMediaTypes, LIMIT_NAMES, siteLimit, SWITCH_NAMES, switchOn, workspaceLimit, type LimitName, type Usage } from '../tenancy/quota-model.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
-import { retentionRules } from '../tenancy/retention-model.ts';
-import { DEFAULT_RETENTION_DAYS } from '../audit/rows.ts';
-import { retentionFreed } from './retention.ts';
+import { retentionFreed, workspaceRetentionRules } from './retention.ts';
 
 /**
  * The figures behind `GET /tenants/{id}/usage` and `GET /sites/{id}/usage`: the same counts the
@@ -41,7 +39,7 @@ async function usedFigures(services: Services, workspace: Workspace, siteId: str
 async function retentionFigures(services: Services, workspace: Workspace): Promise<Usage['retention']> {
   const { freed, lastFreedAt } = await retentionFreed(services.workspaceDb(workspace));
   return {
-    rules: retentionRules(workspace.quotas, workspace.auditRetentionDays ?? DEFAULT_RETENTION_DAYS),
+    rules: workspaceRetentionRules(workspace),
     freed,
     lastFreedAt: lastFreedAt?.toISOString() ?? null,
   };

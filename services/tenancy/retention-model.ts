@@ -24,7 +24,6 @@ export const RetentionSettings = z
     trashDays: Days.optional(),
   })
   .strict();
-export type RetentionSettingsInput = z.output<typeof RetentionSettings>;
 
 /** The rules in force: the workspace's `retention` quota over the defaults (a stored set that no longer parses counts as unset). */
 export function retentionRules(workspaceQuotas: Record<string, unknown> | undefined, auditDays: number): RetentionRules {
@@ -35,7 +34,7 @@ export function retentionRules(workspaceQuotas: Record<string, unknown> | undefi
     deliveryHistoryDays: pick('deliveryHistoryDays'),
     auditDays,
     revisionsKept: pick('revisionsKept'),
-    revisionsDays: pick('revisionsDays') ?? RETENTION_DEFAULTS.revisionsDays,
+    revisionsDays: pick('revisionsDays'),
     trashDays: pick('trashDays'),
   };
 }
