@@ -10,7 +10,7 @@ import { builtWorkflowBundle, workflowInterceptorModules, workflowsPath } from '
 import { createActivities } from '../activities/index.ts';
 import { startDeliveryRecovery } from './events/recovery.ts';
 import { startWorkspaceReconciler } from './platform/lifecycle-reconciler.ts';
-import { startAccessRetention } from './access/retention.ts';
+import { startRetention } from './platform/retention.ts';
 import { startMailDrain } from './mail/drain.ts';
 import { startEntryCountReconciler } from './content/entry-counts.ts';
 import { startSearchBackfill } from './content/search-index.ts';
@@ -85,8 +85,9 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
   const delivery = startDeliveryRecovery(services);
   // ...and finishes workspace lifecycle steps whose gateway died before the actor got them.
   const reconciler = startWorkspaceReconciler(services);
-  // ...and drops expired failure audit rows and rate counters (the local engine runs no TTL index).
-  const retention = startAccessRetention(services);
+  // ...and removes what retention says is due: delivery history, audit rows, old revisions, the old
+  // trash, expired rate counters (the local engine runs no TTL index): platform/retention.ts.
+  const retention = startRetention(services);
   // ...and recounts the kept entry counters of the `entries` quota (content/entry-counts.ts).
   const entryCounts = startEntryCountReconciler(services);
   // ...and indexes for search the entries written before the index (content/search-index.ts)...

@@ -13815,6 +13815,23 @@ export interface operations {
                                 used: number | null;
                             };
                         };
+                        retention: {
+                            freed: {
+                                attempts: number;
+                                audit: number;
+                                deliveries: number;
+                                revisions: number;
+                                trash: number;
+                            };
+                            lastFreedAt: string | null;
+                            rules: {
+                                auditDays: number;
+                                deliveryHistoryDays: number | null;
+                                revisionsDays: number;
+                                revisionsKept: number | null;
+                                trashDays: number | null;
+                            };
+                        };
                         /** @enum {string} */
                         scope: "tenant" | "site";
                         siteId: string | null;
@@ -17430,6 +17447,12 @@ export interface operations {
                             mediaTypes?: string[] | null;
                             plugins?: boolean;
                             requestsPerMinute?: number | null | unknown;
+                            retention?: {
+                                deliveryHistoryDays?: number | null;
+                                revisionsDays?: number;
+                                revisionsKept?: number | null;
+                                trashDays?: number | null;
+                            } | null;
                             sites?: number | null | unknown;
                             staticExport?: boolean;
                             users?: number | null | unknown;
@@ -17533,6 +17556,12 @@ export interface operations {
                         mediaTypes?: string[] | null;
                         plugins?: boolean;
                         requestsPerMinute?: number | null | "";
+                        retention?: {
+                            deliveryHistoryDays?: number | null;
+                            revisionsDays?: number;
+                            revisionsKept?: number | null;
+                            trashDays?: number | null;
+                        } | null;
                         sites?: number | null | "";
                         staticExport?: boolean;
                         users?: number | null | "";
@@ -17567,6 +17596,12 @@ export interface operations {
                             mediaTypes?: string[] | null;
                             plugins?: boolean;
                             requestsPerMinute?: number | null | unknown;
+                            retention?: {
+                                deliveryHistoryDays?: number | null;
+                                revisionsDays?: number;
+                                revisionsKept?: number | null;
+                                trashDays?: number | null;
+                            } | null;
                             sites?: number | null | unknown;
                             staticExport?: boolean;
                             users?: number | null | unknown;
@@ -18340,6 +18375,23 @@ export interface operations {
                             webhookEndpoints: {
                                 limit: number | null;
                                 used: number | null;
+                            };
+                        };
+                        retention: {
+                            freed: {
+                                attempts: number;
+                                audit: number;
+                                deliveries: number;
+                                revisions: number;
+                                trash: number;
+                            };
+                            lastFreedAt: string | null;
+                            rules: {
+                                auditDays: number;
+                                deliveryHistoryDays: number | null;
+                                revisionsDays: number;
+                                revisionsKept: number | null;
+                                trashDays: number | null;
                             };
                         };
                         /** @enum {string} */

@@ -11,6 +11,7 @@ import { twoFactorOperations } from './two-factor.ts';
 import { sessionOperations } from './session-ops.ts';
 import { invitationOperations } from './invitations.ts';
 import { passwordOperations } from './password-ops.ts';
+import { purgeOldWindows } from './rate-limit.ts';
 
 export const accessFeature: Feature = {
   name: 'access',
@@ -41,6 +42,12 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, expiresAt: 1 } },
   ],
   provisionSite: provisionAdministrator,
+  // Rate counters past their window (TTL on MongoDB; a site that only ever receives refused
+  // requests never runs the gate's own purge): housekeeping, not history, so not counted as freed.
+  async retention(ctx, run) {
+    await purgeOldWindows(ctx.db, ctx.site._id, run.now);
+    return { removed: {} };
+  },
   async usage(services, workspace, siteId) {
     // Exact figures for the operator's usage pages (platform:manage, not a content path): counted
     // from the { siteId } indexes, bounded by the users and keys a workspace has, not by its content.

@@ -2,6 +2,7 @@ import type { Feature, IndexSpec } from '../core/feature.ts';
 import { AUDIT_COLLECTION } from './model.ts';
 import { auditListOperations } from './list-ops.ts';
 import { retentionOperations } from './retention-ops.ts';
+import { purgeLapsedAuditRows } from './retention.ts';
 
 /**
  * The audit trail (docs/audit.md): the runner's row for every change, `recordChange` for the
@@ -18,6 +19,9 @@ export const auditFeature: Feature = {
     // The unfiltered list, and its `since`/`until` window riding along on the order.
     { collection: AUDIT_COLLECTION, keys: { siteId: 1, _id: 1 } },
   ],
+  async retention(ctx, run) {
+    return { removed: { audit: await purgeLapsedAuditRows(ctx.db, ctx.site._id, run.rules.auditDays, run.now, run.budget) } };
+  },
 };
 
 /** The platform database's audit rows (operator actions): listed newest filters first, dropped by TTL. */

@@ -20,6 +20,8 @@ import { recordedTermRemovalJobs } from './term-removal.ts';
 import { SEARCH_INDEXES } from './search-index.ts';
 import { cancelImportOp, exportContentOp, getImportOp, importContentOp } from './import-ops.ts';
 import { stopImports } from './import-stop.ts';
+import { pruneRevisions } from './revision-retention.ts';
+import { emptyOldTrash } from './trash-retention.ts';
 
 export const contentFeature: Feature = {
   name: 'content',
@@ -83,6 +85,8 @@ export const contentFeature: Feature = {
     // Entries owing a durable write's effects (a term removal cut short): only those rows are in it.
     { collection: COLLECTIONS.entries, keys: { siteId: 1, 'pending.note': 1 }, options: { partialFilterExpression: { pending: { $type: 'object' } } } },
     { collection: COLLECTIONS.revisions, keys: { siteId: 1, entryId: 1, version: -1 } },
+    // Retention: a site's revisions older than its days, in scan order (revision-retention.ts).
+    { collection: COLLECTIONS.revisions, keys: { siteId: 1, createdAt: 1, _id: 1 } },
     { collection: COLLECTIONS.types, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
     { collection: COLLECTIONS.taxonomies, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, slug: 1 }, options: { unique: true } },
@@ -110,5 +114,11 @@ export const contentFeature: Feature = {
   /** The kept counters (O(1); content/entry-counts.ts), recounted only when entries were created uncounted since. */
   async usage(services, workspace, siteId) {
     return { entries: await entryUsage(services.workspaceDb(workspace), siteId, services.clock.now()) };
+  },
+  // Retention (docs/platform.md): the trash first, so revisions of purged entries are not read for nothing.
+  async retention(ctx, run) {
+    const trash = await emptyOldTrash(ctx, run);
+    const revisions = await pruneRevisions(ctx.db, ctx.site._id, run);
+    return { removed: { trash, ...revisions.removed }, resumeAt: revisions.resumeAt };
   },
 };

@@ -8,7 +8,7 @@ import { BadRequestError, NotFoundError } from '../core/errors.ts';
 import { PageInfo, manageLimit } from '../core/paging.ts';
 
 /** Every feature's trash kinds (entries, menus, media): `/trash` owns none of the storage. */
-function trashKinds(ctx: OperationContext): TrashKind[] {
+export function trashKinds(ctx: OperationContext): TrashKind[] {
   return ctx.services.features.flatMap((feature) => [...(feature.trash ?? [])]);
 }
 

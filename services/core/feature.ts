@@ -57,6 +57,39 @@ export interface TrashKind {
 /** Counts by name: what a feature stopped, or its usage figures named as the quota they measure (`users`, `entries`). */
 export type Figures = Readonly<Record<string, number>>;
 
+/** What retention removes, by kind: the usage's `retention.freed` names and the removal counter's `kind` label. */
+export const RETENTION_KINDS = ['deliveries', 'attempts', 'audit', 'revisions', 'trash'] as const;
+export type RetentionKind = (typeof RETENTION_KINDS)[number];
+
+/** A workspace's retention as the periodic pass applies it (docs/platform.md, "Retention"); null: kept for ever. */
+export interface RetentionRules {
+  /** Finished webhook deliveries and their attempts. */
+  deliveryHistoryDays: number | null;
+  /** Change audit rows (the workspace's `auditRetentionDays`, set by its administrators: docs/audit.md). */
+  auditDays: number;
+  /** Revisions per entry: the last `revisionsKept` and every one newer than `revisionsDays` stay (and always the current and the published one). */
+  revisionsKept: number | null;
+  revisionsDays: number;
+  /** Trashed items of every kind, purged as `DELETE /trash` purges them. */
+  trashDays: number | null;
+}
+
+/** One site's share of a retention pass. */
+export interface RetentionRun {
+  rules: RetentionRules;
+  now: Date;
+  /** At most this many rows of each kind are removed (or, for a scan, read) for the site in this pass; the rest waits for the next. */
+  budget: number;
+  /** Where this feature's scan stopped in the site's last pass (what it returned as `resumeAt`), null to start over. */
+  resumeFrom: Record<string, unknown> | null;
+}
+
+export interface RetentionResult {
+  removed: Partial<Record<RetentionKind, number>>;
+  /** Where to go on next pass (null: the scan reached the end, start over). */
+  resumeAt?: Record<string, unknown> | null;
+}
+
 /**
  * A feature folder's public face: its operations, the indexes it needs in each workspace database,
  * what it sets up when a workspace is created, and what it answers for when the platform runs
@@ -80,4 +113,9 @@ export interface Feature {
   usage?(services: Services, workspace: Workspace, siteId: string | null): Promise<Figures>;
   /** A user's password changed: end what the old one opened in this feature (OAuth grants). */
   userPasswordChanged?(ctx: OperationContext, userId: string, now: Date): Promise<void>;
+  /**
+   * Retention (the worker's periodic pass, platform/retention.ts): removes the site's rows that are
+   * due under `run.rules`, at most `run.budget` of each kind, each query served by an index.
+   */
+  retention?(ctx: OperationContext, run: RetentionRun): Promise<RetentionResult>;
 }

@@ -27,3 +27,12 @@ export function newId(now = Date.now()): string {
 export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
+
+/**
+ * The lowest id `newId` can make at `at`: every id made before `at` sorts below it, every id made
+ * then or later at or above it, so `{ _id: { $lt: idAt(cutoff) } }` finds rows older than `cutoff`
+ * by their `_id` index (no date field or index of its own needed).
+ */
+export function idAt(at: Date): string {
+  return newId(at.getTime()).slice(0, 10);
+}

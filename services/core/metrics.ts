@@ -26,6 +26,8 @@ export interface Metrics {
   readonly changeFeedLag: BoundHistogram<never>;
   readonly quotaRefusals: BoundCounter<'quota'>;
   readonly rateLimitRefusals: BoundCounter<'surface'>;
+  /** Rows the retention pass removed, by kind (`RETENTION_KINDS`: deliveries, attempts, audit, revisions, trash). */
+  readonly retentionRemoved: BoundCounter<'kind'>;
 }
 
 /** What a bound series records into. */
@@ -178,5 +180,6 @@ export function createMetrics(): Metrics {
     changeFeedLag: add(new BoundHistogram('cwb_change_feed_lag_seconds', 'From a state change being written to this process applying it.', [], LAG_BUCKETS)),
     quotaRefusals: add(new BoundCounter('cwb_quota_refusals_total', 'Calls refused by a platform quota, by quota.', ['quota'])),
     rateLimitRefusals: add(new BoundCounter('cwb_rate_limit_refusals_total', 'Calls refused by a rate limit (429), by surface.', ['surface'])),
+    retentionRemoved: add(new BoundCounter('cwb_retention_removed_total', 'Rows removed by the retention pass, by kind.', ['kind'])),
   };
 }

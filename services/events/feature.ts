@@ -6,6 +6,7 @@ import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
 import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { deliveryWorkflowId } from './deliveries.ts';
 import { EVENT_COLLECTIONS, eventCollections, eventIndexes } from './model.ts';
+import { purgeDeliveryHistory } from './retention.ts';
 
 /** Event catalog, webhook endpoints, signed durable deliveries (docs/webhooks.md). */
 export const eventsFeature: Feature = {
@@ -37,4 +38,5 @@ export const eventsFeature: Feature = {
     const webhookEndpoints = await siteCount(services.workspaceDb(workspace).collection(EVENT_COLLECTIONS.endpoints), siteId);
     return { webhookEndpoints };
   },
+  retention: (ctx, run) => purgeDeliveryHistory(ctx.db, ctx.site._id, run),
 };

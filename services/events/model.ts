@@ -135,6 +135,8 @@ export const eventIndexes: IndexSpec[] = [
   { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, ownerKeyId: 1, _id: 1 } },
   // The pending deliveries of a site (the drain), of one endpoint (its actor).
   { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, via: 1, endpointId: 1 } },
+  // Retention: finished deliveries past the history's days (events/retention.ts).
+  { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, finishedAt: 1 } },
   // Single attempt rows (interrupted, paused; the older history): one per delivery and attempt, upserted.
   { collection: EVENT_COLLECTIONS.attempts, keys: { siteId: 1, deliveryId: 1, attempt: 1 }, options: { unique: true } },
   // History: newest first, of the site or of one endpoint.

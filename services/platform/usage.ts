@@ -3,6 +3,7 @@ import type { Site, Workspace } from '../core/tenants.ts';
 import { counterValue, DAY_MS, exportCounterId, MINUTE_MS, rpmCounterId, windowStart } from '../tenancy/quota-guard.ts';
 import { allowedMediaTypes, LIMIT_NAMES, siteLimit, SWITCH_NAMES, switchOn, workspaceLimit, type LimitName, type Usage } from '../tenancy/quota-model.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
+import { retentionFreed, workspaceRetentionRules } from './retention.ts';
 
 /**
  * The figures behind `GET /tenants/{id}/usage` and `GET /sites/{id}/usage`: the same counts the
@@ -34,8 +35,18 @@ async function usedFigures(services: Services, workspace: Workspace, siteId: str
   };
 }
 
+/** The workspace's retention rules and what the pass freed (docs/platform.md, "Retention"): the same for each of its sites. */
+async function retentionFigures(services: Services, workspace: Workspace): Promise<Usage['retention']> {
+  const { freed, lastFreedAt } = await retentionFreed(services.workspaceDb(workspace));
+  return {
+    rules: workspaceRetentionRules(workspace),
+    freed,
+    lastFreedAt: lastFreedAt?.toISOString() ?? null,
+  };
+}
+
 export async function workspaceUsage(services: Services, workspace: Workspace): Promise<Usage> {
-  const used = await usedFigures(services, workspace, null, services.clock.now());
+  const [used, retention] = await Promise.all([usedFigures(services, workspace, null, services.clock.now()), retentionFigures(services, workspace)]);
   const quotas = Object.fromEntries(LIMIT_NAMES.map((name) => [name, { used: used[name], limit: workspaceLimit(workspace.quotas, name) }]));
   return {
     scope: 'tenant',
@@ -44,11 +55,12 @@ export async function workspaceUsage(services: Services, workspace: Workspace): 
     quotas: quotas as Usage['quotas'],
     mediaTypes: allowedMediaTypes(workspace.quotas, undefined),
     switches: Object.fromEntries(SWITCH_NAMES.map((name) => [name, switchOn(workspace.quotas, undefined, name)])) as Usage['switches'],
+    retention,
   };
 }
 
 export async function siteUsage(services: Services, workspace: Workspace, site: Site): Promise<Usage> {
-  const used = await usedFigures(services, workspace, site._id, services.clock.now());
+  const [used, retention] = await Promise.all([usedFigures(services, workspace, site._id, services.clock.now()), retentionFigures(services, workspace)]);
   const quotas = Object.fromEntries(LIMIT_NAMES.map((name) => [name, { used: used[name], limit: siteLimit(workspace.quotas, site.quotas, name) }]));
   return {
     scope: 'site',
@@ -57,5 +69,6 @@ export async function siteUsage(services: Services, workspace: Workspace, site: 
     quotas: quotas as Usage['quotas'],
     mediaTypes: allowedMediaTypes(workspace.quotas, site.quotas),
     switches: Object.fromEntries(SWITCH_NAMES.map((name) => [name, switchOn(workspace.quotas, site.quotas, name)])) as Usage['switches'],
+    retention,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RetentionSettings, RetentionView } from './retention-model.ts';
 
 /**
  * The typed set of workspace quotas and feature switches (issue 13), set by platform operators on
@@ -50,12 +51,14 @@ export const WorkspaceQuotas = z
     mediaTypes: z.union([z.array(MimePattern).max(200), z.null()]).optional(),
     ...switchFields,
     backupSchedule: z.union([BackupSchedule, z.null()]).optional(),
+    /** How long history and the trash are kept (retention-model.ts); null: the defaults. */
+    retention: z.union([RetentionSettings, z.null()]).optional(),
   })
   .strict();
 export type QuotaSet = z.output<typeof WorkspaceQuotas>;
 
 /** Site quotas: the same set without the workspace-only limits. */
-export const SiteQuotas = WorkspaceQuotas.omit({ sites: true, requestsPerMinute: true, backupSchedule: true }).strict();
+export const SiteQuotas = WorkspaceQuotas.omit({ sites: true, requestsPerMinute: true, backupSchedule: true, retention: true }).strict();
 
 /**
  * What `GET /tenants/{id}/usage` and `GET /sites/{id}/usage` answer (a stable shape the operator
@@ -72,6 +75,7 @@ export const UsageView = z.object({
   /** Allowed media types; null: the built-in default list (docs/media.md). */
   mediaTypes: z.array(z.string()).nullable(),
   switches: z.object(Object.fromEntries(SWITCH_NAMES.map((name) => [name, z.boolean()])) as Record<SwitchName, z.ZodBoolean>),
+  retention: RetentionView,
 });
 export type Usage = z.infer<typeof UsageView>;
 

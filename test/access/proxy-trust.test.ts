@@ -6,7 +6,7 @@ import { createApiKey, defaultSiteContext, setManagementApi } from '../support/a
 import { accessCollections } from '../../services/access/model.ts';
 import { settingsCollection } from '../../services/access/site-settings-store.ts';
 import { ANONYMOUS_ROWS_PER_WINDOW, FAILURE_RETENTION_MS, FAILURE_WINDOW_MS, OVERFLOW_IP } from '../../services/access/audit.ts';
-import { purgeExpiredAccessRows } from '../../services/access/retention.ts';
+import { runRetentionPass } from '../../services/platform/retention.ts';
 import { recordChange } from '../../services/audit/record.ts';
 import { systemPrincipal } from '../../services/core/principal.ts';
 import { sessionCookie } from '../../services/access/session-cookie.ts';
@@ -139,7 +139,7 @@ describe('no proxy trusted (the default)', () => {
     const administration = await audit.countDocuments({ siteId, action: 'key.created' });
     expect(administration).toBeGreaterThan(0);
     clock.advance(FAILURE_WINDOW_MS + FAILURE_RETENTION_MS);
-    expect(await purgeExpiredAccessRows(world.services)).toBeGreaterThanOrEqual(rows.length);
+    expect((await runRetentionPass(world.services)).audit).toBeGreaterThanOrEqual(rows.length);
     expect(await audit.countDocuments({ siteId, action: 'auth.failed' })).toBe(0);
     expect(await audit.countDocuments({ siteId, action: 'key.created' })).toBe(administration);
     expect(await ipCounters(world)).toEqual([]);

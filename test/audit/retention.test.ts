@@ -3,7 +3,7 @@ import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
 import { accessCollections, ACCESS_COLLECTIONS } from '../../services/access/model.ts';
 import type { AuditDoc } from '../../services/audit/model.ts';
-import { purgeExpiredAccessRows } from '../../services/access/retention.ts';
+import { runRetentionPass } from '../../services/platform/retention.ts';
 import { newId } from '../../services/core/ids.ts';
 
 const DAY = 24 * 60 * 60_000;
@@ -54,13 +54,13 @@ describe('audit retention', () => {
 
     const names = async () => (await log.find({ 'target.kind': 'test' }).toArray()).map((r) => r.action).sort();
     const platformNames = async () => (await platform.find({ 'target.kind': 'test' }).toArray()).map((r) => r.action).sort();
-    await purgeExpiredAccessRows(world.services);
+    await runRetentionPass(world.services);
     expect(await names()).toEqual(['failure', 'foreign-old', 'recent-change']);
     expect(await platformNames()).toEqual(['platform-recent']);
 
     // A shorter retention reaches older rows at the next pass; the failure row still keeps its own.
     expect((await call('PUT', '/audit/retention', { days: 7 })).statusCode).toBe(200);
-    await purgeExpiredAccessRows(world.services);
+    await runRetentionPass(world.services);
     expect(await names()).toEqual(['failure', 'foreign-old']);
 
     // Rows written from now on carry the workspace's retention (TTL on MongoDB).

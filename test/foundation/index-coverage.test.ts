@@ -70,6 +70,7 @@ const ALLOWED: Record<string, string> = {
   'menus find eq[siteId,trashedAt] range[] sort[slug:1]': `${PEOPLE} (menus, listed whole)`,
   'menus find eq[locale,siteId,trashedAt] range[] sort[slug:1]': `${PEOPLE} (the public menus of a locale)`,
   'menus find eq[siteId] range[trashedAt] sort[trashedAt:-1,_id:-1]': `${PEOPLE} (trashed menus)`,
+  'menus find eq[siteId] range[trashedAt] or[eq(siteId) range(trashedAt) | eq(siteId,trashedAt) range(_id,trashedAt)] sort[trashedAt:-1,_id:-1]': `${PEOPLE} (trashed menus past the trash's retention: the retention pass, platform/retention.ts)`,
   'widget_areas find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (widget areas)`,
   'widgets find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (widgets)`,
   'widgets find eq[area,siteId] range[] sort[_id:1]': `${PEOPLE} (one area's widgets)`,
@@ -204,7 +205,7 @@ const FRESH_TARGET = 40;
  * docs/footprint.md (the one-document-per-site collections merged into one). Until then this is a
  * ratchet: a feature that adds a collection or an index raises it, with its reason there.
  */
-const USED_CEILING = 140;
+const USED_CEILING = 142;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {
