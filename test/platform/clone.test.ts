@@ -143,6 +143,7 @@ describe('a workspace cloned from a backup or from a living workspace (real engi
     writing = false;
     await writer;
     expect(row.status, row.clone?.error).toBe('active');
+    await checkHistory(bw.world.services.temporal.client.workflow.getHandle(cloneWorkflowId(tenant.id)), 'clone-from-workspace');
     expect(answers.filter((s) => s !== 201 && s !== 423)).toEqual([]);
     expect(answers).toContain(201);
 
