@@ -1,6 +1,8 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Services } from '../services/core/context.ts';
 import type { BackupEnd, BackupRef, RestoreRef } from '../workflows/contracts/backup.ts';
+import type { CloneRef } from '../workflows/contracts/clone.ts';
+import { cloneBuckets, cloneCollections, cloneSourceBackup, failClone, finishClone, verifyClone } from '../services/platform/backup/clone.ts';
 import { BackupStopError, type Beat } from '../services/platform/backup/steps.ts';
 import { beginBackup, copyCollections, copyMediaBatch, endBackup, finishBackup } from '../services/platform/backup/snapshot.ts';
 import { pruneScheduledBackups, recordScheduledBackup } from '../services/platform/backup/schedule.ts';
@@ -26,7 +28,7 @@ function step<A extends unknown[], R>(run: (beat: Beat, ...args: A) => Promise<R
   };
 }
 
-/** The backup and restore workflows' steps (services/platform/backup/); each is idempotent. */
+/** The backup, restore and clone workflows' steps (services/platform/backup/); each is idempotent. */
 export function createBackupActivities(services: Services) {
   return {
     beginBackup: step((beat, ref: BackupRef) => beginBackup(services, ref, beat)),
@@ -42,6 +44,12 @@ export function createBackupActivities(services: Services) {
     failRestore: step((_beat, ref: RestoreRef, error: string) => failRestore(services, ref, error)),
     recordScheduledBackup: step((_beat, workspaceId: string) => recordScheduledBackup(services, workspaceId)),
     pruneScheduledBackups: step((_beat, workspaceId: string, keep: number) => pruneScheduledBackups(services, workspaceId, keep)),
+    cloneSourceBackup: step((_beat, ref: CloneRef) => cloneSourceBackup(services, ref)),
+    verifyClone: step((beat, ref: CloneRef, backupId: string) => verifyClone(services, ref, backupId, beat)),
+    cloneCollections: step((beat, ref: CloneRef, backupId: string, names: string[]) => cloneCollections(services, ref, backupId, names, beat)),
+    cloneBuckets: step((beat, ref: CloneRef, backupId: string, buckets: string[]) => cloneBuckets(services, ref, backupId, buckets, beat)),
+    finishClone: step((_beat, ref: CloneRef, backupId: string) => finishClone(services, ref, backupId)),
+    failClone: step((_beat, ref: CloneRef, backupId: string | null, error: string) => failClone(services, ref, backupId, error)),
   };
 }
 

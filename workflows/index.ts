@@ -7,5 +7,6 @@ export { termRemovalWorkflow } from './term-removal.ts';
 export { pluginActivationWorkflow } from './plugin-activation.ts';
 export { staticExportWorkflow } from './static-export.ts';
 export { backupWorkflow, restoreWorkflow, scheduledBackupWorkflow } from './backup.ts';
+export { cloneWorkflow } from './clone.ts';
 export { mailWorkflow } from './mail.ts';
 export { contentImportWorkflow } from './content-import.ts';

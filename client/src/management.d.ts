@@ -1445,7 +1445,7 @@ export interface paths {
         put?: never;
         /**
          * Create a workspace with its first site and administrator
-         * @description Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}).
+         * @description Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}). With `fromBackup` (a backup id) or `fromWorkspace` (a workspace id) the new workspace is a clone (docs/backups.md): the archive is verified first (a foreign or corrupted one is a 409 and nothing is written), then 202 with `tenant.status` `provisioning` while the clone workflow copies it (new site ids, the request’s domains and administrator; no keys, sessions or grants of the source; webhook endpoints paused with new secrets).
          */
         post: operations["tenants.create"];
         delete?: never;
@@ -16390,6 +16390,8 @@ export interface operations {
                         password: string;
                     };
                     domains: string[];
+                    fromBackup?: string;
+                    fromWorkspace?: string;
                     name: string;
                     siteName?: string;
                 };
@@ -16493,6 +16495,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16745,7 +16756,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled";
+                            trigger: "manual" | "scheduled" | "clone";
                         }[];
                         page: {
                             cursor: string | null;
@@ -16861,7 +16872,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled";
+                            trigger: "manual" | "scheduled" | "clone";
                         };
                     };
                 };
@@ -17004,7 +17015,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled";
+                            trigger: "manual" | "scheduled" | "clone";
                         };
                     };
                 };
@@ -17213,7 +17224,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled";
+                            trigger: "manual" | "scheduled" | "clone";
                         };
                     };
                 };

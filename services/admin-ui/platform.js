@@ -1,7 +1,7 @@
 // `/admin/platform`: the operator console. Workspaces with their status and usage against quotas
 // (bars), create, suspend / reactivate, delete with confirmation, edit quotas and switches,
-// backups with their progress: start, download, cancel, delete, restore. Every
-// call is a platform operation mounted on the cookie session under `/api/platform/…`.
+// backups with their progress: start, download, cancel, delete, restore; clone a workspace or a
+// backup into a new workspace (the create form, with its source). Every call is a platform operation mounted on the cookie session under `/api/platform/…`.
 import { ApiError, api, byId, el, formatDate, markReady, requireUser, say, withButton } from './common.js';
 
 /** The documented quota names (docs/platform.md), used when the usage endpoint names none. */
@@ -14,6 +14,8 @@ let editing = null;
 /** The workspace whose backups are shown; its list is read again every 2 s while one runs. */
 let backingUp = null;
 let backupTimer = null;
+/** What the create form clones (`{ fromWorkspace }` or `{ fromBackup }` and a label), or null for an empty workspace. */
+let cloning = null;
 /** The workspace the create form last made, while its provisioning is under way: its status line follows the list. */
 let provisioning = null;
 
@@ -100,6 +102,7 @@ function row(tenant, usage) {
   if (tenant.status === 'active' || tenant.status === 'suspended') {
     actions.push(action('Quotas', tenant.name, 'secondary', () => openQuotas(tenant, usage)));
     actions.push(action('Backups', tenant.name, 'secondary', () => openBackups(tenant)));
+    actions.push(action('Clone', tenant.name, 'secondary', async () => openClone({ fromWorkspace: tenant.id }, `"${tenant.name}" as it is now`)));
   }
   if (tenant.status !== 'deleted' || !tenant.databaseDropped) {
     actions.push(action('Delete', tenant.name, 'danger', async () => openDelete(tenant)));
@@ -148,6 +151,20 @@ async function load() {
   if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting')) setTimeout(() => load().catch(() => undefined), 2000);
 }
 
+/** The create form makes a clone of `source` from now on (docs/backups.md, "Clone"): new domains and administrator, no keys of the source. */
+function openClone(source, label) {
+  cloning = source;
+  say('create-source-name', `Clone of ${label}: new domains and administrator; keys, sessions and grants are not copied, webhooks paused.`);
+  byId('create-source').hidden = false;
+  byId('create-form').scrollIntoView({ block: 'nearest' });
+  byId('ws-name').focus();
+}
+
+function closeClone() {
+  cloning = null;
+  byId('create-source').hidden = true;
+}
+
 function openDelete(tenant) {
   deleting = tenant;
   say('delete-name', tenant.name);
@@ -192,6 +209,7 @@ function backupRow(tenant, backup) {
         await load();
       }),
     );
+    actions.push(button('Clone', 'secondary', async () => openClone({ fromBackup: backup.id }, `"${tenant.name}", ${subject}`)));
   }
   if (backup.state !== 'running') {
     actions.push(button('Delete', 'secondary', () => api('DELETE', path(tenant.id, `/backups/${encodeURIComponent(backup.id)}`)).then(loadBackups)));
@@ -287,15 +305,19 @@ async function main() {
           .map((d) => d.trim())
           .filter(Boolean),
         admin: { email: byId('ws-admin-email').value, password: byId('ws-admin-password').value },
+        ...cloning,
       };
       const { tenant } = await api('POST', base, body);
       byId('ws-admin-password').value = '';
       form.reset();
+      closeClone();
       say('create-status', `Workspace "${tenant.name}" is ${tenant.status}.`);
       if (tenant.status === 'provisioning') provisioning = { id: tenant.id };
       await load();
     });
   });
+
+  byId('create-source-clear').addEventListener('click', closeClone);
 
   byId('delete-cancel').addEventListener('click', () => {
     byId('delete-panel').hidden = true;

@@ -21,6 +21,22 @@ export const WorkspaceSchema = z.object({
       admin: z.object({ email: z.string(), name: z.string().optional(), passwordHash: z.string(), platformOperator: z.boolean().optional() }),
     })
     .optional(),
+  /**
+   * A workspace being cloned (`POST /tenants { fromBackup | fromWorkspace }`, docs/backups.md): where
+   * from, each source site's new id (the first takes the request's domains), and the parts loaded.
+   * Present while `provisioning`; the actor's provision steps leave such a row to the clone workflow.
+   */
+  clone: z
+    .object({
+      sourceWorkspaceId: z.string(),
+      backupId: z.string().nullable(),
+      /** The backup was taken for this clone (`fromWorkspace`): removed once the clone ends. */
+      ownBackup: z.boolean(),
+      sites: z.array(z.object({ from: z.string(), to: z.string(), name: z.string() })),
+      doneParts: z.array(z.string()).optional(),
+      error: z.string().optional(),
+    })
+    .optional(),
   /** Set when deletion was asked; `dropDatabase` becomes true if any request asked for it. */
   deletion: z.object({ dropDatabase: z.boolean(), requestedAt: z.date() }).optional(),
   databaseDropped: z.boolean().optional(),

@@ -7,7 +7,7 @@ import { operatorOperations } from './operator-ops.ts';
 import { addTenantSiteOp } from './site-ops.ts';
 import { healthOperations } from './health.ts';
 import { backupOperations } from './backup/backup-ops.ts';
-import { stopBackupSchedule } from './backup/schedule.ts';
+import { stopBackupWork } from './backup/stop.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [
@@ -29,8 +29,8 @@ export const platformFeature: Feature = {
   // Managing operators stays on the API (keys with platform:manage), not in the console.
   // Health and diagnostics answer any valid key (site:admin for the details), not only operators.
   operations: [...platformOperations, ...operatorOperations, ...onConsole(platformOperations), ...healthOperations],
-  // A deleted workspace is no longer backed up on schedule.
+  // A deleted workspace is no longer backed up on schedule; its running backup or restore stops.
   async stopWork(services, workspace) {
-    return { backupSchedules: await stopBackupSchedule(services, workspace._id) };
+    return stopBackupWork(services, workspace._id);
   },
 };

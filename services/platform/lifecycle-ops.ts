@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
-import { ConflictError, NotFoundError } from '../core/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { beginWorkspaceDeletion } from './deletion.ts';
 import { getWorkspace } from './lifecycle.ts';
 import { requestWorkspace } from './provisioning.ts';
+import { startClone } from './backup/clone.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { awaitWorkspaceCommand, sendWorkspaceCommand } from './workspace-actor.ts';
 import { AdminInput, HostName, SiteView, TenantView, tenantView } from './views.ts';
@@ -25,18 +26,28 @@ export const createTenantOp = defineOperation({
   method: 'POST',
   path: '/tenants',
   summary: 'Create a workspace with its first site and administrator',
-  description: `Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. ${pending}`,
+  description:
+    `Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. ${pending} ` +
+    'With `fromBackup` (a backup id) or `fromWorkspace` (a workspace id) the new workspace is a clone (docs/backups.md): the archive is verified first (a foreign or corrupted one is a 409 and nothing is written), ' +
+    'then 202 with `tenant.status` `provisioning` while the clone workflow copies it (new site ids, the request’s domains and administrator; no keys, sessions or grants of the source; webhook endpoints paused with new secrets).',
   requires: 'platform:manage',
-  errors: [409],
+  errors: [409, 503],
   status: 202,
   input: z.object({
     name: z.string().min(1).max(200),
     siteName: z.string().min(1).max(200).optional(),
     domains: z.array(HostName).min(1).max(50),
     admin: AdminInput,
+    fromBackup: z.string().min(1).max(200).optional(),
+    fromWorkspace: z.string().min(1).max(200).optional(),
   }),
   output: z.object({ tenant: TenantView, site: SiteView }),
   async handler(ctx, input) {
+    if (input.fromBackup !== undefined || input.fromWorkspace !== undefined) {
+      if (input.fromBackup !== undefined && input.fromWorkspace !== undefined) throw new BadRequestError('Give fromBackup or fromWorkspace, not both');
+      const { workspace, site } = await startClone(ctx.services, ctx.workspace._id, input);
+      return { tenant: tenantView(workspace), site: { ...site, domains: workspace.provisioning!.domains } };
+    }
     const requested = await requestWorkspace(ctx.services, input);
     const command = await sendWorkspaceCommand(ctx.services, requested._id, { kind: 'provision' });
     const workspace = (await awaitWorkspaceCommand(ctx.services, requested._id, command)) ?? requested;

@@ -16,8 +16,10 @@ export interface WorkspaceRequest {
   siteName?: string;
   domains: readonly string[];
   admin: { email: string; password: string; name?: string; platformOperator?: boolean };
-  /** The bootstrap's default site only; every other site gets a generated id. */
+  /** The bootstrap's default site, and a clone's first site (its id chosen with the others); every other site gets a generated id. */
   siteId?: string;
+  /** A clone (backup/clone.ts): its workflow, not the actor's provision steps, fills the workspace. */
+  clone?: Workspace['clone'];
 }
 
 /**
@@ -45,6 +47,7 @@ export async function requestWorkspace(services: Services, input: WorkspaceReque
       domains: hosts,
       admin: { email, name, passwordHash: await hashPassword(password), ...(platformOperator ? { platformOperator } : {}) },
     },
+    ...(input.clone ? { clone: input.clone } : {}),
     createdAt: now,
     updatedAt: now,
   };
@@ -60,7 +63,7 @@ export async function requestWorkspace(services: Services, input: WorkspaceReque
 
 async function provisioningRow(services: Services, workspaceId: string) {
   const row = await platformCollections(services).workspaces.findOne({ _id: workspaceId });
-  return row?.status === 'provisioning' && row.provisioning ? { ...row, provisioning: row.provisioning } : null;
+  return row?.status === 'provisioning' && row.provisioning && !row.clone ? { ...row, provisioning: row.provisioning } : null;
 }
 
 /**
@@ -99,11 +102,14 @@ export async function provisionWorkspaceSite(services: Services, workspaceId: st
   await addSite(services, row, { name: spec.siteName, siteId: spec.siteId, domains: spec.domains, admin: spec.admin });
 }
 
-/** Step 3: the workspace answers. The spec (with the password hash) is no longer kept. */
+/** Step 3: the workspace answers. The spec (with the password hash; a clone's too) is no longer kept. */
 export async function activateProvisionedWorkspace(services: Services, workspaceId: string): Promise<void> {
   await platformCollections(services).workspaces.updateOne(
     { _id: workspaceId, status: 'provisioning' },
-    { $set: { status: 'active', indexVersion: workspaceIndexVersion(services.features), updatedAt: services.clock.now() }, $unset: { provisioning: '' } },
+    {
+      $set: { status: 'active', indexVersion: workspaceIndexVersion(services.features), updatedAt: services.clock.now() },
+      $unset: { provisioning: '', clone: '' },
+    },
   );
   await publishWorkspaceChange(services, workspaceId);
 }

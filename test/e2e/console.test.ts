@@ -140,6 +140,26 @@ describe('operator console in Chromium', () => {
     await expect.poll(async () => (await platformCollections(world.services).workspaces.findOne({ name }))?.status, SLOW).toBe('active');
   });
 
+  it('clones a backup into a new workspace through the create form', STEP, async () => {
+    await page
+      .locator('#backups tr')
+      .first()
+      .getByRole('button', { name: /^Clone backup of / })
+      .click();
+    await expect
+      .poll(async () => (await page.locator('#create-source-name').textContent()) ?? '', SLOW)
+      .toMatch(/^Clone of "Console <i>shop<\/i>", backup of /);
+    await page.getByLabel('Name', { exact: true }).fill('Console clone');
+    await page.getByLabel('Domains (comma-separated)').fill('clone.console.example.test');
+    await page.getByLabel('Administrator email').fill('clone-owner@console.example.test');
+    await page.getByLabel(/Administrator password/).fill(owner.password);
+    await page.getByRole('button', { name: 'Create workspace' }).click();
+    await expect.poll(() => statusOf('Console clone'), { timeout: 120_000 }).toBe('active');
+    expect(await page.locator('#create-source').isHidden()).toBe(true);
+    const clone = await platformCollections(world.services).workspaces.findOne({ name: 'Console clone' });
+    expect(await platformCollections(world.services).domains.countDocuments({ workspaceId: clone!._id })).toBe(1);
+  });
+
   it('deletes only after the name is typed, dropping the database when asked', STEP, async () => {
     const name = 'Console <i>shop</i>';
     const before = await platformCollections(world.services).workspaces.findOne({ name });

@@ -96,7 +96,7 @@ const ALLOWED: Record<string, string> = {
     "the worker's periodic recount of the kept entry counters: it reads what it counts, once per pass (content/entry-counts.ts)",
   'content_entries aggregate eq[] range[] sort[]':
     'the usage figure when creates under no entries limit went uncounted: one recount of what it counts, then the kept counters (content/entry-counts.ts)',
-  'content_entries find eq[] range[schedule] sort[]': 'workspace deletion, once: the schedules to stop',
+  'content_entries find eq[] range[schedule] sort[]': "workspace deletion and a clone's last step, once each: the schedules to stop or to start",
   'term_removal_jobs find eq[] range[] sort[]': 'workspace deletion, once: the term-removal jobs to stop (one row per running job)',
   'webhook_deliveries find eq[status] range[] sort[]': 'workspace deletion, once: the pending deliveries to fail',
   'webhook_endpoints find eq[] range[] sort[]': 'workspace deletion, once: the endpoint actors to stop',

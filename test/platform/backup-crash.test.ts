@@ -1,10 +1,18 @@
-import { randomBytes } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GridFSBucket } from 'mongodb';
-import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
+import { kill9 } from '../support/worker-process.ts';
 import { eventually } from '../support/polling.ts';
-import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, waitForState, type BackupWorld, type Seeded } from './backup-support.ts';
+import {
+  addBulkMedia,
+  dumpDatabase,
+  mediaDigests,
+  seedWorkspace,
+  startBackupWorld,
+  waitForState,
+  workerCrew,
+  type BackupWorld,
+  type Seeded,
+} from './backup-support.ts';
 import { backupCollections } from '../../services/platform/backup/model.ts';
 import { workspaceRow } from './support.ts';
 
@@ -14,30 +22,17 @@ const FILES = 100;
 describe('a worker killed with SIGKILL in the middle of a backup and of a restore', () => {
   let bw: BackupWorld;
   let s: Seeded;
-  const children: ChildProcess[] = [];
-  const spawnWorker = async () => {
-    const child = await spawnWorkerProcess(bw.world.config, { BACKUP_DIR: bw.backupDir });
-    children.push(child);
-    return child;
-  };
+  let crew: ReturnType<typeof workerCrew>;
   beforeAll(async () => {
     // No in-process worker: only the child processes work.
     bw = await startBackupWorld();
+    crew = workerCrew(bw);
     s = await seedWorkspace(bw.world, 'backup-crash.example.test', { entries: 5, mediaBytes: [5000] });
     // Enough media bytes that the copy is still running when the worker is killed.
-    const bucket = new GridFSBucket(bw.world.services.mongo.db(s.dbName), { bucketName: 'media_files' });
-    for (let i = 0; i < FILES; i++) {
-      await new Promise((resolve, reject) =>
-        bucket
-          .openUploadStreamWithId(`bulk-${i}` as never, `bulk-${i}.bin`)
-          .on('finish', resolve)
-          .on('error', reject)
-          .end(randomBytes(500_000)),
-      );
-    }
+    await addBulkMedia(bw.world, s.dbName, FILES);
   }, 180_000);
   afterAll(async () => {
-    for (const child of children) await kill9(child);
+    await crew?.stopAll();
     await bw?.world.close();
   });
 
@@ -47,7 +42,7 @@ describe('a worker killed with SIGKILL in the middle of a backup and of a restor
     const mediaBefore = await mediaDigests(db);
     const { backups, restores } = backupCollections(bw.world.services);
 
-    const first = await spawnWorker();
+    const first = await crew.spawn();
     const started = await bw.call('POST', `/tenants/${s.workspaceId}/backups`);
     expect(started.statusCode).toBe(202);
     const backupId = started.json().backup.id;
@@ -63,7 +58,7 @@ describe('a worker killed with SIGKILL in the middle of a backup and of a restor
     expect(cut?.state).toBe('running');
     expect(cut!.progress.mediaFilesDone).toBeLessThan(FILES + 1);
 
-    await spawnWorker();
+    await crew.spawn();
     const backup = await waitForState(bw.call, `/tenants/${s.workspaceId}/backups/${backupId}`, 'backup', ['succeeded', 'failed'], 180_000);
     expect(backup.state, backup.error).toBe('succeeded');
     expect(backup.progress.mediaFilesDone).toBe(FILES + 1);
@@ -77,11 +72,11 @@ describe('a worker killed with SIGKILL in the middle of a backup and of a restor
     const restoreId = restore.json().restore.id;
     // Killed as soon as the workspace is suspended for the restore (the replacing steps follow).
     await eventually(async () => (await workspaceRow(bw.world, s.workspaceId))?.status === 'suspended', 'the restore to suspend the workspace', 120_000, 5);
-    await kill9(children[1]);
+    await kill9(crew.children[1]);
     expect((await restores.findOne({ _id: restoreId }))?.state).toBe('running');
     expect((await workspaceRow(bw.world, s.workspaceId))?.status).toBe('suspended');
 
-    await spawnWorker();
+    await crew.spawn();
     const done = await waitForState(bw.call, `/tenants/${s.workspaceId}/restores/${restoreId}`, 'restore', ['succeeded', 'failed'], 180_000);
     expect(done.state, done.error).toBe('succeeded');
     expect(await dumpDatabase(db)).toEqual(before);

@@ -8,6 +8,9 @@ import { startWorld, addLocalWorkspace, type World, type WorldOptions } from '..
 import { eventually } from '../support/polling.ts';
 import { keyOnHost, operatorCaller, tenantAdmin } from './support.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
+import type { ChildProcess } from 'node:child_process';
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
+import { CLONE_LEFT_BEHIND } from '../../services/platform/backup/clone-fixups.ts';
 import { PUBLIC_STATE_COLLECTION } from '../../services/core/public-generation.ts';
 import { SITE_SETTINGS_COLLECTION } from '../../services/access/site-settings-store.ts';
 
@@ -168,3 +171,49 @@ export function untar(tar: Buffer): Map<string, Buffer> {
   }
   return files;
 }
+
+/** Worker processes of a crash test, each killable with SIGKILL; `stopAll` ends those left. */
+export function workerCrew(bw: BackupWorld) {
+  const children: ChildProcess[] = [];
+  return {
+    children,
+    async spawn(): Promise<ChildProcess> {
+      const child = await spawnWorkerProcess(bw.world.config, { BACKUP_DIR: bw.backupDir });
+      children.push(child);
+      return child;
+    },
+    async stopAll(): Promise<void> {
+      for (const child of children) await kill9(child);
+    },
+  };
+}
+
+/** Adds `files` GridFS files of `bytes` random bytes (ids `bulk-<i>`): enough work that a kill lands mid-way. */
+export async function addBulkMedia(world: World, dbName: string, files: number, bytes = 500_000): Promise<void> {
+  const bucket = new GridFSBucket(world.services.mongo.db(dbName), { bucketName: 'media_files' });
+  for (let i = 0; i < files; i++) {
+    await new Promise((resolve, reject) =>
+      bucket
+        .openUploadStreamWithId(`bulk-${i}` as never, `bulk-${i}.bin`)
+        .on('finish', resolve)
+        .on('error', reject)
+        .end(randomBytes(bytes)),
+    );
+  }
+}
+
+/** Collections a clone changes on purpose (clone-fixups.ts): compared field by field instead. */
+const CLONE_FIXED = new Set(['users', 'webhook_endpoints']);
+
+/** The source's dump as its clone must hold it: its site id replaced, what a clone leaves behind or fixes left out. */
+export function asCloned(dump: Record<string, string[]>, from: string, to: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [name, lines] of Object.entries(dump)) {
+    if (CLONE_LEFT_BEHIND.has(name) || CLONE_FIXED.has(name)) continue;
+    out[name] = lines.map((line) => line.split(from).join(to)).sort();
+  }
+  return out;
+}
+
+/** A clone's dump without the collections its fix-ups change. */
+export const withoutFixed = (dump: Record<string, string[]>) => Object.fromEntries(Object.entries(dump).filter(([name]) => !CLONE_FIXED.has(name)));

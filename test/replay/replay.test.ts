@@ -17,6 +17,7 @@ import { termRemovalWorkflowType } from '../../workflows/contracts/term-removal.
 import { staticExportWorkflowType } from '../../workflows/contracts/static-export.ts';
 import { backupWorkflowType, restoreWorkflowType, scheduledBackupWorkflowType } from '../../workflows/contracts/backup.ts';
 import { mailWorkflowType } from '../../workflows/contracts/mail.ts';
+import { cloneWorkflowType } from '../../workflows/contracts/clone.ts';
 import { contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
 
 /**
@@ -46,6 +47,7 @@ describe('workflow contracts and committed histories', () => {
       backupWorkflowType,
       restoreWorkflowType,
       scheduledBackupWorkflowType,
+      cloneWorkflowType,
       contentImportWorkflowType,
       endpointActorWorkflowName,
       mailWorkflowType,

@@ -20,7 +20,7 @@ import { backupStore } from './store.ts';
 import { BackupVerificationError, verifyArchive } from './verify.ts';
 
 /** A workspace a backup or a restore may start on: active or suspended, with neither running. */
-async function idleWorkspace(services: Services, workspaceId: string): Promise<Workspace> {
+export async function idleWorkspace(services: Services, workspaceId: string): Promise<Workspace> {
   const workspace = await getWorkspace(services, workspaceId);
   if (workspace.status !== 'active' && workspace.status !== 'suspended') throw new ConflictError(`Workspace is ${workspace.status}`);
   const { backups, restores } = backupCollections(services);

@@ -4,6 +4,7 @@ import type { Services } from '../../core/context.ts';
 /** A backup's states: `running` → `succeeded` | `failed` | `cancelled` (docs/backups.md). */
 export const BACKUP_STATES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
 export type BackupState = (typeof BACKUP_STATES)[number];
+export const BACKUP_TRIGGERS = ['manual', 'scheduled', 'clone'] as const;
 export const RESTORE_STATES = ['running', 'succeeded', 'failed'] as const;
 
 export interface BackupProgress {
@@ -21,7 +22,8 @@ export interface BackupRow {
   _id: string;
   workspaceId: string;
   state: BackupState;
-  trigger: 'manual' | 'scheduled';
+  /** `clone`: taken by `POST /tenants { fromWorkspace }` and removed once the clone ends. */
+  trigger: (typeof BACKUP_TRIGGERS)[number];
   progress: BackupProgress;
   /** The GridFS buckets the plan found (written by the first step). */
   buckets?: string[];
@@ -87,7 +89,7 @@ export const BackupView = z.object({
   id: z.string(),
   tenantId: z.string(),
   state: z.enum(BACKUP_STATES),
-  trigger: z.enum(['manual', 'scheduled']),
+  trigger: z.enum(BACKUP_TRIGGERS),
   progress: z.object({
     collections: z.number().int(),
     collectionsDone: z.number().int(),

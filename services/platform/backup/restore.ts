@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Binary, type Document } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { Services } from '../../core/context.ts';
+import type { Site } from '../../core/tenants.ts';
 import { PUBLIC_STATE_COLLECTION } from '../../core/public-generation.ts';
 import { topics } from '../../core/topics.ts';
 import type { BackupPlan, RestoreRef } from '../../../workflows/contracts/backup.ts';
@@ -11,14 +12,11 @@ import { platformCollections } from '../../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from '../lifecycle.ts';
 import { sendWorkspaceCommand } from '../workspace-actor.ts';
 import { backupCollections, type BackupRow, type RestoreRow } from './model.ts';
-import { collectionFile, MANIFEST_FILE, ndjsonLines, objectKey, parseDocumentLine, idFromText, type Manifest } from './archive.ts';
+import { MANIFEST_FILE, objectKey, type Manifest } from './archive.ts';
+import { loadBucket, loadCollection } from './load.ts';
 import { backupStore } from './store.ts';
 import { BackupVerificationError, verifyArchive } from './verify.ts';
 import { BackupStopError, databaseLayout, workspaceOf, type Beat } from './steps.ts';
-
-const INSERT_BATCH_DOCS = 500;
-const INSERT_BATCH_BYTES = 4 * 1024 * 1024;
-const GRIDFS_DEFAULT_CHUNK = 255 * 1024;
 
 async function runningRestore(services: Services, ref: RestoreRef): Promise<RestoreRow> {
   const row = await backupCollections(services).restores.findOne({ _id: ref.restoreId });
@@ -33,7 +31,7 @@ async function backupRow(services: Services, ref: RestoreRef): Promise<BackupRow
 }
 
 /** The manifest again for a later step, refused unless it is still the one the backup recorded. */
-async function verifiedManifest(services: Services, row: BackupRow): Promise<Manifest> {
+export async function verifiedManifest(services: Services, row: BackupRow): Promise<Manifest> {
   const chunks: Buffer[] = [];
   for await (const chunk of backupStore(services.config).get(objectKey(row, MANIFEST_FILE)) as AsyncIterable<Buffer>) chunks.push(chunk);
   const bytes = Buffer.concat(chunks);
@@ -98,88 +96,44 @@ async function partDone(services: Services, ref: RestoreRef, part: string, inc: 
 }
 
 /**
- * Step 3: each collection in turn emptied, then the archive's documents inserted in batches. A
- * retry skips the collections done and starts the one it was in again.
+ * Step 3: each collection in turn emptied, then the archive's documents inserted in batches
+ * (load.ts). A retry skips the collections done and starts the one it was in again; a restore
+ * ended meanwhile (the workspace deleted) stops between two.
  */
 export async function restoreCollections(services: Services, ref: RestoreRef, names: readonly string[], beat: Beat): Promise<void> {
   const restore = await runningRestore(services, ref);
-  const manifest = await verifiedManifest(services, await backupRow(services, ref));
+  const row = await backupRow(services, ref);
+  const source = { store: backupStore(services.config), row, manifest: await verifiedManifest(services, row) };
   const done = new Set(restore.doneParts ?? []);
-  for (const name of names) if (!done.has(`collection:${name}`)) await restoreCollection(services, ref, manifest, name, beat);
-}
-
-async function restoreCollection(services: Services, ref: RestoreRef, manifest: Manifest, name: string, beat: Beat): Promise<void> {
-  const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
-  const collection = db.collection(name);
-  // Emptied, not dropped: the collection keeps its indexes (this release's, docs/lifecycle.md).
-  await collection.deleteMany({});
-  const part = manifest.collections.find((c) => c.name === name);
-  let documents = 0;
-  if (part) {
-    let batch: Document[] = [];
-    let size = 0;
-    const flush = async () => {
-      if (batch.length === 0) return;
-      await collection.insertMany(batch, { ordered: false });
-      documents += batch.length;
-      batch = [];
-      size = 0;
-      beat();
-    };
-    const row = await backupRow(services, ref);
-    for await (const line of ndjsonLines(backupStore(services.config).get(objectKey(row, collectionFile(name))) as AsyncIterable<Buffer>)) {
-      batch.push(parseDocumentLine(line));
-      size += line.length;
-      if (batch.length >= INSERT_BATCH_DOCS || size >= INSERT_BATCH_BYTES) await flush();
-    }
-    await flush();
+  for (const name of names) {
+    if (done.has(`collection:${name}`)) continue;
+    await runningRestore(services, ref);
+    const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
+    const documents = await loadCollection(db, source, name, beat);
+    await partDone(services, ref, `collection:${name}`, { 'progress.collectionsDone': 1, 'progress.documents': documents });
   }
-  await partDone(services, ref, `collection:${name}`, { 'progress.collectionsDone': 1, 'progress.documents': documents });
 }
 
 /** Step 4: each bucket's chunks rebuilt from its media files (the `.files` documents came back with the collections). */
 export async function restoreBuckets(services: Services, ref: RestoreRef, buckets: readonly string[], beat: Beat): Promise<void> {
   const restore = await runningRestore(services, ref);
   const row = await backupRow(services, ref);
-  const manifest = await verifiedManifest(services, row);
+  const source = { store: backupStore(services.config), row, manifest: await verifiedManifest(services, row) };
   const done = new Set(restore.doneParts ?? []);
-  for (const bucket of buckets) if (!done.has(`bucket:${bucket}`)) await restoreBucket(services, ref, row, manifest, bucket, beat);
+  for (const bucket of buckets) {
+    if (done.has(`bucket:${bucket}`)) continue;
+    await runningRestore(services, ref);
+    const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
+    const files = await loadBucket(db, source, bucket, beat);
+    await partDone(services, ref, `bucket:${bucket}`, { 'progress.mediaFiles': files });
+  }
 }
 
-async function restoreBucket(services: Services, ref: RestoreRef, row: BackupRow, manifest: Manifest, bucket: string, beat: Beat): Promise<void> {
-  const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
-  const chunks = db.collection(`${bucket}.chunks`);
-  await chunks.deleteMany({});
-  const store = backupStore(services.config);
-  let files = 0;
-  for (const media of manifest.media.filter((m) => m.bucket === bucket)) {
-    const id = idFromText(media.id);
-    const info = await db.collection(`${bucket}.files`).findOne({ _id: id as never }, { projection: { chunkSize: 1 } });
-    const chunkSize = typeof info?.chunkSize === 'number' && info.chunkSize > 0 ? info.chunkSize : GRIDFS_DEFAULT_CHUNK;
-    let n = 0;
-    let pending: Buffer = Buffer.alloc(0);
-    let batch: Document[] = [];
-    const flush = async () => {
-      if (batch.length > 0) await chunks.insertMany(batch);
-      batch = [];
-      beat();
-    };
-    const take = async (bytes: Buffer) => {
-      batch.push({ files_id: id, n: n++, data: new Binary(bytes) });
-      if (batch.length * chunkSize >= INSERT_BATCH_BYTES) await flush();
-    };
-    for await (const chunk of store.get(objectKey(row, media.file)) as AsyncIterable<Buffer>) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= chunkSize) {
-        await take(Buffer.from(pending.subarray(0, chunkSize)));
-        pending = pending.subarray(chunkSize);
-      }
-    }
-    if (pending.length > 0) await take(Buffer.from(pending));
-    await flush();
-    files++;
-  }
-  await partDone(services, ref, `bucket:${bucket}`, { 'progress.mediaFiles': files });
+/** Nothing a cache holds of the site is served again: its public generation and access version move, every gateway hears it. */
+export async function freshenSite(services: Services, db: Db, site: Site): Promise<void> {
+  await services.publicGeneration.bump(db, site._id);
+  await accessChanged({ db, site, services });
+  await services.changeFeed.publish([topics.site(site._id), topics.siteContent(site._id), topics.webhookEndpoints(site._id)]);
 }
 
 /**
@@ -197,9 +151,7 @@ export async function finishRestore(services: Services, ref: RestoreRef, beat: B
       .collection(PUBLIC_STATE_COLLECTION)
       .updateOne({ _id: site._id as never }, { $max: { generation: before.generation }, $set: { siteId: site._id } }, { upsert: true });
     await db.collection(SITE_SETTINGS_COLLECTION).updateOne({ _id: site._id as never }, { $max: { accessVersion: before.accessVersion } });
-    await services.publicGeneration.bump(db, site._id);
-    await accessChanged({ db, site, services });
-    await services.changeFeed.publish([topics.site(site._id), topics.siteContent(site._id), topics.webhookEndpoints(site._id)]);
+    await freshenSite(services, db, site);
   }
   await publishWorkspaceChange(services, ref.workspaceId);
   if (restore.previousStatus === 'active' && workspace.status === 'suspended') {
