@@ -47,7 +47,8 @@ describe('a worker killed with SIGKILL in the middle of a lifecycle step', () =>
     expect(deleted.json().tenant.status).toBe('deleting');
     await kill9(children[1]);
     children.push(await spawnWorker(world));
-    const gone = await waitForWorkspace(world, tenant.id, (w) => w.status === 'deleted', 90_000);
+    // The purge the operator confirmed is the deletion's last step, after `deleted`.
+    const gone = await waitForWorkspace(world, tenant.id, (w) => w.status === 'deleted' && Boolean(w.purgedAt), 90_000);
     expect(gone.databaseDropped).toBe(true);
     expect(await databaseNames(world)).not.toContain(dbName);
     expect(await platformCollections(world.services).domains.countDocuments({ workspaceId: tenant.id })).toBe(0);

@@ -21,7 +21,8 @@ export interface BackupRow {
   _id: string;
   workspaceId: string;
   state: BackupState;
-  trigger: 'manual' | 'scheduled';
+  /** `final`: taken by a deleted workspace's purge before its database goes (docs/lifecycle.md). */
+  trigger: 'manual' | 'scheduled' | 'final';
   progress: BackupProgress;
   /** The GridFS buckets the plan found (written by the first step). */
   buckets?: string[];
@@ -87,7 +88,7 @@ export const BackupView = z.object({
   id: z.string(),
   tenantId: z.string(),
   state: z.enum(BACKUP_STATES),
-  trigger: z.enum(['manual', 'scheduled']),
+  trigger: z.enum(['manual', 'scheduled', 'final']),
   progress: z.object({
     collections: z.number().int(),
     collectionsDone: z.number().int(),
