@@ -30,7 +30,8 @@ export const undeleteTenantOp = defineOperation({
     const current = await getWorkspace(ctx.services, id);
     if (current.status === 'active' || current.status === 'suspended') return { tenant: tenantView(current), domainsNotRestored: [] };
     if (purged(current)) throw new ConflictError(PURGED);
-    if (current.status === 'provisioning' || !current.deletion?.previousStatus) throw new ConflictError('Workspace was never provisioned: nothing to undelete');
+    if (current.status === 'provisioning' || !current.deletion?.previousStatus)
+      throw new ConflictError('Workspace cannot be undeleted: its deletion recorded no state to bring back');
     const command = await sendWorkspaceCommand(ctx.services, id, { kind: 'undelete' });
     const workspace = (await awaitWorkspaceCommand(ctx.services, id, command)) ?? current;
     // The purge ran first (it was due, or being run when the undelete came): nothing changed.
