@@ -6,6 +6,9 @@ import { scheduleWorkflowId } from '../../services/content/schedule.ts';
 import { databaseNames, newAdmin, tenantAdmin, waitForWorkspace, workspaceRow } from './support.ts';
 import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, waitForState, type OperatorCall } from './backup-support.ts';
 import { eventually } from '../support/polling.ts';
+import { recordFinalBackup } from '../../services/platform/backup/control.ts';
+import { backupCollections } from '../../services/platform/backup/model.ts';
+import { purgeWorkspace } from '../../services/platform/purge.ts';
 
 const PURGED = { error: 'Workspace was purged: its data is gone and it cannot be undeleted' };
 const DAY = 86_400_000;
@@ -152,6 +155,29 @@ describe('deletion with a grace period: undelete, purge on time or when confirme
     expect(backup.progress.mediaFiles).toBe(1);
     expect(await databaseNames(world)).not.toContain(seeded.dbName);
     expect((await call('GET', `/tenants/${seeded.workspaceId}`)).json().tenant).toMatchObject({ finalBackupId: backupId, purgedAt: expect.any(String) });
+  });
+
+  it('holds a due purge whose final backup failed (data kept, reason shown) until the operator decides', async () => {
+    const { tenant } = (await call('POST', '/tenants', { name: 'Held', domains: ['held.example.test'], admin: newAdmin })).json();
+    const row = (await workspaceRow(world, tenant.id))!;
+    await world.services.mongo.db(row.dbName).collection('probe').insertOne({ siteId: 'x' });
+    expect((await call('DELETE', `/tenants/${tenant.id}?finalBackup=true`)).json().tenant.status).toBe('deleted');
+    // What a final backup that failed leaves when the purge comes due.
+    const failed = await recordFinalBackup(world.services, tenant.id);
+    await backupCollections(world.services).backups.updateOne({ _id: failed._id }, { $set: { state: 'failed', error: 'disk full' } });
+    const { workspaces } = platformCollections(world.services);
+    await workspaces.updateOne({ _id: tenant.id }, { $set: { 'deletion.finalBackupId': failed._id, 'deletion.purgeAt': new Date(Date.now() - 1000) } });
+    await purgeWorkspace(world.services, tenant.id);
+    expect(await databaseNames(world)).toContain(row.dbName);
+    const shown = (await call('GET', `/tenants/${tenant.id}`)).json().tenant;
+    expect(shown).toMatchObject({ status: 'deleted', purgeHeld: 'Final backup failed: disk full', finalBackupId: failed._id });
+    expect(shown.purgeAt).toBeUndefined();
+    expect(shown.purgedAt).toBeUndefined();
+    // The operator purges without it.
+    const purged = await call('DELETE', `/tenants/${tenant.id}?dropDatabase=true&finalBackup=false`);
+    expect(purged.json().tenant).toMatchObject({ status: 'deleted', purgedAt: expect.any(String) });
+    expect(purged.json().tenant.purgeHeld).toBeUndefined();
+    expect(await databaseNames(world)).not.toContain(row.dbName);
   });
 
   it('cancels a running backup of the workspace when it is deleted', async () => {
