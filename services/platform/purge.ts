@@ -45,11 +45,18 @@ export async function purgeWorkspace(services: Services, workspaceId: string): P
     const backup = row.deletion.finalBackupId ? await backupCollections(services).backups.findOne({ _id: row.deletion.finalBackupId }) : null;
     if (backup?.state !== 'succeeded') {
       const reason = `Final backup ${backup?.state ?? 'missing'}${backup?.error ? `: ${backup.error}` : ''}`;
-      await workspaces.updateOne({ _id: workspaceId, status: 'deleted' }, { $set: { 'deletion.purgeHeld': reason, updatedAt: now } });
+      await workspaces.updateOne(
+        { _id: workspaceId, status: 'deleted' },
+        { $set: { 'deletion.purgeHeld': reason, updatedAt: now }, $unset: { 'deletion.purgeAt': '' } },
+      );
       return;
     }
   }
   await services.workspaceDb(row).dropDatabase();
-  await workspaces.updateOne({ _id: workspaceId, status: 'deleted' }, { $set: { purgedAt: now, databaseDropped: true, updatedAt: now } });
+  // `deletion.purgeAt` goes: it marks a pending purge (the reconciler's index, lifecycle-reconciler.ts).
+  await workspaces.updateOne(
+    { _id: workspaceId, status: 'deleted' },
+    { $set: { purgedAt: now, databaseDropped: true, updatedAt: now }, $unset: { 'deletion.purgeAt': '' } },
+  );
   await publishWorkspaceChange(services, workspaceId);
 }
