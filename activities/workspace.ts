@@ -9,6 +9,8 @@ import {
 } from '../services/platform/provisioning.ts';
 import { beginWorkspaceDeletion, cancelWorkspaceWork, finishWorkspaceDeletion } from '../services/platform/deletion.ts';
 import { releaseWorkspaceDomains } from '../services/platform/domains.ts';
+import { prepareWorkspacePurge, purgeWorkspace } from '../services/platform/purge.ts';
+import { resumeWorkspaceWork, undeleteWorkspace } from '../services/platform/undeletion.ts';
 
 /**
  * Heartbeats while a step runs, so a killed worker is noticed within the workflow's heartbeat
@@ -50,6 +52,10 @@ export function createWorkspaceActivities(services: Services) {
     // Step 3 of a deletion; the activity keeps the name the committed histories record.
     releaseWorkspaceDomainClaims: beating((workspaceId: string) => releaseWorkspaceDomains(services, workspaceId)),
     finishWorkspaceDeletion: beating((workspaceId: string) => finishWorkspaceDeletion(services, workspaceId)),
+    prepareWorkspacePurge: beating((workspaceId: string) => prepareWorkspacePurge(services, workspaceId)),
+    purgeWorkspace: beating((workspaceId: string) => purgeWorkspace(services, workspaceId)),
+    undeleteWorkspace: beating((workspaceId: string) => undeleteWorkspace(services, workspaceId)),
+    resumeWorkspaceWork: beating((workspaceId: string) => resumeWorkspaceWork(services, workspaceId)),
     upgradeWorkspaceIndexes: beating((workspaceId: string) => upgradeWorkspaceIndexes(services, workspaceId)),
   };
 }

@@ -1,6 +1,8 @@
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
-import { allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { WorkspaceActivities } from '../activities/workspace.ts';
+import { backupWorkflow } from './backup.ts';
+import { backupWorkflowId } from './contracts/backup.ts';
 import {
   runProvisionSteps,
   workspaceCommandDoneUpdate,
@@ -19,44 +21,76 @@ const acts = proxyActivities<WorkspaceActivities>({
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
 });
 
-async function run(workspaceId: string, command: WorkspaceCommand): Promise<void> {
+/**
+ * A deleted workspace's purge, when due: its final backup first when one was asked (the backup
+ * workflow, as a child), then the drop. Answers the timer's next deadline, or null for none.
+ */
+async function purge(workspaceId: string): Promise<number | null> {
+  const step = await acts.prepareWorkspacePurge(workspaceId);
+  if (step.kind === 'wait') return step.purgeAt;
+  if (step.kind === 'none') return null;
+  if (step.finalBackupId) {
+    const ref = { workspaceId, backupId: step.finalBackupId };
+    await executeChild(backupWorkflow, { workflowId: backupWorkflowId(workspaceId, step.finalBackupId), args: [ref] });
+  }
+  await acts.purgeWorkspace(workspaceId);
+  return null;
+}
+
+/** Runs one command; answers the purge timer's new deadline (null: none), or undefined to leave it as it is. */
+async function run(workspaceId: string, command: WorkspaceCommand): Promise<number | null | undefined> {
   switch (command.kind) {
     case 'provision':
       await runProvisionSteps(acts, workspaceId);
-      return;
+      return undefined;
     case 'suspend':
       await acts.suspendWorkspace(workspaceId);
-      return;
+      return undefined;
     case 'reactivate':
       await acts.reactivateWorkspace(workspaceId);
-      return;
-    case 'delete':
+      return undefined;
+    case 'delete': {
       await acts.beginWorkspaceDeletion(workspaceId, command.dropDatabase);
       await acts.cancelWorkspaceWork(workspaceId);
       await acts.releaseWorkspaceDomainClaims(workspaceId);
-      await acts.finishWorkspaceDeletion(workspaceId);
-      return;
+      const purgeAt = await acts.finishWorkspaceDeletion(workspaceId);
+      // Runs of the releases before grace periods recorded no answer here (they dropped the
+      // database in this step): nothing more, so their histories replay.
+      if (purgeAt === undefined) return undefined;
+      // An operator who confirmed the purge (`dropDatabase`) gets it within this command.
+      if (purgeAt !== null && purgeAt <= Date.now()) return purge(workspaceId);
+      return purgeAt;
+    }
+    case 'undelete':
+      await acts.undeleteWorkspace(workspaceId);
+      await acts.resumeWorkspaceWork(workspaceId);
+      return null;
+    case 'purge':
+      return purge(workspaceId);
     case 'indexes':
       await acts.upgradeWorkspaceIndexes(workspaceId);
-      return;
+      return undefined;
   }
 }
 
 /**
  * The actor of one workspace (`workspace:<id>`): every lifecycle step of that workspace runs here,
- * one after another, so a suspension never races a deletion. Commands arrive as signals
- * (signal-with-start, durable even with no worker up); their senders wait for them with the
- * `workspaceCommandDone` update. The actor ends when nothing is queued and the next command starts it again.
+ * one after another, so a suspension never races a deletion, nor an undelete the purge. Commands
+ * arrive as signals (signal-with-start, durable even with no worker up); their senders wait for them
+ * with the `workspaceCommandDone` update. The actor ends when nothing is queued and no purge is
+ * pending: a deleted workspace's actor waits on its own durable timer until the purge is due (a
+ * command wakes it sooner), and the next command starts it again.
  */
 export async function workspaceWorkflow(input: WorkspaceWorkflowInput): Promise<void> {
   const queue: WorkspaceCommand[] = [...(input.queue ?? [])];
   let running: WorkspaceCommand | null = null;
   let done = 0;
+  let purgeAt: number | null = input.purgeAt ?? null;
   const finished: string[] = [];
   setHandler(workspaceCommandSignal, (command) => {
     queue.push(command);
   });
-  setHandler(workspaceStateQuery, () => ({ running: running?.kind ?? null, queued: queue.map((c) => c.kind), done }));
+  setHandler(workspaceStateQuery, () => ({ running: running?.kind ?? null, queued: queue.map((c) => c.kind), done, purgeAt }));
   setHandler(
     workspaceCommandDoneUpdate,
     async (commandId) => {
@@ -78,17 +112,22 @@ export async function workspaceWorkflow(input: WorkspaceWorkflowInput): Promise<
     while (queue.length > 0) {
       const command = queue.shift()!;
       running = command;
-      await run(input.workspaceId, command);
+      const deadline = await run(input.workspaceId, command);
+      if (deadline !== undefined) purgeAt = deadline;
       running = null;
       done += 1;
       if (command.id) finished.push(command.id);
       if (workflowInfo().continueAsNewSuggested && queue.length > 0) {
-        await continueAsNew<typeof workspaceWorkflow>({ workspaceId: input.workspaceId, queue });
+        await continueAsNew<typeof workspaceWorkflow>({ workspaceId: input.workspaceId, queue, purgeAt });
       }
     }
     // The waiters of the last command get their answer before the run ends (a command that
     // arrives meanwhile is run, not dropped).
     await condition(allHandlersFinished);
-    if (queue.length === 0) return;
+    if (queue.length > 0) continue;
+    if (purgeAt === null) return;
+    // The purge timer (durable: a worker killed meanwhile changes nothing); the purge step reads
+    // the row again, so a timer that fires early or after an undelete does no harm.
+    if (!(await condition(() => queue.length > 0, Math.max(purgeAt - Date.now(), 1)))) queue.push({ kind: 'purge' });
   }
 }

@@ -1445,7 +1445,7 @@ export interface paths {
         put?: never;
         /**
          * Create a workspace with its first site and administrator
-         * @description Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}). With `fromBackup` (a backup id) or `fromWorkspace` (a workspace id) the new workspace is a clone (docs/backups.md): the archive is verified first (a foreign or corrupted one is a 409 and nothing is written), then 202 with `tenant.status` `provisioning` while the clone workflow copies it (new site ids, the request’s domains and administrator; no keys, sessions or grants of the source; webhook endpoints paused with new secrets).
+         * @description Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}).
          */
         post: operations["tenants.create"];
         delete?: never;
@@ -1466,8 +1466,8 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Delete a workspace: stop its work, release its domains, drop its database when asked
-         * @description The workspace stops answering at once (`deleting`); the actor cancels its schedules, export runs and pending deliveries, releases its domains and drops its database if `dropDatabase=true`. Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}). Deleting a deleted workspace again is harmless; with `dropDatabase=true` it drops a database an earlier deletion kept.
+         * Delete a workspace: stop its work, release its domains, keep its data for the grace period, then purge it
+         * @description The workspace stops answering at once (`deleting`); the actor cancels its schedules, export runs, backups and pending deliveries and releases its domains. Its data is kept until `tenant.purgeAt` (the grace period: `grace`, else WORKSPACE_DELETE_GRACE, 7 days), when the purge drops its database (after a backup when `finalBackup=true`); `POST /tenants/{id}/undelete` brings it back before. `dropDatabase=true` confirms the purge at once (also of a workspace deleted earlier). Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}). Deleting a deleted workspace again is harmless; a new `grace` or `finalBackup` replaces the recorded one.
          */
         delete: operations["tenants.delete"];
         options?: never;
@@ -1666,6 +1666,26 @@ export interface paths {
          * @description Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}). Suspending a suspended (or reactivating an active) workspace changes nothing; a workspace being provisioned or deleted is a 409.
          */
         post: operations["tenants.suspend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{id}/undelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Bring a deleted workspace back before its purge, as it was
+         * @description A deleted (or deleting) workspace whose data is still kept comes back with the status it had, its data, keys and sessions, its entry and backup schedules, and each of its domains that no other site claimed meanwhile: the others are named in `domainsNotRestored` (and removed from their site). Pending webhook deliveries failed at the deletion stay failed (redeliver them). Answers 202 after waiting up to LIFECYCLE_WAIT_MS for the workspace actor (`tenant.status` still `deleted`: poll GET /tenants/{id}). A purged workspace, or one deleted while it was being provisioned, is a 409; undeleting a live workspace changes nothing.
+         */
+        post: operations["tenants.undelete"];
         delete?: never;
         options?: never;
         head?: never;
@@ -13815,23 +13835,6 @@ export interface operations {
                                 used: number | null;
                             };
                         };
-                        retention: {
-                            freed: {
-                                attempts: number;
-                                audit: number;
-                                deliveries: number;
-                                revisions: number;
-                                trash: number;
-                            };
-                            lastFreedAt: string | null;
-                            rules: {
-                                auditDays: number;
-                                deliveryHistoryDays: number | null;
-                                revisionsDays: number;
-                                revisionsKept: number | null;
-                                trashDays: number | null;
-                            };
-                        };
                         /** @enum {string} */
                         scope: "tenant" | "site";
                         siteId: string | null;
@@ -16303,8 +16306,12 @@ export interface operations {
                         data: {
                             createdAt: string;
                             databaseDropped?: boolean;
+                            finalBackupId?: string;
                             id: string;
                             name: string;
+                            purgeAt?: string;
+                            purgedAt?: string;
+                            purgeHeld?: string;
                             /** @enum {string} */
                             status: "provisioning" | "active" | "suspended" | "deleting" | "deleted";
                         }[];
@@ -16390,8 +16397,6 @@ export interface operations {
                         password: string;
                     };
                     domains: string[];
-                    fromBackup?: string;
-                    fromWorkspace?: string;
                     name: string;
                     siteName?: string;
                 };
@@ -16413,8 +16418,12 @@ export interface operations {
                         tenant: {
                             createdAt: string;
                             databaseDropped?: boolean;
+                            finalBackupId?: string;
                             id: string;
                             name: string;
+                            purgeAt?: string;
+                            purgedAt?: string;
+                            purgeHeld?: string;
                             /** @enum {string} */
                             status: "provisioning" | "active" | "suspended" | "deleting" | "deleted";
                         };
@@ -16502,15 +16511,6 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
         };
     };
     "tenants.get": {
@@ -16539,8 +16539,12 @@ export interface operations {
                         tenant: {
                             createdAt: string;
                             databaseDropped?: boolean;
+                            finalBackupId?: string;
                             id: string;
                             name: string;
+                            purgeAt?: string;
+                            purgedAt?: string;
+                            purgeHeld?: string;
                             /** @enum {string} */
                             status: "provisioning" | "active" | "suspended" | "deleting" | "deleted";
                         };
@@ -16616,6 +16620,8 @@ export interface operations {
         parameters: {
             query?: {
                 dropDatabase?: "true" | "false";
+                finalBackup?: "true" | "false";
+                grace?: string;
             };
             header?: never;
             path: {
@@ -16635,8 +16641,12 @@ export interface operations {
                         tenant: {
                             createdAt: string;
                             databaseDropped?: boolean;
+                            finalBackupId?: string;
                             id: string;
                             name: string;
+                            purgeAt?: string;
+                            purgedAt?: string;
+                            purgeHeld?: string;
                             /** @enum {string} */
                             status: "provisioning" | "active" | "suspended" | "deleting" | "deleted";
                         };
@@ -16756,7 +16766,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "clone";
+                            trigger: "manual" | "scheduled" | "final";
                         }[];
                         page: {
                             cursor: string | null;
@@ -16872,7 +16882,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "clone";
+                            trigger: "manual" | "scheduled" | "final";
                         };
                     };
                 };
@@ -17015,7 +17025,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "clone";
+                            trigger: "manual" | "scheduled" | "final";
                         };
                     };
                 };
@@ -17224,7 +17234,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "clone";
+                            trigger: "manual" | "scheduled" | "final";
                         };
                     };
                 };
@@ -17458,12 +17468,6 @@ export interface operations {
                             mediaTypes?: string[] | null;
                             plugins?: boolean;
                             requestsPerMinute?: number | null | unknown;
-                            retention?: {
-                                deliveryHistoryDays?: number | null;
-                                revisionsDays?: number;
-                                revisionsKept?: number | null;
-                                trashDays?: number | null;
-                            } | null;
                             sites?: number | null | unknown;
                             staticExport?: boolean;
                             users?: number | null | unknown;
@@ -17567,12 +17571,6 @@ export interface operations {
                         mediaTypes?: string[] | null;
                         plugins?: boolean;
                         requestsPerMinute?: number | null | "";
-                        retention?: {
-                            deliveryHistoryDays?: number | null;
-                            revisionsDays?: number;
-                            revisionsKept?: number | null;
-                            trashDays?: number | null;
-                        } | null;
                         sites?: number | null | "";
                         staticExport?: boolean;
                         users?: number | null | "";
@@ -17607,12 +17605,6 @@ export interface operations {
                             mediaTypes?: string[] | null;
                             plugins?: boolean;
                             requestsPerMinute?: number | null | unknown;
-                            retention?: {
-                                deliveryHistoryDays?: number | null;
-                                revisionsDays?: number;
-                                revisionsKept?: number | null;
-                                trashDays?: number | null;
-                            } | null;
                             sites?: number | null | unknown;
                             staticExport?: boolean;
                             users?: number | null | unknown;
@@ -17730,8 +17722,12 @@ export interface operations {
                         tenant: {
                             createdAt: string;
                             databaseDropped?: boolean;
+                            finalBackupId?: string;
                             id: string;
                             name: string;
+                            purgeAt?: string;
+                            purgedAt?: string;
+                            purgeHeld?: string;
                             /** @enum {string} */
                             status: "provisioning" | "active" | "suspended" | "deleting" | "deleted";
                         };
@@ -18231,8 +18227,142 @@ export interface operations {
                         tenant: {
                             createdAt: string;
                             databaseDropped?: boolean;
+                            finalBackupId?: string;
                             id: string;
                             name: string;
+                            purgeAt?: string;
+                            purgedAt?: string;
+                            purgeHeld?: string;
+                            /** @enum {string} */
+                            status: "provisioning" | "active" | "suspended" | "deleting" | "deleted";
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.undelete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domainsNotRestored: string[];
+                        tenant: {
+                            createdAt: string;
+                            databaseDropped?: boolean;
+                            finalBackupId?: string;
+                            id: string;
+                            name: string;
+                            purgeAt?: string;
+                            purgedAt?: string;
+                            purgeHeld?: string;
                             /** @enum {string} */
                             status: "provisioning" | "active" | "suspended" | "deleting" | "deleted";
                         };
@@ -18386,23 +18516,6 @@ export interface operations {
                             webhookEndpoints: {
                                 limit: number | null;
                                 used: number | null;
-                            };
-                        };
-                        retention: {
-                            freed: {
-                                attempts: number;
-                                audit: number;
-                                deliveries: number;
-                                revisions: number;
-                                trash: number;
-                            };
-                            lastFreedAt: string | null;
-                            rules: {
-                                auditDays: number;
-                                deliveryHistoryDays: number | null;
-                                revisionsDays: number;
-                                revisionsKept: number | null;
-                                trashDays: number | null;
                             };
                         };
                         /** @enum {string} */

@@ -1,7 +1,9 @@
 // `/admin/platform`: the operator console. Workspaces with their status and usage against quotas
 // (bars), create, suspend / reactivate, delete with confirmation, edit quotas and switches,
 // backups with their progress: start, download, cancel, delete, restore; clone a workspace or a
-// backup into a new workspace (the create form, with its source). Every call is a platform operation mounted on the cookie session under `/api/platform/…`.
+// backup into a new workspace (the create form, with its source); the deleted ones with their purge
+// date: undelete, purge now after a confirmation. Every call is a platform operation mounted on the
+// cookie session under `/api/platform/…`.
 import { ApiError, api, byId, el, formatDate, markReady, requireUser, say, withButton } from './common.js';
 
 /** The documented quota names (docs/platform.md), used when the usage endpoint names none. */
@@ -10,6 +12,8 @@ const SWITCHES = ['graphql', 'mcp', 'webhooks', 'staticExport', 'plugins', 'comm
 const base = '/api/platform/tenants';
 const path = (id, rest = '') => `${base}/${encodeURIComponent(id)}${rest}`;
 let deleting = null;
+/** The deleted workspace the purge panel asks about. */
+let purging = null;
 let editing = null;
 /** The workspace whose backups are shown; its list is read again every 2 s while one runs. */
 let backingUp = null;
@@ -25,7 +29,19 @@ let provisioning = null;
  * workspace since deleted). The create line stays while it still follows a provisioning workspace.
  */
 function clearLines() {
-  for (const id of ['list-error', 'delete-error', 'quota-error', 'quota-status', 'backup-error', 'backup-status']) say(id, '');
+  for (const id of [
+    'list-error',
+    'delete-error',
+    'quota-error',
+    'quota-status',
+    'backup-error',
+    'backup-status',
+    'deleted-error',
+    'deleted-status',
+    'purge-error',
+  ]) {
+    say(id, '');
+  }
   if (!provisioning) say('create-status', '');
 }
 
@@ -34,9 +50,9 @@ function run(button, errorId, onClick) {
   return withButton(button, errorId, onClick);
 }
 
-function action(label, subject, className, onClick) {
+function action(label, subject, className, onClick, errorId = 'list-error') {
   const button = el('button', { type: 'button', className, 'aria-label': `${label} ${subject}` }, label);
-  button.addEventListener('click', () => run(button, 'list-error', onClick));
+  button.addEventListener('click', () => run(button, errorId, onClick));
   return button;
 }
 
@@ -104,9 +120,7 @@ function row(tenant, usage) {
     actions.push(action('Backups', tenant.name, 'secondary', () => openBackups(tenant)));
     actions.push(action('Clone', tenant.name, 'secondary', async () => openClone({ fromWorkspace: tenant.id }, `"${tenant.name}" as it is now`)));
   }
-  if (tenant.status !== 'deleted' || !tenant.databaseDropped) {
-    actions.push(action('Delete', tenant.name, 'danger', async () => openDelete(tenant)));
-  }
+  if (tenant.status !== 'deleted') actions.push(action('Delete', tenant.name, 'danger', async () => openDelete(tenant)));
   return el(
     'tr',
     { dataset: { tenantId: tenant.id } },
@@ -122,10 +136,55 @@ function row(tenant, usage) {
   );
 }
 
+/** What is left of a deleted workspace: its purge date, why a due purge waits, or when it was purged. */
+function deletedData(tenant) {
+  if (tenant.purgedAt || tenant.databaseDropped) return tenant.purgedAt ? `purged ${formatDate(tenant.purgedAt)}` : 'purged';
+  if (tenant.purgeHeld) return `purge held: ${tenant.purgeHeld}`;
+  return tenant.purgeAt ? `kept, purge on ${formatDate(tenant.purgeAt)}` : 'kept until purged';
+}
+
+function deletedRow(tenant) {
+  const actions = [];
+  if (!tenant.purgedAt && !tenant.databaseDropped) {
+    actions.push(
+      action(
+        'Undelete',
+        tenant.name,
+        'secondary',
+        async () => {
+          const answer = await api('POST', path(tenant.id, '/undelete'));
+          const left = answer.domainsNotRestored.length ? ` Not restored (taken by another site): ${answer.domainsNotRestored.join(', ')}.` : '';
+          say('deleted-status', `Workspace "${answer.tenant.name}" is ${answer.tenant.status}.${left}`);
+          await load();
+        },
+        'deleted-error',
+      ),
+    );
+    actions.push(action('Purge now', tenant.name, 'danger', async () => openPurge(tenant), 'deleted-error'));
+  }
+  return el(
+    'tr',
+    { dataset: { tenantId: tenant.id } },
+    el('td', {}, tenant.name, el('div', { className: 'muted small' }, tenant.id)),
+    el('td', {}, deletedData(tenant), tenant.finalBackupId ? el('div', { className: 'muted small' }, `final backup ${tenant.finalBackupId}`) : null),
+    el('td', { className: 'actions' }, actions),
+  );
+}
+
+function openPurge(tenant) {
+  purging = tenant;
+  say('purge-name', tenant.name);
+  say('purge-error', '');
+  byId('purge-panel').hidden = false;
+  byId('purge-cancel').focus();
+}
+
 async function load() {
-  const { data } = await api('GET', base);
+  const [{ data: all }, { data: deleted }] = await Promise.all([api('GET', base), api('GET', `${base}?status=deleted&limit=200`)]);
+  const data = all.filter((tenant) => tenant.status !== 'deleted');
   const usages = await Promise.all(data.map(usageOf));
   byId('workspaces').replaceChildren(...data.map((tenant, i) => row(tenant, usages[i])));
+  byId('deleted').replaceChildren(...deleted.map(deletedRow));
   if (provisioning) {
     // The create line tells the status as it is now, and stops following once provisioning ended.
     const current = data.find((t) => t.id === provisioning.id);
@@ -133,7 +192,7 @@ async function load() {
     if (!current || current.status !== 'provisioning') provisioning = null;
   }
   // A panel of a workspace that is gone (deleted) closes.
-  const gone = (tenant) => tenant && !data.some((t) => t.id === tenant.id && t.status !== 'deleting' && t.status !== 'deleted');
+  const gone = (tenant) => tenant && !all.some((t) => t.id === tenant.id && t.status !== 'deleting' && t.status !== 'deleted');
   if (gone(editing)) {
     byId('quota-panel').hidden = true;
     editing = null;
@@ -146,6 +205,11 @@ async function load() {
   if (gone(deleting)) {
     byId('delete-panel').hidden = true;
     deleting = null;
+  }
+  // The purge panel closes once its workspace is purged or back.
+  if (purging && !deleted.some((t) => t.id === purging.id && !t.purgedAt && !t.databaseDropped)) {
+    byId('purge-panel').hidden = true;
+    purging = null;
   }
   // Steps still under way (`provisioning`, `deleting`) are shown as such; look again shortly.
   if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting')) setTimeout(() => load().catch(() => undefined), 2000);
@@ -171,6 +235,7 @@ function openDelete(tenant) {
   say('delete-error', '');
   byId('delete-confirm').value = '';
   byId('delete-drop').checked = false;
+  byId('delete-final-backup').checked = false;
   byId('delete-panel').hidden = false;
   byId('delete-confirm').focus();
 }
@@ -332,8 +397,9 @@ async function main() {
       if (!deleting) return;
       if (byId('delete-confirm').value !== deleting.name) throw new ApiError(400, 'Type the exact workspace name to confirm.');
       const drop = byId('delete-drop').checked ? 'true' : 'false';
+      const finalBackup = byId('delete-final-backup').checked ? 'true' : 'false';
       const { id } = deleting;
-      await api('DELETE', `${path(id)}?dropDatabase=${drop}`);
+      await api('DELETE', `${path(id)}?dropDatabase=${drop}&finalBackup=${finalBackup}`);
       byId('delete-panel').hidden = true;
       deleting = null;
       if (editing?.id === id) {
@@ -343,6 +409,23 @@ async function main() {
       await load();
     });
   });
+
+  byId('purge-cancel').addEventListener('click', () => {
+    byId('purge-panel').hidden = true;
+    say('purge-error', '');
+    purging = null;
+  });
+  // The explicit confirmation of a purge before its date: the deletion again, with `dropDatabase=true`.
+  byId('purge-submit').addEventListener('click', () =>
+    run(byId('purge-submit'), 'purge-error', async () => {
+      if (!purging) return;
+      const { tenant } = await api('DELETE', `${path(purging.id)}?dropDatabase=true`);
+      byId('purge-panel').hidden = true;
+      purging = null;
+      say('deleted-status', `Workspace "${tenant.name}" is ${tenant.purgedAt ? 'purged' : 'being purged'}.`);
+      await load();
+    }),
+  );
 
   byId('quota-close').addEventListener('click', () => {
     byId('quota-panel').hidden = true;

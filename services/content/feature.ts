@@ -1,7 +1,7 @@
 import type { Feature } from '../core/feature.ts';
 import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
 import { COLLECTIONS, contentCollections } from './model.ts';
-import { scheduleWorkflowId } from './schedule.ts';
+import { resumeSchedules, scheduleWorkflowId } from './schedule.ts';
 import { createContentTypeOp, deleteContentTypeOp, getContentTypeOp, listContentTypesOp, updateContentTypeOp } from './content-types-ops.ts';
 import { getEntryOp, listEntriesOp } from './entries-read-ops.ts';
 import { createEntryOp, deleteEntryOp, updateEntryOp } from './entries-write-ops.ts';
@@ -110,6 +110,10 @@ export const contentFeature: Feature = {
     const termRemovals = await recordedTermRemovalJobs(db);
     for (const workflowId of termRemovals) await stopWorkspaceWorkflow(services, workspace, workflowId);
     return { schedules, termRemovals: termRemovals.length, imports: await stopImports(services, workspace) };
+  },
+  /** Every entry's stored schedule, back in Temporal after an undelete. */
+  async resumeWork(services, workspace) {
+    return { schedules: await resumeSchedules(services, workspace) };
   },
   /** The kept counters (O(1); content/entry-counts.ts), recounted only when entries were created uncounted since. */
   async usage(services, workspace, siteId) {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NO_PROXY, parseProxyTrust } from './proxy-trust.ts';
+import { DurationText } from './duration.ts';
 
 const booleanFlag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
 
@@ -28,6 +29,8 @@ const ConfigSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
   /** How long a workspace lifecycle route waits for its step before answering 202 with the state so far. */
   LIFECYCLE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
+  /** How long a deleted workspace's data is kept before it is purged (`7d`, `36h`, `0`: at once; docs/lifecycle.md). In ms once parsed. */
+  WORKSPACE_DELETE_GRACE: DurationText.prefault('7d'),
   /** Host → site answers a gateway keeps (least recently used go first). */
   SITE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(1_000_000).default(10_000),
   /**

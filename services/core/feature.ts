@@ -109,6 +109,11 @@ export interface Feature {
    * pending work that a drain would restart). Idempotent; answers how many of each it stopped.
    */
   stopWork?(services: Services, workspace: Workspace): Promise<Figures>;
+  /**
+   * Undelete: starts again what `stopWork` stopped and the workspace's data still asks for (entry
+   * schedules, the backup schedule). Idempotent; answers how many of each it started.
+   */
+  resumeWork?(services: Services, workspace: Workspace): Promise<Figures>;
   /** Usage: the feature's figures for one site, or for the whole workspace when `siteId` is null. */
   usage?(services: Services, workspace: Workspace, siteId: string | null): Promise<Figures>;
   /** A user's password changed: end what the old one opened in this feature (OAuth grants). */

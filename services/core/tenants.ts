@@ -37,9 +37,28 @@ export const WorkspaceSchema = z.object({
       error: z.string().optional(),
     })
     .optional(),
-  /** Set when deletion was asked; `dropDatabase` becomes true if any request asked for it. */
-  deletion: z.object({ dropDatabase: z.boolean(), requestedAt: z.date() }).optional(),
+  /**
+   * Set when deletion was asked (removed by an undelete). `dropDatabase`: purge at once (any request
+   * that asked for it); `purgeAt`: the end of the grace period; `previousStatus`: what an undelete
+   * brings back; `finalBackup`: a backup is taken before the purge, `finalBackupId` the last one
+   * started; `purgeHeld`: why a due purge did not run (its final backup failed). docs/lifecycle.md.
+   */
+  deletion: z
+    .object({
+      dropDatabase: z.boolean(),
+      requestedAt: z.date(),
+      purgeAt: z.date().optional(),
+      previousStatus: z.enum(['active', 'suspended']).optional(),
+      finalBackup: z.boolean().optional(),
+      finalBackupId: z.string().optional(),
+      purgeHeld: z.string().optional(),
+    })
+    .optional(),
   databaseDropped: z.boolean().optional(),
+  /** When the purge dropped the database: the row stays as a record, and cannot be undeleted. */
+  purgedAt: z.date().optional(),
+  /** The last undelete: when, and the host names another site had claimed meanwhile (not restored). */
+  undeletion: z.object({ at: z.date(), domainsNotRestored: z.array(z.string()) }).optional(),
   /** The index version (`services/tenancy/index-version.ts`) the workspace database has. */
   indexVersion: z.string().optional(),
   /** Days the workspace's audit rows are kept (`services/audit/retention.ts`); 90 when unset. */

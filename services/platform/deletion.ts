@@ -1,29 +1,57 @@
 import type { Services } from '../core/context.ts';
 import type { Figures } from '../core/feature.ts';
+import type { Workspace } from '../core/tenants.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from './lifecycle.ts';
 
+/** What a deletion request may say besides `dropDatabase` (the route's `grace` and `finalBackup`); unset: what the row says, else the defaults. */
+export interface DeletionRequest {
+  graceMs?: number;
+  finalBackup?: boolean;
+}
+
 /**
- * Step 1: the workspace stops answering (`deleting` does not resolve) and the request is recorded.
- * Asking again is harmless; asking to drop the database after a deletion that kept it drops it.
+ * When the workspace's purge is due (ms since the epoch; 0: at once, an operator confirmed it), or
+ * null when there is nothing to purge: not deleted, purged already, deleted before grace periods
+ * existed (kept until purged explicitly), or its purge held (the final backup failed).
  */
-export async function beginWorkspaceDeletion(services: Services, workspaceId: string, dropDatabase: boolean): Promise<boolean> {
+export function purgeDueAt(row: Workspace | null): number | null {
+  if (!row || row.status !== 'deleted' || row.purgedAt || row.databaseDropped || !row.deletion || row.deletion.purgeHeld) return null;
+  if (row.deletion.dropDatabase) return 0;
+  return row.deletion.purgeAt?.getTime() ?? null;
+}
+
+/**
+ * Step 1: the workspace stops answering (`deleting` does not resolve) and the request is recorded:
+ * the purge's date (now + the grace period), what an undelete brings back, whether a final backup
+ * is taken. Asking again is harmless (a new `grace` or `finalBackup` replaces the recorded one);
+ * asking to drop the database after a deletion that kept it runs the steps again, purging at the end.
+ */
+export async function beginWorkspaceDeletion(services: Services, workspaceId: string, dropDatabase: boolean, request: DeletionRequest = {}): Promise<boolean> {
   const { workspaces } = platformCollections(services);
   const row = await workspaces.findOne({ _id: workspaceId });
-  if (!row) return false;
-  const drop = dropDatabase || row.deletion?.dropDatabase === true;
-  if (row.status === 'deleted' && (!drop || row.databaseDropped)) return false;
-  await workspaces.updateOne(
-    { _id: workspaceId },
-    {
-      $set: {
-        status: 'deleting',
-        deletion: { dropDatabase: drop, requestedAt: row.deletion?.requestedAt ?? services.clock.now() },
-        updatedAt: services.clock.now(),
-      },
-      $unset: { provisioning: '' },
-    },
-  );
+  if (!row || row.purgedAt || row.databaseDropped) return false;
+  const now = services.clock.now();
+  const before = row.deletion;
+  const previousStatus = before?.previousStatus ?? (row.status === 'active' || row.status === 'suspended' ? row.status : undefined);
+  const finalBackupId = before?.finalBackupId;
+  const deletion: NonNullable<Workspace['deletion']> = {
+    dropDatabase: dropDatabase || before?.dropDatabase === true,
+    requestedAt: before?.requestedAt ?? now,
+    purgeAt:
+      request.graceMs !== undefined
+        ? new Date(now.getTime() + request.graceMs)
+        : (before?.purgeAt ?? new Date(now.getTime() + services.config.WORKSPACE_DELETE_GRACE)),
+    finalBackup: request.finalBackup ?? before?.finalBackup ?? false,
+    ...(previousStatus ? { previousStatus } : {}),
+    ...(finalBackupId ? { finalBackupId } : {}),
+  };
+  if (row.status === 'deleted' && !deletion.dropDatabase) {
+    // Already deleted and kept: only the purge's date or the final backup change (the actor's timer follows).
+    await workspaces.updateOne({ _id: workspaceId, status: 'deleted' }, { $set: { deletion, updatedAt: now } });
+    return false;
+  }
+  await workspaces.updateOne({ _id: workspaceId }, { $set: { status: 'deleting', deletion, updatedAt: now }, $unset: { provisioning: '' } });
   await publishWorkspaceChange(services, workspaceId);
   return true;
 }
@@ -31,7 +59,8 @@ export async function beginWorkspaceDeletion(services: Services, workspaceId: st
 /**
  * Step 2: nothing of the workspace keeps running: each feature stops its own work
  * (`Feature.stopWork`: each site's export actor, every entry schedule, each webhook endpoint's actor
- * and every pending delivery, marked failed so no drain restarts it).
+ * and every pending delivery, marked failed so no drain restarts it, the backup schedule, a running
+ * backup or restore).
  */
 export async function cancelWorkspaceWork(services: Services, workspaceId: string): Promise<Figures> {
   const row = await platformCollections(services).workspaces.findOne({ _id: workspaceId });
@@ -43,16 +72,16 @@ export async function cancelWorkspaceWork(services: Services, workspaceId: strin
 
 // Step 3 frees the domains: `releaseWorkspaceDomains` (domains.ts), the one releaser.
 
-/** Step 4: the database goes when asked, then the workspace is `deleted` (its row stays, as a record). */
-export async function finishWorkspaceDeletion(services: Services, workspaceId: string): Promise<void> {
+/**
+ * Step 4: the workspace is `deleted` (its row stays, as a record; its database is kept until the
+ * purge, purge.ts). Answers when the purge is due (`purgeDueAt`), for the actor's timer.
+ */
+export async function finishWorkspaceDeletion(services: Services, workspaceId: string): Promise<number | null> {
   const { workspaces } = platformCollections(services);
   const row = await workspaces.findOne({ _id: workspaceId });
-  if (!row || row.status !== 'deleting') return;
-  const drop = row.deletion?.dropDatabase === true;
-  if (drop) await services.workspaceDb(row).dropDatabase();
-  await workspaces.updateOne(
-    { _id: workspaceId, status: 'deleting' },
-    { $set: { status: 'deleted', updatedAt: services.clock.now(), ...(drop ? { databaseDropped: true } : {}) } },
-  );
-  await publishWorkspaceChange(services, workspaceId);
+  if (row?.status === 'deleting') {
+    await workspaces.updateOne({ _id: workspaceId, status: 'deleting' }, { $set: { status: 'deleted', updatedAt: services.clock.now() } });
+    await publishWorkspaceChange(services, workspaceId);
+  }
+  return purgeDueAt(await workspaces.findOne({ _id: workspaceId }));
 }

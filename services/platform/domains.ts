@@ -7,27 +7,39 @@ import { publishWorkspaceChange, workspaceHostNames } from './lifecycle.ts';
 // A host name belongs to one site: its row in `domains` has the host as `_id`, so the unique key
 // decides every race. Claimed here, released here; nothing else writes the collection.
 
+type DomainOwner = { workspaceId: string; siteId: string };
+
 /**
- * Claims the hosts for a site, all or none, in one insert. A host another site holds undoes this
- * site's claims among `hosts` and is a 409 naming it; a host this site holds already counts as
- * claimed (a step resumed after a crash).
+ * Claims each of the hosts that is free, on its own, in one unordered insert (an undelete: the rest
+ * of a site comes back even when another site claimed one host meanwhile). Answers the hosts another
+ * site holds, not claimed; a host this site holds already counts as claimed.
  */
-export async function claimDomains(services: Services, owner: { workspaceId: string; siteId: string }, hosts: readonly string[]): Promise<void> {
-  if (hosts.length === 0) return;
+export async function claimFreeDomains(services: Services, owner: DomainOwner, hosts: readonly string[]): Promise<string[]> {
+  if (hosts.length === 0) return [];
   const { domains } = platformCollections(services);
   try {
     await domains.insertMany(
       hosts.map((host) => ({ _id: host, siteId: owner.siteId, workspaceId: owner.workspaceId })),
       { ordered: false },
     );
-    return;
+    return [];
   } catch (error) {
     if (!isDuplicateKey(error)) throw error;
   }
   const held = await domains.find({ _id: { $in: [...hosts] }, siteId: { $ne: owner.siteId } }, { projection: { _id: 1 } }).toArray();
+  return held.map((row) => row._id);
+}
+
+/**
+ * Claims the hosts for a site, all or none, in one insert. A host another site holds undoes this
+ * site's claims among `hosts` and is a 409 naming it; a host this site holds already counts as
+ * claimed (a step resumed after a crash).
+ */
+export async function claimDomains(services: Services, owner: DomainOwner, hosts: readonly string[]): Promise<void> {
+  const held = await claimFreeDomains(services, owner, hosts);
   if (held.length === 0) return;
-  await domains.deleteMany({ _id: { $in: [...hosts] }, siteId: owner.siteId });
-  const taken = new Set(held.map((row) => row._id));
+  await platformCollections(services).domains.deleteMany({ _id: { $in: [...hosts] }, siteId: owner.siteId });
+  const taken = new Set(held);
   throw new ConflictError(`Domain already in use: ${hosts.find((host) => taken.has(host))}`);
 }
 

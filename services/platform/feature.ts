@@ -7,7 +7,11 @@ import { operatorOperations } from './operator-ops.ts';
 import { addTenantSiteOp } from './site-ops.ts';
 import { healthOperations } from './health.ts';
 import { backupOperations } from './backup/backup-ops.ts';
-import { stopBackupWork } from './backup/stop.ts';
+import { stopBackupSchedule, syncBackupSchedule } from './backup/schedule.ts';
+import { stopWorkspaceBackups } from './backup/control.ts';
+import type { z } from 'zod';
+import type { WorkspaceQuotas } from '../tenancy/quota-model.ts';
+import { undeleteTenantOp } from './undelete-ops.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [
@@ -18,6 +22,7 @@ const platformOperations = [
   suspendTenant,
   reactivateTenant,
   deleteTenantOp,
+  undeleteTenantOp,
   ...quotaOperationsList,
   ...usageOperations,
   ...backupOperations,
@@ -29,8 +34,15 @@ export const platformFeature: Feature = {
   // Managing operators stays on the API (keys with platform:manage), not in the console.
   // Health and diagnostics answer any valid key (site:admin for the details), not only operators.
   operations: [...platformOperations, ...operatorOperations, ...onConsole(platformOperations), ...healthOperations],
-  // A deleted workspace is no longer backed up on schedule; its running backup or restore stops.
+  // A deleted workspace is no longer backed up on schedule, and a backup or restore running is stopped.
   async stopWork(services, workspace) {
-    return stopBackupWork(services, workspace._id);
+    const stopped = await stopWorkspaceBackups(services, workspace);
+    return { backupSchedules: await stopBackupSchedule(services, workspace._id), runningBackups: stopped.backups, runningRestores: stopped.restores };
+  },
+  // An undeleted workspace is backed up on its schedule again.
+  async resumeWork(services, workspace) {
+    const schedule = (workspace.quotas as z.output<typeof WorkspaceQuotas>).backupSchedule ?? null;
+    if (schedule) await syncBackupSchedule(services, workspace._id, schedule);
+    return { backupSchedules: schedule ? 1 : 0 };
   },
 };

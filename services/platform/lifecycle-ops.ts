@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DurationText } from '../core/duration.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { beginWorkspaceDeletion } from './deletion.ts';
@@ -94,10 +95,12 @@ export const deleteTenantOp = defineOperation({
   surface: 'manage',
   method: 'DELETE',
   path: '/tenants/:id',
-  summary: 'Delete a workspace: stop its work, release its domains, drop its database when asked',
+  summary: 'Delete a workspace: stop its work, release its domains, keep its data for the grace period, then purge it',
   description:
-    `The workspace stops answering at once (\`deleting\`); the actor cancels its schedules, export runs and pending deliveries, releases its domains and drops its database if \`dropDatabase=true\`. ${pending} ` +
-    'Deleting a deleted workspace again is harmless; with `dropDatabase=true` it drops a database an earlier deletion kept.',
+    `The workspace stops answering at once (\`deleting\`); the actor cancels its schedules, export runs, backups and pending deliveries and releases its domains. ` +
+    'Its data is kept until `tenant.purgeAt` (the grace period: `grace`, else WORKSPACE_DELETE_GRACE, 7 days), when the purge drops its database (after a backup when `finalBackup=true`); ' +
+    '`POST /tenants/{id}/undelete` brings it back before. `dropDatabase=true` confirms the purge at once (also of a workspace deleted earlier). ' +
+    `${pending} Deleting a deleted workspace again is harmless; a new \`grace\` or \`finalBackup\` replaces the recorded one.`,
   requires: 'platform:manage',
   errors: [409],
   status: 202,
@@ -106,15 +109,21 @@ export const deleteTenantOp = defineOperation({
       .enum(['true', 'false'])
       .default('false')
       .transform((v) => v === 'true'),
+    /** How long the data is kept: `7d`, `36h`, `90m`, `30s` (at most 365d); unset: WORKSPACE_DELETE_GRACE. */
+    grace: DurationText.optional(),
+    finalBackup: z
+      .enum(['true', 'false'])
+      .optional()
+      .transform((v) => (v === undefined ? undefined : v === 'true')),
   }),
   output: z.object({ tenant: TenantView }),
-  async handler(ctx, { id, dropDatabase }) {
+  async handler(ctx, { id, dropDatabase, grace, finalBackup }) {
     if (id === ctx.workspace._id) throw new ConflictError('A workspace cannot delete itself');
     const current = await platformCollections(ctx.services).workspaces.findOne({ _id: id });
     if (!current) throw new NotFoundError();
     // Recorded before the actor runs: the workspace stops answering now, and the worker's
     // reconciler re-sends the command should Temporal not take it.
-    await beginWorkspaceDeletion(ctx.services, id, dropDatabase);
+    await beginWorkspaceDeletion(ctx.services, id, dropDatabase, { graceMs: grace, finalBackup });
     const command = await sendWorkspaceCommand(ctx.services, id, { kind: 'delete', dropDatabase });
     const workspace = (await awaitWorkspaceCommand(ctx.services, id, command)) ?? (await getWorkspace(ctx.services, id));
     return { tenant: tenantView(workspace) };

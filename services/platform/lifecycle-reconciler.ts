@@ -14,7 +14,7 @@ export interface ReconcileOptions {
 /**
  * Re-sends to each workspace actor what its row says is unfinished: a gateway killed between
  * writing `provisioning` / `deleting` and signalling the actor (or Temporal away at that moment)
- * leaves the intent in the row, and this finishes it. Also hands out index upgrades after a release
+ * leaves the intent in the row, and this finishes it; so with a purge overdue. Also hands out index upgrades after a release
  * changed the index specs: gateways never walk the workspaces at start.
  */
 export async function reconcileWorkspaces(services: Services, options: ReconcileOptions = {}): Promise<{ resumed: number; indexes: number }> {
@@ -25,6 +25,12 @@ export async function reconcileWorkspaces(services: Services, options: Reconcile
     const command =
       row.status === 'provisioning' ? { kind: 'provision' as const } : { kind: 'delete' as const, dropDatabase: row.deletion?.dropDatabase === true };
     if (await sendWorkspaceCommand(services, row._id, command)) resumed += 1;
+  }
+  // A purge whose date passed without it (the actor's run that held its timer was terminated):
+  // the command is harmless if it did run meanwhile (the purge step reads the row).
+  const overdue = workspaces.find({ status: 'deleted', 'deletion.purgeAt': { $lt: before } }, { projection: { _id: 1 } }).limit(options.indexBatch ?? 100);
+  for await (const row of overdue) {
+    if (await sendWorkspaceCommand(services, row._id, { kind: 'purge' })) resumed += 1;
   }
   let indexes = 0;
   const version = workspaceIndexVersion(services.features);

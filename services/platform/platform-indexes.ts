@@ -9,6 +9,8 @@ export const platformIndexSpecs: readonly IndexSpec[] = [
   { collection: PLATFORM_COLLECTIONS.domains, keys: { workspaceId: 1 } },
   // By status: the list's filter (in creation order), the reconciler's stale and unfinished rows.
   { collection: PLATFORM_COLLECTIONS.workspaces, keys: { status: 1, _id: 1 } },
+  // The reconciler's overdue purges: `deletion.purgeAt` is kept only while a purge is pending.
+  { collection: PLATFORM_COLLECTIONS.workspaces, keys: { status: 1, 'deletion.purgeAt': 1 } },
   // The change feed's poll and its pruning (core/change-feed.ts).
   { collection: STATE_CHANGES_COLLECTION, keys: { at: 1 } },
   // Backups (platform/backup): a workspace's list in creation order, its running one, a backup's parts.

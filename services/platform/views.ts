@@ -19,6 +19,14 @@ export const TenantView = z.object({
   createdAt: z.string(),
   /** Present once a deletion dropped the workspace's database. */
   databaseDropped: z.boolean().optional(),
+  /** A deleted workspace not purged yet: when its purge is due (undelete before). */
+  purgeAt: z.string().optional(),
+  /** When the purge dropped its database (it cannot be undeleted). */
+  purgedAt: z.string().optional(),
+  /** A deleted workspace whose due purge waits: why (its final backup failed). */
+  purgeHeld: z.string().optional(),
+  /** The final backup taken (or being taken) before the purge, when the deletion asked for one. */
+  finalBackupId: z.string().optional(),
 });
 
 export const SiteView = z.object({ id: z.string(), name: z.string(), domains: z.array(z.string()) });
@@ -29,5 +37,9 @@ export const tenantView = (w: Workspace) => ({
   status: w.status,
   createdAt: w.createdAt.toISOString(),
   ...(w.databaseDropped ? { databaseDropped: true } : {}),
+  ...(w.deletion?.purgeAt && !w.purgedAt && !w.deletion.purgeHeld ? { purgeAt: w.deletion.purgeAt.toISOString() } : {}),
+  ...(w.purgedAt ? { purgedAt: w.purgedAt.toISOString() } : {}),
+  ...(w.deletion?.purgeHeld && !w.purgedAt ? { purgeHeld: w.deletion.purgeHeld } : {}),
+  ...(w.deletion?.finalBackupId ? { finalBackupId: w.deletion.finalBackupId } : {}),
 });
 export const siteView = (s: Site) => ({ id: s._id, name: s.name, domains: s.domains });

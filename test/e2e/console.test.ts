@@ -15,7 +15,7 @@ const STEP = { timeout: 240_000 };
 /**
  * The operator console (`/admin/platform`) in the real browser against a real gateway and worker:
  * only operators see it; create a workspace, suspend and reactivate it, edit its quotas, delete it
- * with confirmation (database dropped). One ordered story on one page.
+ * with confirmation, undelete it, delete it again and purge it now. One ordered story on one page.
  */
 describe('operator console in Chromium', () => {
   let world: World;
@@ -44,6 +44,7 @@ describe('operator console in Chromium', () => {
   const shot = (name: string) => page.screenshot({ path: `${SCREENSHOTS}/console-${name}.png`, fullPage: true });
   const rowOf = (name: string) => page.locator('#workspaces tr', { hasText: name });
   const statusOf = (name: string) => rowOf(name).locator('td').nth(1).textContent();
+  const deletedOf = (name: string) => page.locator('#deleted tr', { hasText: name });
   const signIn = async (email: string, password: string, host = base) => {
     await page.goto(`${host}/admin`);
     await ready();
@@ -160,7 +161,7 @@ describe('operator console in Chromium', () => {
     expect(await platformCollections(world.services).domains.countDocuments({ workspaceId: clone!._id })).toBe(1);
   });
 
-  it('deletes only after the name is typed, dropping the database when asked', STEP, async () => {
+  it('deletes only after the name is typed, undeletes, then purges at once when confirmed', STEP, async () => {
     const name = 'Console <i>shop</i>';
     const before = await platformCollections(world.services).workspaces.findOne({ name });
     await rowOf(name)
@@ -172,7 +173,6 @@ describe('operator console in Chromium', () => {
     await expect.poll(() => page.locator('#delete-error').textContent(), SLOW).toBe('Type the exact workspace name to confirm.');
     expect((await platformCollections(world.services).workspaces.findOne({ _id: before!._id }))?.status).toBe('active');
 
-    await page.getByLabel(/Also drop its database/).check();
     await page.getByLabel('Type the workspace name to confirm').fill(name);
     // The error of the wrong name does not stand next to the corrected one.
     expect(await page.locator('#delete-error').textContent()).toBe('');
@@ -181,16 +181,42 @@ describe('operator console in Chromium', () => {
     await expect.poll(() => page.locator('#list-error').textContent(), SLOW).toBe('A workspace cannot suspend itself');
     await shot('04-delete-confirm');
     await page.getByRole('button', { name: 'Delete workspace' }).click();
-    await expect.poll(() => statusOf(name), SLOW).toContain('deleted');
-    await expect.poll(() => statusOf(name), SLOW).toContain('database dropped');
+    // Listed among the deleted, with its purge date; its data kept.
+    await expect.poll(() => deletedOf(name).textContent(), SLOW).toContain('kept, purge on');
+    expect(await rowOf(name).count()).toBe(0);
     // …and no line of an earlier action outlives the successful delete: not the list error, not the
     // delete error, not the create line, not the "Saved." of the deleted workspace's quota panel.
     for (const id of ['list-error', 'delete-error', 'create-status', 'quota-status']) expect(await page.locator(`#${id}`).textContent(), id).toBe('');
     expect(await page.locator('#quota-panel').isHidden()).toBe(true);
     expect(await page.locator('#delete-panel').isHidden()).toBe(true);
     await shot('05-deleted');
-    const { databases } = await world.services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
-    expect(databases.map((d) => d.name)).not.toContain(before!.dbName);
+    const databases = async () => (await world.services.mongo.db('admin').admin().listDatabases({ nameOnly: true })).databases.map((d) => d.name);
+    expect(await databases()).toContain(before!.dbName);
+
+    // Undelete brings it back, active, in the list of workspaces.
+    await deletedOf(name)
+      .getByRole('button', { name: `Undelete ${name}` })
+      .click();
+    await expect.poll(() => statusOf(name), SLOW).toContain('active');
+    expect(await page.locator('#deleted-status').textContent()).toBe(`Workspace "${name}" is active.`);
+
+    // Deleted again, then purged now after the confirmation: its database goes.
+    await rowOf(name)
+      .getByRole('button', { name: `Delete ${name}` })
+      .click();
+    await page.getByLabel('Type the workspace name to confirm').fill(name);
+    await page.getByRole('button', { name: 'Delete workspace' }).click();
+    await deletedOf(name)
+      .getByRole('button', { name: `Purge now ${name}` })
+      .click();
+    await page.locator('#purge-panel').waitFor({ state: 'visible' });
+    await shot('06-purge-confirm');
+    await page.getByRole('button', { name: 'Purge workspace' }).click();
+    await expect.poll(() => deletedOf(name).textContent(), SLOW).toContain('purged');
+    expect(await deletedOf(name).getByRole('button').count()).toBe(0);
+    expect(await page.locator('#purge-panel').isHidden()).toBe(true);
+    await shot('07-purged');
+    expect(await databases()).not.toContain(before!.dbName);
   });
 
   it('is not offered to the administrator of a workspace who is not an operator', STEP, async () => {

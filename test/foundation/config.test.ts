@@ -25,9 +25,18 @@ describe('configuration', () => {
     ['ADMIN_EMAIL', { ADMIN_EMAIL: 'nobody' }],
     ['WEBHOOK_ALLOW_PRIVATE_TARGETS', { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'maybe' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['WORKSPACE_DELETE_GRACE', { WORKSPACE_DELETE_GRACE: 'a week' }],
+    ['WORKSPACE_DELETE_GRACE', { WORKSPACE_DELETE_GRACE: '366d' }],
   ])('stops with a message naming %s when it is bad', (name, override) => {
     expect(() => loadConfig({ ...valid, ...override })).toThrow(ConfigError);
     expect(() => loadConfig({ ...valid, ...override })).toThrow(new RegExp(`\\b${name}\\b`));
+  });
+
+  it('reads WORKSPACE_DELETE_GRACE as a duration in milliseconds: 7 days unless set, 0 purges at once', () => {
+    expect(loadConfig(valid).WORKSPACE_DELETE_GRACE).toBe(7 * 86_400_000);
+    expect(loadConfig({ ...valid, WORKSPACE_DELETE_GRACE: '36h' }).WORKSPACE_DELETE_GRACE).toBe(36 * 3_600_000);
+    expect(loadConfig({ ...valid, WORKSPACE_DELETE_GRACE: '90s' }).WORKSPACE_DELETE_GRACE).toBe(90_000);
+    expect(loadConfig({ ...valid, WORKSPACE_DELETE_GRACE: '0' }).WORKSPACE_DELETE_GRACE).toBe(0);
   });
 
   it("reads TRUST_PROXY as the proxies' addresses/CIDRs or a hop count; unset or false trusts nobody", () => {

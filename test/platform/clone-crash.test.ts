@@ -87,7 +87,7 @@ describe('a worker killed with SIGKILL in the middle of a clone; a deletion stop
       await cancelWorkspaceWork(bw.world.services, id);
     }
     expect(await backups.findOne({ _id: backupId })).toMatchObject({ state: 'running', cancelRequested: true });
-    expect(await restores.findOne({ _id: restore.json().restore.id })).toMatchObject({ state: 'failed', error: 'Workspace deleted' });
+    expect(await restores.findOne({ _id: restore.json().restore.id })).toMatchObject({ state: 'failed', error: 'Cancelled: the workspace was deleted' });
 
     // A worker then ends the backup without a copy, its hold released; the restore never suspends the workspace.
     await crew.spawn();

@@ -47,9 +47,31 @@ describe('a worker killed with SIGKILL in the middle of a lifecycle step', () =>
     expect(deleted.json().tenant.status).toBe('deleting');
     await kill9(children[1]);
     children.push(await spawnWorker(world));
-    const gone = await waitForWorkspace(world, tenant.id, (w) => w.status === 'deleted', 90_000);
+    // The purge the operator confirmed is the deletion's last step, after `deleted`.
+    const gone = await waitForWorkspace(world, tenant.id, (w) => w.status === 'deleted' && Boolean(w.purgedAt), 90_000);
     expect(gone.databaseDropped).toBe(true);
     expect(await databaseNames(world)).not.toContain(dbName);
     expect(await platformCollections(world.services).domains.countDocuments({ workspaceId: tenant.id })).toBe(0);
+  }, 300_000);
+
+  it('a worker killed between the deletion and its purge: the actor timer still purges on time, on the next worker', async () => {
+    const worker = await spawnWorker(world);
+    children.push(worker);
+    const { tenant } = (await call('POST', '/tenants', { name: 'Timer', domains: ['timer.example.test'], admin: newAdmin })).json();
+    const row = await waitForWorkspace(world, tenant.id, (w) => w.status === 'active', 90_000);
+    await world.services.mongo.db(row.dbName).collection('probe').insertOne({ siteId: 'x' });
+    expect((await call('DELETE', `/tenants/${tenant.id}?grace=30s`)).statusCode).toBe(202);
+    const deleted = await waitForWorkspace(world, tenant.id, (w) => w.status === 'deleted', 90_000);
+    const purgeAt = deleted.deletion!.purgeAt!.getTime();
+    await kill9(worker);
+
+    const next = await spawnWorker(world);
+    children.push(next);
+    const ready = Date.now();
+    const purged = await waitForWorkspace(world, tenant.id, (w) => Boolean(w.purgedAt), 120_000);
+    // Not before its time, and at its time (or as soon as a worker is back, when none was then).
+    expect(purged.purgedAt!.getTime()).toBeGreaterThanOrEqual(purgeAt);
+    expect(purged.purgedAt!.getTime() - Math.max(purgeAt, ready)).toBeLessThan(30_000);
+    expect(await databaseNames(world)).not.toContain(row.dbName);
   }, 300_000);
 });

@@ -9,7 +9,9 @@ import { workflowsPath } from '../../services/worker-factory.ts';
 // `workspace.json`: one actor run through provision, suspend, reactivate, indexes and delete, each
 // command awaited through the actor's update (recorded by `npx tsx test/replay/record.ts workspace`);
 // `workspace-signals-only.json`: the same recorded before the actor had the update, so runs started
-// by the previous release still replay.
+// by the previous release still replay. `workspace-undelete.json` (a deletion's timer, cancelled by an
+// undelete) and `workspace-purge.json` (the timer fires: final backup as a child, then the purge),
+// recorded by `npx tsx test/replay/record.ts workspace-purge`.
 const history = (name: string) =>
   proto.temporal.api.history.v1.History.fromObject(
     JSON.parse(readFileSync(fileURLToPath(new URL(`../replay/histories/${name}.json`, import.meta.url)), 'utf8')),
@@ -25,9 +27,12 @@ describe('the workspace actor replays its committed histories', () => {
     }
   });
 
-  it.each(['workspace', 'workspace-signals-only'])('replays %s.json against the current workflow code', async (name) => {
-    await Worker.runReplayHistory({ workflowsPath }, history(name));
-  });
+  it.each(['workspace', 'workspace-signals-only', 'workspace-undelete', 'workspace-purge'])(
+    'replays %s.json against the current workflow code',
+    async (name) => {
+      await Worker.runReplayHistory({ workflowsPath }, history(name));
+    },
+  );
 
   it('holds the update: each command awaited is accepted and completed in the recorded run', () => {
     const types = history('workspace').events!.map((event) => event.eventType);

@@ -197,7 +197,8 @@ describe('workspace lifecycle through the workspace actor', () => {
 
     await beginWorkspaceDeletion(world.services, orphan._id, true);
     await reconcileWorkspaces(world.services, { graceMs: 0 });
-    const gone = await waitForWorkspace(world, orphan._id, (w) => w.status === 'deleted');
+    // The purge the operator confirmed is the deletion's last step, after `deleted`.
+    const gone = await waitForWorkspace(world, orphan._id, (w) => w.status === 'deleted' && Boolean(w.purgedAt));
     expect(gone.databaseDropped).toBe(true);
     expect(await databaseNames(world)).not.toContain(gone.dbName);
   });

@@ -16,24 +16,43 @@ export const workspaceWorkflowId = (workspaceId: string) => `workspace:${workspa
  * repeated or late command does nothing.
  *  - provision: `provisioning` → `active` (database, indexes, first site, administrator)
  *  - suspend: `active` → `suspended`; reactivate: `suspended` → `active`
- *  - delete: anything → `deleting` → `deleted` (work cancelled, domains released, database dropped when asked)
+ *  - delete: anything → `deleting` → `deleted` (work cancelled, domains released; the database kept
+ *    until the purge: at the end of the grace period, by the actor's own timer, or at once when asked)
+ *  - undelete: `deleted` (not purged) → the status before the deletion, domains claimed again when free
+ *  - purge: a deleted workspace's database dropped when due (the actor's timer sends it to itself)
  *  - indexes: brings the workspace database's indexes to the release's index version
  * `id` names one sending of a command, so its sender can wait for it (`workspaceCommandDoneUpdate`).
  */
 export type WorkspaceCommand = (
-  { kind: 'provision' } | { kind: 'suspend' } | { kind: 'reactivate' } | { kind: 'delete'; dropDatabase: boolean } | { kind: 'indexes' }
+  | { kind: 'provision' }
+  | { kind: 'suspend' }
+  | { kind: 'reactivate' }
+  | { kind: 'delete'; dropDatabase: boolean }
+  | { kind: 'undelete' }
+  | { kind: 'purge' }
+  | { kind: 'indexes' }
 ) & { id?: string };
 
 export interface WorkspaceWorkflowInput {
   workspaceId: string;
   /** Commands carried over by continue-as-new. */
   queue?: WorkspaceCommand[];
+  /** When the purge of the deleted workspace is due (ms since the epoch), carried over by continue-as-new. */
+  purgeAt?: number | null;
 }
+
+/**
+ * The purge's next step (its activity reads the workspace row): wait until `purgeAt`, nothing (not
+ * deleted, purged, held), or purge now, after running the final backup `finalBackupId` when set.
+ */
+export type PurgeStep = { kind: 'wait'; purgeAt: number } | { kind: 'none' } | { kind: 'purge'; finalBackupId: string | null };
 
 export interface WorkspaceActorState {
   running: WorkspaceCommand['kind'] | null;
   queued: WorkspaceCommand['kind'][];
   done: number;
+  /** The purge timer's deadline while the actor waits on it (ms since the epoch). */
+  purgeAt?: number | null;
 }
 
 export const workspaceCommandSignal = defineSignal<[WorkspaceCommand]>('workspaceCommand');

@@ -1,4 +1,5 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { stopWorkspaceWorkflow } from '../../core/workflow-stop.ts';
 import type { Services } from '../../core/context.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
@@ -16,6 +17,7 @@ import { getWorkspace } from '../lifecycle.ts';
 import { backupCollections, emptyProgress, type BackupRow, type RestoreRow } from './model.ts';
 import { backupPrefix } from './archive.ts';
 import { endBackup } from './snapshot.ts';
+import { failRestore } from './restore.ts';
 import { backupStore } from './store.ts';
 import { BackupVerificationError, verifyArchive } from './verify.ts';
 
@@ -32,6 +34,18 @@ export async function idleWorkspace(services: Services, workspaceId: string): Pr
 /** A backup recorded as `running` (its workflow not started yet); 404/409 when the workspace cannot be backed up now. */
 export async function recordBackup(services: Services, workspaceId: string, trigger: BackupRow['trigger']): Promise<BackupRow> {
   await idleWorkspace(services, workspaceId);
+  return insertBackupRow(services, workspaceId, trigger);
+}
+
+/**
+ * The final backup of a deleted workspace, before its purge (the workspace actor runs it as a child):
+ * nothing else runs on a deleted workspace, so no idle check.
+ */
+export async function recordFinalBackup(services: Services, workspaceId: string): Promise<BackupRow> {
+  return insertBackupRow(services, workspaceId, 'final');
+}
+
+async function insertBackupRow(services: Services, workspaceId: string, trigger: BackupRow['trigger']): Promise<BackupRow> {
   const now = services.clock.now();
   const row: BackupRow = {
     _id: newId(),
@@ -140,4 +154,24 @@ export async function startRestore(services: Services, workspaceId: string, back
     throw new ServiceUnavailableError('The workflow engine is unavailable');
   }
   return row;
+}
+
+/**
+ * At deletion (the platform feature's `stopWork`): a running backup of the workspace is stopped and
+ * ends `cancelled` (what it stored removed, the hold released), a running restore ends `failed`;
+ * neither touches the workspace after this returns. Answers how many of each.
+ */
+export async function stopWorkspaceBackups(services: Services, workspace: Workspace): Promise<{ backups: number; restores: number }> {
+  const { backups, restores } = backupCollections(services);
+  const running = await backups.find({ workspaceId: workspace._id, state: 'running' }).toArray();
+  for (const row of running) {
+    await stopWorkspaceWorkflow(services, workspace, backupWorkflowId(workspace._id, row._id));
+    await endBackup(services, { workspaceId: workspace._id, backupId: row._id }, { state: 'cancelled', error: 'Cancelled: the workspace was deleted' });
+  }
+  const restoring = await restores.find({ workspaceId: workspace._id, state: 'running' }).toArray();
+  for (const row of restoring) {
+    await stopWorkspaceWorkflow(services, workspace, restoreWorkflowId(workspace._id, row._id));
+    await failRestore(services, { workspaceId: workspace._id, restoreId: row._id, backupId: row.backupId }, 'Cancelled: the workspace was deleted');
+  }
+  return { backups: running.length, restores: restoring.length };
 }

@@ -4,7 +4,7 @@ import type { Services } from '../../core/context.ts';
 /** A backup's states: `running` → `succeeded` | `failed` | `cancelled` (docs/backups.md). */
 export const BACKUP_STATES = ['running', 'succeeded', 'failed', 'cancelled'] as const;
 export type BackupState = (typeof BACKUP_STATES)[number];
-export const BACKUP_TRIGGERS = ['manual', 'scheduled', 'clone'] as const;
+export const BACKUP_TRIGGERS = ['manual', 'scheduled', 'clone', 'final'] as const;
 export const RESTORE_STATES = ['running', 'succeeded', 'failed'] as const;
 
 export interface BackupProgress {
@@ -22,7 +22,7 @@ export interface BackupRow {
   _id: string;
   workspaceId: string;
   state: BackupState;
-  /** `clone`: taken by `POST /tenants { fromWorkspace }` and removed once the clone ends. */
+  /** `clone`: taken by `POST /tenants { fromWorkspace }` and removed once the clone ends; `final`: taken by a deleted workspace's purge before its database goes (docs/lifecycle.md). */
   trigger: (typeof BACKUP_TRIGGERS)[number];
   progress: BackupProgress;
   /** The GridFS buckets the plan found (written by the first step). */

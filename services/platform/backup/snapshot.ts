@@ -31,7 +31,9 @@ export async function beginBackup(services: Services, ref: BackupRef, beat: Beat
   const held = await platformCollections(services).workspaces.findOneAndUpdate(
     {
       _id: ref.workspaceId,
-      status: { $in: ['active', 'suspended'] },
+      // A final backup copies a deleted workspace before its purge (nothing writes to it any more).
+      status: { $in: row.trigger === 'final' ? ['deleted'] : ['active', 'suspended'] },
+      ...(row.trigger === 'final' ? { purgedAt: { $exists: false } } : {}),
       $or: [{ writeHold: null }, { writeHold: { $exists: false } }, { 'writeHold.backupId': ref.backupId }],
     },
     { $set: { writeHold: { backupId: ref.backupId, since: services.clock.now() } } },
