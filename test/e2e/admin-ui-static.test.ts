@@ -11,6 +11,10 @@ const PAGES = [
   '/admin/account',
   '/admin/accept-invitation',
   '/admin/reset-password',
+  '/admin/media',
+  '/admin/menus',
+  '/admin/redirects',
+  '/admin/roles',
 ];
 
 describe('admin UI: pages and assets as served', () => {
