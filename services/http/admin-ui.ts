@@ -25,6 +25,8 @@ const PAGES: Readonly<Record<string, { title: string; script: string; main: stri
   '/admin/menus': { title: 'Menus · Administration', script: 'menus.js', main: 'menus.html' },
   '/admin/redirects': { title: 'Redirects · Administration', script: 'redirects.js', main: 'redirects.html' },
   '/admin/roles': { title: 'Roles · Administration', script: 'roles.js', main: 'roles.html' },
+  '/admin/taxonomies': { title: 'Taxonomies · Administration', script: 'taxonomies.js', main: 'taxonomies.html' },
+  '/admin/comments': { title: 'Comments · Administration', script: 'comments.js', main: 'comments.html' },
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
@@ -44,6 +46,8 @@ const ASSETS: readonly string[] = [
   'menus.js',
   'redirects.js',
   'roles.js',
+  'taxonomies.js',
+  'comments.js',
 ];
 
 const TYPES: Readonly<Record<string, string>> = {

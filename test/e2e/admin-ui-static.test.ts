@@ -15,6 +15,8 @@ const PAGES = [
   '/admin/menus',
   '/admin/redirects',
   '/admin/roles',
+  '/admin/taxonomies',
+  '/admin/comments',
 ];
 
 describe('admin UI: pages and assets as served', () => {
