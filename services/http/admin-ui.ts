@@ -27,6 +27,10 @@ const PAGES: Readonly<Record<string, { title: string; script: string; main: stri
   '/admin/roles': { title: 'Roles · Administration', script: 'roles.js', main: 'roles.html' },
   '/admin/taxonomies': { title: 'Taxonomies · Administration', script: 'taxonomies.js', main: 'taxonomies.html' },
   '/admin/comments': { title: 'Comments · Administration', script: 'comments.js', main: 'comments.html' },
+  '/admin/types': { title: 'Content types · Administration', script: 'types.js', main: 'types.html' },
+  '/admin/languages': { title: 'Languages · Administration', script: 'languages.js', main: 'languages.html' },
+  '/admin/settings': { title: 'Settings · Administration', script: 'settings.js', main: 'settings.html' },
+  '/admin/email-templates': { title: 'E-mail templates · Administration', script: 'email-templates.js', main: 'email-templates.html' },
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
@@ -48,6 +52,10 @@ const ASSETS: readonly string[] = [
   'roles.js',
   'taxonomies.js',
   'comments.js',
+  'types.js',
+  'languages.js',
+  'settings.js',
+  'email-templates.js',
 ];
 
 const TYPES: Readonly<Record<string, string>> = {

@@ -17,6 +17,10 @@ const PAGES = [
   '/admin/roles',
   '/admin/taxonomies',
   '/admin/comments',
+  '/admin/types',
+  '/admin/languages',
+  '/admin/settings',
+  '/admin/email-templates',
 ];
 
 describe('admin UI: pages and assets as served', () => {

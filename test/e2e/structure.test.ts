@@ -29,7 +29,16 @@ describe('site structure pages in Chromium', () => {
     await addTestUser(world, viewer.email, { role: 'viewer', password: viewer.password });
     await setManagementApi(world, true);
     ({ key } = await createApiKey(world, {
-      capabilities: ['content:read', 'content:create', 'content:publish', 'settings:read', 'settings:manage', 'users:read', 'comments:moderate'],
+      capabilities: [
+        'content:read',
+        'content:create',
+        'content:publish',
+        'settings:read',
+        'settings:manage',
+        'users:read',
+        'comments:moderate',
+        'email-templates:manage',
+      ],
     }));
     // 401: the signed-out check of the sign-in page.
     ({ browser, page } = await openAdminBrowser(problems, { expectedConsole: /status of 401\b/ }));
@@ -131,7 +140,7 @@ describe('site structure pages in Chromium', () => {
     await page.locator('#terms-section').waitFor({ state: 'visible' });
     const addTerm = async (name: string, parent?: string) => {
       await page.getByLabel('Term name').fill(name);
-      if (parent) await page.getByLabel('Parent').selectOption({ label: parent });
+      if (parent) await page.locator('#term-parent').selectOption({ label: parent });
       await page.getByRole('button', { name: 'Add term' }).click();
       await expect.poll(() => page.locator('#terms .term-name').allTextContents(), SLOW).toContain(name);
     };
@@ -180,6 +189,77 @@ describe('site structure pages in Chromium', () => {
     expect(statuses.sort()).toEqual(['Ada:approved', 'Spammer:spam']);
   });
 
+  it('content types: creates a type with two fields, then adds a third', STEP, async () => {
+    await open(page, '/admin/types');
+    await page.getByRole('button', { name: 'New content type' }).click();
+    await page.getByLabel('Slug').fill('recipe');
+    await page.getByLabel('Label', { exact: true }).fill('Recipe');
+    const addField = async (name: string, kind: string, options?: string) => {
+      await page.getByRole('button', { name: 'Add field' }).click();
+      await page.getByLabel('Field name').last().fill(name);
+      await page.getByLabel('Kind').last().selectOption(kind);
+      if (options) await page.getByLabel('Options').last().fill(options);
+    };
+    await addField('servings', 'integer');
+    await page.getByLabel('Required').last().check();
+    await addField('difficulty', 'select', 'easy, hard');
+    await page.getByRole('button', { name: 'Save type' }).click();
+    await expect.poll(() => page.locator('#type-status').textContent(), SLOW).toBe('Saved.');
+    expect((await manage('/content-types/recipe')).body.fields).toEqual([
+      { name: 'servings', kind: 'integer', required: true },
+      { name: 'difficulty', kind: 'select', required: false, options: ['easy', 'hard'] },
+    ]);
+    await addField('notes', 'text');
+    await page.getByRole('button', { name: 'Save type' }).click();
+    await expect
+      .poll(async () => (await manage('/content-types/recipe')).body.fields.map((f: { name: string }) => f.name), SLOW)
+      .toEqual(['servings', 'difficulty', 'notes']);
+    expect(await axeProblems(page)).toEqual([]);
+    await shot(page, 'structure-07-types');
+  });
+
+  it('languages: adds a language and switches it off', STEP, async () => {
+    await open(page, '/admin/languages');
+    await page.getByLabel('Code').fill('fr');
+    await page.getByLabel('Name').fill('French');
+    await page.getByRole('button', { name: 'Add language' }).click();
+    await page.getByLabel('Active: French').waitFor();
+    await page.getByLabel('Active: French').uncheck();
+    await expect
+      .poll(async () => (await manage('/languages')).body.data.find((l: { code: string }) => l.code === 'fr'), SLOW)
+      .toMatchObject({ name: 'French', active: false });
+    expect(await axeProblems(page)).toEqual([]);
+    await shot(page, 'structure-08-languages');
+  });
+
+  it('settings: saves the site title and the comments switch', STEP, async () => {
+    await open(page, '/admin/settings');
+    expect(await page.getByLabel('Public API enabled').isChecked()).toBe(true);
+    await page.getByLabel('Site title').fill('Structure site');
+    await page.getByLabel('Comments enabled').uncheck();
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.locator('#settings-status').textContent(), SLOW).toBe('Saved.');
+    expect((await manage('/settings')).body).toMatchObject({ title: 'Structure site', api: { publicEnabled: true, commentsEnabled: false } });
+    expect(await axeProblems(page)).toEqual([]);
+    await shot(page, 'structure-09-settings');
+  });
+
+  it('e-mail templates: previews a change rendered by the operation, then saves it', STEP, async () => {
+    await open(page, '/admin/email-templates');
+    await page.getByRole('button', { name: /^Edit template Welcome/ }).click();
+    await page.getByLabel('Subject').fill('Hello from {{siteName}}!');
+    await page.getByRole('button', { name: 'Preview' }).click();
+    await expect.poll(() => page.locator('#preview-subject').textContent(), SLOW).toMatch(/^Hello from .+!$/);
+    expect(await page.locator('#preview-subject').textContent()).not.toContain('{{');
+    expect(await page.locator('#preview-html').getAttribute('sandbox')).toBe('');
+    expect((await page.locator('#preview-text').textContent())!.length).toBeGreaterThan(0);
+    expect(await axeProblems(page)).toEqual([]);
+    await shot(page, 'structure-10-email-templates');
+    await page.getByRole('button', { name: 'Save template' }).click();
+    await expect.poll(() => page.locator('#template-status').textContent(), SLOW).toBe('Saved.');
+    expect((await manage('/email-templates/welcome')).body).toMatchObject({ subject: 'Hello from {{siteName}}!', customized: true });
+  });
+
   it('a viewer sees the structure but no control to change it, and the API refuses anyway', STEP, async () => {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
     const other = await context.newPage();
@@ -208,6 +288,17 @@ describe('site structure pages in Chromium', () => {
     await other.getByRole('button', { name: 'Terms of Topics' }).click();
     await expect.poll(() => other.locator('#terms li').count(), SLOW).toBe(4);
     for (const name of ['Create taxonomy', 'Add term', 'Delete term Art']) expect(await other.getByRole('button', { name }).count(), name).toBe(0);
+    await open(other, '/admin/types');
+    expect(await other.getByRole('button', { name: 'New content type' }).count()).toBe(0);
+    expect(await other.getByRole('button', { name: 'Change type Recipe' }).count()).toBe(0);
+    for (const [path, name] of [
+      ['/admin/languages', 'Add language'],
+      ['/admin/settings', 'Save settings'],
+      ['/admin/email-templates', 'Save template'],
+    ]) {
+      await open(other, path);
+      expect(await other.getByRole('button', { name }).count(), path).toBe(0);
+    }
     await open(other, '/admin/comments');
     expect(await other.locator('#comments-error').textContent()).toBe('Forbidden');
     expect(await other.getByRole('button', { name: /Approve/ }).count()).toBe(0);
