@@ -252,6 +252,8 @@ describe('site structure pages in Chromium', () => {
     await expect.poll(() => page.locator('#preview-subject').textContent(), SLOW).toMatch(/^Hello from .+!$/);
     expect(await page.locator('#preview-subject').textContent()).not.toContain('{{');
     expect(await page.locator('#preview-html').getAttribute('sandbox')).toBe('');
+    // The HTML is shown as the mail client would (the frame runs nothing), the text as text.
+    await expect.poll(() => page.frameLocator('#preview-html').locator('body').textContent(), SLOW).toContain('Ada Lovelace');
     expect((await page.locator('#preview-text').textContent())!.length).toBeGreaterThan(0);
     expect(await axeProblems(page)).toEqual([]);
     await shot(page, 'structure-10-email-templates');
