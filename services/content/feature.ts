@@ -1,3 +1,4 @@
+import { mediaUsageOp } from './media-usage-ops.ts';
 import type { Feature } from '../core/feature.ts';
 import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
 import { COLLECTIONS, contentCollections } from './model.ts';
@@ -33,6 +34,7 @@ export const contentFeature: Feature = {
     COLLECTIONS.terms,
   ],
   operations: [
+    mediaUsageOp,
     listContentTypesOp,
     getContentTypeOp,
     createContentTypeOp,

@@ -5,13 +5,16 @@ import type { Workspace } from '../core/tenants.ts';
 import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
 import { SEARCH_INDEX_VERSION, weighWords, type SearchSource } from './search-tokens.ts';
+import { mediaReferences } from './ndjson-format.ts';
 
 /**
  * The search index the service keeps itself (docs/content.md, "Search"): one posting per entry,
  * view and distinct word, in `search_terms`. Views: `w` the working revision of every live entry
  * (Management search), `p` the published snapshot of published entries (Public API), and `b` for
  * both at once when a published entry's working revision is its snapshot (the usual case: half the
- * postings). A search reads `p` and `b`, or `w` and `b`.
+ * postings). A search reads `p` and `b`, or `w` and `b`. View `m` holds no words: one posting per
+ * media id the entry uses (`mediaId` anywhere in its blocks or fields, working or published), which
+ * the media library's "used in" reads (media-usage-ops.ts); no search ever reads it.
  * Written by the write path after every change of an entry, and by the worker's backfill for
  * entries written before (or while a process died between an entry's write and its postings).
  */
@@ -20,7 +23,7 @@ export const SEARCH_COLLECTION = 'search_terms';
 
 /** What a search reads: the published snapshots or the working revisions. */
 export type SearchView = 'w' | 'p';
-type PostingView = SearchView | 'b';
+type PostingView = SearchView | 'b' | 'm';
 
 /** The posting views a search of `view` reads. */
 export const viewsOf = (view: SearchView): PostingView[] => [view, 'b'];
@@ -102,21 +105,21 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
           ['p', live],
         ];
   const terms = Object.values(doc.terms ?? {}).flat();
-  return views.flatMap(([view, source]) =>
-    [...weighWords(source)].map(([token, w]) => ({
-      _id: `${doc._id}:${view}:${token}`,
-      siteId: doc.siteId,
-      view,
-      locale: doc.locale,
-      token,
-      entryId: doc._id,
-      w,
-      type: doc.type,
-      status: doc.status,
-      authorId: doc.authorId,
-      terms,
-    })),
-  );
+  const posting = (view: PostingView, token: string, w: number): PostingDoc => ({
+    _id: `${doc._id}:${view}:${token}`,
+    siteId: doc.siteId,
+    view,
+    locale: doc.locale,
+    token,
+    entryId: doc._id,
+    w,
+    type: doc.type,
+    status: doc.status,
+    authorId: doc.authorId,
+    terms,
+  });
+  const media = mediaReferences(doc.blocks, doc.fields, live?.blocks, live?.fields).map((id) => posting('m', id, 0));
+  return [...views.flatMap(([view, source]) => [...weighWords(source)].map(([token, w]) => posting(view, token, w))), ...media];
 }
 
 const onlyDuplicates = (error: unknown) =>

@@ -8,8 +8,8 @@ import type { BlockDocument } from './model.ts';
  * spaces (Chinese, Japanese) come out as one token per run of letters.
  */
 
-/** Raise it when the tokens or weights change: the worker's backfill then rewrites every entry's postings. */
-export const SEARCH_INDEX_VERSION = 1;
+/** Raise it when the postings change (tokens, weights, views): the worker's backfill then rewrites every entry's postings. */
+export const SEARCH_INDEX_VERSION = 2;
 
 /** Longer runs are cut: a token is an index key, and nobody types 64 letters into a search box. */
 const MAX_TOKEN_LENGTH = 64;

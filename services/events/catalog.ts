@@ -62,6 +62,12 @@ export const CORE_EVENTS: readonly EventDescriptor[] = [
     data: { id: 'string', filename: 'string', mimeType: 'string', size: 'integer', url: 'string' },
     requires: 'media:read',
   },
+  {
+    event: 'media.replaced',
+    description: "A media item's file was replaced (same id, new bytes and URL).",
+    data: { id: 'string', filename: 'string', mimeType: 'string', size: 'integer', url: 'string' },
+    requires: 'media:read',
+  },
   { event: 'media.deleted', description: 'A media item was moved to the trash.', data: { id: 'string', filename: 'string' }, requires: 'media:read' },
   { event: 'media.restored', description: 'A media item was restored from the trash.', data: { id: 'string', filename: 'string' }, requires: 'media:read' },
   { event: 'user.created', description: 'A user was created.', data: { id: 'string', email: 'string', role: 'string' }, requires: 'users:read' },

@@ -21,6 +21,16 @@ const PAGES: Readonly<Record<string, { title: string; script: string; main: stri
   '/admin/account': { title: 'Your account · Administration', script: 'account.js', main: 'account.html' },
   '/admin/accept-invitation': { title: 'Accept your invitation', script: 'accept-invitation.js', main: 'accept-invitation.html' },
   '/admin/reset-password': { title: 'Reset your password', script: 'reset-password.js', main: 'reset-password.html' },
+  '/admin/media': { title: 'Media library · Administration', script: 'media.js', main: 'media.html' },
+  '/admin/menus': { title: 'Menus · Administration', script: 'menus.js', main: 'menus.html' },
+  '/admin/redirects': { title: 'Redirects · Administration', script: 'redirects.js', main: 'redirects.html' },
+  '/admin/roles': { title: 'Roles · Administration', script: 'roles.js', main: 'roles.html' },
+  '/admin/taxonomies': { title: 'Taxonomies · Administration', script: 'taxonomies.js', main: 'taxonomies.html' },
+  '/admin/comments': { title: 'Comments · Administration', script: 'comments.js', main: 'comments.html' },
+  '/admin/types': { title: 'Content types · Administration', script: 'types.js', main: 'types.html' },
+  '/admin/languages': { title: 'Languages · Administration', script: 'languages.js', main: 'languages.html' },
+  '/admin/settings': { title: 'Settings · Administration', script: 'settings.js', main: 'settings.html' },
+  '/admin/email-templates': { title: 'E-mail templates · Administration', script: 'email-templates.js', main: 'email-templates.html' },
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
@@ -36,6 +46,16 @@ const ASSETS: readonly string[] = [
   'account.js',
   'accept-invitation.js',
   'reset-password.js',
+  'media.js',
+  'menus.js',
+  'redirects.js',
+  'roles.js',
+  'taxonomies.js',
+  'comments.js',
+  'types.js',
+  'languages.js',
+  'settings.js',
+  'email-templates.js',
 ];
 
 const TYPES: Readonly<Record<string, string>> = {

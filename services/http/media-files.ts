@@ -3,13 +3,14 @@ import type { Services } from '../core/context.ts';
 import type { AccessGate } from '../access/gate.ts';
 import { AppError, NotFoundError } from '../core/errors.ts';
 import { requireScope } from './request-scope.ts';
-import { MEDIA_COLLECTIONS, type MediaDoc } from '../media/model.ts';
+import { MEDIA_COLLECTIONS, fileIdOf, type MediaDoc } from '../media/model.ts';
 import { openFileStream } from '../media/read-stream.ts';
 import { parseRange } from '../media/range.ts';
 
 /**
  * Items can be trashed, after which their URL must answer 404, so responses are cacheable for a
- * while but not `immutable`. The bytes behind an id never change, so the id is a strong ETag.
+ * while but not `immutable`. The bytes behind a file id never change (a replace stores new bytes
+ * under a new one, and the item's URL then carries it as `?v=`), so the file id is a strong ETag.
  */
 const CACHE_CONTROL = 'public, max-age=3600';
 
@@ -34,7 +35,7 @@ async function serveFile(services: Services, gate: AccessGate, request: FastifyR
   const doc = await db.collection<MediaDoc>(MEDIA_COLLECTIONS.items).findOne({ _id: id, siteId: scope.site._id, status: 'stored' });
   if (!doc) throw new NotFoundError('Media item not found');
 
-  const etag = `"${doc._id}"`;
+  const etag = `"${fileIdOf(doc)}"`;
   const validators = {
     etag,
     'cache-control': CACHE_CONTROL,

@@ -1,6 +1,6 @@
 import type { Feature } from '../core/feature.ts';
 import { MEDIA_COLLECTIONS } from './model.ts';
-import { uploadMediaOp } from './upload-ops.ts';
+import { replaceMediaOp, uploadMediaOp } from './upload-ops.ts';
 import { getMediaOp, listMediaOp } from './read-ops.ts';
 import { deleteMediaOp, updateMediaOp } from './write-ops.ts';
 import { listPublicMediaOp } from './public-ops.ts';
@@ -9,7 +9,7 @@ import { mediaTrash } from './trash.ts';
 export const mediaFeature: Feature = {
   name: 'media',
   publicCollections: [MEDIA_COLLECTIONS.items],
-  operations: [uploadMediaOp, listMediaOp, getMediaOp, updateMediaOp, deleteMediaOp, listPublicMediaOp],
+  operations: [uploadMediaOp, replaceMediaOp, listMediaOp, getMediaOp, updateMediaOp, deleteMediaOp, listPublicMediaOp],
   indexes: [
     // Lists: by site and status, newest first (ids are time-ordered).
     // The type and filename filters ride along on the list's order (a page stops when full).

@@ -16,9 +16,11 @@ export function mediaBucket(db: Db): GridFSBucket {
   return new GridFSBucket(db, { bucketName: MEDIA_BUCKET });
 }
 
-/** One stored file's metadata. The bytes sit in GridFS under the same `_id`. */
+/** One stored file's metadata. The bytes sit in GridFS under `fileId` (the item's own `_id` until a replace). */
 export interface MediaDoc {
   _id: string;
+  /** The GridFS file holding the bytes now; absent until the first replace (then it is the `_id`). */
+  fileId?: string;
   siteId: string;
   status: 'stored' | 'trashed';
   filename: string;
@@ -41,6 +43,9 @@ export interface MediaDoc {
   trashedAt: Date | null;
 }
 
+/** The GridFS id of the item's current bytes (a replace stores new bytes under a new id). */
+export const fileIdOf = (doc: Pick<MediaDoc, '_id' | 'fileId'>): string => doc.fileId ?? doc._id;
+
 export function mediaItems(ctx: Pick<OperationContext, 'db'>) {
   return ctx.db.collection<MediaDoc>(MEDIA_COLLECTIONS.items);
 }
@@ -49,8 +54,10 @@ export function mediaItems(ctx: Pick<OperationContext, 'db'>) {
 export const MEDIA_SCOPE_FIELDS = { owner: 'uploadedBy' } as const;
 
 /** Where the bytes are served: on the site's origin (scheme and port rule: services/tenancy/site-origin.ts). */
-export function fileUrl(ctx: Pick<OperationContext, 'site' | 'services'>, doc: Pick<MediaDoc, '_id' | 'filename'>): string {
-  return `${siteOrigin(ctx.services.config, ctx.site)}/media/files/${doc._id}/${encodeURIComponent(doc.filename)}`;
+export function fileUrl(ctx: Pick<OperationContext, 'site' | 'services'>, doc: Pick<MediaDoc, '_id' | 'fileId' | 'filename'>): string {
+  const url = `${siteOrigin(ctx.services.config, ctx.site)}/media/files/${doc._id}/${encodeURIComponent(doc.filename)}`;
+  // A replaced item's URL names its bytes, so a copy of the old ones cached under the old URL is never served for it.
+  return doc.fileId ? `${url}?v=${doc.fileId}` : url;
 }
 
 export const MediaItemSchema = z.object({

@@ -1,7 +1,7 @@
 import type { Filter } from 'mongodb';
 import { trashedAfter, type TrashKind } from '../core/feature.ts';
 import type { OperationContext } from '../core/context.ts';
-import { MEDIA_SCOPE_FIELDS, mediaItems, type MediaDoc } from './model.ts';
+import { MEDIA_SCOPE_FIELDS, fileIdOf, mediaItems, type MediaDoc } from './model.ts';
 import { deleteStoredBytes } from './ingest.ts';
 import { releaseBytes } from './quota.ts';
 
@@ -35,7 +35,7 @@ export const mediaTrash: TrashKind = {
     // Bytes first: if we stop halfway the item is still in the trash and a second purge finishes.
     // Only the caller whose delete removed the item gives its bytes back, so a double purge
     // cannot release twice.
-    await deleteStoredBytes(ctx, id);
+    await deleteStoredBytes(ctx, fileIdOf(doc));
     const removed = await mediaItems(ctx).deleteOne(trashed(ctx, id));
     if (removed.deletedCount !== 1) return false;
     await releaseBytes(ctx, doc.size);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, defaultSiteContext, signIn, type ContentWorld, type Entry } from './support.ts';
 import { backfillSearch, SEARCH_COLLECTION } from '../../services/content/search-index.ts';
-import { parseQuery, tokenize, weighWords } from '../../services/content/search-tokens.ts';
+import { parseQuery, SEARCH_INDEX_VERSION, tokenize, weighWords } from '../../services/content/search-tokens.ts';
 import { emptyBlocks, type BlockDocument } from '../../services/content/model.ts';
 
 /** Search (docs/content.md, "Search") on the three surfaces, against the real engines. */
@@ -241,12 +241,14 @@ describe('search', () => {
     expect(await publicSlugs('harrier')).toEqual([]);
     const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });
     // The state says where the last pass stopped: a pass cut short resumes after it.
-    await db.collection(SEARCH_COLLECTION).updateOne({ _id: '~backfill:v1' as never }, { $set: { after: docs[0]._id, done: false } }, { upsert: true });
+    await db
+      .collection(SEARCH_COLLECTION)
+      .updateOne({ _id: `~backfill:v${SEARCH_INDEX_VERSION}` as never }, { $set: { after: docs[0]._id, done: false } }, { upsert: true });
     expect(await backfillSearch(cw.world.services, db)).toBeGreaterThanOrEqual(2);
     const found = await manageSlugs('harrier');
     expect(found.sort()).toEqual(['old-beta', 'old-gamma']);
     // From the start: every entry, the live ones rewritten to the same postings.
-    await db.collection(SEARCH_COLLECTION).deleteOne({ _id: '~backfill:v1' as never });
+    await db.collection(SEARCH_COLLECTION).deleteOne({ _id: `~backfill:v${SEARCH_INDEX_VERSION}` as never });
     const before = await db.collection(SEARCH_COLLECTION).countDocuments({ siteId: ctx.site._id });
     await backfillSearch(cw.world.services, db);
     expect((await publicSlugs('harrier')).sort()).toEqual(['old-alpha', 'old-beta', 'old-gamma']);

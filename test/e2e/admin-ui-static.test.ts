@@ -11,6 +11,16 @@ const PAGES = [
   '/admin/account',
   '/admin/accept-invitation',
   '/admin/reset-password',
+  '/admin/media',
+  '/admin/menus',
+  '/admin/redirects',
+  '/admin/roles',
+  '/admin/taxonomies',
+  '/admin/comments',
+  '/admin/types',
+  '/admin/languages',
+  '/admin/settings',
+  '/admin/email-templates',
 ];
 
 describe('admin UI: pages and assets as served', () => {

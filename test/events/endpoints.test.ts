@@ -19,9 +19,9 @@ describe('webhook endpoints', () => {
   });
   afterAll(() => world?.close());
 
-  it('lists the event catalog: twenty-two core events with string-typed data, plus plugin events', async () => {
+  it('lists the event catalog: twenty-three core events with string-typed data, plus plugin events', async () => {
     const { events } = await call(world, listEventsOp, {}, keyPrincipal('any-key', []));
-    expect(events).toHaveLength(22);
+    expect(events).toHaveLength(23);
     for (const descriptor of events) {
       expect(typeof descriptor.description).toBe('string');
       for (const type of Object.values(descriptor.data)) expect(typeof type).toBe('string');
@@ -35,7 +35,7 @@ describe('webhook endpoints', () => {
     ]);
     try {
       const after = await call(world, listEventsOp, {}, keyPrincipal('any-key', []));
-      expect(after.events).toHaveLength(23);
+      expect(after.events).toHaveLength(24);
       // A plugin's event can be subscribed to while the plugin is active.
       const created = await call(world, keyCreate, { name: 'shop', url, events: ['shop.order.paid'] }, keyPrincipal('k-shop'));
       expect(created.endpoint.id).toBeTruthy();

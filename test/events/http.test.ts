@@ -37,7 +37,7 @@ describe('webhooks over HTTP (Management API keys, administrator session)', () =
     const ok = await world.app.inject({ method: 'GET', url: '/api/manage/v1/events', headers: asKey(weakKey) });
     expect(ok.statusCode).toBe(200);
     const { events } = ok.json();
-    expect(events).toHaveLength(22);
+    expect(events).toHaveLength(23);
     expect(events[0]).toEqual({ event: 'content.created', description: expect.any(String), data: expect.any(Object), requires: 'content:read' });
     expect(events.find((e: { event: string }) => e.event === 'user.deleted').requires).toBe('users:read');
     const anonymous = await world.app.inject({ method: 'GET', url: '/api/manage/v1/events' });
