@@ -21,6 +21,9 @@ const PAGES: Readonly<Record<string, { title: string; script: string; main: stri
   '/admin/account': { title: 'Your account · Administration', script: 'account.js', main: 'account.html' },
   '/admin/accept-invitation': { title: 'Accept your invitation', script: 'accept-invitation.js', main: 'accept-invitation.html' },
   '/admin/reset-password': { title: 'Reset your password', script: 'reset-password.js', main: 'reset-password.html' },
+  '/admin/content': { title: 'Content · Administration', script: 'content.js', main: 'content.html' },
+  '/admin/entry': { title: 'Entry · Content · Administration', script: 'entry.js', main: 'entry.html' },
+  '/admin/trash': { title: 'Trash · Content · Administration', script: 'trash.js', main: 'trash.html' },
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
@@ -36,6 +39,13 @@ const ASSETS: readonly string[] = [
   'account.js',
   'accept-invitation.js',
   'reset-password.js',
+  'content-common.js',
+  'content.js',
+  'entry.js',
+  'entry-blocks.js',
+  'entry-diff.js',
+  'entry-revisions.js',
+  'trash.js',
 ];
 
 const TYPES: Readonly<Record<string, string>> = {

@@ -11,6 +11,9 @@ const PAGES = [
   '/admin/account',
   '/admin/accept-invitation',
   '/admin/reset-password',
+  '/admin/content',
+  '/admin/entry',
+  '/admin/trash',
 ];
 
 describe('admin UI: pages and assets as served', () => {
@@ -69,6 +72,13 @@ describe('admin UI: pages and assets as served', () => {
       'account.js',
       'accept-invitation.js',
       'reset-password.js',
+      'content-common.js',
+      'content.js',
+      'entry.js',
+      'entry-blocks.js',
+      'entry-diff.js',
+      'entry-revisions.js',
+      'trash.js',
     ]) {
       const source = (await get(`/admin/assets/${file}`)).body;
       expect(source, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/);
