@@ -43,13 +43,14 @@ export function lineDiff(before, after) {
   const out = [];
   let i = 0;
   let j = 0;
+  // On a tie the removed lines come before the added ones that replace them, as a unified diff shows them.
   while (i < n || j < m) {
     if (i < n && j < m && before[i] === after[j]) {
       out.push([' ', before[i]]);
       i++;
       j++;
-    } else if (j < m && (i === n || table[i][j + 1] >= table[i + 1][j])) out.push(['+', after[j++]]);
-    else out.push(['-', before[i++]]);
+    } else if (i < n && (j === m || table[i + 1][j] >= table[i][j + 1])) out.push(['-', before[i++]]);
+    else out.push(['+', after[j++]]);
   }
   return out;
 }

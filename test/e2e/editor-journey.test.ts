@@ -255,13 +255,14 @@ describe('editor journey in Chromium', () => {
     await page.getByRole('button', { name: 'Apply' }).click();
     await expect.poll(() => page.locator('#entries tr').first().textContent()).toContain('Bulk entry 3');
     await page.getByLabel('Search', { exact: true }).fill('');
+    await page.getByLabel('Sort', { exact: true }).selectOption('newest');
     await page.getByLabel('Status', { exact: true }).selectOption('draft');
     await expect.poll(() => page.locator('#entries tr').count()).toBe(25);
     await page.getByRole('checkbox', { name: 'Select Bulk entry 27' }).check();
     await page.getByRole('checkbox', { name: 'Select Bulk entry 26' }).check();
     await axe('content list');
     await shot('09-list');
-    await page.locator('#bulk').getByRole('button', { name: 'Publish' }).click();
+    await page.locator('#bulk').getByRole('button', { name: 'Publish', exact: true }).click();
     await expect.poll(() => page.locator('#entries-status').textContent(), SLOW).toBe('2 published.');
     const published = (await manage('GET', '/content?status=published&type=page')).json().data.map((e: EntryView) => e.title);
     expect(published.sort()).toEqual(['Bulk entry 26', 'Bulk entry 27']);
