@@ -6,7 +6,7 @@
 // have no search postings, so `search` is timed over the entries the API wrote (the index's cost is
 // bench/search.ts's subject) and is reported, not judged.
 //   npx tsx bench/admin-list.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
-// Env: BENCH_ENTRIES (100000), BENCH_REPEAT (30 timed calls per request, after 5 warm-up calls).
+// Env: BENCH_ENTRIES (100000), BENCH_REPEAT (30 timed calls per request, after 2 warm-up calls).
 import os from 'node:os';
 import { startBenchWorld } from './support/world.ts';
 import { callJson } from './support/http-call.ts';
@@ -108,7 +108,7 @@ const ms = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(x
 const rows: string[] = [];
 let failed = 0;
 for (const [what, path, judged] of REQUESTS) {
-  for (let i = 0; i < 5; i++) await call('GET', path);
+  for (let i = 0; i < 2; i++) await call('GET', path);
   const samples: number[] = [];
   for (let i = 0; i < repeat; i++) {
     const start = performance.now();
@@ -119,6 +119,7 @@ for (const [what, path, judged] of REQUESTS) {
   const verdict = judged ? (p95 < TARGET_MS ? 'ok' : 'SLOW') : 'reported';
   if (verdict === 'SLOW') failed++;
   rows.push(`| ${what} | ${ms(samples, 0.5).toFixed(1)} | ${p95.toFixed(1)} | ${verdict} |`);
+  process.stderr.write(`  ${rows.at(-1)}\n`);
 }
 // The page's first load: its choices in parallel, then the first page (content.js).
 const loads: number[] = [];
