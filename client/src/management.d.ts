@@ -208,7 +208,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List content entries (newest first, or best match first with `search`), filtered to the key scope */
+        /** List content entries (newest first, oldest first with `order`, or best match first with `search`), filtered to the key scope */
         get: operations["content.list"];
         put?: never;
         /** Create a content entry (draft) */
@@ -3924,6 +3924,8 @@ export interface operations {
                 cursor?: string;
                 limit?: number;
                 locale?: string;
+                /** @description By creation (the id): `newest` first or `oldest` first; a `search` orders by best match instead */
+                order?: "newest" | "oldest";
                 /** @description Words of the title, slug, excerpt, body or custom text fields (working revision), best match first; the last word also as a prefix */
                 search?: string;
                 status?: "draft" | "published" | "archived" | "scheduled";

@@ -16,7 +16,7 @@ export const listEntriesOp = defineOperation({
   surface: 'manage',
   method: 'GET',
   path: '/content',
-  summary: 'List content entries (newest first, or best match first with `search`), filtered to the key scope',
+  summary: 'List content entries (newest first, oldest first with `order`, or best match first with `search`), filtered to the key scope',
   requires: 'content:read',
   scope: ENTRY_SCOPE,
   heldAnswer: { reads: [COLLECTIONS.entries, SEARCH_COLLECTION] },
@@ -31,6 +31,10 @@ export const listEntriesOp = defineOperation({
       .describe('Words of the title, slug, excerpt, body or custom text fields (working revision), best match first; the last word also as a prefix'),
     term: z.string().max(200).optional().describe('With `search`: only entries that hold this term id'),
     author: z.string().optional().describe('User id'),
+    order: z
+      .enum(['newest', 'oldest'])
+      .default('newest')
+      .describe('By creation (the id): `newest` first or `oldest` first; a `search` orders by best match instead'),
     limit: manageLimit,
     cursor: z.string().optional(),
   }),
@@ -47,14 +51,18 @@ export const listEntriesOp = defineOperation({
     if (input.locale) query.locale = input.locale;
     if (input.author) query.authorId = input.author;
     if (search) return searchEntries(ctx, { ...input, search }, query);
-    const after = decodeAfterId(ctx, 'content', input.cursor);
-    if (after) query._id = { $lt: after };
+    // Each order has its own cursor list: a cursor of one order is refused by the other.
+    const oldest = input.order === 'oldest';
+    const list = oldest ? 'content-oldest' : 'content';
+    const after = decodeAfterId(ctx, list, input.cursor);
+    if (after) query._id = oldest ? { $gt: after } : { $lt: after };
+    // The same indexes serve both orders (read backwards for the oldest first).
     const rows = await contentCollections(ctx.db)
       .entries.find(ctx.scope.filter(query as Filter<EntryDoc>, ENTRY_SCOPE), { projection: LIST_ITEM_FIELDS })
-      .sort({ _id: -1 })
+      .sort({ _id: oldest ? 1 : -1 })
       .limit(input.limit + 1)
       .toArray();
-    const { items, nextCursor } = pageOf(ctx, 'content', rows, input.limit);
+    const { items, nextCursor } = pageOf(ctx, list, rows, input.limit);
     return {
       data: items.map(toListItem),
       page: { limit: input.limit, cursor: input.cursor ?? null, nextCursor, total: items.length },

@@ -31,6 +31,9 @@ const PAGES: Readonly<Record<string, { title: string; script: string; main: stri
   '/admin/languages': { title: 'Languages · Administration', script: 'languages.js', main: 'languages.html' },
   '/admin/settings': { title: 'Settings · Administration', script: 'settings.js', main: 'settings.html' },
   '/admin/email-templates': { title: 'E-mail templates · Administration', script: 'email-templates.js', main: 'email-templates.html' },
+  '/admin/content': { title: 'Content · Administration', script: 'content.js', main: 'content.html' },
+  '/admin/entry': { title: 'Entry · Content · Administration', script: 'entry.js', main: 'entry.html' },
+  '/admin/trash': { title: 'Trash · Content · Administration', script: 'trash.js', main: 'trash.html' },
 };
 
 /** The only files served under `/admin/assets/` (an allow-list: no path ever reaches the disk). */
@@ -56,6 +59,13 @@ const ASSETS: readonly string[] = [
   'languages.js',
   'settings.js',
   'email-templates.js',
+  'content-common.js',
+  'content.js',
+  'entry.js',
+  'entry-blocks.js',
+  'entry-diff.js',
+  'entry-revisions.js',
+  'trash.js',
 ];
 
 const TYPES: Readonly<Record<string, string>> = {

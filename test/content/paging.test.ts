@@ -33,6 +33,29 @@ describe('cursor paging', () => {
     for (const id of existing) expect(seen).toContain(id);
   });
 
+  it('pages oldest first with order=oldest: the reverse of newest first, and a cursor of one order is refused by the other', async () => {
+    for (let i = 0; i < 5; i++) await cw.create({ title: `Ordered ${i}`, type: 'post', locale: 'en' });
+    const walk = async (order: string) => {
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await cw.manage('GET', `/content?type=post&order=${order}&limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        expect(res.statusCode).toBe(200);
+        seen.push(...res.json().data.map((d: { id: string }) => d.id));
+        cursor = res.json().page.nextCursor;
+      } while (cursor);
+      return seen;
+    };
+    const newest = await walk('newest');
+    const oldest = await walk('oldest');
+    expect(newest.length).toBeGreaterThanOrEqual(5);
+    expect(oldest).toEqual([...newest].reverse());
+    const newestCursor = (await cw.manage('GET', '/content?type=post&limit=1')).json().page.nextCursor;
+    const refused = await cw.manage('GET', `/content?type=post&order=oldest&limit=1&cursor=${encodeURIComponent(newestCursor)}`);
+    expect(refused.statusCode).toBe(400);
+    expect((await cw.manage('GET', '/content?order=sideways')).statusCode).toBe(400);
+  });
+
   it('validates limit (1–200, default 50)', async () => {
     for (const limit of ['0', '201', 'abc', '-1']) {
       const res = await cw.manage('GET', `/content?limit=${limit}`);

@@ -21,6 +21,9 @@ const PAGES = [
   '/admin/languages',
   '/admin/settings',
   '/admin/email-templates',
+  '/admin/content',
+  '/admin/entry',
+  '/admin/trash',
 ];
 
 describe('admin UI: pages and assets as served', () => {
@@ -79,6 +82,13 @@ describe('admin UI: pages and assets as served', () => {
       'account.js',
       'accept-invitation.js',
       'reset-password.js',
+      'content-common.js',
+      'content.js',
+      'entry.js',
+      'entry-blocks.js',
+      'entry-diff.js',
+      'entry-revisions.js',
+      'trash.js',
     ]) {
       const source = (await get(`/admin/assets/${file}`)).body;
       expect(source, file).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/);
