@@ -1485,7 +1485,7 @@ export interface paths {
         put?: never;
         /**
          * Create a workspace with its first site and administrator
-         * @description Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}).
+         * @description Domains are claimed at once, all or none (a taken one is a 409 and nothing is kept); the database, indexes, site and administrator are provisioned by the actor. Answers 202 after handing the step to the workspace actor and waiting up to LIFECYCLE_WAIT_MS (5 s): `tenant.status` is the end state when the step finished in time, else the state so far (poll GET /tenants/{id}). With `fromBackup` (a backup id) or `fromWorkspace` (a workspace id) the new workspace is a clone (docs/backups.md): the archive is verified first (a foreign or corrupted one is a 409 and nothing is written), then 202 with `tenant.status` `provisioning` while the clone workflow copies it (new site ids, the request’s domains and administrator; no keys, sessions or grants of the source; webhook endpoints paused with new secrets).
          */
         post: operations["tenants.create"];
         delete?: never;
@@ -14102,6 +14102,23 @@ export interface operations {
                                 used: number | null;
                             };
                         };
+                        retention: {
+                            freed: {
+                                attempts: number;
+                                audit: number;
+                                deliveries: number;
+                                revisions: number;
+                                trash: number;
+                            };
+                            lastFreedAt: string | null;
+                            rules: {
+                                auditDays: number;
+                                deliveryHistoryDays: number | null;
+                                revisionsDays: number;
+                                revisionsKept: number | null;
+                                trashDays: number | null;
+                            };
+                        };
                         /** @enum {string} */
                         scope: "tenant" | "site";
                         siteId: string | null;
@@ -16664,6 +16681,8 @@ export interface operations {
                         password: string;
                     };
                     domains: string[];
+                    fromBackup?: string;
+                    fromWorkspace?: string;
                     name: string;
                     siteName?: string;
                 };
@@ -16771,6 +16790,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17033,7 +17061,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "final";
+                            trigger: "manual" | "scheduled" | "clone" | "final";
                         }[];
                         page: {
                             cursor: string | null;
@@ -17149,7 +17177,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "final";
+                            trigger: "manual" | "scheduled" | "clone" | "final";
                         };
                     };
                 };
@@ -17292,7 +17320,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "final";
+                            trigger: "manual" | "scheduled" | "clone" | "final";
                         };
                     };
                 };
@@ -17501,7 +17529,7 @@ export interface operations {
                             state: "running" | "succeeded" | "failed" | "cancelled";
                             tenantId: string;
                             /** @enum {string} */
-                            trigger: "manual" | "scheduled" | "final";
+                            trigger: "manual" | "scheduled" | "clone" | "final";
                         };
                     };
                 };
@@ -17735,6 +17763,12 @@ export interface operations {
                             mediaTypes?: string[] | null;
                             plugins?: boolean;
                             requestsPerMinute?: number | null | unknown;
+                            retention?: {
+                                deliveryHistoryDays?: number | null;
+                                revisionsDays?: number;
+                                revisionsKept?: number | null;
+                                trashDays?: number | null;
+                            } | null;
                             sites?: number | null | unknown;
                             staticExport?: boolean;
                             users?: number | null | unknown;
@@ -17838,6 +17872,12 @@ export interface operations {
                         mediaTypes?: string[] | null;
                         plugins?: boolean;
                         requestsPerMinute?: number | null | "";
+                        retention?: {
+                            deliveryHistoryDays?: number | null;
+                            revisionsDays?: number;
+                            revisionsKept?: number | null;
+                            trashDays?: number | null;
+                        } | null;
                         sites?: number | null | "";
                         staticExport?: boolean;
                         users?: number | null | "";
@@ -17872,6 +17912,12 @@ export interface operations {
                             mediaTypes?: string[] | null;
                             plugins?: boolean;
                             requestsPerMinute?: number | null | unknown;
+                            retention?: {
+                                deliveryHistoryDays?: number | null;
+                                revisionsDays?: number;
+                                revisionsKept?: number | null;
+                                trashDays?: number | null;
+                            } | null;
                             sites?: number | null | unknown;
                             staticExport?: boolean;
                             users?: number | null | unknown;
@@ -18783,6 +18829,23 @@ export interface operations {
                             webhookEndpoints: {
                                 limit: number | null;
                                 used: number | null;
+                            };
+                        };
+                        retention: {
+                            freed: {
+                                attempts: number;
+                                audit: number;
+                                deliveries: number;
+                                revisions: number;
+                                trash: number;
+                            };
+                            lastFreedAt: string | null;
+                            rules: {
+                                auditDays: number;
+                                deliveryHistoryDays: number | null;
+                                revisionsDays: number;
+                                revisionsKept: number | null;
+                                trashDays: number | null;
                             };
                         };
                         /** @enum {string} */

@@ -80,6 +80,12 @@ export const contentFeature: Feature = {
     { collection: COLLECTIONS.entries, keys: { siteId: 1, locale: 1, slug: 1 }, options: { unique: true } },
     // The Management list (live entries newest first) and the trash (most recently trashed first).
     { collection: COLLECTIONS.entries, keys: { siteId: 1, trashedAt: -1, _id: -1 } },
+    // The Management list filtered by one field (the editors' content page), newest or oldest first:
+    // without these a status filter read every entry of that status and sorted them (seconds at 100,000).
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, status: 1, trashedAt: 1, _id: -1 } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, type: 1, trashedAt: 1, _id: -1 } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, locale: 1, trashedAt: 1, _id: -1 } },
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, authorId: 1, trashedAt: 1, _id: -1 } },
     // The Public API: lists and search (all types, or one), an entry by its public slug.
     { collection: COLLECTIONS.entries, keys: { siteId: 1, status: 1, trashedAt: 1, locale: 1, _id: -1 } },
     { collection: COLLECTIONS.entries, keys: { siteId: 1, type: 1, status: 1, trashedAt: 1, locale: 1, _id: -1 } },
