@@ -28,6 +28,12 @@ const ConfigSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(1_048_576),
   /** How long a workspace lifecycle route waits for its step before answering 202 with the state so far. */
   LIFECYCLE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
+  /**
+   * The longest a request waits for a missing engine (MongoDB, Temporal) before it is answered 503
+   * with Retry-After (docs/production.md, "Degrade, never hang"): MongoDB's server selection and
+   * every Temporal call without a deadline of its own are bounded by it.
+   */
+  ENGINE_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
   /** Host → site answers a gateway keeps (least recently used go first). */
   SITE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(1_000_000).default(10_000),
   /**

@@ -26,6 +26,8 @@ export interface Metrics {
   readonly changeFeedLag: BoundHistogram<never>;
   readonly quotaRefusals: BoundCounter<'quota'>;
   readonly rateLimitRefusals: BoundCounter<'surface'>;
+  /** 1 while this process reaches the engine (`database`, `temporal`), 0 while it is missing (`core/engines.ts`). */
+  readonly engineUp: Gauge<'engine'>;
 }
 
 /** What a bound series records into. */
@@ -178,5 +180,11 @@ export function createMetrics(): Metrics {
     changeFeedLag: add(new BoundHistogram('cwb_change_feed_lag_seconds', 'From a state change being written to this process applying it.', [], LAG_BUCKETS)),
     quotaRefusals: add(new BoundCounter('cwb_quota_refusals_total', 'Calls refused by a platform quota, by quota.', ['quota'])),
     rateLimitRefusals: add(new BoundCounter('cwb_rate_limit_refusals_total', 'Calls refused by a rate limit (429), by surface.', ['surface'])),
+    engineUp: new Gauge({
+      name: 'cwb_engine_up',
+      help: 'Whether this process reaches the engine (1) or finds it missing (0): database (MongoDB), temporal.',
+      labelNames: ['engine'],
+      registers: [registry],
+    }),
   };
 }

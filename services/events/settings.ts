@@ -66,6 +66,14 @@ export const DEFAULT_RETRY: RetrySettings = {
 /** Every attempt of an endpoint failed for 30 minutes: it is paused until someone resumes it. */
 export const DEFAULT_BREAKER_MS = 30 * 60_000;
 
+/**
+ * A delivery pass on a worker that died (SIGKILL, a lost node) is run again elsewhere once this
+ * long passed without a heartbeat: it bounds how late the deliveries it held start again
+ * (docs/webhooks.md). The pass beats every second and the worker sends a beat at least every 2 s
+ * (`maxHeartbeatThrottleInterval`, services/worker-factory.ts), so a busy event loop has 3 s of slack.
+ */
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 5_000;
+
 /** Default per-endpoint sending concurrency (an endpoint may set 1–32). */
 export const DEFAULT_ENDPOINT_CONCURRENCY = 8;
 
@@ -82,7 +90,7 @@ export function createWebhookSettings(config: Pick<Config, 'WEBHOOK_ALLOW_PRIVAT
   return {
     retry: { ...DEFAULT_RETRY, ...options.retry },
     attemptTimeoutMs: options.attemptTimeoutMs ?? 10_000,
-    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? 30_000,
+    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS,
     drainIntervalMs: options.drainIntervalMs ?? 60_000,
     breakerMs: options.breakerMs ?? DEFAULT_BREAKER_MS,
     batchSize: options.batchSize ?? 200,

@@ -1,0 +1,189 @@
+import { MongoNetworkError, MongoServerSelectionError, type MongoClient, type TopologyDescriptionChangedEvent } from 'mongodb';
+import { isGrpcServiceError, ServiceError, type Connection, type ConnectionOptions } from '@temporalio/client';
+import type { Logger } from 'pino';
+import { EngineUnavailableError } from './errors.ts';
+
+/** The engines a request can need: MongoDB and Temporal. */
+export type Engine = 'database' | 'temporal';
+export const ENGINES: readonly Engine[] = ['database', 'temporal'];
+
+/** gRPC status codes (`@grpc/grpc-js` `status`) that say the Temporal server could not be reached in time. */
+const GRPC_DEADLINE_EXCEEDED = 4;
+const GRPC_UNAVAILABLE = 14;
+
+/**
+ * Temporal calls that wait on purpose (a workflow's result, an update's outcome, a query run by a
+ * worker): they keep the deadline their caller sets. Every other call is answered by the server
+ * itself, so a bound of ENGINE_WAIT_MS only cuts a server that does not answer.
+ */
+const WAITING_CALLS = new Set(['GetWorkflowExecutionHistory', 'UpdateWorkflowExecution', 'PollWorkflowExecutionUpdate', 'QueryWorkflow']);
+
+type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+/**
+ * A gRPC interceptor giving every Temporal call without a deadline of its own one of `waitMs`: the
+ * client's retry interceptor (behind it) retries an unreachable server for about 20 s otherwise.
+ * While the watch knows Temporal is missing (`missing()`), such a call fails at once: its probe
+ * (which sets its own deadline) says when it is back.
+ */
+export function temporalCallDeadline(waitMs: number, missing: () => boolean): GrpcInterceptor {
+  return (options, nextCall) => {
+    const method = options.method_definition.path.slice(options.method_definition.path.lastIndexOf('/') + 1);
+    const own = options.deadline !== undefined || WAITING_CALLS.has(method);
+    // The next call is returned as is: grpc-js only needs the interface (the type asks for its class).
+    const next = own ? nextCall(options) : nextCall({ ...options, deadline: Date.now() + (missing() ? 0 : waitMs) });
+    return next as ReturnType<GrpcInterceptor>;
+  };
+}
+
+/** Which engine an error says is unreachable, if it says so. */
+export function unreachableEngine(error: unknown): Engine | null {
+  if (error instanceof EngineUnavailableError) return error.engine;
+  // Server selection gave up, or a connection broke or could not be made (PoolClearedError is one).
+  if (error instanceof MongoServerSelectionError || error instanceof MongoNetworkError) return 'database';
+  const grpc = error instanceof ServiceError ? error.cause : error;
+  if (isGrpcServiceError(grpc) && (grpc.code === GRPC_UNAVAILABLE || grpc.code === GRPC_DEADLINE_EXCEEDED)) return 'temporal';
+  return null;
+}
+
+export interface EngineState {
+  up: boolean;
+  /** Since when it is in this state (epoch ms). */
+  since: number;
+}
+
+/**
+ * What this process knows of its engines (docs/production.md, "Degrade, never hang"). MongoDB's
+ * state is the driver's own: its topology has a writable server or not (a failed command marks the
+ * server unknown at once; its monitor finds it back). Temporal's is the outcome of the calls:
+ * an unreachable answer marks it down, and a probe while it is down (or every few seconds while
+ * up) brings it back. `bounded` holds a request's wait for a missing engine to ENGINE_WAIT_MS.
+ */
+export interface EngineWatch {
+  state(engine: Engine): EngineState;
+  /** The engines this process finds missing now. */
+  missing(): Engine[];
+  /**
+   * What `/healthz` says, without asking the engines (a probe never waits on one): `degraded` and
+   * which engine is missing. The process is alive either way; the requests that need a missing
+   * engine answer 503.
+   */
+  report(): { status: 'ok' | 'degraded'; engines: Record<Engine, 'up' | 'down'>; missing: Engine[] };
+  /** Runs `work`, which may need the engines: an engine found missing while it runs cuts it at ENGINE_WAIT_MS (503). */
+  bounded<T>(work: () => Promise<T>): Promise<T>;
+  /** An engine's failure as the 503 that says so (and the engine marked down); anything else unchanged. */
+  classify(error: unknown): unknown;
+  /** Subscribes to state changes (metrics). */
+  onChange(listener: (engine: Engine, up: boolean) => void): void;
+  stop(): void;
+}
+
+interface WatchOptions {
+  mongo: MongoClient;
+  connection: Connection;
+  waitMs: number;
+  log: Logger;
+  /** How often Temporal is probed while it is up; while an engine is down it is probed every second. */
+  probeMs?: number;
+}
+
+const DOWN_PROBE_MS = 1000;
+
+export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 5000 }: WatchOptions): EngineWatch {
+  const states: Record<Engine, EngineState> = { database: { up: true, since: Date.now() }, temporal: { up: true, since: Date.now() } };
+  const listeners: ((engine: Engine, up: boolean) => void)[] = [];
+  // Requests running inside `bounded`: told when an engine goes missing.
+  const waiting = new Set<(engine: Engine) => void>();
+  const timers: Partial<Record<Engine, NodeJS.Timeout>> = {};
+  let stopped = false;
+
+  const set = (engine: Engine, up: boolean) => {
+    const state = states[engine];
+    if (state.up === up) return;
+    states[engine] = { up, since: Date.now() };
+    if (up) log.warn({ engine }, 'engine back');
+    else log.warn({ engine }, 'engine missing');
+    for (const listener of listeners) listener(engine, up);
+    if (!up) for (const tell of waiting) tell(engine);
+    schedule(engine);
+  };
+
+  // While MongoDB is missing a ping waits in server selection, which makes the driver's monitor
+  // check every 500 ms: the topology event then says it is back. Temporal is asked directly.
+  const probes: Record<Engine, () => Promise<unknown>> = {
+    database: () => mongo.db('admin').command({ ping: 1 }),
+    temporal: () => connection.withDeadline(Date.now() + Math.min(waitMs, 2000), () => connection.workflowService.getSystemInfo({})),
+  };
+  const schedule = (engine: Engine) => {
+    clearTimeout(timers[engine]);
+    if (stopped || (engine === 'database' && states.database.up)) return;
+    const timer = setTimeout(
+      () => {
+        probes[engine]()
+          .then(
+            () => set(engine, true),
+            (error: unknown) => {
+              if (unreachableEngine(error) === engine) set(engine, false);
+            },
+          )
+          .finally(() => schedule(engine));
+      },
+      states[engine].up ? probeMs : DOWN_PROBE_MS,
+    );
+    timer.unref();
+    timers[engine] = timer;
+  };
+
+  const topology = (event: TopologyDescriptionChangedEvent) =>
+    set(
+      'database',
+      [...event.newDescription.servers.values()].some((server) => server.isWritable),
+    );
+  mongo.on('topologyDescriptionChanged', topology);
+  schedule('temporal');
+
+  return {
+    state: (engine) => states[engine],
+    missing: () => ENGINES.filter((engine) => !states[engine].up),
+    report() {
+      const missing = ENGINES.filter((engine) => !states[engine].up);
+      const engines = { database: states.database.up ? 'up' : 'down', temporal: states.temporal.up ? 'up' : 'down' } as const;
+      return { status: missing.length === 0 ? 'ok' : 'degraded', engines, missing };
+    },
+    onChange(listener) {
+      listeners.push(listener);
+    },
+    classify(error) {
+      const engine = unreachableEngine(error);
+      if (engine === null) return error;
+      set(engine, false);
+      return error instanceof EngineUnavailableError ? error : new EngineUnavailableError(engine, waitMs);
+    },
+    bounded(work) {
+      const started = Date.now();
+      return new Promise((resolve, reject) => {
+        let timer: NodeJS.Timeout | undefined;
+        const cut = (engine: Engine) => {
+          if (timer) return;
+          // The wait is counted from when the engine went missing, or from the start if it already was.
+          const at = Math.max(started, states[engine].since) + waitMs;
+          timer = setTimeout(() => reject(new EngineUnavailableError(engine, waitMs)), Math.max(0, at - Date.now()));
+        };
+        const missing = ENGINES.find((engine) => !states[engine].up);
+        if (missing) cut(missing);
+        waiting.add(cut);
+        work()
+          .then(resolve, reject)
+          .finally(() => {
+            waiting.delete(cut);
+            clearTimeout(timer);
+          });
+      });
+    },
+    stop() {
+      stopped = true;
+      mongo.off('topologyDescriptionChanged', topology);
+      for (const engine of ENGINES) clearTimeout(timers[engine]);
+    },
+  };
+}
