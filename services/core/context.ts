@@ -59,6 +59,8 @@ export interface Services extends CoreServices {}
 /** Facts about the caller's request that operations may need (audit, IP rules), never the HTTP objects. */
 export interface RequestFacts {
   id: string;
+  /** When the request arrived (epoch ms): a missing engine is waited for ENGINE_WAIT_MS from here (core/engines.ts). */
+  receivedAt?: number;
   ip: string;
   origin?: string;
   userAgent?: string;

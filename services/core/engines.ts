@@ -69,8 +69,12 @@ export interface EngineWatch {
    * engine answer 503.
    */
   report(): { status: 'ok' | 'degraded'; engines: Record<Engine, 'up' | 'down'>; missing: Engine[] };
-  /** Runs `work`, which may need the engines: an engine found missing while it runs cuts it at ENGINE_WAIT_MS (503). */
-  bounded<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work`, which may need the engines: while an engine is missing it is cut (503) once
+   * ENGINE_WAIT_MS passed since `since` (the request's arrival) or since the engine went missing,
+   * whichever is later; a request never waits longer than that for an engine in all.
+   */
+  bounded<T>(work: () => Promise<T>, since?: number): Promise<T>;
   /** An engine's failure as the 503 that says so (and the engine marked down); anything else unchanged. */
   classify(error: unknown): unknown;
   /** Subscribes to state changes (metrics). */
@@ -159,8 +163,8 @@ export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 50
       set(engine, false);
       return error instanceof EngineUnavailableError ? error : new EngineUnavailableError(engine, waitMs);
     },
-    bounded(work) {
-      const started = Date.now();
+    bounded(work, since) {
+      const started = since ?? Date.now();
       return new Promise((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
         const cut = (engine: Engine) => {

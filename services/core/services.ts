@@ -81,6 +81,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     mode: config.STATE_FEED,
     idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40,
     observeLag: metrics.changeFeedLag.bind({}).observe,
+    databaseMissing: () => !engines.state('database').up,
   });
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);

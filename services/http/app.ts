@@ -64,7 +64,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: Infinity } });
   // NDJSON bodies (the content import) stay a stream: the operation stores them as it reads them, with its own size limit.
   app.addContentTypeParser(NDJSON_CONTENT_TYPE, (_request, payload, done) => done(null, payload));
-  await app.register(requestScopePlugin, { resolver: services.sites, listenHost: services.config.HOST });
+  await app.register(requestScopePlugin, { resolver: services.sites, listenHost: services.config.HOST, engines: services.engines });
 
   app.get('/healthz', { config: { siteless: true } }, async () => services.engines.report());
 

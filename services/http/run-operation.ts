@@ -82,7 +82,7 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
           if (!audited(operation)) return invokeOperation(operation, ctx, input);
           const changing = withChangeNotes(ctx);
           return invokeOperation(operation, changing, input, (parsed, result) => recordOperation(changing, operation, parsed, result));
-        });
+        }, ctx.request.receivedAt);
       } catch (thrown) {
         const error = engines.classify(thrown);
         // A refusal still tells the caller where it stands with its limits.
