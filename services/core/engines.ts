@@ -70,9 +70,10 @@ export interface EngineWatch {
    */
   report(): { status: 'ok' | 'degraded'; engines: Record<Engine, 'up' | 'down'>; missing: Engine[] };
   /**
-   * Runs `work`, which may need the engines: while an engine is missing it is cut (503) once
-   * ENGINE_WAIT_MS passed since `since` (the request's arrival) or since the engine went missing,
-   * whichever is later; a request never waits longer than that for an engine in all.
+   * Runs `work`, which may need the database: while it is missing the work is cut (503) once
+   * ENGINE_WAIT_MS passed since `since` (the request's arrival) or since it went missing, whichever
+   * is later, even when the handler goes on trying (each command is bounded by the driver's server
+   * selection, a handler may run several). Temporal needs no cut: each call has its deadline.
    */
   bounded<T>(work: () => Promise<T>, since?: number): Promise<T>;
   /** An engine's failure as the 503 that says so (and the engine marked down); anything else unchanged. */
@@ -96,8 +97,8 @@ const DOWN_PROBE_MS = 1000;
 export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 5000 }: WatchOptions): EngineWatch {
   const states: Record<Engine, EngineState> = { database: { up: true, since: Date.now() }, temporal: { up: true, since: Date.now() } };
   const listeners: ((engine: Engine, up: boolean) => void)[] = [];
-  // Requests running inside `bounded`: told when an engine goes missing.
-  const waiting = new Set<(engine: Engine) => void>();
+  // Requests running inside `bounded`: told when the database goes missing.
+  const waiting = new Set<() => void>();
   const timers: Partial<Record<Engine, NodeJS.Timeout>> = {};
   let stopped = false;
 
@@ -108,7 +109,7 @@ export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 50
     if (up) log.warn({ engine }, 'engine back');
     else log.warn({ engine }, 'engine missing');
     for (const listener of listeners) listener(engine, up);
-    if (!up) for (const tell of waiting) tell(engine);
+    if (engine === 'database' && !up) for (const tell of waiting) tell();
     schedule(engine);
   };
 
@@ -167,14 +168,13 @@ export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 50
       const started = since ?? Date.now();
       return new Promise((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
-        const cut = (engine: Engine) => {
+        const cut = () => {
           if (timer) return;
-          // The wait is counted from when the engine went missing, or from the start if it already was.
-          const at = Math.max(started, states[engine].since) + waitMs;
-          timer = setTimeout(() => reject(new EngineUnavailableError(engine, waitMs)), Math.max(0, at - Date.now()));
+          // The wait is counted from when the database went missing, or from the start if it already was.
+          const at = Math.max(started, states.database.since) + waitMs;
+          timer = setTimeout(() => reject(new EngineUnavailableError('database', waitMs)), Math.max(0, at - Date.now()));
         };
-        const missing = ENGINES.find((engine) => !states[engine].up);
-        if (missing) cut(missing);
+        if (!states.database.up) cut();
         waiting.add(cut);
         work()
           .then(resolve, reject)

@@ -16,7 +16,7 @@ import type { IndexSpec } from './feature.ts';
 import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
 import { traceMongoCommands } from './mongo-tracing.ts';
-import { createEngineWatch, ENGINES, temporalCallDeadline, type EngineWatch } from './engines.ts';
+import { createEngineWatch, ENGINES, temporalCallDeadline, unreachableEngine, type EngineWatch } from './engines.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -50,19 +50,28 @@ export async function createServices(config: Config, options: CoreServiceOptions
   const mongo = new MongoClient(config.MONGODB_URI, {
     maxPoolSize: 50,
     // A missing server is waited for this long, then the command fails (503). Not `timeoutMS`: it
-    // would also cut long commands of a healthy server, and it is deprecated from driver 7.8.
+    // would also cut long commands of a healthy server, and it is deprecated from driver 7.8. Nor a
+    // shorter `connectTimeoutMS`: a killed server refuses at once, and the monitor's checks of a
+    // slow one (a loaded host) would time out and clear the pool.
     serverSelectionTimeoutMS: config.ENGINE_WAIT_MS,
-    connectTimeoutMS: config.ENGINE_WAIT_MS,
     monitorCommands: (options.monitorCommands ?? false) || tracing.enabled,
   });
   if (tracing.enabled) traceMongoCommands(mongo, tracing.tracer);
-  await mongo.connect();
+  // A process starting while the engine is slow to accept (or restarting) waits up to 30 s for it.
+  const connectBy = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await mongo.connect();
+      break;
+    } catch (error) {
+      if (Date.now() > connectBy || unreachableEngine(error) !== 'database') throw error;
+    }
+  }
   const metrics = createMetrics();
   // Every call without a deadline of its own gets ENGINE_WAIT_MS, then the client's usual retries.
   const temporalMissing = () => engines.state('temporal').up === false;
   const connection = Connection.lazy({
     address: config.TEMPORAL_ADDRESS,
-    connectTimeout: config.ENGINE_WAIT_MS,
     interceptors: [temporalCallDeadline(config.ENGINE_WAIT_MS, temporalMissing), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
   });
   const engines: EngineWatch = createEngineWatch({ mongo, connection, waitMs: config.ENGINE_WAIT_MS, log });
