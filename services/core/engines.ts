@@ -76,7 +76,7 @@ export interface EngineWatch {
    * selection, a handler may run several). Temporal needs no cut: each call has its deadline.
    */
   bounded<T>(work: () => Promise<T>, since?: number): Promise<T>;
-  /** An engine's failure as the 503 that says so (and the engine marked down); anything else unchanged. */
+  /** An engine's failure as the 503 that says so (Temporal then marked missing); anything else unchanged. */
   classify(error: unknown): unknown;
   /** Subscribes to state changes (metrics). */
   onChange(listener: (engine: Engine, up: boolean) => void): void;
@@ -159,10 +159,13 @@ export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 50
       listeners.push(listener);
     },
     classify(error) {
+      if (error instanceof EngineUnavailableError) return error;
       const engine = unreachableEngine(error);
       if (engine === null) return error;
-      set(engine, false);
-      return error instanceof EngineUnavailableError ? error : new EngineUnavailableError(engine, waitMs);
+      // MongoDB's state is the driver's topology (a failed command already updated it); a late
+      // failure must not mark a database that is back as missing again.
+      if (engine === 'temporal') set(engine, false);
+      return new EngineUnavailableError(engine, waitMs);
     },
     bounded(work, since) {
       const started = since ?? Date.now();
