@@ -61,7 +61,7 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       // The gate is the one place the site's API switches are read (Public API off → 404 on every
       // public route, Management API off → 403): no operation checks them again.
       const principal = await engines
-        .bounded(() => gate.authenticate(call.surface, call.credentials, call.scope))
+        .bounded(() => gate.authenticate(call.surface, call.credentials, call.scope), call.request.receivedAt)
         .catch((error: unknown) => {
           throw engines.classify(error);
         });
@@ -70,7 +70,7 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
     },
     async run(ctx, operation, input) {
       const admitted = await engines
-        .bounded(() => gate.admit(ctx, operation))
+        .bounded(() => gate.admit(ctx, operation), ctx.request.receivedAt)
         .catch((error: unknown) => {
           throw counted(services, operation.surface, engines.classify(error));
         });

@@ -82,12 +82,12 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
       100,
     );
 
-    type Record_ = { kind: 'write' | 'public' | 'manage'; start: number; ms: number; answer: Answer };
-    const records: Record_[] = [];
+    type Sample = { kind: 'write' | 'public' | 'manage'; start: number; ms: number; answer: Answer };
+    const records: Sample[] = [];
     const acknowledged: { id: string; at: number }[] = [];
     let running = true;
     let n = 0;
-    const timed = async (kind: Record_['kind'], run: () => Promise<Answer>) => {
+    const timed = async (kind: Sample['kind'], run: () => Promise<Answer>) => {
       const start = Date.now();
       const answer = await run();
       records.push({ kind, start, ms: Date.now() - start, answer });
