@@ -1,5 +1,6 @@
 import { MongoNetworkError, MongoServerSelectionError, type MongoClient, type TopologyDescriptionChangedEvent } from 'mongodb';
-import { isGrpcServiceError, ServiceError, type Connection, type ConnectionOptions } from '@temporalio/client';
+import { isGrpcServiceError, ServiceError, type ConnectionOptions } from '@temporalio/client';
+import { connect } from 'node:net';
 import type { Logger } from 'pino';
 import { EngineUnavailableError } from './errors.ts';
 
@@ -36,6 +37,25 @@ export function temporalCallDeadline(waitMs: number, missing: () => boolean): Gr
   };
 }
 
+/**
+ * Whether nothing listens at Temporal's address (the connection is refused): it is missing. A call
+ * that timed out says nothing of the others (a loaded server is slow, not gone), so Temporal is
+ * marked missing, and its calls fail at once, only on this evidence.
+ */
+function refused(address: string, timeoutMs: number): Promise<boolean> {
+  const at = address.lastIndexOf(':');
+  return new Promise((resolve) => {
+    const socket = connect({ host: address.slice(0, at), port: Number(address.slice(at + 1)) });
+    const done = (answer: boolean) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(false));
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code === 'ECONNREFUSED' || error.code === 'ECONNRESET'));
+  });
+}
+
 /** Which engine an error says is unreachable, if it says so. */
 export function unreachableEngine(error: unknown): Engine | null {
   if (error instanceof EngineUnavailableError) return error.engine;
@@ -55,9 +75,9 @@ export interface EngineState {
 /**
  * What this process knows of its engines (docs/production.md, "Degrade, never hang"). MongoDB's
  * state is the driver's own: its topology has a writable server or not (a failed command marks the
- * server unknown at once; its monitor finds it back). Temporal's is the outcome of the calls:
- * an unreachable answer marks it down, and a probe while it is down (or every few seconds while
- * up) brings it back. `bounded` holds a request's wait for a missing engine to ENGINE_WAIT_MS.
+ * server unknown at once; its monitor finds it back). Temporal's: whether its port refuses
+ * connections, looked at every 5 s, every second while missing, and at once when a call failed
+ * unreachable. `bounded` holds a request's wait for a missing database to ENGINE_WAIT_MS.
  */
 export interface EngineWatch {
   state(engine: Engine): EngineState;
@@ -85,7 +105,8 @@ export interface EngineWatch {
 
 interface WatchOptions {
   mongo: MongoClient;
-  connection: Connection;
+  /** Temporal's `host:port`. */
+  temporalAddress: string;
   waitMs: number;
   log: Logger;
   /** How often Temporal is probed while it is up; while an engine is down it is probed every second. */
@@ -94,7 +115,7 @@ interface WatchOptions {
 
 const DOWN_PROBE_MS = 1000;
 
-export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 5000 }: WatchOptions): EngineWatch {
+export function createEngineWatch({ mongo, temporalAddress, waitMs, log, probeMs = 5000 }: WatchOptions): EngineWatch {
   const states: Record<Engine, EngineState> = { database: { up: true, since: Date.now() }, temporal: { up: true, since: Date.now() } };
   const listeners: ((engine: Engine, up: boolean) => void)[] = [];
   // Requests running inside `bounded`: told when the database goes missing.
@@ -114,10 +135,17 @@ export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 50
   };
 
   // While MongoDB is missing a ping waits in server selection, which makes the driver's monitor
-  // check every 500 ms: the topology event then says it is back. Temporal is asked directly.
-  const probes: Record<Engine, () => Promise<unknown>> = {
-    database: () => mongo.db('admin').command({ ping: 1 }),
-    temporal: () => connection.withDeadline(Date.now() + Math.min(waitMs, 2000), () => connection.workflowService.getSystemInfo({})),
+  // check every 500 ms: the topology event then says it is back. Temporal: does its port refuse?
+  const probes: Record<Engine, () => Promise<boolean>> = {
+    database: () =>
+      mongo
+        .db('admin')
+        .command({ ping: 1 })
+        .then(
+          () => true,
+          (error: unknown) => unreachableEngine(error) !== 'database',
+        ),
+    temporal: async () => !(await refused(temporalAddress, Math.min(waitMs, 2000))),
   };
   const schedule = (engine: Engine) => {
     clearTimeout(timers[engine]);
@@ -125,12 +153,7 @@ export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 50
     const timer = setTimeout(
       () => {
         probes[engine]()
-          .then(
-            () => set(engine, true),
-            (error: unknown) => {
-              if (unreachableEngine(error) === engine) set(engine, false);
-            },
-          )
+          .then((up) => set(engine, up))
           .finally(() => schedule(engine));
       },
       states[engine].up ? probeMs : DOWN_PROBE_MS,
@@ -164,7 +187,7 @@ export function createEngineWatch({ mongo, connection, waitMs, log, probeMs = 50
       if (engine === null) return error;
       // MongoDB's state is the driver's topology (a failed command already updated it); a late
       // failure must not mark a database that is back as missing again.
-      if (engine === 'temporal') set(engine, false);
+      if (engine === 'temporal') void probes.temporal().then((up) => set('temporal', up));
       return new EngineUnavailableError(engine, waitMs);
     },
     bounded(work, since) {

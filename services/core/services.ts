@@ -74,7 +74,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     address: config.TEMPORAL_ADDRESS,
     interceptors: [temporalCallDeadline(config.ENGINE_WAIT_MS, temporalMissing), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
   });
-  const engines: EngineWatch = createEngineWatch({ mongo, connection, waitMs: config.ENGINE_WAIT_MS, log });
+  const engines: EngineWatch = createEngineWatch({ mongo, temporalAddress: config.TEMPORAL_ADDRESS, waitMs: config.ENGINE_WAIT_MS, log });
   const engineUp = metrics.engineUp;
   for (const engine of ENGINES) engineUp.set({ engine }, 1);
   engines.onChange((engine, up) => engineUp.set({ engine }, up ? 1 : 0));
