@@ -79,6 +79,12 @@ export async function createWorker(services: Services, options: WorkerFactoryOpt
     sinks: workflowSpanSink(services),
     // Activities get this long to finish when the worker is asked to stop; the rest go back to the server.
     shutdownGraceTime: '10 seconds',
+    // After a SIGKILL, what the dead worker held comes back within seconds (docs/production.md,
+    // "Degrade, never hang"): a heartbeat reaches the server at least every second (not every 80%
+    // of the timeout), so a short heartbeat timeout (the delivery passes': 3 s) has slack on a busy
+    // worker; a workflow task sent to a dead worker's sticky queue goes to the shared queue after 3 s, not 10 s.
+    maxHeartbeatThrottleInterval: '1 second',
+    stickyQueueScheduleToStartTimeout: '3 seconds',
   });
   // The worker owns the webhook queue: re-queue what a crash interrupted, then drain every minute.
   // It stops by itself when the services' MongoDB client closes.

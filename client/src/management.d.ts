@@ -2300,6 +2300,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "audit.list": {
@@ -2424,6 +2433,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "audit.retention.get": {
@@ -2495,6 +2513,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2604,6 +2631,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "cache.clear": {
@@ -2704,6 +2740,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "cache.stats": {
@@ -2782,6 +2827,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2876,6 +2930,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2995,6 +3058,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "commentRules.delete": {
@@ -3067,6 +3139,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3156,6 +3237,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3274,6 +3364,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "commentSpamTerms.delete": {
@@ -3347,6 +3446,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3457,6 +3565,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "comments.purge": {
@@ -3529,6 +3646,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3632,6 +3758,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3779,6 +3914,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "comments.reply": {
@@ -3914,6 +4058,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.list": {
@@ -4014,6 +4167,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4173,6 +4335,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "contentTypes.list": {
@@ -4266,6 +4437,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4411,6 +4591,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "contentTypes.get": {
@@ -4511,6 +4700,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "contentTypes.delete": {
@@ -4600,6 +4798,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4744,6 +4951,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.get": {
@@ -4861,6 +5077,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.delete": {
@@ -4942,6 +5167,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5113,6 +5347,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.headerRef.put": {
@@ -5274,6 +5517,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.publish": {
@@ -5424,6 +5676,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.revisions.list": {
@@ -5531,6 +5792,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.revisions.get": {
@@ -5630,6 +5900,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5789,6 +6068,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.terms.get": {
@@ -5877,6 +6165,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6037,6 +6334,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.unpublish": {
@@ -6187,6 +6493,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.export": {
@@ -6264,6 +6579,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6391,6 +6715,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "content.imports.get": {
@@ -6493,6 +6826,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6640,6 +6982,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "cookies.get": {
@@ -6718,6 +7069,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6842,6 +7202,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "diagnostics.get": {
@@ -6950,6 +7319,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "emailTemplates.list": {
@@ -7038,6 +7416,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7138,6 +7525,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7271,6 +7667,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "emailTemplates.restore": {
@@ -7359,6 +7764,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7484,6 +7898,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "errorPages.list": {
@@ -7571,6 +7994,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7698,6 +8130,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "errorPages.delete": {
@@ -7770,6 +8211,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7854,6 +8304,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7952,6 +8411,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8072,6 +8540,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "health.get": {
@@ -8173,6 +8650,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "languages.list": {
@@ -8258,6 +8744,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8382,6 +8877,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "languages.get": {
@@ -8467,6 +8971,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8563,6 +9076,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8702,6 +9224,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "mails.list": {
@@ -8792,6 +9323,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8926,7 +9466,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -9037,6 +9577,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9163,6 +9712,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "media.get": {
@@ -9268,6 +9826,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "media.delete": {
@@ -9366,6 +9933,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9507,6 +10083,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "media.replace": {
@@ -9637,6 +10222,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "media.usage": {
@@ -9725,6 +10319,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9864,6 +10467,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10078,6 +10690,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "menus.get": {
@@ -10210,6 +10831,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10425,6 +11055,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "menus.delete": {
@@ -10506,6 +11145,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10595,6 +11243,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10715,6 +11372,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "operators.revoke": {
@@ -10802,6 +11468,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10898,6 +11573,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11031,6 +11715,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "patterns.delete": {
@@ -11103,6 +11796,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11187,6 +11889,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11308,6 +12019,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "permalinks.reset": {
@@ -11385,6 +12105,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11516,6 +12245,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "plugins.list": {
@@ -11605,6 +12343,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11739,6 +12486,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "plugins.deactivate": {
@@ -11866,6 +12622,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "plugins.install": {
@@ -11977,6 +12742,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12111,6 +12885,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "plugins.catalog": {
@@ -12207,6 +12990,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "redirects.list": {
@@ -12293,6 +13085,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12420,6 +13221,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "redirects.get": {
@@ -12506,6 +13316,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12644,6 +13463,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "redirects.delete": {
@@ -12725,6 +13553,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12819,6 +13656,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12946,6 +13792,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "reusableBlocks.delete": {
@@ -13018,6 +13873,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13109,6 +13973,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13232,6 +14105,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "roles.get": {
@@ -13316,6 +14198,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13414,6 +14305,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13548,6 +14448,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "seo.settings.get": {
@@ -13624,6 +14533,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "settings.get": {
@@ -13693,6 +14611,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13800,6 +14727,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "sites.getQuotas": {
@@ -13895,6 +14831,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14036,6 +14981,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14197,6 +15151,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "staticExport.status": {
@@ -14315,6 +15278,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "staticExport.cancel": {
@@ -14419,6 +15391,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14533,6 +15514,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "staticExport.download": {
@@ -14626,6 +15616,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14748,6 +15747,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "staticExport.runs": {
@@ -14842,6 +15850,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "taxonomies.list": {
@@ -14927,6 +15944,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15055,6 +16081,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "taxonomies.get": {
@@ -15147,6 +16182,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "taxonomies.delete": {
@@ -15229,6 +16273,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15355,6 +16408,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "terms.list": {
@@ -15450,6 +16512,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15584,6 +16655,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "terms.get": {
@@ -15676,6 +16756,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "terms.delete": {
@@ -15759,6 +16848,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15893,6 +16991,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "templateParts.get": {
@@ -15983,6 +17090,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16124,6 +17240,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "templates.list": {
@@ -16209,6 +17334,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16314,6 +17448,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16457,6 +17600,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "templates.delete": {
@@ -16564,6 +17716,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "tenants.list": {
@@ -16655,6 +17816,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16797,7 +17967,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16902,6 +18072,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17020,6 +18199,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "tenants.backups.list": {
@@ -17128,6 +18316,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17272,7 +18469,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -17388,6 +18585,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "tenants.backups.delete": {
@@ -17479,6 +18685,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17624,6 +18839,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "tenants.backups.download": {
@@ -17719,6 +18943,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17834,6 +19067,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18008,6 +19250,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "tenants.reactivate": {
@@ -18130,6 +19381,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18271,7 +19531,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -18375,6 +19635,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18513,6 +19782,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "tenants.suspend": {
@@ -18635,6 +19913,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18765,6 +20052,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18926,6 +20222,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "themes.list": {
@@ -19012,6 +20317,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19143,6 +20457,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "themes.install": {
@@ -19251,6 +20574,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19382,6 +20714,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "themes.catalog": {
@@ -19475,6 +20816,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "customizer.get": {
@@ -19550,6 +20900,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19634,6 +20993,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -19752,6 +21120,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "trash.list": {
@@ -19843,6 +21220,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "trash.purge": {
@@ -19915,6 +21301,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20025,6 +21420,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "users.list": {
@@ -20118,6 +21522,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20257,6 +21670,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "users.get": {
@@ -20357,6 +21779,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "users.delete": {
@@ -20448,6 +21879,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20595,6 +22035,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "users.sessions.end": {
@@ -20676,6 +22125,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20772,6 +22230,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20900,6 +22367,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "users.invitations.revoke": {
@@ -20998,6 +22474,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21132,6 +22617,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "webhooks.list": {
@@ -21225,6 +22719,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21333,6 +22836,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21470,6 +22982,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "webhooks.delete": {
@@ -21551,6 +23072,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21681,6 +23211,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "webhooks.rotateSecret": {
@@ -21793,6 +23332,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "widgets.list": {
@@ -21883,6 +23431,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22001,6 +23558,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22137,6 +23703,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "widgets.delete": {
@@ -22218,6 +23793,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22320,6 +23904,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22454,6 +24047,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "widgetAreas.get": {
@@ -22549,6 +24151,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22685,6 +24296,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "widgetAreas.delete": {
@@ -22773,6 +24393,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "widgetLayout.get": {
@@ -22844,6 +24473,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -22955,6 +24593,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "widgetLayout.delete": {
@@ -23026,6 +24673,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

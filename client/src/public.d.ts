@@ -359,6 +359,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.contentTypes.list": {
@@ -419,6 +428,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -512,6 +530,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.comments.list": {
@@ -589,6 +616,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.design.headers": {
@@ -654,6 +690,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.design.permalinks": {
@@ -704,6 +749,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -768,6 +822,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -848,6 +911,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.design.template": {
@@ -913,6 +985,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -991,6 +1072,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.media.list": {
@@ -1056,6 +1146,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1164,6 +1263,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1290,6 +1398,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
         };
     };
     "public.redirects.resolve": {
@@ -1338,6 +1455,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1424,6 +1550,15 @@ export interface operations {
             };
             /** @description Rate limited (see Retry-After) */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -70,7 +70,8 @@ export function createLaneAdmission({ readState, keys, keyLimits }: LaneAdmissio
     admitsReadyAnswer(scope, operation, cookies) {
       if (operation.surface !== 'public' || operation.rateLimit || operation.heavy || cookies[SESSION_COOKIE]) return false;
       if (workspaceLimit(scope.workspace.quotas, 'requestsPerMinute') !== null) return false;
-      return readState.peek(scope.workspace.dbName, scope.site._id)?.publicEnabled === true;
+      // Through a database outage too: a public answer held from before it is served (docs/production.md).
+      return readState.peekThroughOutage(scope.workspace.dbName, scope.site._id)?.publicEnabled === true;
     },
 
     peekKeyId(scope, authorization) {

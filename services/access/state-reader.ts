@@ -31,6 +31,8 @@ export function createStateReader(feed: ChangeFeed, workspaceDb: (dbName: string
   };
   /** The state held in memory, when the feed vouches for it: lets the hot path skip a promise. */
   reader.peek = (dbName: string, siteId: string): AccessState | undefined => cache.peek(laneOf(dbName, siteId));
+  /** The same through a database outage: what the public cache-hit lane reads (core/change-feed.ts `servesThroughOutage`). */
+  reader.peekThroughOutage = (dbName: string, siteId: string): AccessState | undefined => cache.peekThroughOutage(laneOf(dbName, siteId));
   return reader;
 }
 

@@ -41,6 +41,13 @@ export interface ChangeFeed {
   cut(pauseMs: number): void;
   /** What `trusted()` is made of, for health output and tests. */
   status(): { session: string | null; streamOpen: boolean; trustedForMs: number };
+  /**
+   * `trusted()`, or the database is missing (docs/production.md, "Degrade, never hang"): nothing can
+   * be written anywhere then, so trust lost to the outage keeps the caches as they were (what the
+   * feed had applied when it went) until the feed is back and starts them empty. Only the public
+   * cache-hit lane reads through an outage (stale public reads rather than none); access never does.
+   */
+  servesThroughOutage(): boolean;
 }
 
 export interface ChangeFeedOptions {
@@ -57,6 +64,8 @@ export interface ChangeFeedOptions {
    * streams re-scan the oplog on every poll). The lease protocol is the same.
    */
   mode?: 'change-stream' | 'poll';
+  /** Whether the database is missing now (core/engines.ts): trust lost then keeps the caches (`servesThroughOutage`). */
+  databaseMissing?: () => boolean;
   /** Told, in seconds, how long after its write each change was applied here (the lag metric). */
   observeLag?: (seconds: number) => void;
 }
@@ -100,6 +109,8 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
   let open = false;
   const mode = options.mode ?? 'poll';
   let session: string | null = null;
+  /** The session that started the caches empty (at its start, or at its first read after an outage). */
+  let emptiedFor: string | null = null;
   let sessionCount = 0;
   let trustUntil = 0;
   let epoch = 0;
@@ -128,7 +139,10 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
     const was = session;
     trustUntil = 0;
     session = null;
-    notify(null);
+    // Lost to a database outage: the caches stay for the public lane (`servesThroughOutage`); a
+    // load in flight is still not kept. The feed's next session starts them empty.
+    if (options.databaseMissing?.()) trustLostAt = ++epoch;
+    else notify(null);
     if (was) {
       log.warn({ reason, session: was }, 'state feed down: per-request reads until it is back');
       await gateways.updateOne({ _id: was }, { $set: { leaseUntil: new Date(0) } }).catch(() => undefined);
@@ -155,7 +169,14 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
   /** Applies every recent change this session has not acknowledged (the poll, and the renewal's check). */
   async function catchUp(mine: string, since: Date) {
     const from = new Date(Math.max(since.getTime(), Date.now() - 120_000));
-    await apply(await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topics: 1, at: 1 } }).toArray(), mine);
+    const docs = await changes.find({ at: { $gt: from }, acked: { $ne: mine } }, { projection: { topics: 1, at: 1 } }).toArray();
+    // A session opened during a database outage kept the caches (`servesThroughOutage`) until
+    // here, its first read: from now on changes can be written again, so they start empty.
+    if (emptiedFor !== mine) {
+      emptiedFor = mine;
+      notify(null);
+    }
+    await apply(docs, mine);
   }
 
   /**
@@ -190,8 +211,12 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       let pending = opened ? await opened.tryNext() : null;
       session = mine;
       open = true;
-      // Anything cached before the feed opened may have missed a change: start empty.
-      notify(null);
+      // Anything cached before the feed opened may have missed a change: start empty (during a
+      // database outage at the session's first read instead, `catchUp`).
+      if (!options.databaseMissing?.()) {
+        emptiedFor = mine;
+        notify(null);
+      }
       const reader = (async () => {
         while (running && session === mine) {
           if (!opened) {
@@ -261,6 +286,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
 
   return {
     trusted: () => session !== null && performance.now() < trustUntil,
+    servesThroughOutage: () => (session !== null && performance.now() < trustUntil) || options.databaseMissing?.() === true,
     epoch: () => epoch,
     changedSince(since, topicsOfValue) {
       if (trustLostAt > since || epoch - since >= RECENT_CHANGES) return true;

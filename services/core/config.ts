@@ -31,6 +31,12 @@ const ConfigSchema = z.object({
   LIFECYCLE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(5000),
   /** How long a deleted workspace's data is kept before it is purged (`7d`, `36h`, `0`: at once; docs/lifecycle.md). In ms once parsed. */
   WORKSPACE_DELETE_GRACE: DurationText.prefault('7d'),
+  /**
+   * The longest a request waits for a missing engine (MongoDB, Temporal) before it is answered 503
+   * with Retry-After (docs/production.md, "Degrade, never hang"): MongoDB's server selection and
+   * every Temporal call without a deadline of its own are bounded by it.
+   */
+  ENGINE_WAIT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
   /** Host → site answers a gateway keeps (least recently used go first). */
   SITE_CACHE_ENTRIES: z.coerce.number().int().min(100).max(1_000_000).default(10_000),
   /**

@@ -14,6 +14,7 @@ import type { Principal } from './principal.ts';
 import type { Site, Workspace } from './tenants.ts';
 import { contextScope, type ScopeGuard } from './scope.ts';
 import type { ChangeNotes } from './audit-notes.ts';
+import type { EngineWatch } from './engines.ts';
 
 /** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
 export interface EventPublisher {
@@ -32,6 +33,8 @@ export interface CoreServices {
   metrics: Metrics;
   /** OpenTelemetry tracing, off unless an OTLP endpoint is configured (`core/tracing.ts`). */
   tracing: Tracing;
+  /** Which engines this process finds missing, and the bound on a request's wait for one (`core/engines.ts`). */
+  engines: EngineWatch;
   mongo: MongoClient;
   platformDb: Db;
   temporal: { client: Client; taskQueue: string };
@@ -56,6 +59,8 @@ export interface Services extends CoreServices {}
 /** Facts about the caller's request that operations may need (audit, IP rules), never the HTTP objects. */
 export interface RequestFacts {
   id: string;
+  /** When the request arrived (epoch ms): a missing engine is waited for ENGINE_WAIT_MS from here (core/engines.ts). */
+  receivedAt?: number;
   ip: string;
   origin?: string;
   userAgent?: string;

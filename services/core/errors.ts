@@ -92,6 +92,21 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/**
+ * An engine (MongoDB, Temporal) could not be reached within ENGINE_WAIT_MS (docs/production.md,
+ * "Degrade, never hang"): the caller may try again after about that long.
+ */
+export class EngineUnavailableError extends AppError {
+  constructor(
+    readonly engine: 'database' | 'temporal',
+    waitMs: number,
+  ) {
+    super(503, engine === 'database' ? 'Database unavailable, try again later' : 'Workflow engine unavailable, try again later', {
+      'retry-after': String(Math.max(1, Math.ceil(waitMs / 1000))),
+    });
+  }
+}
+
 /** A change asked of a workspace while a backup holds its writes (reads are served; docs/backups.md). */
 export class WorkspaceWritesHeldError extends AppError {
   constructor() {

@@ -9,6 +9,8 @@ import type { ChangeFeed } from './change-feed.ts';
 export interface FeedCache<V> {
   /** The cached value, when the feed vouches for it (synchronous: the hot path needs no promise). */
   peek(key: string): V | undefined;
+  /** `peek`, and through a database outage what was held when it went (`feed.servesThroughOutage`: the public lane only). */
+  peekThroughOutage(key: string): V | undefined;
   /**
    * Cached value, or `load()` (kept when the feed stayed trusted and no change of the value's
    * topics arrived during the load), tagged with the topics whose changes must drop it.
@@ -51,8 +53,8 @@ export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedC
     for (const key of [...keys]) drop(key);
   });
 
-  const peek = (key: string) => {
-    if (!feed.trusted()) return undefined;
+  const peek = (key: string, throughOutage = false) => {
+    if (!(throughOutage ? feed.servesThroughOutage() : feed.trusted())) return undefined;
     const entry = entries.get(key);
     if (!entry) return undefined;
     entry.used = true;
@@ -69,7 +71,8 @@ export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedC
   };
 
   return {
-    peek,
+    peek: (key) => peek(key),
+    peekThroughOutage: (key) => peek(key, true),
     async read(key, load, topicsOf) {
       const hit = peek(key);
       if (hit !== undefined) return hit;

@@ -28,6 +28,8 @@ export interface Metrics {
   readonly rateLimitRefusals: BoundCounter<'surface'>;
   /** Rows the retention pass removed, by kind (`RETENTION_KINDS`: deliveries, attempts, audit, revisions, trash). */
   readonly retentionRemoved: BoundCounter<'kind'>;
+  /** 1 while this process reaches the engine (`database`, `temporal`), 0 while it is missing (`core/engines.ts`). */
+  readonly engineUp: Gauge<'engine'>;
 }
 
 /** What a bound series records into. */
@@ -181,5 +183,11 @@ export function createMetrics(): Metrics {
     quotaRefusals: add(new BoundCounter('cwb_quota_refusals_total', 'Calls refused by a platform quota, by quota.', ['quota'])),
     rateLimitRefusals: add(new BoundCounter('cwb_rate_limit_refusals_total', 'Calls refused by a rate limit (429), by surface.', ['surface'])),
     retentionRemoved: add(new BoundCounter('cwb_retention_removed_total', 'Rows removed by the retention pass, by kind.', ['kind'])),
+    engineUp: new Gauge({
+      name: 'cwb_engine_up',
+      help: 'Whether this process reaches the engine (1) or finds it missing (0): database (MongoDB), temporal.',
+      labelNames: ['engine'],
+      registers: [registry],
+    }),
   };
 }

@@ -1,5 +1,5 @@
 import { MongoClient, type Db } from 'mongodb';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -16,6 +16,7 @@ import type { IndexSpec } from './feature.ts';
 import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
 import { traceMongoCommands } from './mongo-tracing.ts';
+import { createEngineWatch, ENGINES, temporalCallDeadline, unreachableEngine, type EngineWatch } from './engines.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -48,13 +49,35 @@ export async function createServices(config: Config, options: CoreServiceOptions
   const log = options.log ?? pino(loggerOptions(config.LOG_LEVEL, tracing.enabled));
   const mongo = new MongoClient(config.MONGODB_URI, {
     maxPoolSize: 50,
-    serverSelectionTimeoutMS: 10_000,
+    // A missing server is waited for this long, then the command fails (503). Not `timeoutMS`: it
+    // would also cut long commands of a healthy server, and it is deprecated from driver 7.8. Nor a
+    // shorter `connectTimeoutMS`: a killed server refuses at once, and the monitor's checks of a
+    // slow one (a loaded host) would time out and clear the pool.
+    serverSelectionTimeoutMS: config.ENGINE_WAIT_MS,
     monitorCommands: (options.monitorCommands ?? false) || tracing.enabled,
   });
   if (tracing.enabled) traceMongoCommands(mongo, tracing.tracer);
-  await mongo.connect();
+  // A process starting while the engine is slow to accept (or restarting) waits up to 30 s for it.
+  const connectBy = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await mongo.connect();
+      break;
+    } catch (error) {
+      if (Date.now() > connectBy || unreachableEngine(error) !== 'database') throw error;
+    }
+  }
   const metrics = createMetrics();
-  const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+  // Every call without a deadline of its own gets ENGINE_WAIT_MS, then the client's usual retries.
+  const temporalMissing = () => engines.state('temporal').up === false;
+  const connection = Connection.lazy({
+    address: config.TEMPORAL_ADDRESS,
+    interceptors: [temporalCallDeadline(config.ENGINE_WAIT_MS, temporalMissing), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+  });
+  const engines: EngineWatch = createEngineWatch({ mongo, temporalAddress: config.TEMPORAL_ADDRESS, waitMs: config.ENGINE_WAIT_MS, log });
+  const engineUp = metrics.engineUp;
+  for (const engine of ENGINES) engineUp.set({ engine }, 1);
+  engines.onChange((engine, up) => engineUp.set({ engine }, up ? 1 : 0));
   // Traced: every start, signal and update carries the caller's span to the workflow (its headers).
   const interceptors = tracing.enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] } : undefined;
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors });
@@ -67,6 +90,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     mode: config.STATE_FEED,
     idlePollMs: config.STATE_FEED === 'poll' ? 50 : 40,
     observeLag: metrics.changeFeedLag.bind({}).observe,
+    databaseMissing: () => !engines.state('database').up,
   });
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
@@ -75,6 +99,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     config,
     metrics,
     tracing,
+    engines,
     mongo,
     platformDb,
     changeFeed,
@@ -98,6 +123,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
 }
 
 export async function closeServices(services: CoreServices): Promise<void> {
+  services.engines.stop();
   await services.changeFeed.stop();
   await services.tracing.shutdown();
   await services.temporal.client.connection.close().catch(() => undefined);

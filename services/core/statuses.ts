@@ -14,7 +14,7 @@ export const STATUS_DESCRIPTIONS: Readonly<Record<number, string>> = {
   423: 'Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md)',
   429: 'Rate limited (see Retry-After)',
   502: 'A dependency answered wrongly',
-  503: 'A dependency is unavailable',
+  503: 'An engine (database, workflow engine) or a dependency is unavailable (see Retry-After)',
 };
 
 /** Longest accepted path parameter, in URL characters; documented as each one's maxLength. */
@@ -32,10 +32,12 @@ const inputFields = (operation: Operation): readonly string[] => {
  * drift from what the adapters do: validation (400) and unknown resources (404) everywhere; the
  * gate's 401/403/429 where a principal is needed; 429 where the operation has its own limit; the
  * body parser's 413/415 where there is a body; 423 off the public surface (suspended workspace); the router's 414 where there are path parameters;
- * 409 where an `expectedVersion` can mismatch; and what the handler declares in `errors`.
+ * 409 where an `expectedVersion` can mismatch; 503 everywhere (every operation reaches MongoDB,
+ * through its handler or the gate's authentication, and answers 503 once it waited ENGINE_WAIT_MS
+ * for a missing engine: core/engines.ts); and what the handler declares in `errors`.
  */
 export function errorStatuses(operation: Operation): number[] {
-  const statuses = new Set<number>([400, 404]);
+  const statuses = new Set<number>([400, 404, 503]);
   if (operation.requires !== 'public' || operation.surface === 'manage' || operation.surface === 'admin') [401, 403, 429].forEach((s) => statuses.add(s));
   // A suspended workspace: its public API answers 404 (already listed), every other surface 423.
   if (operation.surface !== 'public') statuses.add(423);

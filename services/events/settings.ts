@@ -66,6 +66,17 @@ export const DEFAULT_RETRY: RetrySettings = {
 /** Every attempt of an endpoint failed for 30 minutes: it is paused until someone resumes it. */
 export const DEFAULT_BREAKER_MS = 30 * 60_000;
 
+/**
+ * A delivery pass on a worker that died (SIGKILL, a lost node) is run again elsewhere once this
+ * long passed without a heartbeat: it bounds how late the deliveries it held start again
+ * (docs/webhooks.md): the server notices within 2–3 s, retries the pass 1 s later, so it starts
+ * again within 5 s of the death on a worker that polls. The pass beats every second and the worker
+ * sends every beat (`maxHeartbeatThrottleInterval` 1 s, services/worker-factory.ts): an event loop
+ * may stall 2 s before a live pass is taken for dead (it then stops, and its batch is sent again
+ * with the same delivery ids).
+ */
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 3_000;
+
 /** Default per-endpoint sending concurrency (an endpoint may set 1–32). */
 export const DEFAULT_ENDPOINT_CONCURRENCY = 8;
 
@@ -82,7 +93,7 @@ export function createWebhookSettings(config: Pick<Config, 'WEBHOOK_ALLOW_PRIVAT
   return {
     retry: { ...DEFAULT_RETRY, ...options.retry },
     attemptTimeoutMs: options.attemptTimeoutMs ?? 10_000,
-    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? 30_000,
+    heartbeatTimeoutMs: options.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS,
     drainIntervalMs: options.drainIntervalMs ?? 60_000,
     breakerMs: options.breakerMs ?? DEFAULT_BREAKER_MS,
     batchSize: options.batchSize ?? 200,

@@ -52,7 +52,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorate('publicLane', lane);
   app.decorate('manageLane', manageLane);
 
-  installErrorHandling(app);
+  installErrorHandling(app, services.engines);
   installRequestTelemetry(app, services);
   // A callback hook, not an async one: this runs on every request, and it never waits.
   app.addHook('onRequest', (request, reply, done) => {
@@ -65,9 +65,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(multipart, { limits: { files: 1, fields: 20, fieldSize: 64 * 1024, fileSize: Infinity } });
   // NDJSON bodies (the content import) stay a stream: the operation stores them as it reads them, with its own size limit.
   app.addContentTypeParser(NDJSON_CONTENT_TYPE, (_request, payload, done) => done(null, payload));
-  await app.register(requestScopePlugin, { resolver: services.sites, listenHost: services.config.HOST });
+  await app.register(requestScopePlugin, { resolver: services.sites, listenHost: services.config.HOST, engines: services.engines });
 
-  app.get('/healthz', { config: { siteless: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { config: { siteless: true } }, async () => services.engines.report());
 
   const operations = services.features.flatMap((feature) => feature.operations);
   const common = { services, gate, lane, manageLane, operations, version: serviceVersion };

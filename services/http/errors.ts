@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.ts';
 import { MAX_PATH_PARAM_LENGTH } from '../core/statuses.ts';
+import type { EngineWatch } from '../core/engines.ts';
 
 /** Fastify's own client errors, reworded into our `{ error }` shape. */
 function frameworkClientError(error: FastifyError): { status: number; message: string } | null {
@@ -47,10 +48,11 @@ export function sendError(error: FastifyError, request: FastifyRequest, reply: F
 /**
  * Installs `sendError` for route errors. The router's own refusals (a path parameter too long, a
  * malformed URL) happen before any route and reach it through Fastify's `frameworkErrors` option,
- * which `buildApp` points at `sendError` too.
+ * which `buildApp` points at `sendError` too. A route that is no operation (site resolution, media
+ * files, OAuth) and found an engine missing answers the same 503 as the operations.
  */
-export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler(sendError);
+export function installErrorHandling(app: FastifyInstance, engines: EngineWatch): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(engines.classify(error) as FastifyError, request, reply));
 
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ error: 'Not found' }));
 }

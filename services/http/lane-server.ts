@@ -4,6 +4,13 @@ import type { PublicLane } from './public-lane.ts';
 import type { ManageLane } from './manage-lane.ts';
 import type { requestSpans } from './request-telemetry.ts';
 
+declare module 'node:http' {
+  interface IncomingMessage {
+    /** Epoch ms of arrival, before any lane: a request's wait for a missing engine is bounded from here (core/engines.ts). */
+    receivedAt?: number;
+  }
+}
+
 /**
  * Fastify's HTTP/1 server with the lanes in front (the same timeouts Fastify gives its own server):
  * a held public answer, then a held management read, else Fastify. `inject()` does not pass here,
@@ -21,6 +28,7 @@ export function laneServerFactory(
       ? (request: IncomingMessage, response: ServerResponse) => traced(request, response, () => handler(request, response))
       : (request: IncomingMessage, response: ServerResponse) => handler(request, response);
     const server = createServer((request, response) => {
+      request.receivedAt = Date.now();
       const { publicLane, manageLane } = lanes();
       if (publicLane.answer(request, response)) return;
       if (!manageLane.answer(request, response, () => fullPath(request, response))) fullPath(request, response);

@@ -60,7 +60,7 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
       const { url, headers } = request;
       // A request with a body is left to the full path, which reads (and limits) it.
       if (request.method !== 'GET' || !url?.startsWith(PUBLIC_PREFIX) || headers['content-length'] || headers['transfer-encoding']) return false;
-      const scope = services.sites.peek(requestHost(headers.host, request.socket.remoteAddress, services.config.HOST));
+      const scope = services.sites.peekThroughOutage(requestHost(headers.host, request.socket.remoteAddress, services.config.HOST));
       if (!scope || scope.workspace.status !== 'active') return false;
       const held = peekReadyAnswer(services, scope.site._id, url);
       if (!held || !access.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;

@@ -55,26 +55,36 @@ function counted(services: Services, surface: Surface, error: unknown): unknown 
 }
 
 export function createOperationRunner(services: Services, gate: AccessGate): OperationRunner {
+  const { engines } = services;
   return {
     async open(call) {
       // The gate is the one place the site's API switches are read (Public API off → 404 on every
       // public route, Management API off → 403): no operation checks them again.
-      const principal = await gate.authenticate(call.surface, call.credentials, call.scope);
+      const principal = await engines
+        .bounded(() => gate.authenticate(call.surface, call.credentials, call.scope), call.request.receivedAt)
+        .catch((error: unknown) => {
+          throw engines.classify(error);
+        });
       if (call.transportSwitch) assertSwitch(call.scope, call.transportSwitch);
       return createContext(services, call.scope, principal, call.request);
     },
     async run(ctx, operation, input) {
-      const admitted = await gate.admit(ctx, operation).catch((error: unknown) => {
-        throw counted(services, operation.surface, error);
-      });
+      const admitted = await engines
+        .bounded(() => gate.admit(ctx, operation), ctx.request.receivedAt)
+        .catch((error: unknown) => {
+          throw counted(services, operation.surface, engines.classify(error));
+        });
       let value: unknown;
       try {
         if (ctx.workspace.writeHold && changesWorkspace(operation)) throw new WorkspaceWritesHeldError();
-        if (audited(operation)) {
+        // A missing engine is waited for ENGINE_WAIT_MS at most, then the call is a 503 (core/engines.ts).
+        value = await engines.bounded(() => {
+          if (!audited(operation)) return invokeOperation(operation, ctx, input);
           const changing = withChangeNotes(ctx);
-          value = await invokeOperation(operation, changing, input, (parsed, result) => recordOperation(changing, operation, parsed, result));
-        } else value = await invokeOperation(operation, ctx, input);
-      } catch (error) {
+          return invokeOperation(operation, changing, input, (parsed, result) => recordOperation(changing, operation, parsed, result));
+        }, ctx.request.receivedAt);
+      } catch (thrown) {
+        const error = engines.classify(thrown);
         // A refusal still tells the caller where it stands with its limits.
         if (error instanceof AppError) for (const [name, v] of Object.entries(admitted)) error.headers[name] ??= v;
         throw counted(services, operation.surface, error);

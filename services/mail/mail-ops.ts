@@ -54,7 +54,7 @@ export const retryMailOp = defineOperation({
   path: '/mails/:id/retry',
   summary: 'Start the delivery of a queued or failed mail again (a sent mail is never sent twice: 409)',
   requires: 'site:admin',
-  errors: [409, 503],
+  errors: [409],
   input: z.object({ id: z.string().min(1).max(64) }),
   output: MailView,
   async handler(ctx, { id }) {

@@ -195,7 +195,9 @@ export function publicCacheFigures(services: Services, siteId: string): { respon
 export function peekReadyAnswer(services: Services, siteId: string, url: string): HeldAnswer | undefined {
   const cache = registry(services).sites.get(siteId);
   const state = cache?.state;
-  if (!state?.publicEnabled || !cache!.pushed || cache!.responsesGeneration !== state.generation || !services.changeFeed.trusted()) return undefined;
+  // Through a database outage too: nothing can change the answer then (core/change-feed.ts `servesThroughOutage`).
+  if (!state?.publicEnabled || !cache!.pushed || cache!.responsesGeneration !== state.generation || !services.changeFeed.servesThroughOutage())
+    return undefined;
   return cache!.answers.get(url);
 }
 

@@ -58,6 +58,10 @@ export function createSiteResolver(services: Pick<Services, 'platformDb' | 'chan
     peek(host: string): SiteScope | null | undefined {
       return cache.peek(host)?.scope;
     },
+    /** `peek`, and through a database outage (the public cache-hit lane: core/change-feed.ts `servesThroughOutage`). */
+    peekThroughOutage(host: string): SiteScope | null | undefined {
+      return cache.peekThroughOutage(host)?.scope;
+    },
     async resolve(host: string): Promise<SiteScope | null> {
       return (
         await cache.read(

@@ -26,7 +26,7 @@ export const createBackupOp = defineOperation({
     'Answers 202 with the backup `running`; poll GET …/backups/{backupId} for its progress and state (`succeeded`, `failed`, `cancelled`). ' +
     "The workspace's changes answer 423 while the copy runs (reads are served): docs/backups.md. A workspace being provisioned or deleted, or with a backup or restore running, is a 409.",
   requires: 'platform:manage',
-  errors: [409, 503],
+  errors: [409],
   status: 202,
   input: TenantId,
   output: z.object({ backup: BackupView }),
@@ -150,7 +150,7 @@ export const restoreTenantOp = defineOperation({
     'Every part of the archive is checked against its manifest first: a foreign, incomplete or corrupted archive is a 409 naming why, and nothing changes. ' +
     'Then 202: the workspace is suspended, its data replaced by the snapshot, and it comes back to its status before (poll GET …/restores/{restoreId}). docs/backups.md.',
   requires: 'platform:manage',
-  errors: [409, 503],
+  errors: [409],
   status: 202,
   input: TenantId.extend({ backupId: z.string().min(1).max(200) }),
   output: z.object({ restore: RestoreView }),

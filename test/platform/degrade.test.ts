@@ -1,0 +1,222 @@
+import { readFileSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureEngines, stopEngines } from '../../scripts/engines.mjs';
+import { startWorld, type World } from '../support/world.ts';
+import { createApiKey } from '../support/access.ts';
+import { eventually } from '../support/polling.ts';
+
+// Engines of this test's own (never the shared ones): it kills them with SIGKILL and starts them again.
+const dataDir = '/tmp/degrade-engines';
+// Ports of its own: test/engines.indexes.test.ts uses 27517, the placement tests 27617/7633.
+const engineOptions = { dataDir, mongoPort: 27537, temporalPort: 7553, log: () => undefined };
+/** Shorter than the 5 s default so the test is quick; the bound is the setting, whatever its value. */
+const WAIT_MS = 2000;
+/** What a request may take past the bound on a loaded two-core machine (event loop, the JVM engine). */
+const MARGIN_MS = 1500;
+
+const kill9 = (engine: 'mongo' | 'temporal') => process.kill(Number(readFileSync(`${dataDir}/${engine}.pid`, 'utf8').trim()), 'SIGKILL');
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+describe('degrade, never hang: an engine killed under load and brought back', () => {
+  let world: World;
+  let port: number;
+  let key: string;
+  const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+  const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
+    new Promise((resolve, reject) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const sent = httpRequest(
+        {
+          host: '127.0.0.1',
+          port,
+          path,
+          method,
+          agent,
+          headers: { host: 'localhost', ...(payload ? { 'content-type': 'application/json' } : {}), ...headers },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString() }));
+        },
+      );
+      sent.on('error', reject);
+      sent.end(payload);
+    });
+  const manage = (method: string, path: string, body?: unknown) => send(method, `/api/manage/v1${path}`, body, { authorization: `Bearer ${key}` });
+
+  beforeAll(async () => {
+    const engines = await ensureEngines(engineOptions);
+    world = await startWorld({ env: { MONGODB_URI: engines.mongoUri, TEMPORAL_ADDRESS: engines.temporalAddress, ENGINE_WAIT_MS: String(WAIT_MS) } });
+    await world.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (world.app.server.address() as { port: number }).port;
+    ({ key } = await createApiKey(world, { capabilities: ['content:read', 'content:create', 'content:update', 'content:publish'] }));
+  }, 180_000);
+
+  afterAll(async () => {
+    agent.destroy();
+    await ensureEngines(engineOptions).catch(() => undefined);
+    await world?.close();
+    await stopEngines({ dataDir, log: () => undefined });
+  }, 120_000);
+
+  it('MongoDB: requests answer 503 with Retry-After within ENGINE_WAIT_MS, cached public reads are served, health and metrics name it, all resumes without a restart, no acknowledged write is lost', async () => {
+    for (let i = 0; i < 3; i++) expect((await manage('POST', '/content', { title: `Before ${i}`, status: 'published' })).status).toBe(201);
+    // The public list, read until its answer comes from the cache-hit lane (the setup's writes
+    // reach this gateway's feed a poll later, each dropping the held answer once).
+    await eventually(
+      async () => {
+        const before = world.app.publicLane.answered;
+        expect((await send('GET', '/api/v1/content')).status).toBe(200);
+        return world.app.publicLane.answered === before + 1;
+      },
+      'the public list served from the cache-hit lane',
+      20_000,
+      100,
+    );
+
+    type Sample = { kind: 'write' | 'public' | 'manage'; start: number; ms: number; answer: Answer };
+    const records: Sample[] = [];
+    const acknowledged: { id: string; at: number }[] = [];
+    let running = true;
+    let n = 0;
+    const timed = async (kind: Sample['kind'], run: () => Promise<Answer>) => {
+      const start = Date.now();
+      const answer = await run();
+      records.push({ kind, start, ms: Date.now() - start, answer });
+      return answer;
+    };
+    const loop = async (step: () => Promise<unknown>) => {
+      while (running) {
+        await step();
+        await sleep(20);
+      }
+    };
+    const clients = [
+      ...Array.from({ length: 2 }, () =>
+        loop(async () => {
+          // Drafts: they do not move the public generation, so the public list stays cached.
+          const written = await timed('write', () => manage('POST', '/content', { title: `Load ${n++}` }));
+          if (written.status === 201) acknowledged.push({ id: JSON.parse(written.body).id, at: Date.now() });
+        }),
+      ),
+      loop(() => timed('public', () => send('GET', '/api/v1/content'))),
+      loop(() => timed('manage', () => manage('GET', '/content?limit=1'))),
+    ];
+
+    await sleep(4000);
+    const killedAt = Date.now();
+    kill9('mongo');
+    // Past the change feed's lease (5 s): cached public reads must outlive it.
+    await eventually(() => world.services.engines.missing().includes('database'), 'the database seen missing', 10_000);
+    await sleep(7000);
+    const health = JSON.parse((await send('GET', '/healthz')).body);
+    expect(health).toMatchObject({ status: 'degraded', engines: { database: 'down', temporal: 'up' }, missing: ['database'] });
+    expect(await world.services.metrics.registry.metrics()).toMatch(/cwb_engine_up\{engine="database"\} 0/);
+
+    const restartedAt = Date.now();
+    await ensureEngines(engineOptions);
+    const backAt = Date.now();
+    const resumed = await eventually(
+      () => records.find((r) => r.kind === 'write' && r.start >= backAt && r.answer.status === 201),
+      'a write acknowledged after the engine came back',
+      20_000,
+    );
+    running = false;
+    await Promise.all(clients);
+
+    // Within seconds of the engine's return, without a restart of the gateway.
+    expect(resumed.start + resumed.ms - backAt).toBeLessThan(5000);
+    expect(world.services.engines.missing()).toEqual([]);
+    expect(JSON.parse((await send('GET', '/healthz')).body)).toMatchObject({ status: 'ok', missing: [] });
+
+    // No request waited past the bound.
+    const slowest = Math.max(...records.map((r) => r.ms));
+    const slow = records.filter((r) => r.ms > WAIT_MS + MARGIN_MS).map((r) => `${r.kind} ${r.answer.status} at ${r.start - killedAt} ms took ${r.ms} ms`);
+    expect(slowest, `${slow.join('; ')} (engine restarted at ${restartedAt - killedAt} ms, back at ${backAt - killedAt} ms)`).toBeLessThanOrEqual(
+      WAIT_MS + MARGIN_MS,
+    );
+    // What the outage refused is a 503 { error } with Retry-After, nothing else.
+    const refused = records.filter((r) => r.answer.status >= 400);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const r of refused) {
+      expect(r.answer.status, r.answer.body).toBe(503);
+      expect(r.answer.headers['retry-after']).toBe(String(WAIT_MS / 1000));
+      expect(JSON.parse(r.answer.body)).toEqual({ error: expect.any(String) });
+    }
+    // Cached public reads were served all along the outage.
+    const during = records.filter((r) => r.start > killedAt + 500 && r.start < restartedAt);
+    const publicDuring = during.filter((r) => r.kind === 'public');
+    expect(publicDuring.length).toBeGreaterThan(10);
+    expect(publicDuring.map((r) => `${r.start - killedAt}:${r.answer.status}`).filter((t) => !t.endsWith(':200'))).toEqual([]);
+    expect(during.filter((r) => r.kind === 'write').every((r) => r.answer.status === 503)).toBe(true);
+
+    // Every write acknowledged before the kill is there (the local engine commits to disk every
+    // 200 ms: engines/README.md; what it acknowledged in its last second is counted apart).
+    const db = world.services.workspaceDb({ dbName: world.defaultWorkspace.dbName });
+    const stored = new Set(
+      (
+        await db
+          .collection('content_entries')
+          .find({}, { projection: { _id: 1 } })
+          .toArray()
+      ).map((row) => String(row._id)),
+    );
+    const settled = acknowledged.filter((w) => w.at < killedAt - 1000);
+    expect(settled.length).toBeGreaterThan(3);
+    expect(settled.filter((w) => !stored.has(w.id))).toEqual([]);
+    const afterBack = acknowledged.filter((w) => w.at > backAt);
+    expect(afterBack.filter((w) => !stored.has(w.id))).toEqual([]);
+  }, 120_000);
+
+  it('Temporal: a route that starts a job answers 503 fast while it is down, and works again once it is back', async () => {
+    const created = await manage('POST', '/content', { title: 'To schedule' });
+    expect(created.status).toBe(201);
+    const { id } = JSON.parse(created.body);
+    const publishOn = new Date(Date.now() + 3_600_000).toISOString();
+
+    kill9('temporal');
+    const first = Date.now();
+    const refused = await manage('PUT', `/content/${id}/schedule`, { publishOn, unpublishOn: null });
+    expect(Date.now() - first).toBeLessThanOrEqual(WAIT_MS + MARGIN_MS);
+    expect(refused.status, refused.body).toBe(503);
+    expect(refused.headers['retry-after']).toBe(String(WAIT_MS / 1000));
+    expect(JSON.parse(refused.body)).toEqual({ error: expect.any(String) });
+    // Nothing changed: the entry is still a draft without a schedule.
+    const entry = JSON.parse((await manage('GET', `/content/${id}`)).body);
+    expect(entry.status).toBe('draft');
+    expect(entry.schedule ?? null).toBeNull();
+    // Once known missing, the next one does not wait at all.
+    const second = Date.now();
+    expect((await manage('PUT', `/content/${id}/schedule`, { publishOn, unpublishOn: null })).status).toBe(503);
+    expect(Date.now() - second).toBeLessThan(1000);
+    expect(JSON.parse((await send('GET', '/healthz')).body)).toMatchObject({ status: 'degraded', missing: ['temporal'] });
+    expect(await world.services.metrics.registry.metrics()).toMatch(/cwb_engine_up\{engine="temporal"\} 0/);
+    // Reads and writes that need no job go on.
+    expect((await manage('POST', '/content', { title: 'While Temporal is down' })).status).toBe(201);
+
+    const restarted = Date.now();
+    await ensureEngines(engineOptions);
+    const back = Date.now();
+    const scheduled = await eventually(
+      async () => {
+        const answer = await manage('PUT', `/content/${id}/schedule`, { publishOn, unpublishOn: null });
+        return answer.status === 200 && answer;
+      },
+      'the schedule once Temporal is back',
+      20_000,
+      250,
+    );
+    expect(Date.now() - back, `Temporal restarted in ${back - restarted} ms`).toBeLessThan(5000);
+    expect(JSON.parse(scheduled.body).status).toBe('scheduled');
+    expect(world.services.engines.missing()).toEqual([]);
+  }, 120_000);
+});
