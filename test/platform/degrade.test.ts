@@ -157,7 +157,12 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     const publicDuring = during.filter((r) => r.kind === 'public');
     expect(publicDuring.length).toBeGreaterThan(10);
     expect(publicDuring.map((r) => `${r.start - killedAt}:${r.answer.status}`).filter((t) => !t.endsWith(':200'))).toEqual([]);
-    expect(during.filter((r) => r.kind === 'write').every((r) => r.answer.status === 503)).toBe(true);
+    expect(
+      during
+        .filter((r) => r.kind === 'write')
+        .map((r) => `${r.start - killedAt}:${r.answer.status}`)
+        .filter((t) => !t.endsWith(':503')),
+    ).toEqual([]);
 
     // Every write acknowledged before the kill is there (the local engine commits to disk every
     // 200 ms: engines/README.md; what it acknowledged in its last second is counted apart).
