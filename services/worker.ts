@@ -4,7 +4,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
 import { createRuntime } from './runtime.ts';
-import { createWorker } from './worker-factory.ts';
+import { createWorker, followPlacement } from './worker-factory.ts';
 import { reportRetiredRuns } from './retired-workflows.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
 
@@ -29,6 +29,7 @@ async function main() {
     ...(sdkMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } } } : {}),
   });
   const { services } = await createRuntime(config, { role: 'worker' });
+  await followPlacement(services);
   const { worker, connection, recovery } = await createWorker(services);
   const metrics =
     config.WORKER_METRICS_PORT === undefined

@@ -9,3 +9,4 @@ export { staticExportWorkflow } from './static-export.ts';
 export { backupWorkflow, restoreWorkflow, scheduledBackupWorkflow } from './backup.ts';
 export { mailWorkflow } from './mail.ts';
 export { contentImportWorkflow } from './content-import.ts';
+export { moveWorkflow } from './move.ts';

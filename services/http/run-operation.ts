@@ -1,6 +1,6 @@
 import type { OperationContext, RequestFacts, Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
-import { AppError, QuotaExceededError, TooManyRequestsError, WorkspaceWritesHeldError } from '../core/errors.ts';
+import { AppError, QuotaExceededError, TooManyRequestsError, WorkspaceWritesHeldError, WorkspaceMovingError } from '../core/errors.ts';
 import { isPlatformCapability, requiredCapabilities } from '../core/capabilities.ts';
 import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
 import type { AccessGate, Admitted, Credentials } from '../access/gate.ts';
@@ -70,6 +70,7 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       let value: unknown;
       try {
         if (ctx.workspace.writeHold && changesWorkspace(operation)) throw new WorkspaceWritesHeldError();
+        if (ctx.workspace.move?.state === 'switching' && changesWorkspace(operation)) throw new WorkspaceMovingError();
         if (audited(operation)) {
           const changing = withChangeNotes(ctx);
           value = await invokeOperation(operation, changing, input, (parsed, result) => recordOperation(changing, operation, parsed, result));

@@ -7,6 +7,7 @@ import { operatorOperations } from './operator-ops.ts';
 import { addTenantSiteOp } from './site-ops.ts';
 import { healthOperations } from './health.ts';
 import { backupOperations } from './backup/backup-ops.ts';
+import { placementOperations } from './placement/placement-ops.ts';
 import { stopBackupSchedule } from './backup/schedule.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
@@ -21,6 +22,7 @@ const platformOperations = [
   ...quotaOperationsList,
   ...usageOperations,
   ...backupOperations,
+  ...placementOperations,
 ];
 
 export const platformFeature: Feature = {

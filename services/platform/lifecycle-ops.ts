@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ClusterLabel } from './placement/placement-ops.ts';
+import { chooseCluster } from './placement/rule.ts';
 import { defineOperation } from '../core/operation.ts';
 import { ConflictError, NotFoundError } from '../core/errors.ts';
 import { beginWorkspaceDeletion } from './deletion.ts';
@@ -34,10 +36,13 @@ export const createTenantOp = defineOperation({
     siteName: z.string().min(1).max(200).optional(),
     domains: z.array(HostName).min(1).max(50),
     admin: AdminInput,
+    /** Where its database goes (docs/placement.md): a cluster by label, or the emptiest of a region; else the emptiest. */
+    cluster: ClusterLabel.optional(),
+    region: ClusterLabel.optional(),
   }),
   output: z.object({ tenant: TenantView, site: SiteView }),
-  async handler(ctx, input) {
-    const requested = await requestWorkspace(ctx.services, input);
+  async handler(ctx, { cluster, region, ...input }) {
+    const requested = await requestWorkspace(ctx.services, { ...input, cluster: await chooseCluster(ctx.services, { cluster, region }) });
     const command = await sendWorkspaceCommand(ctx.services, requested._id, { kind: 'provision' });
     const workspace = (await awaitWorkspaceCommand(ctx.services, requested._id, command)) ?? requested;
     // Only a lost race for a domain between the claim and a crash abandons provisioning.

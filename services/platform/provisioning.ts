@@ -1,6 +1,8 @@
 import type { Services } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { DEFAULT_CLUSTER } from '../core/clusters.ts';
+import { placementTopic } from '../core/placement.ts';
 import { hashPassword } from '../access/passwords.ts';
 import { upgradeIndexes } from '../tenancy/indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from '../tenancy/index-version.ts';
@@ -18,6 +20,8 @@ export interface WorkspaceRequest {
   admin: { email: string; password: string; name?: string; platformOperator?: boolean };
   /** The bootstrap's default site only; every other site gets a generated id. */
   siteId?: string;
+  /** The cluster its database goes on (`placement/rule.ts`); the default one when absent. */
+  cluster?: string;
 }
 
 /**
@@ -38,6 +42,7 @@ export async function requestWorkspace(services: Services, input: WorkspaceReque
     name: input.name,
     status: 'provisioning',
     dbName: `${services.config.DB_PREFIX}ws_${workspaceId}`,
+    ...(input.cluster && input.cluster !== DEFAULT_CLUSTER ? { cluster: input.cluster } : {}),
     quotas: {},
     provisioning: {
       siteId,
@@ -49,6 +54,8 @@ export async function requestWorkspace(services: Services, input: WorkspaceReque
     updatedAt: now,
   };
   await workspaces.insertOne(workspace);
+  // Every process routes its database to its cluster from the first write on (core/placement.ts).
+  if (workspace.cluster) await services.changeFeed.publish(placementTopic(workspace.dbName, workspace.cluster));
   try {
     await claimDomains(services, { workspaceId, siteId }, hosts);
   } catch (error) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_CLUSTER } from '../core/clusters.ts';
 import { WORKSPACE_STATUSES, type Site, type Workspace } from '../core/tenants.ts';
 
 export const HostName = z
@@ -19,6 +20,10 @@ export const TenantView = z.object({
   createdAt: z.string(),
   /** Present once a deletion dropped the workspace's database. */
   databaseDropped: z.boolean().optional(),
+  /** The MongoDB cluster holding its database (GET /clusters; docs/placement.md). */
+  cluster: z.string(),
+  /** While it moves to another cluster: the move (GET …/moves/{moveId}). */
+  moving: z.object({ moveId: z.string(), to: z.string() }).optional(),
 });
 
 export const SiteView = z.object({ id: z.string(), name: z.string(), domains: z.array(z.string()) });
@@ -29,5 +34,7 @@ export const tenantView = (w: Workspace) => ({
   status: w.status,
   createdAt: w.createdAt.toISOString(),
   ...(w.databaseDropped ? { databaseDropped: true } : {}),
+  cluster: w.cluster ?? DEFAULT_CLUSTER,
+  ...(w.move ? { moving: { moveId: w.move.id, to: w.move.to } } : {}),
 });
 export const siteView = (s: Site) => ({ id: s._id, name: s.name, domains: s.domains });
