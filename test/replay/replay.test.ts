@@ -18,6 +18,7 @@ import { staticExportWorkflowType } from '../../workflows/contracts/static-expor
 import { backupWorkflowType, restoreWorkflowType, scheduledBackupWorkflowType } from '../../workflows/contracts/backup.ts';
 import { mailWorkflowType } from '../../workflows/contracts/mail.ts';
 import { contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
+import { moveWorkflowType } from '../../workflows/contracts/move.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -49,6 +50,7 @@ describe('workflow contracts and committed histories', () => {
       contentImportWorkflowType,
       endpointActorWorkflowName,
       mailWorkflowType,
+      moveWorkflowType,
       pluginActivationWorkflowType,
       probeWorkflowType,
       scheduleEntryWorkflowType,

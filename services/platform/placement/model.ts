@@ -30,6 +30,12 @@ export interface MoveRow {
   /** When writes were first refused, and when the switch let them go again. */
   switchStartedAt: Date | null;
   switchEndedAt: Date | null;
+  /** Collections whose counts differed just before the switch (compared again under it, with those written since). */
+  unverified?: string[];
+  /** Set when the switch's final catch-up began: a retry of it compares every collection. */
+  finalPassStarted?: boolean;
+  /** Where the switch's time went (ms): the refusal pushed, the drain, the last catch-up, the verification, the switch pushed. */
+  switchTimings?: Record<string, number>;
   error: string | null;
   createdAt: Date;
   updatedAt: Date;

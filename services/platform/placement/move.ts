@@ -110,13 +110,14 @@ export async function copyData(services: Services, ref: MoveRef, beat: Beat): Pr
  * Copies again what the recorded changes name (the final pass also those whose write never said it
  * finished), then forgets them. Answers how many were applied.
  */
-async function applyChanges(services: Services, ref: MoveRef, final: boolean, beat: Beat): Promise<number> {
+async function applyChanges(services: Services, ref: MoveRef, final: boolean, beat: Beat): Promise<{ applied: number; touched: Set<string> }> {
   const move = await moveRow(services, ref);
   const row = await workspaceRow(services, ref.workspaceId);
   const source = services.placement.on(move.from, row.dbName);
   const target = services.placement.on(move.to, row.dbName);
   const { changes } = moveCollections(services);
   let applied = 0;
+  const touched = new Set<string>();
   for (let batch = 0; final || batch < PASS_BATCHES; batch++) {
     const recorded = await changes
       .find(final ? { moveId: ref.moveId } : { moveId: ref.moveId, pending: false })
@@ -127,6 +128,7 @@ async function applyChanges(services: Services, ref: MoveRef, final: boolean, be
     const whole = new Set<string>();
     const byCollection = new Map<string, unknown[]>();
     for (const change of recorded) {
+      touched.add(change.collection);
       if (change.ids === null || change.collection === '*') whole.add(change.collection);
       else byCollection.set(change.collection, [...(byCollection.get(change.collection) ?? []), ...change.ids]);
     }
@@ -154,14 +156,14 @@ async function applyChanges(services: Services, ref: MoveRef, final: boolean, be
     { _id: ref.moveId },
     { $inc: { 'progress.catchUpPasses': 1, 'progress.changesApplied': applied }, $set: { updatedAt: services.clock.now() } },
   );
-  return applied;
+  return { applied, touched };
 }
 
 /** Step 3 (repeated): a catch-up pass while writes run. */
 export async function catchUp(services: Services, ref: MoveRef, beat: Beat): Promise<number> {
   const move = await moveRow(services, ref);
   if (move.step !== 'catching-up') return 0;
-  return applyChanges(services, ref, false, beat);
+  return (await applyChanges(services, ref, false, beat)).applied;
 }
 
 /**
@@ -173,7 +175,12 @@ export async function freezeWrites(services: Services, ref: MoveRef): Promise<vo
   if (move.step !== 'catching-up' && move.step !== 'switching') return;
   const row = await workspaceRow(services, ref.workspaceId);
   if (row.move?.id !== ref.moveId) throw new MoveStopError('Workspace is no longer moving');
-  if (move.step === 'catching-up') await setStep(services, ref, 'switching', { switchStartedAt: services.clock.now() });
+  if (move.step === 'catching-up') {
+    // Counted while writes still run, so the switch compares only what changed since: a collection
+    // equal now and not written after is still equal (every write after this is recorded).
+    const unverified = await countDifferences(services.placement.on(move.from, row.dbName), services.placement.on(move.to, row.dbName));
+    await setStep(services, ref, 'switching', { switchStartedAt: services.clock.now(), unverified: unverified.map((d) => d.name) });
+  }
   if (row.move.state === 'copying') {
     await platformCollections(services).workspaces.updateOne(
       { _id: ref.workspaceId, 'move.id': ref.moveId },
@@ -195,19 +202,35 @@ export async function finishSwitch(services: Services, ref: MoveRef, beat: Beat)
   if (row.move?.id !== ref.moveId) throw new MoveStopError('Workspace is no longer moving');
   if (row.move.state === 'switching') {
     const { changes } = moveCollections(services);
+    const timings: Record<string, number> = {};
+    let at = Date.now();
+    const lap = (name: string) => {
+      timings[name] = Date.now() - at;
+      at = Date.now();
+    };
     const drainEnd = Date.now() + MOVE_DRAIN_MS;
     while (Date.now() < drainEnd && (await changes.findOne({ moveId: ref.moveId, pending: true }, { projection: { _id: 1 } }))) await sleep(25);
-    await applyChanges(services, ref, true, beat);
-    const differ = await countDifferences(services.placement.on(move.from, row.dbName), services.placement.on(move.to, row.dbName));
-    if (differ.length) throw new MoveStopError(`The copy does not verify: ${differ.join(', ')}`);
+    lap('drainMs');
+    // A retried switch may have forgotten what an earlier attempt's final pass copied: it compares everything.
+    const retried = move.finalPassStarted === true;
+    await moveCollections(services).moves.updateOne({ _id: ref.moveId }, { $set: { finalPassStarted: true } });
+    const { touched } = await applyChanges(services, ref, true, beat);
+    lap('catchUpMs');
+    const names = retried || !move.unverified || touched.has('*') ? undefined : [...new Set([...move.unverified, ...touched])];
+    const differ = await countDifferences(services.placement.on(move.from, row.dbName), services.placement.on(move.to, row.dbName), names);
+    if (differ.length) throw new MoveStopError(`The copy does not verify: ${differ.map((d) => d.text).join(', ')}`);
+    lap('verifyMs');
     await platformCollections(services).workspaces.updateOne(
       { _id: ref.workspaceId, 'move.id': ref.moveId },
       move.to === DEFAULT_CLUSTER
         ? { $set: { 'move.state': 'switched', updatedAt: services.clock.now() }, $unset: { cluster: '' } }
         : { $set: { cluster: move.to, 'move.state': 'switched', updatedAt: services.clock.now() } },
     );
-  }
-  await publishPlacement(services, row, move.to, { id: ref.moveId, state: 'switched' });
+    await publishPlacement(services, row, move.to, { id: ref.moveId, state: 'switched' });
+    lap('switchMs');
+    const recorded = Object.fromEntries(Object.entries(timings).map(([name, ms]) => [`switchTimings.${name}`, ms]));
+    await moveCollections(services).moves.updateOne({ _id: ref.moveId }, { $set: recorded });
+  } else await publishPlacement(services, row, move.to, { id: ref.moveId, state: 'switched' });
   await setStep(services, ref, 'cleaning', { switchEndedAt: services.clock.now() });
 }
 

@@ -102,13 +102,15 @@ export async function syncDocuments(source: Db, target: Db, name: string, ids: r
   }
 }
 
-/** Collections whose document counts differ between the two databases (empty: equal). */
-export async function countDifferences(source: Db, target: Db): Promise<string[]> {
-  const names = new Set([...(await collectionNames(source)), ...(await collectionNames(target))]);
-  const differ: string[] = [];
-  for (const name of names) {
-    const [a, b] = await Promise.all([source.collection(name).countDocuments({}), target.collection(name).countDocuments({})]);
-    if (a !== b) differ.push(`${name} (${a} on the source, ${b} on the target)`);
-  }
-  return differ;
+/** Collections (these, or all of both databases) whose document counts differ (empty: equal). */
+export async function countDifferences(source: Db, target: Db, only?: readonly string[]): Promise<{ name: string; text: string }[]> {
+  const names = new Set(only ?? [...(await collectionNames(source)), ...(await collectionNames(target))]);
+  // All at once: this runs while writes are refused.
+  const counted = await Promise.all(
+    [...names].map(async (name) => {
+      const [a, b] = await Promise.all([source.collection(name).countDocuments({}), target.collection(name).countDocuments({})]);
+      return a === b ? null : { name, text: `${name} (${a} on the source, ${b} on the target)` };
+    }),
+  );
+  return counted.filter((line) => line !== null);
 }
