@@ -1,6 +1,7 @@
 // `/admin/platform`: the operator console. Workspaces with their status and usage against quotas
 // (bars), create, suspend / reactivate, delete with confirmation, edit quotas and switches,
-// backups with their progress: start, download, cancel, delete, restore. Every
+// backups with their progress: start, download, cancel, delete, restore; the cluster each
+// workspace's database is on, and moving it to another (docs/placement.md). Every
 // call is a platform operation mounted on the cookie session under `/api/platform/…`.
 import { ApiError, api, byId, el, formatDate, markReady, requireUser, say, withButton } from './common.js';
 
@@ -101,6 +102,9 @@ function row(tenant, usage) {
     actions.push(action('Quotas', tenant.name, 'secondary', () => openQuotas(tenant, usage)));
     actions.push(action('Backups', tenant.name, 'secondary', () => openBackups(tenant)));
   }
+  if ((tenant.status === 'active' || tenant.status === 'suspended') && !tenant.moving) {
+    actions.push(action('Move', tenant.name, 'secondary', () => moveTenant(tenant)));
+  }
   if (tenant.status !== 'deleted' || !tenant.databaseDropped) {
     actions.push(action('Delete', tenant.name, 'danger', async () => openDelete(tenant)));
   }
@@ -113,10 +117,23 @@ function row(tenant, usage) {
       { className: `status-${tenant.status}` },
       tenant.status,
       tenant.databaseDropped ? el('div', { className: 'muted small' }, 'database dropped') : null,
+      el('div', { className: 'muted small' }, `cluster: ${tenant.cluster}`),
+      tenant.moving ? el('div', { className: 'small' }, `moving to ${tenant.moving.to}…`) : null,
     ),
     usageCell(usage),
     el('td', { className: 'actions' }, actions),
   );
+}
+
+/** Asks which cluster (GET /clusters names them), then starts the move; the list follows it until it ends. */
+async function moveTenant(tenant) {
+  const { clusters } = await api('GET', '/api/platform/clusters');
+  const others = clusters.filter((c) => c.label !== tenant.cluster).map((c) => `${c.label} (${c.workspaces})`);
+  if (others.length === 0) throw new Error('There is no other cluster (MONGODB_CLUSTERS).');
+  const cluster = window.prompt(`Move "${tenant.name}" from ${tenant.cluster} to which cluster? ${others.join(', ')}`)?.trim();
+  if (!cluster) return;
+  await api('POST', path(tenant.id, '/move'), { cluster });
+  await load();
 }
 
 async function load() {
@@ -144,8 +161,8 @@ async function load() {
     byId('delete-panel').hidden = true;
     deleting = null;
   }
-  // Steps still under way (`provisioning`, `deleting`) are shown as such; look again shortly.
-  if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting')) setTimeout(() => load().catch(() => undefined), 2000);
+  // Steps still under way (`provisioning`, `deleting`, a move) are shown as such; look again shortly.
+  if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting' || t.moving)) setTimeout(() => load().catch(() => undefined), 2000);
 }
 
 function openDelete(tenant) {

@@ -175,6 +175,7 @@ export async function freezeWrites(services: Services, ref: MoveRef): Promise<vo
   if (move.step !== 'catching-up' && move.step !== 'switching') return;
   const row = await workspaceRow(services, ref.workspaceId);
   if (row.move?.id !== ref.moveId) throw new MoveStopError('Workspace is no longer moving');
+  if (row.status !== 'active' && row.status !== 'suspended') throw new MoveStopError(`Workspace is ${row.status}`);
   if (move.step === 'catching-up') {
     // Counted while writes still run, so the switch compares only what changed since: a collection
     // equal now and not written after is still equal (every write after this is recorded).
