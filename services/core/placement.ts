@@ -117,19 +117,21 @@ export function createPlacement({ pool, platformDb, feed, log }: { pool: Cluster
   const entryOf = (dbName: string): Entry => table.get(dbName) ?? { cluster: DEFAULT_CLUSTER };
   const on = (cluster: string, dbName: string) => pool.client(cluster).db(dbName);
 
-  const set = (dbName: string, entry: Entry) => {
-    if (entry.cluster === DEFAULT_CLUSTER && !entry.move) table.delete(dbName);
-    else table.set(dbName, entry);
-  };
+  // Entries are kept once heard, `default` ones too: a row read before a move back to `default`
+  // must never fill in (`note`) what the feed already said.
+  const set = (dbName: string, entry: Entry) => table.set(dbName, entry);
 
   const load = async () => {
     const rows = await platformDb
       .collection<Workspace>(PLATFORM_COLLECTIONS.workspaces)
       .find({ $or: [{ cluster: { $exists: true } }, { 'move.state': { $exists: true } }] }, { projection: { dbName: 1, cluster: 1, move: 1 } })
       .toArray();
-    table.clear();
-    for (const row of rows)
-      set(row.dbName, { cluster: row.cluster ?? DEFAULT_CLUSTER, ...(row.move ? { move: { id: row.move.id, state: row.move.state } } : {}) });
+    const placed = new Map<string, Entry>(
+      rows.map((row) => [row.dbName, { cluster: row.cluster ?? DEFAULT_CLUSTER, ...(row.move ? { move: { id: row.move.id, state: row.move.state } } : {}) }]),
+    );
+    // What is no longer listed went back to `default` (a change missed while the feed was down).
+    for (const dbName of table.keys()) if (!placed.has(dbName)) set(dbName, { cluster: DEFAULT_CLUSTER });
+    for (const [dbName, entry] of placed) set(dbName, entry);
   };
 
   const reload = () => {

@@ -122,5 +122,17 @@ describe('moving a workspace to another cluster while writes and reads run', () 
     // Nothing else differs between what the service serves and what the target holds.
     expect(Object.keys(await dumpDatabase(targetDb)).length).toBeGreaterThan(3);
     await checkHistory(bw.world.services.temporal.client.workflow.getHandle(moveWorkflowId(s.workspaceId, move.id)), 'move');
+
+    // And back to the default cluster: the row names none again, the data is whole there.
+    await bw.world.services.audit.settled();
+    const dumped = await dumpDatabase(targetDb);
+    const back = await bw.call('POST', `/tenants/${s.workspaceId}/move`, { cluster: 'default' });
+    expect(back.statusCode, back.body).toBe(202);
+    const returned = await waitForMove(bw.call, s.workspaceId, back.json().move.id);
+    expect(returned.state, returned.error).toBe('succeeded');
+    expect((await workspaceRow(bw.world, s.workspaceId))?.cluster).toBeUndefined();
+    expect(await prefixedDatabases(second, bw.world)).not.toContain(s.dbName);
+    expect(await dumpDatabase(sourceDb)).toEqual(dumped);
+    expect((await s.manage('GET', `/content/${late.json().id}`)).statusCode).toBe(200);
   }, 300_000);
 });
