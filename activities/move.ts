@@ -26,7 +26,7 @@ export function createMoveActivities(services: Services) {
     beginMove: step((_beat, ref: MoveRef) => beginMove(services, ref)),
     copyData: step((beat, ref: MoveRef) => copyData(services, ref, beat)),
     catchUp: step((beat, ref: MoveRef) => catchUp(services, ref, beat)),
-    freezeWrites: step((_beat, ref: MoveRef) => freezeWrites(services, ref)),
+    freezeWrites: step((beat, ref: MoveRef) => freezeWrites(services, ref, beat)),
     finishSwitch: step((beat, ref: MoveRef) => finishSwitch(services, ref, beat)),
     cleanUp: step((_beat, ref: MoveRef) => cleanUp(services, ref)),
     abortMove: step((_beat, ref: MoveRef, error: string) => abortMove(services, ref, error)),

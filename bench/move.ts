@@ -109,9 +109,12 @@ const begun = await api('POST', `/tenants/${workspace._id}/move`, { cluster: 'se
 if (begun.statusCode !== 202) throw new Error(`move: ${begun.statusCode} ${begun.body}`);
 const moveId = begun.json().move.id;
 let move;
+const pollAnswers: Record<number, number> = {};
 for (;;) {
-  move = (await api('GET', `/tenants/${workspace._id}/moves/${moveId}`)).json().move;
-  if (move.state !== 'running') break;
+  const res = await api('GET', `/tenants/${workspace._id}/moves/${moveId}`);
+  pollAnswers[res.statusCode] = (pollAnswers[res.statusCode] ?? 0) + 1;
+  if (res.statusCode !== 200) process.stderr.write(`poll: ${res.statusCode} ${res.body}\n`);
+  else if ((move = res.json().move).state !== 'running') break;
   await new Promise((r) => setTimeout(r, 200));
 }
 const movedSec = (performance.now() - started) / 1000;
@@ -156,6 +159,7 @@ console.log(
       switchTimings: row?.switchTimings,
       writer: { accepted: accepted.length, refused, other, lost, longestGapMs: Math.round(longestGapMs) },
       reader: { reads, failed: readFailures },
+      polls: pollAnswers,
       cluster: placed?.cluster,
       load: { start: loadAtStart, end: load() },
     },

@@ -168,9 +168,9 @@ export async function catchUp(services: Services, ref: MoveRef, beat: Beat): Pro
 
 /**
  * Step 4: writes refused (operations 423, other writes wait; `move.state: switching`, acknowledged
- * by every process), then drained.
+ * by every process), then the switch itself (step 5).
  */
-export async function freezeWrites(services: Services, ref: MoveRef): Promise<void> {
+export async function freezeWrites(services: Services, ref: MoveRef, beat: Beat): Promise<void> {
   const move = await moveRow(services, ref);
   if (move.step !== 'catching-up' && move.step !== 'switching') return;
   const row = await workspaceRow(services, ref.workspaceId);
@@ -188,7 +188,12 @@ export async function freezeWrites(services: Services, ref: MoveRef): Promise<vo
       { $set: { 'move.state': 'switching', updatedAt: services.clock.now() } },
     );
   }
+  const published = Date.now();
   await publishPlacement(services, row, clusterOf(row), { id: ref.moveId, state: 'switching' });
+  await moveCollections(services).moves.updateOne({ _id: ref.moveId }, { $set: { 'switchTimings.freezeMs': Date.now() - published } });
+  // The switch goes on in the same activity: no round trip through Temporal while writes are refused
+  // (the workflow's finishSwitch then finds it done; after a crash it finishes it).
+  await finishSwitch(services, ref, beat);
 }
 
 /**
@@ -218,7 +223,7 @@ export async function finishSwitch(services: Services, ref: MoveRef, beat: Beat)
     const { touched } = await applyChanges(services, ref, true, beat);
     lap('catchUpMs');
     const names = retried || !move.unverified || touched.has('*') ? undefined : [...new Set([...move.unverified, ...touched])];
-    const differ = await countDifferences(services.placement.on(move.from, row.dbName), services.placement.on(move.to, row.dbName), names);
+    const differ = await countDifferences(services.placement.on(move.from, row.dbName), services.placement.on(move.to, row.dbName), names, true);
     if (differ.length) throw new MoveStopError(`The copy does not verify: ${differ.map((d) => d.text).join(', ')}`);
     lap('verifyMs');
     await platformCollections(services).workspaces.updateOne(

@@ -102,13 +102,17 @@ export async function syncDocuments(source: Db, target: Db, name: string, ids: r
   }
 }
 
-/** Collections (these, or all of both databases) whose document counts differ (empty: equal). */
-export async function countDifferences(source: Db, target: Db, only?: readonly string[]): Promise<{ name: string; text: string }[]> {
+/**
+ * Collections (these, or all of both databases) whose document counts differ (empty: equal).
+ * `quick`: the collections' own counts (metadata, no scan), exact while nothing writes, as under the switch.
+ */
+export async function countDifferences(source: Db, target: Db, only?: readonly string[], quick = false): Promise<{ name: string; text: string }[]> {
+  const count = (db: Db, name: string) => (quick ? db.collection(name).estimatedDocumentCount() : db.collection(name).countDocuments({}));
   const names = new Set(only ?? [...(await collectionNames(source)), ...(await collectionNames(target))]);
   // All at once: this runs while writes are refused.
   const counted = await Promise.all(
     [...names].map(async (name) => {
-      const [a, b] = await Promise.all([source.collection(name).countDocuments({}), target.collection(name).countDocuments({})]);
+      const [a, b] = await Promise.all([count(source, name), count(target, name)]);
       return a === b ? null : { name, text: `${name} (${a} on the source, ${b} on the target)` };
     }),
   );
