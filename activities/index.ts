@@ -9,6 +9,7 @@ import { createExportActivities } from './export.ts';
 import { createBackupActivities } from './backup.ts';
 import { createMailActivities } from './mail.ts';
 import { createContentImportActivities } from './content-import.ts';
+import { createMoveActivities } from './move.ts';
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
@@ -43,5 +44,6 @@ export function createActivities(services: Services) {
     backup: createBackupActivities(services),
     mail: createMailActivities(services),
     contentImport: createContentImportActivities(services),
+    move: createMoveActivities(services),
   });
 }

@@ -45,6 +45,15 @@ function workflowSpanSink(services: Services): InjectedSinks<OpenTelemetrySinks>
   return { exporter: makeWorkflowExporter(adapter as unknown as WorkflowSpanProcessor, resource as unknown as Parameters<typeof makeWorkflowExporter>[1]) };
 }
 
+/**
+ * With several clusters a worker writes workspace databases that may move: it follows the state
+ * feed like a gateway, so a move's steps wait for its acknowledgement too (docs/placement.md).
+ * With one cluster nothing moves and the worker keeps out of the feed.
+ */
+export async function followPlacement(services: Services): Promise<void> {
+  if (services.placement.pool.clusters.length > 1) await services.changeFeed.start();
+}
+
 export interface WorkerFactoryOptions {
   /** A prebuilt bundle (tests bundle once); otherwise a compiled build's (`dist/workflow-bundle.js`), else the worker bundles `workflowsPath`. */
   workflowBundle?: WorkerOptions['workflowBundle'];

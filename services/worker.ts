@@ -4,7 +4,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
 import { createRuntime } from './runtime.ts';
-import { createWorker } from './worker-factory.ts';
+import { createWorker, followPlacement } from './worker-factory.ts';
 import { reportRetiredRuns } from './retired-workflows.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
 import { startProbeListener } from './http/probes.ts';
@@ -43,6 +43,7 @@ async function main() {
           return { ready: engines.ready && running, missing: running ? engines.missing : [...engines.missing, 'worker'] };
         });
   if (probes) services.log.info({ address: probes.address }, 'worker probes listening');
+  await followPlacement(services);
   const { worker, connection, recovery } = await createWorker(services);
   polling = () => worker.getState() === 'RUNNING';
   const metrics =

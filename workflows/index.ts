@@ -10,3 +10,4 @@ export { backupWorkflow, restoreWorkflow, scheduledBackupWorkflow } from './back
 export { cloneWorkflow } from './clone.ts';
 export { mailWorkflow } from './mail.ts';
 export { contentImportWorkflow } from './content-import.ts';
+export { moveWorkflow } from './move.ts';

@@ -101,6 +101,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/clusters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The MongoDB clusters workspaces are placed on, with how many each holds
+         * @description `default` is MONGODB_URI; the others are MONGODB_CLUSTERS. URIs are never shown. A workspace counts until its database is dropped.
+         */
+        get: operations["clusters.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/comment-rules": {
         parameters: {
             query?: never;
@@ -1597,6 +1617,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/{id}/move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Move a workspace's database to another cluster
+         * @description Answers 202 with the move `running`; poll GET …/moves/{moveId}. The data is copied while writes run, then writes answer 423 for the switch (a few seconds), then go to the new cluster; reads are served throughout (docs/placement.md). Unknown cluster: 400. Already there, not active or suspended, held by a backup, or moving: 409.
+         */
+        post: operations["tenants.move"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tenants/{id}/moves/{moveId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One move: state, step, progress and how long writes were refused */
+        get: operations["tenants.moves.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenants/{id}/quotas": {
         parameters: {
             query?: never;
@@ -2776,6 +2833,95 @@ export interface operations {
                             name: string;
                             /** @enum {string} */
                             reach: "site" | "process";
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "clusters.list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        clusters: {
+                            label: string;
+                            region: string;
+                            workspaces: number;
                         }[];
                     };
                 };
@@ -17749,10 +17895,15 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            cluster: string;
                             createdAt: string;
                             databaseDropped?: boolean;
                             finalBackupId?: string;
                             id: string;
+                            moving?: {
+                                moveId: string;
+                                to: string;
+                            };
                             name: string;
                             purgeAt?: string;
                             purgedAt?: string;
@@ -17850,10 +18001,12 @@ export interface operations {
                         name?: string;
                         password: string;
                     };
+                    cluster?: string;
                     domains: string[];
                     fromBackup?: string;
                     fromWorkspace?: string;
                     name: string;
+                    region?: string;
                     siteName?: string;
                 };
             };
@@ -17872,10 +18025,15 @@ export interface operations {
                             name: string;
                         };
                         tenant: {
+                            cluster: string;
                             createdAt: string;
                             databaseDropped?: boolean;
                             finalBackupId?: string;
                             id: string;
+                            moving?: {
+                                moveId: string;
+                                to: string;
+                            };
                             name: string;
                             purgeAt?: string;
                             purgedAt?: string;
@@ -18002,10 +18160,15 @@ export interface operations {
                             name: string;
                         }[];
                         tenant: {
+                            cluster: string;
                             createdAt: string;
                             databaseDropped?: boolean;
                             finalBackupId?: string;
                             id: string;
+                            moving?: {
+                                moveId: string;
+                                to: string;
+                            };
                             name: string;
                             purgeAt?: string;
                             purgedAt?: string;
@@ -18113,10 +18276,15 @@ export interface operations {
                 content: {
                     "application/json": {
                         tenant: {
+                            cluster: string;
                             createdAt: string;
                             databaseDropped?: boolean;
                             finalBackupId?: string;
                             id: string;
+                            moving?: {
+                                moveId: string;
+                                to: string;
+                            };
                             name: string;
                             purgeAt?: string;
                             purgedAt?: string;
@@ -18961,6 +19129,272 @@ export interface operations {
             };
         };
     };
+    "tenants.move": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cluster: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        move: {
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            from: string;
+                            id: string;
+                            progress: {
+                                catchUpPasses: number;
+                                changesApplied: number;
+                                collections: number;
+                                collectionsDone: number;
+                                documents: number;
+                            };
+                            refusedWritesMs: number | null;
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed";
+                            /** @enum {string} */
+                            step: "copying" | "catching-up" | "switching" | "cleaning" | "done";
+                            tenantId: string;
+                            to: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict (a unique value taken, a version mismatch, a state that forbids the change) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unsupported request content type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "tenants.moves.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                moveId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        move: {
+                            createdAt: string;
+                            error: string | null;
+                            finishedAt: string | null;
+                            from: string;
+                            id: string;
+                            progress: {
+                                catchUpPasses: number;
+                                changesApplied: number;
+                                collections: number;
+                                collectionsDone: number;
+                                documents: number;
+                            };
+                            refusedWritesMs: number | null;
+                            /** @enum {string} */
+                            state: "running" | "succeeded" | "failed";
+                            /** @enum {string} */
+                            step: "copying" | "catching-up" | "switching" | "cleaning" | "done";
+                            tenantId: string;
+                            to: string;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (the message names the field), malformed JSON or multipart body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter longer than its documented maxLength */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Workspace suspended (every non-public surface of a suspended workspace; docs/lifecycle.md) */
+            423: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description An engine (database, workflow engine) or a dependency is unavailable (see Retry-After) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     "tenants.getQuotas": {
         parameters: {
             query?: never;
@@ -19284,10 +19718,15 @@ export interface operations {
                 content: {
                     "application/json": {
                         tenant: {
+                            cluster: string;
                             createdAt: string;
                             databaseDropped?: boolean;
                             finalBackupId?: string;
                             id: string;
+                            moving?: {
+                                moveId: string;
+                                to: string;
+                            };
                             name: string;
                             purgeAt?: string;
                             purgedAt?: string;
@@ -19816,10 +20255,15 @@ export interface operations {
                 content: {
                     "application/json": {
                         tenant: {
+                            cluster: string;
                             createdAt: string;
                             databaseDropped?: boolean;
                             finalBackupId?: string;
                             id: string;
+                            moving?: {
+                                moveId: string;
+                                to: string;
+                            };
                             name: string;
                             purgeAt?: string;
                             purgedAt?: string;
@@ -19955,10 +20399,15 @@ export interface operations {
                     "application/json": {
                         domainsNotRestored: string[];
                         tenant: {
+                            cluster: string;
                             createdAt: string;
                             databaseDropped?: boolean;
                             finalBackupId?: string;
                             id: string;
+                            moving?: {
+                                moveId: string;
+                                to: string;
+                            };
                             name: string;
                             purgeAt?: string;
                             purgedAt?: string;

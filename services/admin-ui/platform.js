@@ -1,7 +1,8 @@
 // `/admin/platform`: the operator console. Workspaces with their status and usage against quotas
 // (bars), create, suspend / reactivate, delete with confirmation, edit quotas and switches,
 // backups with their progress: start, download, cancel, delete, restore; clone a workspace or a
-// backup into a new workspace (the create form, with its source); the deleted ones with their purge
+// backup into a new workspace (the create form, with its source); the cluster each workspace's
+// database is on, and moving it to another (docs/placement.md); the deleted ones with their purge
 // date: undelete, purge now after a confirmation. Every call is a platform operation mounted on the
 // cookie session under `/api/platform/…`.
 import { ApiError, api, byId, el, formatDate, markReady, requireUser, say, withButton } from './common.js';
@@ -120,6 +121,9 @@ function row(tenant, usage) {
     actions.push(action('Backups', tenant.name, 'secondary', () => openBackups(tenant)));
     actions.push(action('Clone', tenant.name, 'secondary', async () => openClone({ fromWorkspace: tenant.id }, `"${tenant.name}" as it is now`)));
   }
+  if ((tenant.status === 'active' || tenant.status === 'suspended') && !tenant.moving) {
+    actions.push(action('Move', tenant.name, 'secondary', () => moveTenant(tenant)));
+  }
   if (tenant.status !== 'deleted') actions.push(action('Delete', tenant.name, 'danger', async () => openDelete(tenant)));
   return el(
     'tr',
@@ -130,6 +134,8 @@ function row(tenant, usage) {
       { className: `status-${tenant.status}` },
       tenant.status,
       tenant.databaseDropped ? el('div', { className: 'muted small' }, 'database dropped') : null,
+      el('div', { className: 'muted small' }, `cluster: ${tenant.cluster}`),
+      tenant.moving ? el('div', { className: 'small' }, `moving to ${tenant.moving.to}…`) : null,
     ),
     usageCell(usage),
     el('td', { className: 'actions' }, actions),
@@ -179,6 +185,17 @@ function openPurge(tenant) {
   byId('purge-cancel').focus();
 }
 
+/** Asks which cluster (GET /clusters names them), then starts the move; the list follows it until it ends. */
+async function moveTenant(tenant) {
+  const { clusters } = await api('GET', '/api/platform/clusters');
+  const others = clusters.filter((c) => c.label !== tenant.cluster).map((c) => `${c.label} (${c.workspaces})`);
+  if (others.length === 0) throw new Error('There is no other cluster (MONGODB_CLUSTERS).');
+  const cluster = window.prompt(`Move "${tenant.name}" from ${tenant.cluster} to which cluster? ${others.join(', ')}`)?.trim();
+  if (!cluster) return;
+  await api('POST', path(tenant.id, '/move'), { cluster });
+  await load();
+}
+
 async function load() {
   const [{ data: all }, { data: deleted }] = await Promise.all([api('GET', base), api('GET', `${base}?status=deleted&limit=200`)]);
   const data = all.filter((tenant) => tenant.status !== 'deleted');
@@ -211,8 +228,8 @@ async function load() {
     byId('purge-panel').hidden = true;
     purging = null;
   }
-  // Steps still under way (`provisioning`, `deleting`) are shown as such; look again shortly.
-  if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting')) setTimeout(() => load().catch(() => undefined), 2000);
+  // Steps still under way (`provisioning`, `deleting`, a move) are shown as such; look again shortly.
+  if (data.some((t) => t.status === 'provisioning' || t.status === 'deleting' || t.moving)) setTimeout(() => load().catch(() => undefined), 2000);
 }
 
 /** The create form makes a clone of `source` from now on (docs/backups.md, "Clone"): new domains and administrator, no keys of the source. */

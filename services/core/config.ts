@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { NO_PROXY, parseProxyTrust } from './proxy-trust.ts';
 import { DurationText } from './duration.ts';
+import { parseClusters } from './clusters.ts';
 
 const booleanFlag = z.enum(['true', 'false', '1', '0', 'yes', 'no']).transform((value) => value === 'true' || value === '1' || value === 'yes');
 
@@ -10,6 +11,18 @@ const ConfigSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   PUBLIC_BASE_URL: z.url().optional(),
   MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must be a mongodb:// or mongodb+srv:// URI'),
+  /** More MongoDB clusters for workspace databases, by label (docs/placement.md); MONGODB_URI stays `default`. */
+  MONGODB_CLUSTERS: z
+    .string()
+    .optional()
+    .transform((text, ctx) => {
+      try {
+        return parseClusters(text);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+        return z.NEVER;
+      }
+    }),
   /** Prefix of every database name, so several deployments (or test runs) can share one server. */
   DB_PREFIX: z
     .string()

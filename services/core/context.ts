@@ -15,6 +15,7 @@ import type { Site, Workspace } from './tenants.ts';
 import { contextScope, type ScopeGuard } from './scope.ts';
 import type { ChangeNotes } from './audit-notes.ts';
 import type { EngineWatch } from './engines.ts';
+import type { Placement, PlacedWorkspace } from './placement.ts';
 
 /** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
 export interface EventPublisher {
@@ -49,7 +50,10 @@ export interface CoreServices {
   writes: WriteWatch;
   /** Each site's public content generation, moved by the writes themselves (`core/public-generation.ts`). */
   publicGeneration: PublicGeneration;
-  workspaceDb(workspace: Pick<Workspace, 'dbName'>): Db;
+  /** Which cluster each workspace database is on, and one client per cluster (`core/placement.ts`). */
+  placement: Placement;
+  /** The one way to a workspace database: routed to its cluster at every call (docs/placement.md). */
+  workspaceDb(workspace: PlacedWorkspace): Db;
 }
 
 /** Every process-wide member: `CoreServices` plus what `services/members.ts` declares. */

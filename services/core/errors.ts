@@ -114,6 +114,13 @@ export class WorkspaceWritesHeldError extends AppError {
   }
 }
 
+/** A change asked of a workspace while its move switches clusters (a few seconds; docs/placement.md). */
+export class WorkspaceMovingError extends AppError {
+  constructor() {
+    super(423, 'Workspace writes paused for a move', { 'retry-after': '2' });
+  }
+}
+
 /** Every non-public surface of a suspended workspace (its public API answers 404). */
 export class WorkspaceSuspendedError extends AppError {
   constructor() {

@@ -17,6 +17,8 @@ import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
 import { traceMongoCommands } from './mongo-tracing.ts';
 import { createEngineWatch, ENGINES, temporalCallDeadline, unreachableEngine, type EngineWatch } from './engines.ts';
+import { createClusterPool } from './clusters.ts';
+import { createPlacement } from './placement.ts';
 
 /** Until the events feature is wired in, events go nowhere (but are still logged at debug level). */
 const silentPublisher = (log: Logger): EventPublisher => ({
@@ -94,6 +96,10 @@ export async function createServices(config: Config, options: CoreServiceOptions
   });
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
+  // The other clusters' clients are made like the default one (docs/placement.md).
+  const pool = createClusterPool(mongo, config.MONGODB_CLUSTERS, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
+  const placement = createPlacement({ pool, platformDb, feed: changeFeed, log });
+  if (pool.clusters.length > 1) await placement.load();
 
   return {
     config,
@@ -111,10 +117,12 @@ export async function createServices(config: Config, options: CoreServiceOptions
     clock: options.clock ?? systemClock,
     log,
     events: silentPublisher(log),
+    placement,
     workspaceDb(workspace) {
+      placement.note(workspace);
       let db = dbs.get(workspace.dbName);
       if (!db) {
-        db = firstWrite.wrap(writes.watch(mongo.db(workspace.dbName)));
+        db = firstWrite.wrap(writes.watch(placement.db(workspace)));
         dbs.set(workspace.dbName, db);
       }
       return db;
@@ -127,5 +135,6 @@ export async function closeServices(services: CoreServices): Promise<void> {
   await services.changeFeed.stop();
   await services.tracing.shutdown();
   await services.temporal.client.connection.close().catch(() => undefined);
+  await services.placement.pool.close();
   await services.mongo.close();
 }

@@ -4,6 +4,10 @@ import { z } from 'zod';
 export const WORKSPACE_STATUSES = ['provisioning', 'active', 'suspended', 'deleting', 'deleted'] as const;
 export type WorkspaceStatus = (typeof WORKSPACE_STATUSES)[number];
 
+/** A move's steps as every process routes by them (core/placement.ts): writes recorded, held, or going to the new cluster. */
+export const MOVE_STATES = ['copying', 'switching', 'switched'] as const;
+export type MoveState = (typeof MOVE_STATES)[number];
+
 /** A workspace (tenant) owns one MongoDB database and one or more sites. */
 export const WorkspaceSchema = z.object({
   _id: z.string(),
@@ -65,6 +69,10 @@ export const WorkspaceSchema = z.object({
   auditRetentionDays: z.number().int().optional(),
   /** Set while a backup copies the workspace: change operations answer 423 (docs/backups.md, consistency). */
   writeHold: z.object({ backupId: z.string(), since: z.date() }).nullable().optional(),
+  /** The cluster holding the database (docs/placement.md); absent: the default one (MONGODB_URI). */
+  cluster: z.string().optional(),
+  /** Set while the workspace moves to another cluster (`platform/placement/`): its step, pushed to every process. */
+  move: z.object({ id: z.string(), to: z.string(), state: z.enum(MOVE_STATES) }).optional(),
   createdAt: z.date(),
   updatedAt: z.date(),
 });

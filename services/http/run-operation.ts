@@ -1,6 +1,6 @@
 import type { OperationContext, RequestFacts, Services } from '../core/context.ts';
 import { createContext } from '../core/context.ts';
-import { AppError, QuotaExceededError, TooManyRequestsError, WorkspaceWritesHeldError } from '../core/errors.ts';
+import { AppError, QuotaExceededError, TooManyRequestsError, WorkspaceWritesHeldError, WorkspaceMovingError } from '../core/errors.ts';
 import { isPlatformCapability, requiredCapabilities } from '../core/capabilities.ts';
 import { invokeOperation, type Operation, type Surface } from '../core/operation.ts';
 import type { AccessGate, Admitted, Credentials } from '../access/gate.ts';
@@ -77,6 +77,7 @@ export function createOperationRunner(services: Services, gate: AccessGate): Ope
       let value: unknown;
       try {
         if (ctx.workspace.writeHold && changesWorkspace(operation)) throw new WorkspaceWritesHeldError();
+        if (ctx.workspace.move?.state === 'switching' && changesWorkspace(operation)) throw new WorkspaceMovingError();
         // A missing engine is waited for ENGINE_WAIT_MS at most, then the call is a 503 (core/engines.ts).
         value = await engines.bounded(() => {
           if (!audited(operation)) return invokeOperation(operation, ctx, input);

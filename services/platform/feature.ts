@@ -12,6 +12,7 @@ import { stopWorkspaceBackups } from './backup/control.ts';
 import type { z } from 'zod';
 import type { WorkspaceQuotas } from '../tenancy/quota-model.ts';
 import { undeleteTenantOp } from './undelete-ops.ts';
+import { placementOperations } from './placement/placement-ops.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [
@@ -26,6 +27,7 @@ const platformOperations = [
   ...quotaOperationsList,
   ...usageOperations,
   ...backupOperations,
+  ...placementOperations,
 ];
 
 export const platformFeature: Feature = {

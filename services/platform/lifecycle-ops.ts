@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { DurationText } from '../core/duration.ts';
+import { ClusterLabel } from './placement/placement-ops.ts';
+import { chooseCluster } from './placement/rule.ts';
 import { defineOperation } from '../core/operation.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { beginWorkspaceDeletion } from './deletion.ts';
@@ -41,15 +43,19 @@ export const createTenantOp = defineOperation({
     admin: AdminInput,
     fromBackup: z.string().min(1).max(200).optional(),
     fromWorkspace: z.string().min(1).max(200).optional(),
+    /** Where its database goes (docs/placement.md): a cluster by label, or the emptiest of a region; else the emptiest. */
+    cluster: ClusterLabel.optional(),
+    region: ClusterLabel.optional(),
   }),
   output: z.object({ tenant: TenantView, site: SiteView }),
-  async handler(ctx, input) {
+  async handler(ctx, { cluster, region, ...input }) {
+    const placed = await chooseCluster(ctx.services, { cluster, region });
     if (input.fromBackup !== undefined || input.fromWorkspace !== undefined) {
       if (input.fromBackup !== undefined && input.fromWorkspace !== undefined) throw new BadRequestError('Give fromBackup or fromWorkspace, not both');
-      const { workspace, site } = await startClone(ctx.services, ctx.workspace._id, input);
+      const { workspace, site } = await startClone(ctx.services, ctx.workspace._id, { ...input, cluster: placed });
       return { tenant: tenantView(workspace), site: { ...site, domains: workspace.provisioning!.domains } };
     }
-    const requested = await requestWorkspace(ctx.services, input);
+    const requested = await requestWorkspace(ctx.services, { ...input, cluster: placed });
     const command = await sendWorkspaceCommand(ctx.services, requested._id, { kind: 'provision' });
     const workspace = (await awaitWorkspaceCommand(ctx.services, requested._id, command)) ?? requested;
     // Only a lost race for a domain between the claim and a crash abandons provisioning.

@@ -1,6 +1,8 @@
 import type { Services } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
+import { DEFAULT_CLUSTER } from '../core/clusters.ts';
+import { placementTopic } from '../core/placement.ts';
 import { hashPassword } from '../access/passwords.ts';
 import { upgradeIndexes } from '../tenancy/indexes.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from '../tenancy/index-version.ts';
@@ -20,6 +22,8 @@ export interface WorkspaceRequest {
   siteId?: string;
   /** A clone (backup/clone.ts): its workflow, not the actor's provision steps, fills the workspace. */
   clone?: Workspace['clone'];
+  /** The cluster its database goes on (`placement/rule.ts`); the default one when absent. */
+  cluster?: string;
 }
 
 /**
@@ -40,6 +44,7 @@ export async function requestWorkspace(services: Services, input: WorkspaceReque
     name: input.name,
     status: 'provisioning',
     dbName: `${services.config.DB_PREFIX}ws_${workspaceId}`,
+    ...(input.cluster && input.cluster !== DEFAULT_CLUSTER ? { cluster: input.cluster } : {}),
     quotas: {},
     provisioning: {
       siteId,
@@ -52,6 +57,8 @@ export async function requestWorkspace(services: Services, input: WorkspaceReque
     updatedAt: now,
   };
   await workspaces.insertOne(workspace);
+  // Every process routes its database to its cluster from the first write on (core/placement.ts).
+  if (workspace.cluster) await services.changeFeed.publish(placementTopic(workspace.dbName, workspace.cluster));
   try {
     await claimDomains(services, { workspaceId, siteId }, hosts);
   } catch (error) {

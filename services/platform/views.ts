@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_CLUSTER } from '../core/clusters.ts';
 import { WORKSPACE_STATUSES, type Site, type Workspace } from '../core/tenants.ts';
 
 export const HostName = z
@@ -27,6 +28,10 @@ export const TenantView = z.object({
   purgeHeld: z.string().optional(),
   /** The final backup taken (or being taken) before the purge, when the deletion asked for one. */
   finalBackupId: z.string().optional(),
+  /** The MongoDB cluster holding its database (GET /clusters; docs/placement.md). */
+  cluster: z.string(),
+  /** While it moves to another cluster: the move (GET …/moves/{moveId}). */
+  moving: z.object({ moveId: z.string(), to: z.string() }).optional(),
 });
 
 export const SiteView = z.object({ id: z.string(), name: z.string(), domains: z.array(z.string()) });
@@ -41,5 +46,7 @@ export const tenantView = (w: Workspace) => ({
   ...(w.purgedAt ? { purgedAt: w.purgedAt.toISOString() } : {}),
   ...(w.deletion?.purgeHeld && !w.purgedAt ? { purgeHeld: w.deletion.purgeHeld } : {}),
   ...(w.deletion?.finalBackupId ? { finalBackupId: w.deletion.finalBackupId } : {}),
+  cluster: w.cluster ?? DEFAULT_CLUSTER,
+  ...(w.move ? { moving: { moveId: w.move.id, to: w.move.to } } : {}),
 });
 export const siteView = (s: Site) => ({ id: s._id, name: s.name, domains: s.domains });

@@ -19,6 +19,7 @@ import { backupWorkflowType, restoreWorkflowType, scheduledBackupWorkflowType } 
 import { mailWorkflowType } from '../../workflows/contracts/mail.ts';
 import { cloneWorkflowType } from '../../workflows/contracts/clone.ts';
 import { contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
+import { moveWorkflowType } from '../../workflows/contracts/move.ts';
 
 /**
  * The one replay test: every committed history in test/replay/histories/ replays against the
@@ -51,6 +52,7 @@ describe('workflow contracts and committed histories', () => {
       contentImportWorkflowType,
       endpointActorWorkflowName,
       mailWorkflowType,
+      moveWorkflowType,
       pluginActivationWorkflowType,
       probeWorkflowType,
       scheduleEntryWorkflowType,

@@ -4,11 +4,12 @@
 import { resolve } from 'node:path';
 import { loadConfig } from '../../services/core/config.ts';
 import { createRuntime } from '../../services/runtime.ts';
-import { createWorker } from '../../services/worker-factory.ts';
+import { createWorker, followPlacement } from '../../services/worker-factory.ts';
 
 const options = JSON.parse(process.env.WEBHOOK_TEST_OPTIONS ?? '{}');
 const config = loadConfig();
 const { services } = await createRuntime(config, { webhooks: options });
+await followPlacement(services);
 const bundle = process.env.TEST_WORKFLOW_BUNDLE;
 const { worker } = await createWorker(services, bundle ? { workflowBundle: { codePath: resolve(bundle) } } : {});
 const running = worker.run();

@@ -25,6 +25,8 @@ import { BackupVerificationError, verifyArchive } from './verify.ts';
 export async function idleWorkspace(services: Services, workspaceId: string): Promise<Workspace> {
   const workspace = await getWorkspace(services, workspaceId);
   if (workspace.status !== 'active' && workspace.status !== 'suspended') throw new ConflictError(`Workspace is ${workspace.status}`);
+  // A move copies the database elsewhere meanwhile (docs/placement.md).
+  if (workspace.move) throw new ConflictError('A move of this workspace is running');
   const { backups, restores } = backupCollections(services);
   if (await backups.findOne({ workspaceId, state: 'running' }, { projection: { _id: 1 } })) throw new ConflictError('A backup of this workspace is running');
   if (await restores.findOne({ workspaceId, state: 'running' }, { projection: { _id: 1 } })) throw new ConflictError('A restore of this workspace is running');
