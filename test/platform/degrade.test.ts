@@ -153,7 +153,8 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
       expect(JSON.parse(r.answer.body)).toEqual({ error: expect.any(String) });
     }
     // Cached public reads were served all along the outage.
-    const during = records.filter((r) => r.start > killedAt + 500 && r.start < restartedAt);
+    // Answered before the restart began: a write still waiting (up to ENGINE_WAIT_MS) when the engine came back may land.
+    const during = records.filter((r) => r.start > killedAt + 500 && r.start + r.ms < restartedAt);
     const publicDuring = during.filter((r) => r.kind === 'public');
     expect(publicDuring.length).toBeGreaterThan(10);
     expect(publicDuring.map((r) => `${r.start - killedAt}:${r.answer.status}`).filter((t) => !t.endsWith(':200'))).toEqual([]);
