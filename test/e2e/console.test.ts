@@ -43,7 +43,12 @@ describe('operator console in Chromium', () => {
   const ready = () => page.locator('body[data-ready]').waitFor({ state: 'attached' });
   const shot = (name: string) => page.screenshot({ path: `${SCREENSHOTS}/console-${name}.png`, fullPage: true });
   const rowOf = (name: string) => page.locator('#workspaces tr', { hasText: name });
-  const statusOf = (name: string) => rowOf(name).locator('td').nth(1).textContent();
+  // The status cell's own text (its first node): the cluster and other notes follow it in the cell.
+  const statusOf = (name: string) =>
+    rowOf(name)
+      .locator('td')
+      .nth(1)
+      .evaluate((cell) => cell.firstChild?.textContent ?? '');
   const deletedOf = (name: string) => page.locator('#deleted tr', { hasText: name });
   const signIn = async (email: string, password: string, host = base) => {
     await page.goto(`${host}/admin`);
