@@ -86,6 +86,8 @@ export const contentFeature: Feature = {
     { collection: COLLECTIONS.entries, keys: { siteId: 1, type: 1, trashedAt: 1, _id: -1 } },
     { collection: COLLECTIONS.entries, keys: { siteId: 1, locale: 1, trashedAt: 1, _id: -1 } },
     { collection: COLLECTIONS.entries, keys: { siteId: 1, authorId: 1, trashedAt: 1, _id: -1 } },
+    // Two fields together: the editors' usual pair ("drafts of this type"); other pairs read one field's index in order.
+    { collection: COLLECTIONS.entries, keys: { siteId: 1, type: 1, status: 1, trashedAt: 1, _id: -1 } },
     // The Public API: lists and search (all types, or one), an entry by its public slug.
     { collection: COLLECTIONS.entries, keys: { siteId: 1, status: 1, trashedAt: 1, locale: 1, _id: -1 } },
     { collection: COLLECTIONS.entries, keys: { siteId: 1, type: 1, status: 1, trashedAt: 1, locale: 1, _id: -1 } },

@@ -205,7 +205,7 @@ const FRESH_TARGET = 40;
  * docs/footprint.md (the one-document-per-site collections merged into one). Until then this is a
  * ratchet: a feature that adds a collection or an index raises it, with its reason there.
  */
-const USED_CEILING = 144;
+const USED_CEILING = 145;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {
