@@ -14,9 +14,9 @@ import { randomBytes } from 'node:crypto';
 import { GridFSBucket, type Document } from 'mongodb';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
+import { seedBulk } from './support/seed-bulk.ts';
 import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { provisionInProcess, requestWorkspace } from '../services/platform/provisioning.ts';
-import { newId } from '../services/core/ids.ts';
 
 const N = Number(process.env.BENCH_BACKUP_ENTRIES ?? 20_000);
 const MEDIA_MB = Number(process.env.BENCH_BACKUP_MEDIA_MB ?? 100);
@@ -53,39 +53,11 @@ const requested = await requestWorkspace(services, {
 const workspace = await provisionInProcess(services, requested._id);
 const db = services.mongo.db(workspace.dbName);
 const siteId = requested.provisioning!.siteId;
-const seedStarted = performance.now();
-for (let i = 0; i < N; i += 1000) {
-  const docs: Document[] = [];
-  for (let j = i; j < Math.min(N, i + 1000); j++) {
-    const now = new Date();
-    docs.push({
-      _id: newId(),
-      siteId,
-      type: 'post',
-      status: 'published',
-      locale: 'en',
-      title: `Entry ${j}`,
-      slug: `entry-${j}`,
-      fields: { body: randomBytes(384).toString('hex') },
-      version: 1,
-      createdAt: now,
-      updatedAt: now,
-    });
-  }
-  await db.collection('content_entries').insertMany(docs);
-}
+const seedSeconds = await seedBulk(db, siteId, N, MEDIA_MB);
+process.stderr.write(`seeded ${N} entries and ${MEDIA_MB} MB of media in ${seedSeconds.toFixed(1)} s\n`);
 const bucket = new GridFSBucket(db, { bucketName: 'media_files' });
+// The baseline's copy uploads files of the same size as the seeded ones.
 const file = randomBytes(MB);
-for (let i = 0; i < MEDIA_MB; i++) {
-  await new Promise((resolve, reject) =>
-    bucket
-      .openUploadStreamWithId(`bench-${i}` as never, `bench-${i}.bin`)
-      .on('finish', resolve)
-      .on('error', reject)
-      .end(file),
-  );
-}
-process.stderr.write(`seeded ${N} entries and ${MEDIA_MB} MB of media in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s\n`);
 
 const collections = (await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).filter((name) => name !== 'media_files.chunks');
 let documents = 0;

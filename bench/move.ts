@@ -8,19 +8,17 @@
 // The second engine: BENCH_SECOND_URI (default: a local engine on 127.0.0.1:27617, started if needed
 // with its data in /tmp/placement-mongo2). MONGODB_URI / TEMPORAL_ADDRESS as the other benchmarks.
 import { loadavg } from 'node:os';
-import { randomBytes } from 'node:crypto';
-import { GridFSBucket, MongoClient, type Document } from 'mongodb';
+import { MongoClient } from 'mongodb';
 import { ensureEngines } from '../scripts/engines.mjs';
 import { startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
+import { seedBulk } from './support/seed-bulk.ts';
 import { createWorker, followPlacement } from '../services/worker-factory.ts';
-import { newId } from '../services/core/ids.ts';
 import { platformCollections } from '../services/tenancy/platform-db.ts';
 import { moveCollections } from '../services/platform/placement/model.ts';
 
 const N = Number(process.env.BENCH_MOVE_ENTRIES ?? 20_000);
 const MEDIA_MB = Number(process.env.BENCH_MOVE_MEDIA_MB ?? 100);
-const MB = 1024 * 1024;
 const load = () =>
   loadavg()
     .map((v) => v.toFixed(2))
@@ -51,39 +49,8 @@ async function api(method: string, url: string, body?: unknown) {
 const local = (await services.sites.resolve('localhost'))!;
 const workspace = local.workspace;
 const db = services.mongo.db(workspace.dbName);
-const seedStarted = performance.now();
-for (let i = 0; i < N; i += 1000) {
-  const docs: Document[] = [];
-  for (let j = i; j < Math.min(N, i + 1000); j++) {
-    const now = new Date();
-    docs.push({
-      _id: newId(),
-      siteId: local.site._id,
-      type: 'post',
-      status: 'published',
-      locale: 'en',
-      title: `Entry ${j}`,
-      slug: `entry-${j}`,
-      fields: { body: randomBytes(384).toString('hex') },
-      version: 1,
-      createdAt: now,
-      updatedAt: now,
-    });
-  }
-  await db.collection('content_entries').insertMany(docs);
-}
-const bucket = new GridFSBucket(db, { bucketName: 'media_files' });
-const file = randomBytes(MB);
-for (let i = 0; i < MEDIA_MB; i++) {
-  await new Promise((resolve, reject) =>
-    bucket
-      .openUploadStreamWithId(`bench-${i}` as never, `bench-${i}.bin`)
-      .on('finish', resolve)
-      .on('error', reject)
-      .end(file),
-  );
-}
-process.stderr.write(`seeded ${N} entries and ${MEDIA_MB} MB of media in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s\n`);
+const seedSeconds = await seedBulk(db, local.site._id, N, MEDIA_MB);
+process.stderr.write(`seeded ${N} entries and ${MEDIA_MB} MB of media in ${seedSeconds.toFixed(1)} s\n`);
 
 // --- the move, with a writer and a reader running ------------------------------------------------
 const answers: { status: number; id?: string; at: number }[] = [];
