@@ -1,5 +1,5 @@
 import { MongoNetworkError, MongoServerSelectionError, type MongoClient, type TopologyDescriptionChangedEvent } from 'mongodb';
-import { isGrpcServiceError, ServiceError, type ConnectionOptions } from '@temporalio/client';
+import { defaultGrpcRetryOptions, isGrpcServiceError, makeGrpcRetryInterceptor, ServiceError, type ConnectionOptions } from '@temporalio/client';
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
 import { EngineUnavailableError } from './errors.ts';
@@ -22,18 +22,29 @@ const WAITING_CALLS = new Set(['GetWorkflowExecutionHistory', 'UpdateWorkflowExe
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 
 /**
- * A gRPC interceptor giving every Temporal call without a deadline of its own one of `waitMs`: the
- * client's retry interceptor (behind it) retries an unreachable server for about 20 s otherwise.
- * While the watch knows Temporal is missing (`missing()`), such a call fails at once: its probe
- * (which sets its own deadline) says when it is back.
+ * The gRPC interceptor of every Temporal call: it gives a call without a deadline of its own one
+ * of `waitMs`, and retries what the server answered as passing (the client's default backoff),
+ * but never past the deadline: the stock retry interceptor sleeps its backoff (up to 2.4 s by the
+ * sixth attempt) even when the deadline falls in the middle, so a call to a missing server took
+ * ENGINE_WAIT_MS and that much more. While the watch knows Temporal is missing (`missing()`), such
+ * a call fails at once: its probe (which sets its own deadline) says when it is back.
  */
-export function temporalCallDeadline(waitMs: number, missing: () => boolean): GrpcInterceptor {
+export function temporalCalls(waitMs: number, missing: () => boolean): GrpcInterceptor {
+  const backoff = defaultGrpcRetryOptions();
   return (options, nextCall) => {
     const method = options.method_definition.path.slice(options.method_definition.path.lastIndexOf('/') + 1);
     const own = options.deadline !== undefined || WAITING_CALLS.has(method);
-    // The next call is returned as is: grpc-js only needs the interface (the type asks for its class).
-    const next = own ? nextCall(options) : nextCall({ ...options, deadline: Date.now() + (missing() ? 0 : waitMs) });
-    return next as ReturnType<GrpcInterceptor>;
+    const deadline = own ? options.deadline : Date.now() + (missing() ? 0 : waitMs);
+    const endsAt = deadline === undefined ? Infinity : deadline instanceof Date ? deadline.getTime() : deadline;
+    let delay = 0;
+    const retrying = makeGrpcRetryInterceptor({
+      retryableDecider(attempt, status) {
+        delay = backoff.delayFunction(attempt, status);
+        return backoff.retryableDecider(attempt, status) && Date.now() + delay < endsAt;
+      },
+      delayFunction: () => delay,
+    });
+    return retrying({ ...options, deadline }, nextCall);
   };
 }
 

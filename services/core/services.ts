@@ -1,5 +1,5 @@
 import { MongoClient, type Db } from 'mongodb';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
@@ -16,7 +16,7 @@ import type { IndexSpec } from './feature.ts';
 import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
 import { traceMongoCommands } from './mongo-tracing.ts';
-import { createEngineWatch, ENGINES, temporalCallDeadline, unreachableEngine, type EngineWatch } from './engines.ts';
+import { createEngineWatch, ENGINES, temporalCalls, unreachableEngine, type EngineWatch } from './engines.ts';
 import { createClusterPool } from './clusters.ts';
 import { createPlacement } from './placement.ts';
 
@@ -70,11 +70,11 @@ export async function createServices(config: Config, options: CoreServiceOptions
     }
   }
   const metrics = createMetrics();
-  // Every call without a deadline of its own gets ENGINE_WAIT_MS, then the client's usual retries.
+  // Every call without a deadline of its own gets ENGINE_WAIT_MS, its retries within it.
   const temporalMissing = () => engines.state('temporal').up === false;
   const connection = Connection.lazy({
     address: config.TEMPORAL_ADDRESS,
-    interceptors: [temporalCallDeadline(config.ENGINE_WAIT_MS, temporalMissing), makeGrpcRetryInterceptor(defaultGrpcRetryOptions())],
+    interceptors: [temporalCalls(config.ENGINE_WAIT_MS, temporalMissing)],
   });
   const engines: EngineWatch = createEngineWatch({ mongo, temporalAddress: config.TEMPORAL_ADDRESS, waitMs: config.ENGINE_WAIT_MS, log });
   const engineUp = metrics.engineUp;

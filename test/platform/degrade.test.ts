@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureEngines, stopEngines } from '../../scripts/engines.mjs';
@@ -6,8 +8,9 @@ import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
 import { eventually } from '../support/polling.ts';
 
-// Engines of this test's own (never the shared ones): it kills them with SIGKILL and starts them again.
-const dataDir = '/tmp/degrade-engines';
+// Engines of this test's own (never the shared ones): it kills them with SIGKILL and starts them
+// again. A new folder each run: nothing a run before left (workspaces, logs) weighs on this one.
+const dataDir = mkdtempSync(join(tmpdir(), 'degrade-engines-'));
 // Ports of its own: test/engines.indexes.test.ts uses 27517, the placement tests 27617/7633.
 const engineOptions = { dataDir, mongoPort: 27537, temporalPort: 7553, log: () => undefined };
 /** Shorter than the 5 s default so the test is quick; the bound is the setting, whatever its value. */
@@ -63,9 +66,13 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
 
   afterAll(async () => {
     agent.destroy();
-    await ensureEngines(engineOptions).catch(() => undefined);
-    await world?.close();
-    await stopEngines({ dataDir, log: () => undefined });
+    try {
+      await ensureEngines(engineOptions).catch(() => undefined);
+      await world?.close();
+    } finally {
+      await stopEngines({ dataDir, log: () => undefined });
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 120_000);
 
   it('MongoDB: requests answer 503 with Retry-After within ENGINE_WAIT_MS, cached public reads are served, health and metrics name it, all resumes without a restart, no acknowledged write is lost', async () => {
@@ -90,7 +97,8 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     let n = 0;
     const timed = async (kind: Sample['kind'], run: () => Promise<Answer>) => {
       const start = Date.now();
-      const answer = await run();
+      // A request the gateway did not answer at all is recorded as status 0 (and fails the checks below).
+      const answer = await run().catch((error: Error): Answer => ({ status: 0, headers: {}, body: error.message }));
       records.push({ kind, start, ms: Date.now() - start, answer });
       return answer;
     };
@@ -129,8 +137,17 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
       () => records.find((r) => r.kind === 'write' && r.start >= backAt && r.answer.status === 201),
       'a write acknowledged after the engine came back',
       20_000,
-    );
-    running = false;
+    )
+      .catch((error: Error) => {
+        const since = records.filter((r) => r.start >= backAt).slice(-6);
+        const told = since.map((r) => `${r.kind} ${r.answer.status} ${r.answer.body.slice(0, 120)}`).join('; ');
+        const engineLog = readFileSync(`${dataDir}/mongo.log`, 'utf8').split('\n').slice(-15).join('\n');
+        const topology = JSON.stringify([...(world.services.mongo as unknown as { topology: { description: { servers: Map<string, unknown> } } }).topology.description.servers.values()]);
+      throw new Error(`${error.message}; topology ${topology}; engines ${JSON.stringify(world.services.engines.report())}; last answers: ${told}; engine log:\n${engineLog}`);
+      })
+      .finally(() => {
+        running = false;
+      });
     await Promise.all(clients);
 
     // Within seconds of the engine's return, without a restart of the gateway.
