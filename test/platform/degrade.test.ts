@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
+import { MongoClient } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureEngines, stopEngines } from '../../scripts/engines.mjs';
 import { startWorld, type World } from '../support/world.ts';
@@ -31,6 +32,7 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
   let world: World;
   let port: number;
   let key: string;
+  let engines: { mongoUri: string };
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
   const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
@@ -57,7 +59,7 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
   const manage = (method: string, path: string, body?: unknown) => send(method, `/api/manage/v1${path}`, body, { authorization: `Bearer ${key}` });
 
   beforeAll(async () => {
-    const engines = await ensureEngines(engineOptions);
+    engines = await ensureEngines(engineOptions);
     world = await startWorld({ env: { MONGODB_URI: engines.mongoUri, TEMPORAL_ADDRESS: engines.temporalAddress, ENGINE_WAIT_MS: String(WAIT_MS) } });
     await world.app.listen({ port: 0, host: '127.0.0.1' });
     port = (world.app.server.address() as { port: number }).port;
@@ -138,12 +140,29 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
       'a write acknowledged after the engine came back',
       20_000,
     )
-      .catch((error: Error) => {
-        const since = records.filter((r) => r.start >= backAt).slice(-6);
-        const told = since.map((r) => `${r.kind} ${r.answer.status} ${r.answer.body.slice(0, 120)}`).join('; ');
+      .catch(async (error: Error) => {
+        const since = records.filter((r) => r.start >= backAt);
+        const tally = new Map<string, number>();
+        for (const r of since) tally.set(`${r.kind} ${r.answer.status}`, (tally.get(`${r.kind} ${r.answer.status}`) ?? 0) + 1);
+        const lastWrite = since.filter((r) => r.kind === 'write').at(-1);
+        const told = `${JSON.stringify([...tally])}, last write: ${lastWrite ? `${lastWrite.answer.status} ${lastWrite.answer.body.slice(0, 200)}` : 'none'}`;
+        // Whether the engine answers a client of its own: tells a wedged driver from a wedged engine.
+        const fresh = new MongoClient(engines.mongoUri, { serverSelectionTimeoutMS: 3000 });
+        const own = await fresh
+          .db('admin')
+          .command({ ping: 1 })
+          .then(
+            () => 'answers',
+            (e: Error) => e.message,
+          )
+          .finally(() => fresh.close());
         const engineLog = readFileSync(`${dataDir}/mongo.log`, 'utf8').split('\n').slice(-15).join('\n');
-        const topology = JSON.stringify([...(world.services.mongo as unknown as { topology: { description: { servers: Map<string, unknown> } } }).topology.description.servers.values()]);
-      throw new Error(`${error.message}; topology ${topology}; engines ${JSON.stringify(world.services.engines.report())}; last answers: ${told}; engine log:\n${engineLog}`);
+        const topology = JSON.stringify([
+          ...(world.services.mongo as unknown as { topology: { description: { servers: Map<string, unknown> } } }).topology.description.servers.values(),
+        ]);
+        throw new Error(
+          `${error.message}; a new client's ping: ${own}; topology ${topology}; engines ${JSON.stringify(world.services.engines.report())}; answers since: ${told}; engine log:\n${engineLog}`,
+        );
       })
       .finally(() => {
         running = false;
