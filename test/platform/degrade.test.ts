@@ -32,7 +32,7 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
   let world: World;
   let port: number;
   let key: string;
-  let engines: { mongoUri: string };
+  let engines: { mongoUri: string; temporalAddress: string };
   const agent = new Agent({ keepAlive: true, maxSockets: 16 });
 
   const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> =>
