@@ -1,5 +1,6 @@
 import type { Binary, Db } from 'mongodb';
 import type { ExportMode } from '../../workflows/contracts/static-export.ts';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 
 export { EXPORT_MODES, type ExportMode, type ExportRef } from '../../workflows/contracts/static-export.ts';
 
@@ -212,7 +213,9 @@ export interface ExportStateDoc {
   updatedAt: Date;
 }
 
-export const exportStates = (db: Db) => db.collection<ExportStateDoc>('export_state');
+/** One per site in `site_state`, `_id` = `export:<siteId>` (`exportStateId`). */
+export const exportStates = (db: Db) => siteStateCollection<ExportStateDoc>(db);
+export const exportStateId = (siteId: string) => siteStateId('export', siteId);
 
 /** Run history, newest first by `_id` (`<siteId>:<finishedAt ms padded>:<runId>`); one row per run, written once. */
 export interface ExportRunDoc extends RunSummary {
@@ -223,5 +226,5 @@ export const EXPORT_RUNS_COLLECTION = 'export_runs';
 export const exportRuns = (db: Db) => db.collection<ExportRunDoc>(EXPORT_RUNS_COLLECTION);
 
 export async function readExportState(db: Db, siteId: string): Promise<ExportStateDoc | null> {
-  return exportStates(db).findOne({ _id: siteId, siteId });
+  return exportStates(db).findOne({ _id: exportStateId(siteId), siteId });
 }

@@ -13,6 +13,7 @@ import {
   exportIndex,
   exportPlan,
   exportRuns,
+  exportStateId,
   exportStates,
   fromJson,
   readExportState,
@@ -112,7 +113,7 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
   await discardStaged(db, ref.siteId);
   const total = await writePlan(db, ref.siteId, generation, since, services.exportTuning.batchSize);
   await exportStates(db).updateOne(
-    { _id: ref.siteId, siteId: ref.siteId },
+    { _id: exportStateId(ref.siteId), siteId: ref.siteId },
     {
       $set: { status: 'running', current: { runId, mode, startedAt: now, generation, since, basis, total }, generation, updatedAt: now },
       $setOnInsert: { lastRun: null, lastSuccessStartedAt: null, basis: null, output: { files: 0, bytes: 0 }, outputVersion: null },
@@ -367,7 +368,7 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   };
   await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
-    { _id: ref.siteId, siteId: ref.siteId, 'current.runId': run.runId },
+    { _id: exportStateId(ref.siteId), siteId: ref.siteId, 'current.runId': run.runId },
     {
       $set: {
         status: 'idle',
@@ -410,7 +411,7 @@ export async function abortRun(
   };
   await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
-    { _id: ref.siteId, siteId: ref.siteId },
+    { _id: exportStateId(ref.siteId), siteId: ref.siteId },
     {
       $set: { status: 'idle', current: null, updatedAt: now, lastRun: summary },
       $setOnInsert: { lastSuccessStartedAt: null, basis: null, generation: 0, output: { files: 0, bytes: 0 }, outputVersion: null },

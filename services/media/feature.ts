@@ -5,6 +5,8 @@ import { getMediaOp, listMediaOp } from './read-ops.ts';
 import { deleteMediaOp, updateMediaOp } from './write-ops.ts';
 import { listPublicMediaOp } from './public-ops.ts';
 import { mediaTrash } from './trash.ts';
+import { siteCounterId, WORKSPACE_COUNTER_ID } from './quota.ts';
+import { siteStateCollection } from '../core/site-state.ts';
 
 export const mediaFeature: Feature = {
   name: 'media',
@@ -19,10 +21,9 @@ export const mediaFeature: Feature = {
   trash: [mediaTrash],
   /** Stored bytes, from the running counters the upload quota keeps (per site, and the workspace's). */
   async usage(services, workspace, siteId) {
-    const counter = await services
-      .workspaceDb(workspace)
-      .collection<{ _id: string; bytes: number }>(MEDIA_COLLECTIONS.usage)
-      .findOne({ _id: siteId ? `site:${siteId}` : 'workspace' });
+    const counter = await siteStateCollection<{ _id: string; bytes: number }>(services.workspaceDb(workspace)).findOne({
+      _id: siteId ? siteCounterId(siteId) : WORKSPACE_COUNTER_ID,
+    });
     return { mediaBytes: counter?.bytes ?? 0 };
   },
 };
