@@ -31,6 +31,8 @@ export const SITE_STATE_KINDS = {
   lock: 'quota_locks',
   /** The static export's served output and running run (`export/model.ts`). */
   export: 'export_state',
+  /** The static export's run history, at most RUN_HISTORY per site (`export/model.ts`). */
+  runs: 'export_runs',
 } as const;
 
 export type SiteStateKind = keyof typeof SITE_STATE_KINDS;

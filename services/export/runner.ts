@@ -12,13 +12,15 @@ import { entryPaths, prepareCommit, readLiveRows, readRunIndex, stageSitePages }
 import {
   exportIndex,
   exportPlan,
-  exportRuns,
+  exportRunId,
   exportStateId,
   exportStates,
   fromJson,
   readExportState,
+  siteRuns,
   toJson,
   type EntryRow,
+  type ExportRunDoc,
   type ExportPlanDoc,
   type RenderBasis,
   type RunStatus,
@@ -29,6 +31,7 @@ import { entryDir, entryJson, entryPath, indexFile } from './paths.ts';
 import type { PathFacts } from '../core/permalinks.ts';
 import type { LinkTargets } from './layout.ts';
 import { loadSiteData, type SiteData } from './site-data.ts';
+import { siteStateCollection } from '../core/site-state.ts';
 
 /** Run history kept per site. */
 export const RUN_HISTORY = 100;
@@ -285,13 +288,9 @@ const rowOf = (doc: EntryDoc): EntryRow => ({
 });
 
 async function recordRun(db: Db, siteId: string, run: RunSummary): Promise<void> {
-  await exportRuns(db).updateOne({ _id: `${siteId}:${run.runId}` }, { $set: { siteId, ...run } }, { upsert: true });
-  const old = await exportRuns(db)
-    .find({ siteId }, { projection: { _id: 1 } })
-    .sort({ finishedAt: -1 })
-    .skip(RUN_HISTORY)
-    .toArray();
-  if (old.length) await exportRuns(db).deleteMany({ _id: { $in: old.map((r) => r._id) } });
+  await siteStateCollection<ExportRunDoc>(db).updateOne({ _id: exportRunId(siteId, run.runId) }, { $set: { siteId, ...run } }, { upsert: true });
+  const old = (await siteRuns(db, siteId, { _id: 1 })).slice(RUN_HISTORY);
+  if (old.length) await siteStateCollection<ExportRunDoc>(db).deleteMany({ _id: { $in: old.map((r) => r._id) } });
 }
 
 /**

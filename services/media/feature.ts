@@ -14,8 +14,9 @@ export const mediaFeature: Feature = {
   operations: [uploadMediaOp, replaceMediaOp, listMediaOp, getMediaOp, updateMediaOp, deleteMediaOp, listPublicMediaOp],
   indexes: [
     // Lists: by site and status, newest first (ids are time-ordered).
-    // The type and filename filters ride along on the list's order (a page stops when full).
-    { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, _id: -1 } },
+    // One index for the library and the trash: the library binds `trashedAt: null` (its order is
+    // `_id`), the trash sorts by `trashedAt` then `_id`. The type and filename filters ride along on
+    // the library's order (a page stops when full).
     { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, trashedAt: -1, _id: -1 } },
   ],
   trash: [mediaTrash],

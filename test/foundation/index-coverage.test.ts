@@ -49,6 +49,14 @@ const ORDERED = "a list filter riding on the list's index order (site + newest f
 const ALLOWED: Record<string, string> = {
   'sessions find eq[siteId,userId] range[expiresAt] sort[createdAt:-1]': "one user's own sessions (a few per person), from the { siteId, userId } index",
   'invitations find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (pending invitations, made one by one by administrators)`,
+  'invitations find eq[email,siteId,state] range[expiresAt] sort[]': `${PEOPLE} (an address's pending invitation: inviting, accepting)`,
+  'comment_rules find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (comment moderation rules, listed whole)`,
+  'plugins find eq[siteId] range[] sort[]': `${PEOPLE} (the plugins a site installed, at most the catalog; held per process)`,
+  'plugins find eq[active,siteId] range[] sort[]': `${PEOPLE} (the plugins a site activated, at most the catalog; held per process)`,
+  'webhook_endpoints find eq[ownerKeyId,siteId] range[] sort[_id:1]': `${PEOPLE} (the endpoints a key registered, within the webhookEndpoints quota)`,
+  'widgets find eq[area,siteId] range[] sort[]': `${PEOPLE} (one area's widgets)`,
+  'widgets find eq[area,siteId] range[] sort[position:-1]': `${PEOPLE} (the last widget of an area, to place one after it)`,
+  'widgets update eq[area,siteId] range[] sort[]': `${PEOPLE} (an area's widgets, when the area changes)`,
   'users aggregate eq[platformOperator,siteId] range[_id,disabled] sort[]': `${PEOPLE} (is another enabled operator left: disabling one)`,
   'webhook_deliveries find eq[siteId,status] range[] sort[createdAt:1]':
     "the metrics gauge's oldest pending delivery, once per drain pass per site: reads the pending queue (events/recovery.ts)",
@@ -202,7 +210,7 @@ const FRESH_TARGET = 40;
  * Not met yet (target 80): a ratchet meanwhile. A change that adds a collection or an index raises
  * it, one that removes some lowers it, with its reason in docs/footprint.md.
  */
-const USED_CEILING = 131;
+const USED_CEILING = 120;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {
