@@ -210,7 +210,7 @@ const FRESH_TARGET = 40;
  * Not met yet (target 80): a ratchet meanwhile. A change that adds a collection or an index raises
  * it, one that removes some lowers it, with its reason in docs/footprint.md.
  */
-const USED_CEILING = 120;
+const USED_CEILING = 119;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {
