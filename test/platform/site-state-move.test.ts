@@ -11,6 +11,7 @@ import { storedGeneration } from '../../services/core/public-generation.ts';
 import { counterValue, rpmCounterId } from '../../services/tenancy/quota-guard.ts';
 import { retentionFreed } from '../../services/platform/retention.ts';
 import { cloneRewrite } from '../../services/platform/backup/clone-fixups.ts';
+import { siteRuns } from '../../services/export/model.ts';
 
 /**
  * Issue 24 (a lean footprint): the small state documents that had a collection each now share
@@ -63,6 +64,10 @@ function legacyDocuments(siteId: string): Record<string, Document[]> {
     ],
     export_state: [{ _id: siteId, siteId, status: 'idle', generation: 2, current: null, lastRun: null, output: { files: 3, bytes: 30 }, updatedAt: at }],
     quota_locks: [{ _id: 'users', holder: 'old-holder', until: at }],
+    export_runs: [
+      { _id: `${siteId}:run-1`, siteId, runId: 'run-1', mode: 'full', status: 'succeeded', finishedAt: at },
+      { _id: `${siteId}:run-2`, siteId, runId: 'run-2', mode: 'incremental', status: 'succeeded', finishedAt: new Date(at.getTime() + 1000) },
+    ],
   };
 }
 
@@ -111,6 +116,7 @@ describe('a workspace of the earlier layout, upgraded by its actor', { timeout: 
     expect(await storedGeneration(db, tenant.siteId)).toBe(57);
     expect(await counterValue(db, rpmCounterId(Math.floor(Date.now() / 60_000) * 60_000))).toBe(9);
     expect((await retentionFreed(db)).freed.audit).toBe(12);
+    expect((await siteRuns(db, tenant.siteId)).map((run) => run.runId)).toEqual(['run-2', 'run-1']);
 
     // Idempotent: nothing left to move, and the step itself is done for this version.
     expect(await moveLegacySiteState(raw)).toEqual({ moved: 0, dropped: [] });
