@@ -357,6 +357,14 @@ describe('one write path: the same effects for every content-changing operation,
     expect((await contentCollections(ctx.db).entries.updateOne({ slug: 'inserted-draft', siteId }, { $set: { title: 'changed' } })).modifiedCount).toBe(1);
     expect(await generation()).toBe(start + 2);
   });
+
+  it('of the site_state documents only the languages are public: a key made (the access version) leaves the generation, a language moves it', async () => {
+    const start = await generation();
+    await createApiKey(cw.world, { capabilities: ['content:read'], name: 'generation probe' });
+    expect(await generation()).toBe(start);
+    expect((await cw.manage('POST', '/languages', { code: 'nl', name: 'Nederlands' })).statusCode).toBe(201);
+    expect(await generation()).toBe(start + 1);
+  });
 });
 
 describe('issue 22 bugs', () => {
