@@ -16,7 +16,8 @@ import { createUser } from '../services/access/users.ts';
 import { createSession, SESSION_COOKIE } from '../services/access/sessions.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
-import { ENTRY_COUNTS_COLLECTION } from '../services/content/entry-counts.ts';
+import { ENTRY_COUNTS_ID } from '../services/content/entry-counts.ts';
+import { SITE_STATE_COLLECTION } from '../services/core/site-state.ts';
 
 const count = Number(process.env.BENCH_ENTRIES ?? 100_000);
 const repeat = Number(process.env.BENCH_REPEAT ?? 30);
@@ -77,8 +78,8 @@ for (let from = 0; from < count; from += 1000) {
   );
 }
 await ctx.db
-  .collection<{ _id: string }>(ENTRY_COUNTS_COLLECTION)
-  .updateOne({ _id: 'entries' }, { $inc: { total: count, [`sites.${scope.site._id}`]: count } }, { upsert: true });
+  .collection<{ _id: string }>(SITE_STATE_COLLECTION)
+  .updateOne({ _id: ENTRY_COUNTS_ID }, { $inc: { total: count, [`sites.${scope.site._id}`]: count } }, { upsert: true });
 // A few entries written through the API, so the search finds something.
 for (let i = 0; i < 20; i++) await call('POST', '/api/content', { title: `Searchable report ${i}`, type: i % 2 ? 'page' : 'post' });
 console.log(`seeded ${count} entries in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);

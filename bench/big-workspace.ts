@@ -27,7 +27,8 @@ import { closeServices } from '../services/core/services.ts';
 import { configurePublicCache } from '../services/public-read/state.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
-import { ENTRY_COUNTS_COLLECTION } from '../services/content/entry-counts.ts';
+import { ENTRY_COUNTS_ID } from '../services/content/entry-counts.ts';
+import { SITE_STATE_COLLECTION } from '../services/core/site-state.ts';
 
 const big = Number(process.env.BENCH_BIG ?? 100_000);
 const small = Number(process.env.BENCH_SMALL ?? 100);
@@ -118,8 +119,8 @@ async function seed(ws: Workspace, count: number): Promise<number> {
     if ((from / batch) % 20 === 19) process.stderr.write(`  ${ws.name}: seeded ${from + batch}/${count}\n`);
   }
   await ws.db
-    .collection<{ _id: string }>(ENTRY_COUNTS_COLLECTION)
-    .updateOne({ _id: 'entries' }, { $inc: { total: count, [`sites.${ws.siteId}`]: count } }, { upsert: true });
+    .collection<{ _id: string }>(SITE_STATE_COLLECTION)
+    .updateOne({ _id: ENTRY_COUNTS_ID }, { $inc: { total: count, [`sites.${ws.siteId}`]: count } }, { upsert: true });
   return (performance.now() - started) / 1000;
 }
 

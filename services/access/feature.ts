@@ -31,21 +31,19 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.roles, keys: { siteId: 1, name: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.apiKeys, keys: { siteId: 1, lookup: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.sessions, keys: { siteId: 1, userId: 1 } },
-    { collection: ACCESS_COLLECTIONS.invitations, keys: { siteId: 1, email: 1, state: 1 } },
+    // Invitations have none of their own: sent one by one by administrators, read per site as a few rows.
     { collection: ACCESS_COLLECTIONS.passwordResets, keys: { siteId: 1, userId: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, action: 1, _id: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, agg: 1 } },
-    { collection: ACCESS_COLLECTIONS.counters, keys: { siteId: 1, expiresAt: 1 } },
     // MongoDB drops expired counters and failure rows by itself; the worker's purge does where TTL does not run.
     { collection: ACCESS_COLLECTIONS.counters, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
-    { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, expiresAt: 1 } },
   ],
   provisionSite: provisionAdministrator,
   // Rate counters past their window (TTL on MongoDB; a site that only ever receives refused
   // requests never runs the gate's own purge): housekeeping, not history, so not counted as freed.
   async retention(ctx, run) {
-    await purgeOldWindows(ctx.db, ctx.site._id, run.now);
+    await purgeOldWindows(ctx.db, run.now);
     return { removed: {} };
   },
   async usage(services, workspace, siteId) {

@@ -158,7 +158,7 @@ export function createAccessGate(services: Services, oauth: OAuthTokens): Access
       }
       if ((lastPurge.get(siteId) ?? 0) < now.getTime() - 60_000) {
         lastPurge.set(siteId, now.getTime());
-        Promise.all([purgeOldWindows(ctx.db, siteId, now), dropCounterWindowsBefore(ctx.db, siteId, now.getTime() - 2 * 60_000)]).catch((error) =>
+        Promise.all([purgeOldWindows(ctx.db, now), dropCounterWindowsBefore(ctx.db, siteId, now.getTime() - 2 * 60_000)]).catch((error) =>
           services.log.warn({ err: error }, 'rate counter purge failed'),
         );
       }

@@ -93,7 +93,10 @@ export function rateLimitHeaders(results: readonly WindowResult[]): Record<strin
   return { ratelimit, 'ratelimit-policy': policy };
 }
 
-/** Old windows are dropped now and then (the local engine has no TTL indexes). */
-export async function purgeOldWindows(db: Db, siteId: string, now: Date): Promise<number> {
-  return (await accessCollections(db).counters.deleteMany({ siteId, expiresAt: { $lt: now } })).deletedCount;
+/**
+ * Old windows are dropped now and then (the local engine has no TTL indexes): every site's of the
+ * database, through the TTL index `{ expiresAt }` (a window past is past whoever counted in it).
+ */
+export async function purgeOldWindows(db: Db, now: Date): Promise<number> {
+  return (await accessCollections(db).counters.deleteMany({ expiresAt: { $lt: now } })).deletedCount;
 }

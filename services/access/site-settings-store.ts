@@ -1,6 +1,8 @@
 import type { Db } from 'mongodb';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 
-export const SITE_SETTINGS_COLLECTION = 'site_settings';
+/** The site's settings document in `site_state` (core/site-state.ts). */
+export const settingsId = (siteId: string) => siteStateId('settings', siteId);
 
 /** Global key settings (contract 4.4): the Management API switch, default rate limit, allowed origins. */
 export interface KeySettings {
@@ -10,7 +12,7 @@ export interface KeySettings {
 }
 
 /**
- * One document per site (`_id` = siteId) holding the free-form settings, the key settings and
+ * One document per site (`_id` = `settings:<siteId>`, in `site_state`) holding the free-form settings, the key settings and
  * `accessVersion`, a counter bumped by every change that can alter who gets in (keys, users, roles,
  * switches). Gateways read this one small document per request: switches take effect on the next
  * request, and cached keys/users stay valid exactly while the version is unchanged.
@@ -43,11 +45,11 @@ export interface AccessState {
   twoFactorRequired: boolean;
 }
 
-export const settingsCollection = (db: Db) => db.collection<SiteSettingsDoc>(SITE_SETTINGS_COLLECTION);
+export const settingsCollection = (db: Db) => siteStateCollection<SiteSettingsDoc>(db);
 
 export async function ensureSiteSettings(db: Db, siteId: string, now: Date): Promise<void> {
   await settingsCollection(db).updateOne(
-    { _id: siteId },
+    { _id: settingsId(siteId) },
     {
       $setOnInsert: {
         siteId,
@@ -62,16 +64,16 @@ export async function ensureSiteSettings(db: Db, siteId: string, now: Date): Pro
 }
 
 export async function readAccessState(db: Db, siteId: string): Promise<AccessState> {
-  return toAccessState(await settingsCollection(db).findOne({ _id: siteId }, { projection: STATE_PROJECTION }));
+  return toAccessState(await settingsCollection(db).findOne({ _id: settingsId(siteId) }, { projection: STATE_PROJECTION }));
 }
 
 /** Call after any write that changes access (a key, a user, a role, a switch). */
 export async function bumpAccessVersion(db: Db, siteId: string): Promise<void> {
-  await settingsCollection(db).updateOne({ _id: siteId }, { $inc: { accessVersion: 1 }, $setOnInsert: { siteId } }, { upsert: true });
+  await settingsCollection(db).updateOne({ _id: settingsId(siteId) }, { $inc: { accessVersion: 1 }, $setOnInsert: { siteId } }, { upsert: true });
 }
 
 export async function readSettingsDoc(db: Db, siteId: string): Promise<SiteSettingsDoc | null> {
-  return settingsCollection(db).findOne({ _id: siteId }, { projection: { rl: 0 } });
+  return settingsCollection(db).findOne({ _id: settingsId(siteId) }, { projection: { rl: 0 } });
 }
 
 const STATE_PROJECTION = { accessVersion: 1, apiKeys: 1, 'values.api': 1, 'values.accounts': 1 } as const;
@@ -105,14 +107,14 @@ export async function countAndReadAccessState(
   for (const field of Object.keys(increments)) projection[`${window}.${field}`] = 1;
   const update: Record<string, unknown> = { $inc };
   if (staleWindows.length) update.$unset = Object.fromEntries(staleWindows.map((w) => [`rl.w${w}`, '']));
-  const doc = await settingsCollection(db).findOneAndUpdate({ _id: siteId }, update, { returnDocument: 'after', projection });
+  const doc = await settingsCollection(db).findOneAndUpdate({ _id: settingsId(siteId) }, update, { returnDocument: 'after', projection });
   const counted = ((doc as { rl?: Record<string, Record<string, number>> } | null)?.rl?.[`w${windowStart}`] ?? {}) as Record<string, number>;
   return { state: toAccessState(doc), counts: counted };
 }
 
 export async function writeKeySettings(db: Db, siteId: string, keys: KeySettings, now: Date): Promise<void> {
   await settingsCollection(db).updateOne(
-    { _id: siteId },
+    { _id: settingsId(siteId) },
     { $set: { apiKeys: keys, updatedAt: now }, $inc: { accessVersion: 1 }, $setOnInsert: { siteId } },
     { upsert: true },
   );
@@ -120,7 +122,7 @@ export async function writeKeySettings(db: Db, siteId: string, keys: KeySettings
 
 /** Drops counter windows older than `before` (idle gaps leave some behind the rolling unset). */
 export async function dropCounterWindowsBefore(db: Db, siteId: string, before: number): Promise<void> {
-  const doc = await settingsCollection(db).findOne({ _id: siteId }, { projection: { rl: 1 } });
+  const doc = await settingsCollection(db).findOne({ _id: settingsId(siteId) }, { projection: { rl: 1 } });
   const old = Object.keys(doc?.rl ?? {}).filter((window) => Number(window.slice(1)) < before);
-  if (old.length) await settingsCollection(db).updateOne({ _id: siteId }, { $unset: Object.fromEntries(old.map((w) => [`rl.${w}`, ''])) });
+  if (old.length) await settingsCollection(db).updateOne({ _id: settingsId(siteId) }, { $unset: Object.fromEntries(old.map((w) => [`rl.${w}`, ''])) });
 }

@@ -5,9 +5,13 @@ import { PLATFORM_RETENTION_DAYS } from './rows.ts';
 
 const DAY_MS = 24 * 60 * 60_000;
 
-/** Rows past their `expiresAt` (what a TTL index drops), and change rows older than the retention as it is now. */
-const lapsed = (now: Date, retentionDays: number): Filter<AuditDoc> => ({
-  $or: [{ expiresAt: { $lt: now } }, { agg: { $exists: false }, at: { $lt: new Date(now.getTime() - retentionDays * DAY_MS) } }],
+/**
+ * Rows past their `expiresAt` (what the TTL index drops, and what serves this branch: of every site
+ * of the database, all of them due), and change rows of the site (`siteId`, when given) older than
+ * the retention as it is now.
+ */
+const lapsed = (now: Date, retentionDays: number, siteId?: string): Filter<AuditDoc> => ({
+  $or: [{ expiresAt: { $lt: now } }, { ...(siteId ? { siteId } : {}), agg: { $exists: false }, at: { $lt: new Date(now.getTime() - retentionDays * DAY_MS) } }],
 });
 
 /**
@@ -16,7 +20,7 @@ const lapsed = (now: Date, retentionDays: number): Filter<AuditDoc> => ({
  * before it). Part of the retention pass (platform/retention.ts).
  */
 export function purgeLapsedAuditRows(db: Db, siteId: string, retentionDays: number, now: Date, budget: number): Promise<number> {
-  return deleteInBatches(auditRows(db), { siteId, ...lapsed(now, retentionDays) }, budget);
+  return deleteInBatches(auditRows(db), lapsed(now, retentionDays, siteId), budget);
 }
 
 /** The platform's own rows (operator actions) that are due. */

@@ -1,4 +1,4 @@
-import { PUBLIC_STATE_COLLECTION } from '../core/public-generation.ts';
+import { storedGeneration } from '../core/public-generation.ts';
 import type { Services } from '../core/context.ts';
 import { siteResolverCache, type NamedCache } from './caches.ts';
 
@@ -13,10 +13,7 @@ const publicContentCache = (): NamedCache => ({
   description: 'Public Content API responses, per site and content generation (the page store).',
   reach: 'site',
   async stats(ctx) {
-    const doc = await ctx.db
-      .collection<{ _id: string; siteId: string; generation?: number }>(PUBLIC_STATE_COLLECTION)
-      .findOne({ _id: ctx.site._id, siteId: ctx.site._id });
-    return { entries: null, details: { generation: doc?.generation ?? 0 } };
+    return { entries: null, details: { generation: await storedGeneration(ctx.db, ctx.site._id) } };
   },
   clear: (ctx) => ctx.services.publicGeneration.bump(ctx.db, ctx.site._id),
 });

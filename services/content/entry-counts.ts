@@ -6,10 +6,11 @@ import { QuotaExceededError } from '../core/errors.ts';
 import { isDuplicateKey } from '../core/mongo-errors.ts';
 import { siteOwnLimit, workspaceLimit } from '../tenancy/quota-model.ts';
 import { contentCollections } from './model.ts';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 
 /**
  * The `entries` quota and its usage figure, O(1) per write and per read (docs/content.md, "Quota"):
- * one counter document per workspace database (`_id: 'entries'`) holding the live entries of the
+ * one counter document per workspace database (`entries:entries` in `site_state`) holding the live entries of the
  * workspace (`total`) and of each site (`sites.<siteId>`), and the trashed ones (`trashed`).
  *
  * - Under a limit (the workspace's or the site's), an entry becoming live (create, restore) takes
@@ -27,8 +28,8 @@ import { contentCollections } from './model.ts';
  * - The worker's periodic pass (`reconcileEntryCounts`) repairs any drift (a process killed
  *   between a take and its insert; a create with the quotas of before a change racing the recount).
  */
-export const ENTRY_COUNTS_COLLECTION = 'entry_counts';
-const ID = 'entries';
+export const ENTRY_COUNTS_ID = siteStateId('entries', 'entries');
+const ID = ENTRY_COUNTS_ID;
 
 interface CountsDoc {
   _id: string;
@@ -38,7 +39,7 @@ interface CountsDoc {
   reconciledAt: Date;
 }
 
-const counts = (db: Db) => db.collection<CountsDoc>(ENTRY_COUNTS_COLLECTION);
+const counts = (db: Db) => siteStateCollection<CountsDoc>(db);
 
 /**
  * Recounts the entries of a workspace database and stores the figures. With `unless`, they are

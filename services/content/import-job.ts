@@ -7,7 +7,8 @@ import type { contentImportWorkflow } from '../../workflows/content-import.ts';
 import { contentImportWorkflowId, contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
 import { headerProblem } from './ndjson-format.ts';
 import { finishImport } from './import-run.ts';
-import { IMPORT_MAX_BYTES, importFiles, importsCollection, type ImportDoc } from './import-model.ts';
+import { IMPORT_MAX_BYTES, importFiles, importsCollection, type ImportDoc, IMPORT_FILE_KIND } from './import-model.ts';
+import { MEDIA_BUCKET } from '../media/model.ts';
 
 // Apart from import-run.ts (the batches the activities run) because it types the job's start with
 // the workflow itself: activities → import-run → workflow would be a cycle.
@@ -19,7 +20,8 @@ const HEAD_BYTES = 64 * 1024;
 
 /** Stores the body in GridFS as it arrives (never whole in memory): its size and first bytes. */
 async function store(ctx: OperationContext, id: string, body: Readable, maxBytes: number): Promise<{ bytes: number; head: Buffer }> {
-  const upload = importFiles(ctx.db).openUploadStream(id, { id: id as never });
+  // Marked as an import's in the bucket it shares with the media library (the library reads by its own items' ids).
+  const upload = importFiles(ctx.db).openUploadStream(id, { id: id as never, metadata: { kind: IMPORT_FILE_KIND } });
   let bytes = 0;
   const head: Buffer[] = [];
   let headBytes = 0;
@@ -85,6 +87,7 @@ export async function startImport(ctx: OperationContext, body: Readable, maxByte
     siteId: ctx.site._id,
     state: 'queued',
     fileId: id,
+    fileBucket: MEDIA_BUCKET,
     bytes,
     offset: 0,
     line: 0,

@@ -1,14 +1,18 @@
 import { z } from 'zod';
 import { GridFSBucket, type Db } from 'mongodb';
 import type { KeyScope } from '../core/principal.ts';
+import { MEDIA_BUCKET } from '../media/model.ts';
 
 /**
  * A content import (docs/content.md, "Import and export"): the uploaded NDJSON file is kept in
- * GridFS (`content_import_files`) and one document per import (`content_imports`) holds its
- * checkpoint and report. Both collections appear on first use.
+ * GridFS, in the media library's bucket (`media_files`: a bucket of its own would be four more
+ * collections and indexes per workspace, docs/footprint.md; file ids never collide and the file is
+ * deleted when the import ends), and one document per import (`content_imports`) holds its
+ * checkpoint and report. Both appear on first use.
  */
 export const IMPORTS_COLLECTION = 'content_imports';
-export const IMPORT_FILES_BUCKET = 'content_import_files';
+/** Where imports started before the shared bucket keep their file (`ImportDoc.fileBucket` absent). */
+export const LEGACY_IMPORT_FILES_BUCKET = 'content_import_files';
 
 export const IMPORT_STATES = ['queued', 'running', 'succeeded', 'failed', 'cancelled'] as const;
 export type ImportState = (typeof IMPORT_STATES)[number];
@@ -29,6 +33,8 @@ export interface ImportDoc {
   siteId: string;
   state: ImportState;
   fileId: string | null;
+  /** The GridFS bucket holding `fileId` (absent: an import started before the shared bucket). */
+  fileBucket?: string;
   bytes: number;
   /** Checkpoint: the byte offset and line number where the next batch starts. */
   offset: number;
@@ -55,7 +61,13 @@ export interface ImportDoc {
 }
 
 export const importsCollection = (db: Db) => db.collection<ImportDoc>(IMPORTS_COLLECTION);
-export const importFiles = (db: Db) => new GridFSBucket(db, { bucketName: IMPORT_FILES_BUCKET });
+/** `metadata.kind` of an import's file in the shared bucket. */
+export const IMPORT_FILE_KIND = 'content-import';
+
+/** The bucket a new import's file goes to. */
+export const importFiles = (db: Db) => new GridFSBucket(db, { bucketName: MEDIA_BUCKET });
+/** The bucket holding this import's file. */
+export const importFilesOf = (db: Db, job: Pick<ImportDoc, 'fileBucket'>) => new GridFSBucket(db, { bucketName: job.fileBucket ?? LEGACY_IMPORT_FILES_BUCKET });
 
 export const ImportView = z.object({
   id: z.string(),

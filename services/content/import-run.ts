@@ -11,7 +11,7 @@ import { listTaxonomies, taxonomyCollections, type TaxonomyDoc } from './taxonom
 import { changeEntriesById, createEntries, settleCreated, settleOwed, type ContentEvent } from './write-path.ts';
 import { canonical, headerProblem, parseEntryLine, type EntryLine, type TermRef } from './ndjson-format.ts';
 import { readLines } from './import-lines.ts';
-import { importFiles, importsCollection, REJECTIONS_KEPT, type ImportDoc, type Rejection } from './import-model.ts';
+import { importFilesOf, importsCollection, REJECTIONS_KEPT, type ImportDoc, type Rejection } from './import-model.ts';
 
 /** What a line sets on its entry: the content compared with the stored one (equal: nothing is written). */
 type Content = Pick<EntryDoc, 'type' | 'title' | 'titleLower' | 'excerpt' | 'blocks' | 'fields' | 'status' | 'live' | 'publishedAt' | 'terms' | 'headerRef'>;
@@ -157,7 +157,7 @@ export async function importBatch(
     await finishImport(ctx, job, 'failed', 'the uploaded file is gone');
     return { done: true };
   }
-  const { lines, nextOffset, nextNo, ended } = await readLines(importFiles(ctx.db), job.fileId, job.bytes, job.offset, job.line + 1, max);
+  const { lines, nextOffset, nextNo, ended } = await readLines(importFilesOf(ctx.db, job), job.fileId, job.bytes, job.offset, job.line + 1, max);
   if (lines.length === 0) {
     await finishImport(ctx, job, 'succeeded', null);
     return { done: true };
@@ -339,7 +339,7 @@ export async function finishImport(ctx: OperationContext, job: ImportDoc, state:
     { $set: { state, error, fileId: null, inFlight: null, updatedAt: now, finishedAt: now } },
   );
   if (job.fileId)
-    await importFiles(ctx.db)
+    await importFilesOf(ctx.db, job)
       .delete(job.fileId as never)
       .catch(() => undefined);
 }

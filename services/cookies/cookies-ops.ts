@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
-import { CookieRegistryBody, CookieRegistryView, cookiesCollection, defaultCookies } from './cookies.ts';
+import { CookieRegistryBody, CookieRegistryView, cookiesCollection, cookiesId, defaultCookies } from './cookies.ts';
 
 export const getCookiesOp = defineOperation({
   id: 'cookies.get',
@@ -12,7 +12,7 @@ export const getCookiesOp = defineOperation({
   input: z.object({}),
   output: CookieRegistryView,
   async handler(ctx) {
-    const doc = await cookiesCollection(ctx).findOne({ _id: ctx.site._id, siteId: ctx.site._id });
+    const doc = await cookiesCollection(ctx).findOne({ _id: cookiesId(ctx.site._id), siteId: ctx.site._id });
     return doc ? { cookies: doc.cookies, updatedAt: doc.updatedAt.toISOString() } : { cookies: defaultCookies(), updatedAt: null };
   },
 });
@@ -28,7 +28,7 @@ export const putCookiesOp = defineOperation({
   output: CookieRegistryView,
   async handler(ctx, { cookies }) {
     const now = ctx.services.clock.now();
-    await cookiesCollection(ctx).updateOne({ _id: ctx.site._id, siteId: ctx.site._id }, { $set: { cookies, updatedAt: now } }, { upsert: true });
+    await cookiesCollection(ctx).updateOne({ _id: cookiesId(ctx.site._id), siteId: ctx.site._id }, { $set: { cookies, updatedAt: now } }, { upsert: true });
     return { cookies, updatedAt: now.toISOString() };
   },
 });

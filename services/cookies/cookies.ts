@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../access/sessions.ts';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 
 /** Consent categories as cookie banners group them; `necessary` needs no consent. */
 export const COOKIE_CATEGORIES = ['necessary', 'preferences', 'analytics', 'marketing'] as const;
@@ -35,15 +36,15 @@ export const CookieRegistryBody = z.object({
 export const CookieRegistryView = CookieRegistryBody.extend({ updatedAt: z.string().nullable() });
 
 export interface CookieRegistryDoc {
-  /** = siteId: one registry per site. */
+  /** `cookies:<siteId>` (`site_state`): one registry per site. */
   _id: string;
   siteId: string;
   cookies: z.infer<typeof CookieEntry>[];
   updatedAt: Date;
 }
 
-export const COOKIES_COLLECTION = 'site_cookies';
-export const cookiesCollection = (ctx: Pick<OperationContext, 'db'>) => ctx.db.collection<CookieRegistryDoc>(COOKIES_COLLECTION);
+export const cookiesCollection = (ctx: Pick<OperationContext, 'db'>) => siteStateCollection<CookieRegistryDoc>(ctx.db);
+export const cookiesId = (siteId: string) => siteStateId('cookies', siteId);
 
 /** Until an administrator saves a registry, it lists the one cookie the service itself sets. */
 export const defaultCookies = (): z.infer<typeof CookieEntry>[] => [

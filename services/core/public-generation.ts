@@ -2,9 +2,15 @@ import type { Collection, Db, Document } from 'mongodb';
 import type { ChangeFeed } from './change-feed.ts';
 import { topics } from './topics.ts';
 import { DOCUMENT_WRITES } from './write-watch.ts';
+import { siteStateCollection, siteStateId } from './site-state.ts';
 
-/** The counter document per site (`_id` = siteId) whose generation every public cache is keyed on. */
-export const PUBLIC_STATE_COLLECTION = 'content_state';
+/** The counter document per site (in `site_state`, `content:<siteId>`) whose generation every public cache is keyed on. */
+export const publicStateId = (siteId: string) => siteStateId('content', siteId);
+
+/** The site's public generation as stored (0 before the first bump). */
+export async function storedGeneration(db: Db, siteId: string): Promise<number> {
+  return (await siteStateCollection<StateDoc>(db).findOne({ _id: publicStateId(siteId), siteId }))?.generation ?? 0;
+}
 
 interface StateDoc {
   _id: string;
@@ -18,7 +24,37 @@ interface StateDoc {
  * documents `insertIsPublic` changes no public read, so it leaves the generation alone (an
  * entry's draft); updates and deletes always move it, since the document before may have been public.
  */
-export type PublicCollection = string | { name: string; insertIsPublic?: (doc: Document) => boolean };
+export type PublicCollection = string | { name: string; insertIsPublic?: (doc: Document) => boolean; idPrefix?: string };
+
+interface PublicRule {
+  insertIsPublic?: (doc: Document) => boolean;
+  /**
+   * Only documents whose `_id` starts with this are public (a collection shared by several kinds of
+   * documents, `site_state`: its languages are public, its counters, the generation itself among
+   * them, are not). A write is matched by its filter's or its document's `_id`; one that names none
+   * (a bulk write) counts as public.
+   */
+  idPrefix?: string;
+}
+
+/** The `_id` a write names: the inserted documents' or the filter's (undefined: it names none). */
+function writtenIds(property: string, args: unknown[]): unknown[] | undefined {
+  if (property === 'insertOne') return [(args[0] as Document)._id];
+  if (property === 'insertMany') return (args[0] as Document[]).map((doc) => doc._id);
+  if (property === 'bulkWrite') return undefined;
+  const filter = args[0] as Document | undefined;
+  return filter && '_id' in filter ? [filter._id] : undefined;
+}
+
+/** A string `_id`, or the lower bound of an `_id` range (a kind of `site_state`, `siteStateKindRange`). */
+const idText = (id: unknown) =>
+  typeof id === 'string' ? id : typeof (id as { $gte?: unknown } | null)?.$gte === 'string' ? (id as { $gte: string }).$gte : undefined;
+
+function outsidePrefix(property: string, args: unknown[], prefix: string | undefined): boolean {
+  if (prefix === undefined) return false;
+  const ids = writtenIds(property, args);
+  return ids !== undefined && ids.every((id) => idText(id) !== undefined && !idText(id)!.startsWith(prefix));
+}
 
 /** Whether an insert (`insertOne`, `insertMany`) holds no document a public read can see. */
 function insertIsPrivate(property: string, args: unknown[], insertIsPublic: ((doc: Document) => boolean) | undefined): boolean {
@@ -65,15 +101,15 @@ export interface PublicGeneration {
 }
 
 export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<PublicCollection>): PublicGeneration {
-  const insertRules = new Map<string, ((doc: Document) => boolean) | undefined>();
+  const insertRules = new Map<string, PublicRule>();
   for (const entry of declared) {
-    if (typeof entry === 'string') insertRules.set(entry, undefined);
-    else insertRules.set(entry.name, entry.insertIsPublic);
+    if (typeof entry === 'string') insertRules.set(entry, {});
+    else insertRules.set(entry.name, { insertIsPublic: entry.insertIsPublic, idPrefix: entry.idPrefix });
   }
   const collections: ReadonlySet<string> = new Set(insertRules.keys());
   const listeners: Array<(siteId: string) => void> = [];
   const bump = async (db: Db, siteId: string) => {
-    await db.collection<StateDoc>(PUBLIC_STATE_COLLECTION).updateOne({ _id: siteId, siteId }, { $inc: { generation: 1 } }, { upsert: true });
+    await siteStateCollection<StateDoc>(db).updateOne({ _id: publicStateId(siteId), siteId }, { $inc: { generation: 1 } }, { upsert: true });
     for (const listener of listeners) listener(siteId);
     // Content freshness is announced, not awaited (no acknowledgements, unlike access changes).
     await feed.announce(topics.siteContent(siteId));
@@ -100,7 +136,7 @@ export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<Publ
       });
     return f.queued;
   };
-  const followCollection = (collection: Collection, db: Db, siteId: string, insertIsPublic: ((doc: Document) => boolean) | undefined): Collection =>
+  const followCollection = (collection: Collection, db: Db, siteId: string, { insertIsPublic, idPrefix }: PublicRule): Collection =>
     new Proxy(collection, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver);
@@ -108,7 +144,7 @@ export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<Publ
         if (typeof property !== 'string' || !DOCUMENT_WRITES.has(property)) return value.bind(target);
         return async (...args: unknown[]) => {
           const result: unknown = await (value as (...a: unknown[]) => unknown).apply(target, args);
-          if (changed(result) && !insertIsPrivate(property, args, insertIsPublic)) await bumpAfter(db, siteId);
+          if (changed(result) && !insertIsPrivate(property, args, insertIsPublic) && !outsidePrefix(property, args, idPrefix)) await bumpAfter(db, siteId);
           return result;
         };
       },
@@ -128,7 +164,8 @@ export function createPublicGeneration(feed: ChangeFeed, declared: Iterable<Publ
           }
           return (name: string, options?: object) => {
             const collection = target.collection(name, options);
-            return insertRules.has(name) ? followCollection(collection, target, siteId, insertRules.get(name)) : collection;
+            const rule = insertRules.get(name);
+            return rule ? followCollection(collection, target, siteId, rule) : collection;
           };
         },
       });

@@ -12,6 +12,7 @@ import { createChangeFeed } from './change-feed.ts';
 import { createWriteWatch } from './write-watch.ts';
 import { createPublicGeneration, type PublicCollection } from './public-generation.ts';
 import { createFirstWriteSetup } from './first-write.ts';
+import { createSiteStateMoves } from './site-state.ts';
 import type { IndexSpec } from './feature.ts';
 import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
@@ -96,6 +97,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
   });
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
+  const siteStateMoves = createSiteStateMoves();
   // The other clusters' clients are made like the default one (docs/placement.md).
   const pool = createClusterPool(mongo, config.MONGODB_CLUSTERS, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
   const placement = createPlacement({ pool, platformDb, feed: changeFeed, log });
@@ -122,7 +124,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
       placement.note(workspace);
       let db = dbs.get(workspace.dbName);
       if (!db) {
-        db = firstWrite.wrap(writes.watch(placement.db(workspace)));
+        db = siteStateMoves.wrap(firstWrite.wrap(writes.watch(placement.db(workspace))));
         dbs.set(workspace.dbName, db);
       }
       return db;

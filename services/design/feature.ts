@@ -31,9 +31,9 @@ export const designFeature: Feature = {
   ],
   // Every design write changes what the design reads and the site's URLs answer (core/public-generation.ts).
   publicCollections: [DESIGN_COLLECTION, WIDGET_COLLECTIONS.areas, WIDGET_COLLECTIONS.widgets],
+  // Widgets have none of their own: placed one by one by people, read per site as a few rows.
   indexes: [
     { collection: DESIGN_COLLECTION, keys: { siteId: 1, kind: 1, key: 1 }, options: { unique: true } },
     { collection: WIDGET_COLLECTIONS.areas, keys: { siteId: 1, key: 1 }, options: { unique: true } },
-    { collection: WIDGET_COLLECTIONS.widgets, keys: { siteId: 1, area: 1, position: 1 } },
   ],
 };

@@ -132,7 +132,7 @@ export function eventCollections(db: Db) {
 
 export const eventIndexes: IndexSpec[] = [
   { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, active: 1, events: 1 } },
-  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, ownerKeyId: 1, _id: 1 } },
+  // A key's own endpoints are read like the administrators' list: a site's few hand-made rows (no index of their own).
   // The pending deliveries of a site (the drain), of one endpoint (its actor).
   { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, via: 1, endpointId: 1 } },
   // Retention: finished deliveries past the history's days (events/retention.ts).

@@ -6,6 +6,7 @@ import {
   exportManifest,
   exportPacks,
   exportRows,
+  exportStateId,
   exportStates,
   fromJson,
   toJson,
@@ -182,7 +183,10 @@ async function markDead(db: Db, plan: CommitPlan, dead: StoredFile[]): Promise<s
   const marks = marksOf(dead, plan.generation);
   if (marks.size === 0) return [];
   const marked = [...marks.keys()];
-  await exportStates(db).updateOne({ _id: plan.siteId, siteId: plan.siteId, 'current.runId': plan.runId }, { $set: { 'current.marked': marked } });
+  await exportStates(db).updateOne(
+    { _id: exportStateId(plan.siteId), siteId: plan.siteId, 'current.runId': plan.runId },
+    { $set: { 'current.marked': marked } },
+  );
   await exportPacks(db).bulkWrite(
     [...marks].map(([id, slots]) => ({ updateOne: { filter: { _id: id }, update: { $addToSet: { dead: { $each: slots } } } } })),
     { ordered: false },

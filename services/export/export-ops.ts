@@ -3,7 +3,7 @@ import { assertSwitch, countExportRun } from '../tenancy/quota-guard.ts';
 import { defineOperation, type Surface } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { FileReplySchema } from '../core/file-reply.ts';
-import { EXPORT_MODES, EXPORT_STORAGE, exportRuns, exportStates, readExportState, type RunSummary } from './model.ts';
+import { EXPORT_MODES, EXPORT_STORAGE, exportStateId, exportStates, readExportState, siteRuns, type RunSummary } from './model.ts';
 import { cancelExportRun, exportProgress, requestExportRun } from './control.ts';
 import { clearExportFiles, discardStaged } from './files.ts';
 import { ARCHIVE_FORMATS, downloadReply } from './download.ts';
@@ -122,7 +122,7 @@ const runsOp = (surface: Surface) =>
     input: z.object({ limit: z.coerce.number().int().min(1).max(RUN_HISTORY).default(20) }),
     output: z.object({ data: z.array(RunView) }),
     async handler(ctx, { limit }) {
-      const rows = await exportRuns(ctx.db).find({ siteId: ctx.site._id }).sort({ finishedAt: -1 }).limit(limit).toArray();
+      const rows = (await siteRuns(ctx.db, ctx.site._id)).slice(0, limit);
       return { data: rows.map((row) => runView(row)!) };
     },
   });
@@ -205,7 +205,7 @@ export const clearExportOp = defineOperation({
     await clearExportFiles(ctx.db, ctx.site._id);
     const now = ctx.services.clock.now();
     await exportStates(ctx.db).updateOne(
-      { _id: ctx.site._id, siteId: ctx.site._id },
+      { _id: exportStateId(ctx.site._id), siteId: ctx.site._id },
       {
         $set: { lastSuccessStartedAt: null, basis: null, output: { files: 0, bytes: 0 }, outputVersion: null, live: null, garbage: null, updatedAt: now },
         $setOnInsert: { status: 'idle', current: null, lastRun: null, generation: 0 },

@@ -3,14 +3,13 @@ import { stopWorkspaceWorkflow } from '../core/workflow-stop.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { staticExportWorkflowId } from '../../workflows/contracts/static-export.ts';
 import { exportOperations } from './export-ops.ts';
-import { EXPORT_RUNS_COLLECTION } from './model.ts';
 
 /** Static export of published content to HTML + JSON in the workspace database (docs/plugins.md, "Static export"). */
 export const exportFeature: Feature = {
   name: 'static-export',
   operations: exportOperations,
-  // The output is read and written by `_id` (files.ts); only the runs are listed, latest first.
-  indexes: [{ collection: EXPORT_RUNS_COLLECTION, keys: { siteId: 1, finishedAt: -1 } }],
+  // No index of its own: the output is read and written by `_id` (files.ts); the runs, listed latest
+  // first, are at most RUN_HISTORY per site (runner.ts `recordRun`), sorted as read.
   /** Each site's export actor. */
   async stopWork(services, workspace) {
     const sites = await platformCollections(services)

@@ -15,6 +15,7 @@ import {
   exportPacks,
   exportPlan,
   exportRows,
+  exportStateId,
   exportStates,
   fromJson,
   readExportState,
@@ -238,5 +239,5 @@ export async function collectGarbage(db: Db, siteId: string): Promise<void> {
       .flatMap(({ pack, files }) => [pack._id, ...files.flatMap((file) => file.parts.map(([id]) => id))]);
     if (gone.length) await exportPacks(db).deleteMany({ _id: { $in: [...new Set(gone)] } });
   }
-  await exportStates(db).updateOne({ _id: siteId, siteId, 'live.generation': live.generation }, { $set: { garbage: null } });
+  await exportStates(db).updateOne({ _id: exportStateId(siteId), siteId, 'live.generation': live.generation }, { $set: { garbage: null } });
 }

@@ -1,5 +1,6 @@
 import type { Binary, Db } from 'mongodb';
 import type { ExportMode } from '../../workflows/contracts/static-export.ts';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 
 export { EXPORT_MODES, type ExportMode, type ExportRef } from '../../workflows/contracts/static-export.ts';
 
@@ -212,16 +213,29 @@ export interface ExportStateDoc {
   updatedAt: Date;
 }
 
-export const exportStates = (db: Db) => db.collection<ExportStateDoc>('export_state');
+/** One per site in `site_state`, `_id` = `export:<siteId>` (`exportStateId`). */
+export const exportStates = (db: Db) => siteStateCollection<ExportStateDoc>(db);
+export const exportStateId = (siteId: string) => siteStateId('export', siteId);
 
-/** Run history, newest first by `_id` (`<siteId>:<finishedAt ms padded>:<runId>`); one row per run, written once. */
+/**
+ * Run history: `site_state` documents (`_id` = `runs:<siteId>:<runId>`), at most RUN_HISTORY per
+ * site, read as one `_id` range and listed newest first by `finishedAt`; one per run, written once.
+ */
 export interface ExportRunDoc extends RunSummary {
   _id: string;
   siteId: string;
 }
-export const EXPORT_RUNS_COLLECTION = 'export_runs';
-export const exportRuns = (db: Db) => db.collection<ExportRunDoc>(EXPORT_RUNS_COLLECTION);
+export const exportRunId = (siteId: string, runId: string) => siteStateId('runs', `${siteId}:${runId}`);
+
+/** Every run of the site kept, newest first (at most RUN_HISTORY: sorted as read). */
+export async function siteRuns(db: Db, siteId: string, projection?: Record<string, 1>): Promise<ExportRunDoc[]> {
+  const prefix = siteStateId('runs', siteId);
+  const rows = await siteStateCollection<ExportRunDoc>(db)
+    .find({ _id: { $gte: `${prefix}:`, $lt: `${prefix};` } }, projection ? { projection: { ...projection, finishedAt: 1 } } : {})
+    .toArray();
+  return rows.sort((a, b) => b.finishedAt.getTime() - a.finishedAt.getTime());
+}
 
 export async function readExportState(db: Db, siteId: string): Promise<ExportStateDoc | null> {
-  return exportStates(db).findOne({ _id: siteId, siteId });
+  return exportStates(db).findOne({ _id: exportStateId(siteId), siteId });
 }

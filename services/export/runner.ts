@@ -12,12 +12,15 @@ import { entryPaths, prepareCommit, readLiveRows, readRunIndex, stageSitePages }
 import {
   exportIndex,
   exportPlan,
-  exportRuns,
+  exportRunId,
+  exportStateId,
   exportStates,
   fromJson,
   readExportState,
+  siteRuns,
   toJson,
   type EntryRow,
+  type ExportRunDoc,
   type ExportPlanDoc,
   type RenderBasis,
   type RunStatus,
@@ -28,6 +31,7 @@ import { entryDir, entryJson, entryPath, indexFile } from './paths.ts';
 import type { PathFacts } from '../core/permalinks.ts';
 import type { LinkTargets } from './layout.ts';
 import { loadSiteData, type SiteData } from './site-data.ts';
+import { siteStateCollection } from '../core/site-state.ts';
 
 /** Run history kept per site. */
 export const RUN_HISTORY = 100;
@@ -112,7 +116,7 @@ export async function beginRun(services: Services, ref: ExportRef, runId: string
   await discardStaged(db, ref.siteId);
   const total = await writePlan(db, ref.siteId, generation, since, services.exportTuning.batchSize);
   await exportStates(db).updateOne(
-    { _id: ref.siteId, siteId: ref.siteId },
+    { _id: exportStateId(ref.siteId), siteId: ref.siteId },
     {
       $set: { status: 'running', current: { runId, mode, startedAt: now, generation, since, basis, total }, generation, updatedAt: now },
       $setOnInsert: { lastRun: null, lastSuccessStartedAt: null, basis: null, output: { files: 0, bytes: 0 }, outputVersion: null },
@@ -284,13 +288,9 @@ const rowOf = (doc: EntryDoc): EntryRow => ({
 });
 
 async function recordRun(db: Db, siteId: string, run: RunSummary): Promise<void> {
-  await exportRuns(db).updateOne({ _id: `${siteId}:${run.runId}` }, { $set: { siteId, ...run } }, { upsert: true });
-  const old = await exportRuns(db)
-    .find({ siteId }, { projection: { _id: 1 } })
-    .sort({ finishedAt: -1 })
-    .skip(RUN_HISTORY)
-    .toArray();
-  if (old.length) await exportRuns(db).deleteMany({ _id: { $in: old.map((r) => r._id) } });
+  await siteStateCollection<ExportRunDoc>(db).updateOne({ _id: exportRunId(siteId, run.runId) }, { $set: { siteId, ...run } }, { upsert: true });
+  const old = (await siteRuns(db, siteId, { _id: 1 })).slice(RUN_HISTORY);
+  if (old.length) await siteStateCollection<ExportRunDoc>(db).deleteMany({ _id: { $in: old.map((r) => r._id) } });
 }
 
 /**
@@ -367,7 +367,7 @@ export async function finishRun(services: Services, ref: ExportRef, run: RunOutc
   };
   await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
-    { _id: ref.siteId, siteId: ref.siteId, 'current.runId': run.runId },
+    { _id: exportStateId(ref.siteId), siteId: ref.siteId, 'current.runId': run.runId },
     {
       $set: {
         status: 'idle',
@@ -410,7 +410,7 @@ export async function abortRun(
   };
   await recordRun(db, ref.siteId, summary);
   await exportStates(db).updateOne(
-    { _id: ref.siteId, siteId: ref.siteId },
+    { _id: exportStateId(ref.siteId), siteId: ref.siteId },
     {
       $set: { status: 'idle', current: null, updatedAt: now, lastRun: summary },
       $setOnInsert: { lastSuccessStartedAt: null, basis: null, generation: 0, output: { files: 0, bytes: 0 }, outputVersion: null },

@@ -6,7 +6,8 @@ import { WIDGET_COLLECTIONS, type AreaDoc, type WidgetDoc } from '../design/widg
 import { activeTheme } from '../plugins/themes.ts';
 import type { ThemeDefinition } from '../plugins/themes.ts';
 import type { Site } from '../core/tenants.ts';
-import { LANGUAGES_COLLECTION, type LanguagesDoc } from '../languages/languages.ts';
+import { languagesDocId, type LanguagesDoc } from '../languages/languages.ts';
+import { siteStateCollection } from '../core/site-state.ts';
 import { MENUS_COLLECTION, type MenuDoc } from '../menus/menus.ts';
 import { REDIRECTS_COLLECTION, type RedirectDoc } from '../redirects/redirects.ts';
 import { readSettingsDoc } from '../access/site-settings-store.ts';
@@ -58,7 +59,7 @@ export async function loadSiteData(db: Db, site: Pick<Site, '_id' | 'name' | 'do
   const siteId = site._id;
   const [settings, languages, types, taxonomies, terms, menus, areas, widgets, design, redirects, theme] = await Promise.all([
     readSettingsDoc(db, siteId),
-    db.collection<LanguagesDoc>(LANGUAGES_COLLECTION).findOne({ _id: siteId, siteId }),
+    siteStateCollection<LanguagesDoc>(db).findOne({ _id: languagesDocId(siteId), siteId }),
     db
       .collection<ContentTypeDoc>(COLLECTIONS.types)
       .find({ siteId }, { projection: { slug: 1, label: 1 } })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
+import { SITE_STATE_COLLECTION, siteStateCollection, siteStateId } from '../core/site-state.ts';
 
 export const LocaleCodeSchema = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or pt-BR');
 
@@ -22,18 +23,21 @@ export interface LanguagesDoc {
   version: number;
 }
 
-export const LANGUAGES_COLLECTION = 'site_languages';
+/** Where the languages document lives (`site_state`, `_id` = `languages:<siteId>`): a public one (its writes move the public generation). */
+export const LANGUAGES_PUBLIC = { name: SITE_STATE_COLLECTION, idPrefix: siteStateId('languages', '') };
 const FALLBACK: Omit<LanguagesDoc, '_id' | 'siteId'> = { languages: [{ code: 'en', name: 'English', active: true }], defaultCode: 'en', version: 0 };
 
-const collection = (ctx: OperationContext) => ctx.db.collection<LanguagesDoc>(LANGUAGES_COLLECTION);
+const collection = (ctx: OperationContext) => siteStateCollection<LanguagesDoc>(ctx.db);
+export const languagesDocId = (siteId: string) => siteStateId('languages', siteId);
+const languagesId = (ctx: OperationContext) => languagesDocId(ctx.site._id);
 
 export async function loadLanguages(ctx: OperationContext): Promise<LanguagesDoc> {
-  const doc = await collection(ctx).findOne({ _id: ctx.site._id, siteId: ctx.site._id });
-  return doc ?? { _id: ctx.site._id, siteId: ctx.site._id, ...FALLBACK };
+  const doc = await collection(ctx).findOne({ _id: languagesId(ctx), siteId: ctx.site._id });
+  return doc ?? { _id: languagesId(ctx), siteId: ctx.site._id, ...FALLBACK };
 }
 
 export async function provisionLanguages(ctx: OperationContext): Promise<void> {
-  await collection(ctx).updateOne({ _id: ctx.site._id, siteId: ctx.site._id }, { $setOnInsert: { ...FALLBACK, version: 1 } }, { upsert: true });
+  await collection(ctx).updateOne({ _id: languagesId(ctx), siteId: ctx.site._id }, { $setOnInsert: { ...FALLBACK, version: 1 } }, { upsert: true });
 }
 
 /**
@@ -52,8 +56,8 @@ export async function updateLanguages(
     if (!def.active) throw new BadRequestError('The default language must stay active');
     const filter =
       current.version === 0
-        ? { _id: ctx.site._id, siteId: ctx.site._id, version: { $in: [0, null] } }
-        : { _id: ctx.site._id, siteId: ctx.site._id, version: current.version };
+        ? { _id: languagesId(ctx), siteId: ctx.site._id, version: { $in: [0, null] } }
+        : { _id: languagesId(ctx), siteId: ctx.site._id, version: current.version };
     try {
       const result = await collection(ctx).findOneAndUpdate(
         filter as never,

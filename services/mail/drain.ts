@@ -17,16 +17,24 @@ const PER_PASS = 100;
 export async function drainQueuedMails(services: Services): Promise<number> {
   const now = services.clock.now();
   let started = 0;
-  for await (const workspace of platformCollections(services).workspaces.find({ status: 'active' })) {
+  const { workspaces, sites } = platformCollections(services);
+  for await (const workspace of workspaces.find({ status: 'active' })) {
     const mails = mailCollection(services.workspaceDb(workspace));
-    const stale = await mails
-      .find({ state: 'queued', updatedAt: { $lt: new Date(now.getTime() - GRACE_MS) } }, { projection: { _id: 1, siteId: 1 } })
-      .limit(PER_PASS)
-      .toArray();
-    for (const mail of stale) {
-      if (!(await startMailWorkflow({ services, workspace }, mail))) return started;
-      await mails.updateOne({ _id: mail._id, state: 'queued' }, { $set: { updatedAt: now } });
-      started++;
+    let budget = PER_PASS;
+    // Site by site, through the list's `{ siteId, state, _id }` (the queued are few: a mail leaves
+    // that state when its workflow starts), not an index of its own.
+    for await (const site of sites.find({ workspaceId: workspace._id }, { projection: { _id: 1 } })) {
+      if (budget <= 0) break;
+      const stale = await mails
+        .find({ siteId: site._id, state: 'queued', updatedAt: { $lt: new Date(now.getTime() - GRACE_MS) } }, { projection: { _id: 1, siteId: 1 } })
+        .limit(budget)
+        .toArray();
+      for (const mail of stale) {
+        if (!(await startMailWorkflow({ services, workspace }, mail))) return started;
+        await mails.updateOne({ _id: mail._id, state: 'queued' }, { $set: { updatedAt: now } });
+        started++;
+        budget--;
+      }
     }
   }
   return started;

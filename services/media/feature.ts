@@ -5,6 +5,8 @@ import { getMediaOp, listMediaOp } from './read-ops.ts';
 import { deleteMediaOp, updateMediaOp } from './write-ops.ts';
 import { listPublicMediaOp } from './public-ops.ts';
 import { mediaTrash } from './trash.ts';
+import { siteCounterId, WORKSPACE_COUNTER_ID } from './quota.ts';
+import { siteStateCollection } from '../core/site-state.ts';
 
 export const mediaFeature: Feature = {
   name: 'media',
@@ -12,17 +14,17 @@ export const mediaFeature: Feature = {
   operations: [uploadMediaOp, replaceMediaOp, listMediaOp, getMediaOp, updateMediaOp, deleteMediaOp, listPublicMediaOp],
   indexes: [
     // Lists: by site and status, newest first (ids are time-ordered).
-    // The type and filename filters ride along on the list's order (a page stops when full).
-    { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, _id: -1 } },
+    // One index for the library and the trash: the library binds `trashedAt: null` (its order is
+    // `_id`), the trash sorts by `trashedAt` then `_id`. The type and filename filters ride along on
+    // the library's order (a page stops when full).
     { collection: MEDIA_COLLECTIONS.items, keys: { siteId: 1, status: 1, trashedAt: -1, _id: -1 } },
   ],
   trash: [mediaTrash],
   /** Stored bytes, from the running counters the upload quota keeps (per site, and the workspace's). */
   async usage(services, workspace, siteId) {
-    const counter = await services
-      .workspaceDb(workspace)
-      .collection<{ _id: string; bytes: number }>(MEDIA_COLLECTIONS.usage)
-      .findOne({ _id: siteId ? `site:${siteId}` : 'workspace' });
+    const counter = await siteStateCollection<{ _id: string; bytes: number }>(services.workspaceDb(workspace)).findOne({
+      _id: siteId ? siteCounterId(siteId) : WORKSPACE_COUNTER_ID,
+    });
     return { mediaBytes: counter?.bytes ?? 0 };
   },
 };

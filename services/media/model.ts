@@ -3,10 +3,9 @@ import { siteOrigin } from '../tenancy/site-origin.ts';
 import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 
-/** Collections of the media feature in each workspace database. */
+/** Collections of the media feature in each workspace database (its byte counters are `site_state` documents, quota.ts). */
 export const MEDIA_COLLECTIONS = {
   items: 'media',
-  usage: 'media_usage',
 } as const;
 
 /** GridFS bucket holding the bytes (`media_files.files` / `media_files.chunks`); the file id is the item id. */

@@ -24,7 +24,7 @@ export const listPublicMediaOp = definePublicOperation({
   async handler(ctx, input, view) {
     const after = decodeAfterId(ctx, 'public-media', input.cursor);
     const rows = await mediaItems(ctx)
-      .find({ siteId: ctx.site._id, status: 'stored', ...(after ? { _id: { $lt: after } } : {}) })
+      .find({ siteId: ctx.site._id, status: 'stored', trashedAt: null, ...(after ? { _id: { $lt: after } } : {}) })
       .sort({ _id: -1 })
       .limit(input.limit + 1)
       .toArray();

@@ -1,10 +1,10 @@
 import type { OperationContext } from '../core/context.ts';
 import { PayloadTooLargeError } from '../core/errors.ts';
-import { MEDIA_COLLECTIONS } from './model.ts';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 import type { MediaLimits } from './limits.ts';
 
 /**
- * Bytes used, one counter per site and one for the whole workspace (in `media_usage`).
+ * Bytes used, one counter per site and one for the whole workspace (`media:…` documents of `site_state`).
  * Uploads reserve bytes as their stream grows with a conditional `$inc` (the filter says
  * "there is still room"), so two racing uploads can never push a counter past its limit, with no
  * transaction and no read-then-write. Trashed items count until they are purged.
@@ -25,11 +25,11 @@ interface Counter {
 const RESERVATION_STEP = 4 * 1024 * 1024;
 
 function usage(ctx: Pick<OperationContext, 'db'>) {
-  return ctx.db.collection<UsageDoc>(MEDIA_COLLECTIONS.usage);
+  return siteStateCollection<UsageDoc>(ctx.db);
 }
 
-export const siteCounterId = (siteId: string) => `site:${siteId}`;
-export const WORKSPACE_COUNTER_ID = 'workspace';
+export const siteCounterId = (siteId: string) => siteStateId('media', `site:${siteId}`);
+export const WORKSPACE_COUNTER_ID = siteStateId('media', 'workspace');
 
 function counters(ctx: Pick<OperationContext, 'site'>, limits: MediaLimits): Counter[] {
   return [
@@ -57,11 +57,9 @@ export async function releaseBytes(ctx: Pick<OperationContext, 'db' | 'site'>, b
 }
 
 export async function usedBytes(ctx: Pick<OperationContext, 'db' | 'site'>): Promise<{ site: number; workspace: number }> {
-  const docs = await usage(ctx)
-    .find({ _id: { $in: [siteCounterId(ctx.site._id), WORKSPACE_COUNTER_ID] } })
-    .toArray();
-  const of = (id: string) => docs.find((doc) => doc._id === id)?.bytes ?? 0;
-  return { site: of(siteCounterId(ctx.site._id)), workspace: of(WORKSPACE_COUNTER_ID) };
+  const of = async (id: string) => (await usage(ctx).findOne({ _id: id }))?.bytes ?? 0;
+  const [site, workspace] = await Promise.all([of(siteCounterId(ctx.site._id)), of(WORKSPACE_COUNTER_ID)]);
+  return { site, workspace };
 }
 
 /** One upload's hold on the quota. Call `cover(total)` as bytes arrive, then `settle` or `release`. */

@@ -39,7 +39,8 @@ export const listMediaOp = defineOperation({
   }),
   async handler(ctx, input) {
     const after = decodeAfterId(ctx, 'media', input.cursor);
-    const filter: Filter<MediaDoc> = { siteId: ctx.site._id, status: 'stored' };
+    // `trashedAt: null` (true of every stored item) lets the trash's index serve the list's order too (feature.ts).
+    const filter: Filter<MediaDoc> = { siteId: ctx.site._id, status: 'stored', trashedAt: null };
     if (after) filter._id = { $lt: after };
     if (input.type) filter.mimeType = input.type.includes('/') ? input.type : { $regex: `^${escapeRegex(input.type)}/` };
     if (input.search) filter.filenameLower = { $regex: `^${escapeRegex(input.search.toLowerCase())}` };

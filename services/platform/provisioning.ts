@@ -5,6 +5,7 @@ import { DEFAULT_CLUSTER } from '../core/clusters.ts';
 import { placementTopic } from '../core/placement.ts';
 import { hashPassword } from '../access/passwords.ts';
 import { upgradeIndexes } from '../tenancy/indexes.ts';
+import { moveLegacySiteState } from '../core/site-state.ts';
 import { workspaceIndexSpecs, workspaceIndexVersion } from '../tenancy/index-version.ts';
 import { hostNames, type Workspace } from '../core/tenants.ts';
 import { runProvisionSteps } from '../../workflows/contracts/workspace.ts';
@@ -142,12 +143,19 @@ export async function provisionInProcess(services: Services, workspaceId: string
   return workspace;
 }
 
-/** The `indexes` command: brings an existing workspace database to this release's index version (tenancy/indexes.ts `upgradeIndexes`). */
+/**
+ * The `indexes` command: brings an existing workspace database to this release's index version:
+ * documents of collections a release merged moved first (core/site-state.ts; idempotent, a retry
+ * finishes a move cut short), then the indexes (tenancy/indexes.ts `upgradeIndexes`).
+ */
 export async function upgradeWorkspaceIndexes(services: Services, workspaceId: string): Promise<void> {
   const version = workspaceIndexVersion(services.features);
   const row = await platformCollections(services).workspaces.findOne({ _id: workspaceId, status: { $in: ['active', 'suspended'] } });
   if (!row || row.indexVersion === version) return;
-  const { dropped } = await upgradeIndexes(services.workspaceDb(row), workspaceIndexSpecs(services.features));
+  const db = services.workspaceDb(row);
+  const moves = await moveLegacySiteState(db);
+  if (moves.dropped.length > 0) services.log.info({ workspaceId, ...moves }, 'state documents moved into site_state');
+  const { dropped } = await upgradeIndexes(db, workspaceIndexSpecs(services.features));
   if (dropped.length > 0) services.log.info({ workspaceId, dropped }, 'superseded workspace indexes dropped');
   await platformCollections(services).workspaces.updateOne({ _id: workspaceId }, { $set: { indexVersion: version } });
 }

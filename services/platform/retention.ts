@@ -8,23 +8,25 @@ import { platformCollections } from '../tenancy/platform-db.ts';
 import { retentionRules } from '../tenancy/retention-model.ts';
 import { purgeLapsedPlatformRows } from '../audit/retention.ts';
 import { DEFAULT_RETENTION_DAYS } from '../audit/rows.ts';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 
 /** Rows of each kind a pass removes (or a scan reads) per site at most; the rest waits for the next pass. */
 export const RETENTION_BUDGET = 10_000;
 const PASS_EVERY_MS = 5 * 60_000;
 
 /**
- * What retention keeps in a workspace database: one document in its `quota_counters` (`_id:
- * "retention"`), read by `_id`. `freed` is what it removed since the workspace exists (the usage's
+ * What retention keeps in a workspace database: one document of its `site_state` (`_id:
+ * "quota:retention"`: with the quota windows, so a clone leaves it behind with them), read by `_id`. `freed` is what it removed since the workspace exists (the usage's
  * `retention.freed`); `resume` where each feature's scan of each site stopped (`RetentionRun.resumeFrom`).
  */
 interface RetentionStateDoc {
-  _id: 'retention';
+  _id: string;
   freed?: Partial<Record<RetentionKind, number>>;
   lastFreedAt?: Date;
   resume?: Record<string, Record<string, Record<string, unknown>>>;
 }
-const stateOf = (db: Db) => db.collection<RetentionStateDoc>('quota_counters');
+const stateOf = (db: Db) => siteStateCollection<RetentionStateDoc>(db);
+const RETENTION_ID = siteStateId('quota', 'retention');
 
 export type RetentionFigures = Record<RetentionKind, number>;
 const zero = (): RetentionFigures => Object.fromEntries(RETENTION_KINDS.map((kind) => [kind, 0])) as RetentionFigures;
@@ -35,7 +37,7 @@ export const workspaceRetentionRules = (workspace: Workspace): RetentionRules =>
 
 /** What retention has freed in a workspace, and when it last freed something (the usage's `retention`). */
 export async function retentionFreed(db: Db): Promise<{ freed: RetentionFigures; lastFreedAt: Date | null }> {
-  const state = await stateOf(db).findOne({ _id: 'retention' }, { projection: { freed: 1, lastFreedAt: 1 } });
+  const state = await stateOf(db).findOne({ _id: RETENTION_ID }, { projection: { freed: 1, lastFreedAt: 1 } });
   const freed = zero();
   for (const kind of RETENTION_KINDS) freed[kind] = state?.freed?.[kind] ?? 0;
   return { freed, lastFreedAt: state?.lastFreedAt ?? null };
@@ -50,7 +52,7 @@ export async function retentionFreed(db: Db): Promise<{ freed: RetentionFigures;
 async function workspacePass(services: Services, first: Workspace, now: Date, budget: number): Promise<RetentionFigures> {
   const { workspaces, sites } = platformCollections(services);
   const db = services.workspaceDb(first);
-  const state = await stateOf(db).findOne({ _id: 'retention' }, { projection: { resume: 1 } });
+  const state = await stateOf(db).findOne({ _id: RETENTION_ID }, { projection: { resume: 1 } });
   const removed = zero();
   const resume: NonNullable<RetentionStateDoc['resume']> = {};
   for await (const site of sites.find({ workspaceId: first._id })) {
@@ -69,7 +71,7 @@ async function workspacePass(services: Services, first: Workspace, now: Date, bu
   if (freedAny || JSON.stringify(resume) !== JSON.stringify(state?.resume ?? {})) {
     const inc = Object.fromEntries(RETENTION_KINDS.filter((kind) => removed[kind] > 0).map((kind) => [`freed.${kind}`, removed[kind]]));
     await stateOf(db).updateOne(
-      { _id: 'retention' },
+      { _id: RETENTION_ID },
       { $set: { resume, ...(freedAny ? { lastFreedAt: now } : {}) }, ...(freedAny ? { $inc: inc } : {}) },
       { upsert: true },
     );

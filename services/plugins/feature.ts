@@ -2,7 +2,6 @@ import type { Feature } from '../core/feature.ts';
 import { pluginOperations } from './plugin-ops.ts';
 import { pluginInstallOperations } from './plugin-install-ops.ts';
 import { themeOperations } from './theme-ops.ts';
-import { PLUGINS_COLLECTION } from './state.ts';
 import { gatedPluginOperations } from './routes.ts';
 import { builtinPlugins } from './builtin/index.ts';
 import { catalogPlugins } from './catalog/index.ts';
@@ -11,5 +10,6 @@ import { catalogPlugins } from './catalog/index.ts';
 export const pluginsFeature: Feature = {
   name: 'plugins',
   operations: [...pluginOperations, ...pluginInstallOperations, ...themeOperations, ...gatedPluginOperations([...builtinPlugins, ...catalogPlugins])],
-  indexes: [{ collection: PLUGINS_COLLECTION, keys: { siteId: 1, active: 1, pluginId: 1 } }],
+  // No index of its own: one row per plugin a site installed (the catalog bounds them), read whole
+  // per site and held by each process (host.ts).
 };

@@ -1,4 +1,5 @@
 import type { Db } from 'mongodb';
+import { siteStateCollection, siteStateId } from '../core/site-state.ts';
 
 /**
  * A theme is data: how the static export (and a frontend that asks) presents the site. Built in,
@@ -49,7 +50,7 @@ export const catalogThemes: readonly ThemeDefinition[] = [
 export const findTheme = (id: string) => builtinThemes.find((t) => t.id === id) ?? catalogThemes.find((t) => t.id === id);
 export const isCatalogTheme = (id: string) => catalogThemes.some((t) => t.id === id);
 
-/** One row per site: `_id` is the site id. `installed` lists the catalog themes the site installed. */
+/** One row per site: `_id` is `theme:<siteId>` (`site_state`). `installed` lists the catalog themes the site installed. */
 interface ThemeStateDoc {
   _id: string;
   siteId: string;
@@ -61,16 +62,17 @@ interface ThemeStateDoc {
 /** A theme the site may use: a built-in, or a catalog theme it installed. */
 const usable = (doc: ThemeStateDoc | null, themeId: string) => !!findTheme(themeId) && (!isCatalogTheme(themeId) || !!doc?.installed?.includes(themeId));
 
-const themeStates = (db: Db) => db.collection<ThemeStateDoc>('site_theme');
+const themeStates = (db: Db) => siteStateCollection<ThemeStateDoc>(db);
+const themeStateId = (siteId: string) => siteStateId('theme', siteId);
 
 export async function activeThemeId(db: Db, siteId: string): Promise<string> {
-  const doc = await themeStates(db).findOne({ _id: siteId, siteId });
+  const doc = await themeStates(db).findOne({ _id: themeStateId(siteId), siteId });
   return doc && usable(doc, doc.themeId) ? doc.themeId : DEFAULT_THEME_ID;
 }
 
 /** The active theme and the catalog themes the site installed. */
 export async function themeState(db: Db, siteId: string): Promise<{ active: string; installed: Set<string> }> {
-  const doc = await themeStates(db).findOne({ _id: siteId, siteId });
+  const doc = await themeStates(db).findOne({ _id: themeStateId(siteId), siteId });
   return { active: doc && usable(doc, doc.themeId) ? doc.themeId : DEFAULT_THEME_ID, installed: new Set(doc?.installed ?? []) };
 }
 
@@ -85,7 +87,7 @@ export async function activeTheme(db: Db, siteId: string): Promise<ThemeDefiniti
 export async function switchTheme(db: Db, siteId: string, themeId: string, now: Date): Promise<string | null> {
   const catalog = isCatalogTheme(themeId);
   const before = await themeStates(db).findOneAndUpdate(
-    catalog ? { _id: siteId, siteId, installed: themeId } : { _id: siteId, siteId },
+    catalog ? { _id: themeStateId(siteId), siteId, installed: themeId } : { _id: themeStateId(siteId), siteId },
     { $set: { themeId, activatedAt: now } },
     { upsert: !catalog, returnDocument: 'before' },
   );
@@ -97,7 +99,7 @@ export async function switchTheme(db: Db, siteId: string, themeId: string, now: 
 export async function installTheme(db: Db, siteId: string, themeId: string, now: Date): Promise<boolean> {
   try {
     const { matchedCount, upsertedCount } = await themeStates(db).updateOne(
-      { _id: siteId, siteId, installed: { $ne: themeId } },
+      { _id: themeStateId(siteId), siteId, installed: { $ne: themeId } },
       { $addToSet: { installed: themeId }, $setOnInsert: { themeId: DEFAULT_THEME_ID, activatedAt: now } },
       { upsert: true },
     );
@@ -112,10 +114,10 @@ export async function installTheme(db: Db, siteId: string, themeId: string, now:
 /** Removes a catalog theme that is not the active one: `removed`, `absent`, or `active` (refused). */
 export async function uninstallTheme(db: Db, siteId: string, themeId: string): Promise<'removed' | 'absent' | 'active'> {
   const { modifiedCount } = await themeStates(db).updateOne(
-    { _id: siteId, siteId, installed: themeId, themeId: { $ne: themeId } },
+    { _id: themeStateId(siteId), siteId, installed: themeId, themeId: { $ne: themeId } },
     { $pull: { installed: themeId } },
   );
   if (modifiedCount > 0) return 'removed';
-  const doc = await themeStates(db).findOne({ _id: siteId, siteId });
+  const doc = await themeStates(db).findOne({ _id: themeStateId(siteId), siteId });
   return doc?.installed?.includes(themeId) ? 'active' : 'absent';
 }

@@ -1,18 +1,11 @@
 import type { OperationContext, Services } from '../core/context.ts';
-import { PUBLIC_STATE_COLLECTION } from '../core/public-generation.ts';
+import { storedGeneration } from '../core/public-generation.ts';
 import type { PublicGeneration } from '../core/public-generation.ts';
 import { loadLanguages, type LanguagesDoc } from '../languages/languages.ts';
 import { readAccessState } from '../access/site-settings-store.ts';
 import { topics } from '../core/topics.ts';
 import type { ChangeFeed } from '../core/change-feed.ts';
 import type { Operation } from '../core/operation.ts';
-
-/** Per-site counter moved by every write to a public collection (the write side: core/public-generation.ts). */
-interface StateDoc {
-  _id: string;
-  siteId: string;
-  generation: number;
-}
 
 /** What every public read needs first: is the API on, which cache generation, which languages. */
 export interface PublicState {
@@ -104,12 +97,12 @@ function siteCache(ctx: OperationContext): SiteCache {
 }
 
 async function readState(ctx: OperationContext): Promise<PublicState> {
-  const [doc, publicEnabled, languages] = await Promise.all([
-    ctx.db.collection<StateDoc>(PUBLIC_STATE_COLLECTION).findOne({ _id: ctx.site._id, siteId: ctx.site._id }),
+  const [generation, publicEnabled, languages] = await Promise.all([
+    storedGeneration(ctx.db, ctx.site._id),
     readAccessState(ctx.db, ctx.site._id).then((state) => state.publicEnabled),
     loadLanguages(ctx),
   ]);
-  return { generation: doc?.generation ?? 0, publicEnabled, languages: { languages: languages.languages, defaultCode: languages.defaultCode } };
+  return { generation, publicEnabled, languages: { languages: languages.languages, defaultCode: languages.defaultCode } };
 }
 
 /** The site's public state, re-read at most every `stateTtlMs` (one shared read when many requests arrive at once). */

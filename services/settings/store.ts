@@ -1,6 +1,6 @@
 import type { Db } from 'mongodb';
 import { BadRequestError } from '../core/errors.ts';
-import { settingsCollection } from '../access/site-settings-store.ts';
+import { settingsCollection, settingsId } from '../access/site-settings-store.ts';
 
 /**
  * Applies a settings patch in one atomic update: objects merge key by key, `null` removes a key,
@@ -21,7 +21,7 @@ export async function patchSettingsValues(db: Db, siteId: string, patch: Record<
   const update: Record<string, unknown> = { $set, $inc: { accessVersion: 1 }, $setOnInsert: { siteId } };
   if (Object.keys($unset).length) update.$unset = $unset;
   try {
-    await settingsCollection(db).updateOne({ _id: siteId }, update, { upsert: true });
+    await settingsCollection(db).updateOne({ _id: settingsId(siteId) }, update, { upsert: true });
   } catch (error) {
     // Merging an object under a setting that holds a scalar: the caller's mistake, nothing written.
     const { code, message } = error as { code?: number; message?: string };

@@ -5,11 +5,21 @@ import type { IndexSpec } from './indexes.ts';
 export const workspaceIndexSpecs = (features: readonly Feature[]): IndexSpec[] => features.flatMap((feature) => feature.indexes ?? []);
 
 /**
- * The version of the workspace indexes a release needs: a digest of every feature's index specs.
+ * The layout of a workspace database's collections, raised by a release that moves documents from
+ * one collection to another (the upgrade step runs the moves, `upgradeWorkspaceIndexes`):
+ * 2: the small state documents in one `site_state` (core/site-state.ts).
+ */
+const LAYOUT = 2;
+
+/**
+ * The version of the workspace indexes a release needs: a digest of the layout and every feature's index specs.
  * A workspace row records the version its database has; only a release that changes the specs
  * makes the workspace actors (not the gateways' start) bring databases up to date.
  */
 export function workspaceIndexVersion(features: readonly Feature[]): string {
   const specs = workspaceIndexSpecs(features).map((spec) => [spec.collection, spec.keys, spec.options ?? {}]);
-  return createHash('sha256').update(JSON.stringify(specs)).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(JSON.stringify([LAYOUT, specs]))
+    .digest('hex')
+    .slice(0, 16);
 }

@@ -4,18 +4,19 @@ import { FeatureDisabledError, QuotaExceededError, ServiceUnavailableError } fro
 import { newId } from '../core/ids.ts';
 import type { Site, Workspace } from '../core/tenants.ts';
 import { siteOwnLimit, switchOn, workspaceLimit, type LimitName, type SwitchName } from './quota-model.ts';
+import { siteStateCollection, siteStateId, siteStateKindRange } from '../core/site-state.ts';
 
 /**
  * Enforcement of the platform quotas inside the operations (docs/platform.md).
  *
  * Counted limits (sites, users, entries, API keys, webhook endpoints) are exact under concurrency
  * without transactions: while a limit is set, creates of that kind in one workspace run one at a
- * time behind a short lease (`quota_locks`), each counting the real rows before it inserts. The
+ * time behind a short lease (a `lock:…` document of `site_state`), each counting the real rows before it inserts. The
  * count is the truth (no counter to drift when rows are deleted by any path), and the lease costs
  * nothing while no limit is set. A lease of a process that died expires after LEASE_MS.
  *
  * Window limits (requests per minute, export runs per day) are conditional `$inc`s on one counter
- * per window (`quota_counters`): the filter says "there is still room", so racing calls can never
+ * per window (`quota:…` documents of `site_state`): the filter says "there is still room", so racing calls can never
  * push it past the limit and refused calls do not count.
  */
 export interface QuotaScope {
@@ -52,14 +53,18 @@ export function assertSwitch(scope: Pick<QuotaScope, 'workspace' | 'site'>, name
 export const isSwitchOn = (scope: Pick<QuotaScope, 'workspace' | 'site'>, name: SwitchName) => switchOn(scope.workspace.quotas, scope.site?.quotas, name);
 
 async function acquire(db: Db, name: string, holder: string): Promise<void> {
-  const locks = db.collection<LockDoc>('quota_locks');
+  const locks = siteStateCollection<LockDoc>(db);
   const deadline = Date.now() + WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     const now = new Date();
     try {
       // Matches a free (expired) lease, or inserts one; a live lease makes the upsert a duplicate key.
-      await locks.updateOne({ _id: name, until: { $lt: now } }, { $set: { holder, until: new Date(now.getTime() + LEASE_MS) } }, { upsert: true });
-      const held = await locks.findOne({ _id: name }, { projection: { holder: 1 } });
+      await locks.updateOne(
+        { _id: siteStateId('lock', name), until: { $lt: now } },
+        { $set: { holder, until: new Date(now.getTime() + LEASE_MS) } },
+        { upsert: true },
+      );
+      const held = await locks.findOne({ _id: siteStateId('lock', name) }, { projection: { holder: 1 } });
       if (held?.holder === holder) return;
     } catch (error) {
       if ((error as { code?: number }).code !== 11000) throw error;
@@ -70,7 +75,7 @@ async function acquire(db: Db, name: string, holder: string): Promise<void> {
 }
 
 async function release(db: Db, name: string, holder: string): Promise<void> {
-  await db.collection<LockDoc>('quota_locks').deleteOne({ _id: name, holder });
+  await siteStateCollection<LockDoc>(db).deleteOne({ _id: siteStateId('lock', name), holder });
 }
 
 /**
@@ -102,14 +107,14 @@ export async function withinCountQuota<T>(
 }
 
 async function take(db: Db, id: string, limit: number, expiresAt: Date): Promise<boolean> {
-  const counters = db.collection<CounterDoc>('quota_counters');
+  const counters = siteStateCollection<CounterDoc>(db);
   const taken = await counters.updateOne({ _id: id, n: { $lt: limit } }, { $inc: { n: 1 } });
   if (taken.modifiedCount === 1) return true;
   if (limit <= 0) return false;
   // No counter yet for this window: create it at 1 (a racing creator's duplicate retries the $inc).
   try {
     await counters.insertOne({ _id: id, n: 1, expiresAt });
-    await counters.deleteMany({ expiresAt: { $lt: new Date(expiresAt.getTime() - 2 * 86_400_000) } });
+    await counters.deleteMany({ ...siteStateKindRange('quota'), expiresAt: { $lt: new Date(expiresAt.getTime() - 2 * 86_400_000) } });
     return true;
   } catch (error) {
     if ((error as { code?: number }).code !== 11000) throw error;
@@ -119,14 +124,14 @@ async function take(db: Db, id: string, limit: number, expiresAt: Date): Promise
 }
 
 async function giveBack(db: Db, id: string): Promise<void> {
-  await db.collection<CounterDoc>('quota_counters').updateOne({ _id: id, n: { $gt: 0 } }, { $inc: { n: -1 } });
+  await siteStateCollection<CounterDoc>(db).updateOne({ _id: id, n: { $gt: 0 } }, { $inc: { n: -1 } });
 }
 
 export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 export const windowStart = (now: Date, size: number) => Math.floor(now.getTime() / size) * size;
-export const rpmCounterId = (window: number) => `rpm:${window}`;
-export const exportCounterId = (siteId: string | null, window: number) => `export:${siteId ?? 'workspace'}:${window}`;
+export const rpmCounterId = (window: number) => siteStateId('quota', `rpm:${window}`);
+export const exportCounterId = (siteId: string | null, window: number) => siteStateId('quota', `export:${siteId ?? 'workspace'}:${window}`);
 
 /** One request against the workspace's `requestsPerMinute` (all keys and the public API); 429 over it. */
 export async function countRequest(scope: QuotaScope, now: Date): Promise<void> {
@@ -160,5 +165,5 @@ export async function countExportRun(scope: QuotaScope & { site: Site }, now: Da
 
 /** The value of a window counter (usage reports). */
 export async function counterValue(db: Db, id: string): Promise<number> {
-  return (await db.collection<CounterDoc>('quota_counters').findOne({ _id: id }))?.n ?? 0;
+  return (await siteStateCollection<CounterDoc>(db).findOne({ _id: id }))?.n ?? 0;
 }

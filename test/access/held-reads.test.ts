@@ -21,7 +21,7 @@ const get = (url: string, key: string, headers: Record<string, string> = {}) =>
 
 const answered = () => cw.world.app.manageLane.answered;
 /** The statements that count a keyed request: the key on the site's settings document, the address on its own counter. */
-const COUNTING = ['findAndModify site_settings', 'findAndModify rate_counters'];
+const COUNTING = ['findAndModify site_state', 'findAndModify rate_counters'];
 const countingOnly = (used: string[]) => used.filter((command) => !COUNTING.includes(command));
 /** Header names in the order sent and their values, but those that differ on every answer (the remaining count too). */
 const stableHeaders = (answer: SocketAnswer) =>

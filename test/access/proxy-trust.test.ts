@@ -4,7 +4,7 @@ import { startWorld, type World } from '../support/world.ts';
 import { socketGet } from '../support/listening-gateway.ts';
 import { createApiKey, defaultSiteContext, setManagementApi } from '../support/access.ts';
 import { accessCollections } from '../../services/access/model.ts';
-import { settingsCollection } from '../../services/access/site-settings-store.ts';
+import { settingsCollection, settingsId } from '../../services/access/site-settings-store.ts';
 import { ANONYMOUS_ROWS_PER_WINDOW, FAILURE_RETENTION_MS, FAILURE_WINDOW_MS, OVERFLOW_IP } from '../../services/access/audit.ts';
 import { runRetentionPass } from '../../services/platform/retention.ts';
 import { recordChange } from '../../services/audit/record.ts';
@@ -83,13 +83,13 @@ describe('no proxy trusted (the default)', () => {
     await injected(key, '127.0.0.1');
     const { siteId } = await site(world);
     const settings = settingsCollection((await site(world)).db);
-    const sizeBefore = BSON.calculateObjectSize((await settings.findOne({ _id: siteId }))!);
+    const sizeBefore = BSON.calculateObjectSize((await settings.findOne({ _id: settingsId(siteId) }))!);
     const addresses = Array.from({ length: 300 }, (_, i) => (i % 2 ? `198.18.${i >> 8}.${i & 255}` : `2001:db8::${i.toString(16)}`));
     for (let i = 0; i < addresses.length; i += 30) {
       const statuses = await Promise.all(addresses.slice(i, i + 30).map(async (address) => (await injected(key, address)).statusCode));
       expect(statuses.every((status) => status === 200)).toBe(true);
     }
-    const after = (await settings.findOne({ _id: siteId }))!;
+    const after = (await settings.findOne({ _id: settingsId(siteId) }))!;
     // One counter field per key in use, whatever the number of addresses.
     const fields = Object.values(after.rl ?? {}).flatMap((window) => Object.keys(window));
     expect(fields.every((field) => field.startsWith('k'))).toBe(true);

@@ -6,8 +6,11 @@ import { createApiKey, siteContext } from '../support/access.ts';
 import { checkHistory } from '../support/histories.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { contentCollections } from '../../services/content/model.ts';
-import { IMPORT_FILES_BUCKET, importsCollection } from '../../services/content/import-model.ts';
-import { contentImportWorkflowId } from '../../workflows/contracts/content-import.ts';
+import { IMPORT_FILE_KIND, importsCollection, LEGACY_IMPORT_FILES_BUCKET, type ImportDoc } from '../../services/content/import-model.ts';
+import { MEDIA_BUCKET } from '../../services/media/model.ts';
+import { newId } from '../../services/core/ids.ts';
+import { GridFSBucket, type Db } from 'mongodb';
+import { contentImportWorkflowId, contentImportWorkflowType } from '../../workflows/contracts/content-import.ts';
 import { entryLine, importFinished, postImport } from './import-support.ts';
 
 // Issue 24 item 4: bulk import (NDJSON, a durable job, idempotent by slug, validated line by line)
@@ -26,6 +29,9 @@ function file(change: (i: number) => Record<string, unknown> = () => ({})): stri
   for (let no = 2; no <= LINES + 1; no++) lines.push(BAD.get(no) ?? entryLine(no, change(no)));
   return `${lines.join('\n')}\n`;
 }
+
+/** Import files in the bucket they share with the media library (services/content/import-model.ts). */
+const importFileCount = (db: Db) => db.collection(`${MEDIA_BUCKET}.files`).countDocuments({ 'metadata.kind': IMPORT_FILE_KIND });
 
 describe('content import and export', { timeout: 600_000 }, () => {
   let cw: ContentWorld;
@@ -79,7 +85,7 @@ describe('content import and export', { timeout: 600_000 }, () => {
     // The usage figure holds the batch (under no limit a create is found by it, not counted: content/entry-counts.ts).
     expect(await entryUsage(ctx.db, ctx.site._id)).toBeGreaterThanOrEqual(LINES - 3);
     // The file is dropped once the import is over; the report stays.
-    expect(await ctx.db.collection(`${IMPORT_FILES_BUCKET}.files`).countDocuments({ _id: first.id as never })).toBe(0);
+    expect(await ctx.db.collection(`${MEDIA_BUCKET}.files`).countDocuments({ _id: first.id as never })).toBe(0);
     await checkHistory(
       cw.world.services.temporal.client.workflow.getHandle(contentImportWorkflowId(cw.world.defaultWorkspace.id, ctx.site._id, String(first.id))),
       'content-import',
@@ -109,7 +115,7 @@ describe('content import and export', { timeout: 600_000 }, () => {
     const ctx = await defaultSiteContext(cw.world);
     const before = {
       imports: await importsCollection(ctx.db).countDocuments(),
-      files: await ctx.db.collection(`${IMPORT_FILES_BUCKET}.files`).countDocuments(),
+      files: await importFileCount(ctx.db),
       entries: await contentCollections(ctx.db).entries.countDocuments(),
     };
     const json = await cw.manage('POST', '/content/import', { title: 'x' });
@@ -137,7 +143,7 @@ describe('content import and export', { timeout: 600_000 }, () => {
     expect((await cw.manage('POST', '/content/imports/nope/cancel')).statusCode).toBe(404);
     expect({
       imports: await importsCollection(ctx.db).countDocuments(),
-      files: await ctx.db.collection(`${IMPORT_FILES_BUCKET}.files`).countDocuments(),
+      files: await importFileCount(ctx.db),
       entries: await contentCollections(ctx.db).entries.countDocuments(),
     }).toEqual(before);
   });
@@ -240,5 +246,50 @@ describe('content import and export', { timeout: 600_000 }, () => {
     expect(after.get('en/round-trip')).toBe(before.get('en/round-trip'));
     const targetCtx = await siteContext(cw.world, host);
     expect(await targetCtx.db.collection('content_revisions').countDocuments({ siteId: targetCtx.site._id })).toBe(lines.length - 1);
+  });
+  it('an import started before the shared bucket finds its file in the bucket it was stored in, and drops it when done', async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const id = newId();
+    const body = Buffer.from(`${entryLine(70_001)}\n${entryLine(70_002)}\n`);
+    const legacy = new GridFSBucket(ctx.db, { bucketName: LEGACY_IMPORT_FILES_BUCKET });
+    await new Promise<void>((resolve, reject) =>
+      legacy
+        .openUploadStream(id, { id: id as never })
+        .once('error', reject)
+        .end(body, () => resolve()),
+    );
+    const now = new Date();
+    // The row as the release before wrote it: no `fileBucket`.
+    const doc: ImportDoc = {
+      _id: id,
+      siteId: ctx.site._id,
+      state: 'queued',
+      fileId: id,
+      bytes: body.length,
+      offset: 0,
+      line: 0,
+      inFlight: null,
+      linesRead: 0,
+      created: 0,
+      updated: 0,
+      unchanged: 0,
+      rejected: 0,
+      rejections: [],
+      cancelRequested: false,
+      error: null,
+      authorId: null,
+      keyScope: null,
+      createdAt: now,
+      updatedAt: now,
+      finishedAt: null,
+    };
+    await importsCollection(ctx.db).insertOne(doc);
+    await cw.world.services.temporal.client.workflow.start(contentImportWorkflowType, {
+      taskQueue: cw.world.services.temporal.taskQueue,
+      workflowId: contentImportWorkflowId(cw.world.defaultWorkspace.id, ctx.site._id, id),
+      args: [{ workspaceId: cw.world.defaultWorkspace.id, siteId: ctx.site._id, importId: id, batch: 1000 }],
+    });
+    expect(await importFinished(cw, id)).toMatchObject({ state: 'succeeded', created: 2, rejected: 0 });
+    expect(await ctx.db.collection(`${LEGACY_IMPORT_FILES_BUCKET}.files`).countDocuments({ _id: id as never })).toBe(0);
   });
 });

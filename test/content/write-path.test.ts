@@ -4,8 +4,9 @@ import { startContentWorld, defaultSiteContext, type ContentWorld, type Entry } 
 import { createApiKey } from '../support/access.ts';
 import { PLATFORM_KEY_CAPABILITIES } from '../platform/support.ts';
 import { contentCollections, emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
-import { PUBLIC_STATE_COLLECTION } from '../../services/core/public-generation.ts';
-import { ENTRY_COUNTS_COLLECTION, reconcileEntryCounts } from '../../services/content/entry-counts.ts';
+import { storedGeneration } from '../../services/core/public-generation.ts';
+import { ENTRY_COUNTS_ID, reconcileEntryCounts } from '../../services/content/entry-counts.ts';
+import { SITE_STATE_COLLECTION } from '../../services/core/site-state.ts';
 import { newId } from '../../services/core/ids.ts';
 import { accessCollections } from '../../services/access/model.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
@@ -35,7 +36,7 @@ const lastAuditRow = async () =>
       .limit(1)
       .toArray()
   )[0]!;
-const generation = async () => (await db().collection<{ _id: string; generation: number }>(PUBLIC_STATE_COLLECTION).findOne({ _id: siteId }))?.generation ?? 0;
+const generation = () => storedGeneration(db(), siteId);
 const eventsOf = (id: string, from: number) =>
   cw.events
     .slice(from)
@@ -262,7 +263,7 @@ describe('one write path: the same effects for every content-changing operation,
 
   it('quota without a limit: a create moves no counter; the usage figure finds it (one recount, then O(1)); trash, restore and purge move them', async () => {
     type Counts = { _id: string; total: number; trashed: number; sites: Record<string, number>; reconciledAt: Date };
-    const countsDoc = async () => (await db().collection<Counts>(ENTRY_COUNTS_COLLECTION).findOne({ _id: 'entries' }))!;
+    const countsDoc = async () => (await db().collection<Counts>(SITE_STATE_COLLECTION).findOne({ _id: ENTRY_COUNTS_ID }))!;
     const live = () => contentCollections(db()).entries.countDocuments({ siteId, trashedAt: null });
     const usage = async () =>
       (await cw.world.app.inject({ method: 'GET', url: `/api/manage/v1/sites/${siteId}/usage`, headers: { authorization: `Bearer ${operatorKey}` } })).json()
@@ -355,6 +356,14 @@ describe('one write path: the same effects for every content-changing operation,
     // An update of a draft still moves it (the before-state of an update may have been public).
     expect((await contentCollections(ctx.db).entries.updateOne({ slug: 'inserted-draft', siteId }, { $set: { title: 'changed' } })).modifiedCount).toBe(1);
     expect(await generation()).toBe(start + 2);
+  });
+
+  it('of the site_state documents only the languages are public: a key made (the access version) leaves the generation, a language moves it', async () => {
+    const start = await generation();
+    await createApiKey(cw.world, { capabilities: ['content:read'], name: 'generation probe' });
+    expect(await generation()).toBe(start);
+    expect((await cw.manage('POST', '/languages', { code: 'nl', name: 'Nederlands' })).statusCode).toBe(201);
+    expect(await generation()).toBe(start + 1);
   });
 });
 

@@ -49,6 +49,14 @@ const ORDERED = "a list filter riding on the list's index order (site + newest f
 const ALLOWED: Record<string, string> = {
   'sessions find eq[siteId,userId] range[expiresAt] sort[createdAt:-1]': "one user's own sessions (a few per person), from the { siteId, userId } index",
   'invitations find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (pending invitations, made one by one by administrators)`,
+  'invitations find eq[email,siteId,state] range[expiresAt] sort[]': `${PEOPLE} (an address's pending invitation: inviting, accepting)`,
+  'comment_rules find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (comment moderation rules, listed whole)`,
+  'plugins find eq[siteId] range[] sort[]': `${PEOPLE} (the plugins a site installed, at most the catalog; held per process)`,
+  'plugins find eq[active,siteId] range[] sort[]': `${PEOPLE} (the plugins a site activated, at most the catalog; held per process)`,
+  'webhook_endpoints find eq[ownerKeyId,siteId] range[] sort[_id:1]': `${PEOPLE} (the endpoints a key registered, within the webhookEndpoints quota)`,
+  'widgets find eq[area,siteId] range[] sort[]': `${PEOPLE} (one area's widgets)`,
+  'widgets find eq[area,siteId] range[] sort[position:-1]': `${PEOPLE} (the last widget of an area, to place one after it)`,
+  'widgets update eq[area,siteId] range[] sort[]': `${PEOPLE} (an area's widgets, when the area changes)`,
   'users aggregate eq[platformOperator,siteId] range[_id,disabled] sort[]': `${PEOPLE} (is another enabled operator left: disabling one)`,
   'webhook_deliveries find eq[siteId,status] range[] sort[createdAt:1]':
     "the metrics gauge's oldest pending delivery, once per drain pass per site: reads the pending queue (events/recovery.ts)",
@@ -100,7 +108,6 @@ const ALLOWED: Record<string, string> = {
   'term_removal_jobs find eq[] range[] sort[]': 'workspace deletion, once: the term-removal jobs to stop (one row per running job)',
   'webhook_deliveries find eq[status] range[] sort[]': 'workspace deletion, once: the pending deliveries to fail',
   'webhook_endpoints find eq[] range[] sort[]': 'workspace deletion, once: the endpoint actors to stop',
-  'quota_counters delete eq[] range[expiresAt] sort[]': 'a few rows per site and day (counted quota windows): the pass drops the old ones',
   'platform.gateways find eq[evicted] range[leaseUntil] sort[]': 'one row per running gateway process',
   'platform.gateways delete eq[] range[leaseUntil] sort[]': 'one row per running gateway process',
   'platform.domains find eq[] range[] sort[]': "an operator's tenant search by part of a domain: at most 1000 matches, platform operators only",
@@ -200,12 +207,10 @@ async function footprint(dbName: string) {
 /** Issue 24's targets: a fresh workspace ≤ 40, one every feature wrote to ≤ 80 (docs/footprint.md). */
 const FRESH_TARGET = 40;
 /**
- * Not met yet: a used workspace is 39 collections + 88 indexes = 127 (from 37 + 81 = 118 before
- * this change, whose extra indexes are what the coverage above needs). The way to 80 is in
- * docs/footprint.md (the one-document-per-site collections merged into one). Until then this is a
- * ratchet: a feature that adds a collection or an index raises it, with its reason there.
+ * Not met yet (target 80): a ratchet meanwhile. A change that adds a collection or an index raises
+ * it, one that removes some lowers it, with its reason in docs/footprint.md.
  */
-const USED_CEILING = 145;
+const USED_CEILING = 119;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {

@@ -11,8 +11,7 @@ import { multipartBody, pdfOfSize } from '../media/support.ts';
 import type { ChildProcess } from 'node:child_process';
 import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { CLONE_LEFT_BEHIND } from '../../services/platform/backup/clone-fixups.ts';
-import { PUBLIC_STATE_COLLECTION } from '../../services/core/public-generation.ts';
-import { SITE_SETTINGS_COLLECTION } from '../../services/access/site-settings-store.ts';
+import { SITE_STATE_COLLECTION, siteStateKindRange } from '../../services/core/site-state.ts';
 
 export type OperatorCall = (method: string, url: string, payload?: unknown) => Promise<LightMyRequestResponse>;
 
@@ -88,15 +87,16 @@ export async function seedWorkspace(world: World, host: string, { entries = 12, 
   return { workspaceId, siteId, host, dbName, key, manage };
 }
 
-/** Left out of the comparison: counters a restore moves on purpose (above what caches saw). */
-const MOVED = { [PUBLIC_STATE_COLLECTION]: ['generation'], [SITE_SETTINGS_COLLECTION]: ['accessVersion'] } as Record<string, string[]>;
+/** Left out of the comparison: counters a restore moves on purpose (above what caches saw: the public generation, the access version). */
+const MOVED = { [SITE_STATE_COLLECTION]: ['generation', 'accessVersion'] } as Record<string, string[]>;
 
 /**
  * Written by the worker's own passes at any time: rate counters pruned by the access retention pass
  * once their minute has passed; the search postings a new worker's backfill writes at its boot
  * (content/search-index.ts); the entry counters its recount writes at its boot (content/entry-counts.ts).
  */
-const PRUNED = new Set(['rate_counters', 'search_terms', 'entry_counts']);
+const PRUNED = new Set(['rate_counters', 'search_terms']);
+const PRUNED_STATE = siteStateKindRange('entries')._id.$gte;
 
 /**
  * The whole database as canonical EJSON lines per collection, sorted (GridFS chunks left out: a
@@ -106,7 +106,7 @@ export async function dumpDatabase(db: Db): Promise<Record<string, string[]>> {
   const dump: Record<string, string[]> = {};
   for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
     if (name.endsWith('.chunks') || name.startsWith('system.') || PRUNED.has(name)) continue;
-    const docs = await db.collection(name).find({}).toArray();
+    const docs = (await db.collection(name).find({}).toArray()).filter((doc) => name !== SITE_STATE_COLLECTION || !String(doc._id).startsWith(PRUNED_STATE));
     const lines = docs.map((doc) => {
       for (const field of MOVED[name] ?? []) delete doc[field];
       return BSON.EJSON.stringify(doc, { relaxed: false });

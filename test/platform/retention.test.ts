@@ -8,7 +8,8 @@ import { newId } from '../../services/core/ids.ts';
 import { contentCollections, type RevisionDoc } from '../../services/content/model.ts';
 import { eventCollections, type AttemptDoc, type DeliveryDoc } from '../../services/events/model.ts';
 import { searchTerms } from '../../services/content/search-index.ts';
-import { ENTRY_COUNTS_COLLECTION } from '../../services/content/entry-counts.ts';
+import { ENTRY_COUNTS_ID } from '../../services/content/entry-counts.ts';
+import { SITE_STATE_COLLECTION } from '../../services/core/site-state.ts';
 import { runRetentionPass } from '../../services/platform/retention.ts';
 import { RETENTION_DEFAULTS } from '../../services/tenancy/retention-model.ts';
 
@@ -149,7 +150,7 @@ describe('retention', () => {
     clock.advance(2 * DAY);
     await ok('PATCH', `/content/${kept.id}`, { title: 'seven' });
 
-    const counts = async () => (await db().collection<{ _id: string; trashed: number }>(ENTRY_COUNTS_COLLECTION).findOne({ _id: 'entries' }))?.trashed;
+    const counts = async () => (await db().collection<{ _id: string; trashed: number }>(SITE_STATE_COLLECTION).findOne({ _id: ENTRY_COUNTS_ID }))?.trashed;
     const trashedBefore = await counts();
     const metricBefore = retentionMetric('revisions');
 

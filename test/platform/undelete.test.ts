@@ -14,13 +14,13 @@ import { reconcileWorkspaces } from '../../services/platform/lifecycle-reconcile
 const PURGED = { error: 'Workspace was purged: its data is gone and it cannot be undeleted' };
 const DAY = 86_400_000;
 
-/** The key's per-minute request counters (`rl` of the site settings) move with every call, not with the data. */
+/** The key's per-minute request counters (`rl` of the site settings, a `site_state` document) move with every call, not with the data. */
 function withoutRateCounters(dump: Record<string, string[]>): Record<string, string[]> {
-  const settings = (dump.site_settings ?? []).map((line) => {
+  const settings = (dump.site_state ?? []).map((line) => {
     const { rl: _counters, ...rest } = JSON.parse(line) as Record<string, unknown>;
     return JSON.stringify(rest);
   });
-  return { ...dump, site_settings: settings };
+  return { ...dump, site_state: settings };
 }
 
 // Each test runs several lifecycle round trips through the worker: on the shared 2-core machine one can take a minute.

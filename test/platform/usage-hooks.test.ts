@@ -36,7 +36,7 @@ describe('usage through Feature hooks', () => {
       { siteId, locale: 'en', slug: 'gone', trashedAt: new Date() },
     ] as never[]);
     await db.collection('webhook_endpoints').insertOne({ siteId } as never);
-    await db.collection('media_usage').insertOne({ _id: `site:${siteId}`, bytes: 1234 } as never);
+    await db.collection('site_state').insertOne({ _id: `media:site:${siteId}`, bytes: 1234 } as never);
   });
   afterAll(() => world?.close());
 

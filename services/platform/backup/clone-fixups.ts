@@ -4,13 +4,15 @@ import { OAUTH_COLLECTIONS } from '../../oauth/model.ts';
 import { EVENT_COLLECTIONS } from '../../events/model.ts';
 import { createWebhookSecretBox, generateWebhookSecret, secretBinding } from '../../events/secrets.ts';
 import type { Rewrite } from './load.ts';
+import { SITE_STATE_COLLECTION, SITE_STATE_KINDS, siteStateKindRange } from '../../core/site-state.ts';
 
 // What a clone changes of the data it copies (docs/backups.md, "Clone"): a clone never accepts a
 // secret of its source, and nothing of it points back at the source's sites.
 
 /**
  * Left behind: credentials of the source (sessions, API keys, OAuth clients, grants and tokens,
- * invitation and password-reset links), its meters (rate and quota counters start at zero) and its
+ * invitation and password-reset links), its meters (rate and quota counters start at zero: the
+ * `quota` and `lock` documents of `site_state`, `CLONE_LEFT_BEHIND_STATE`) and its
  * webhook traffic (deliveries and attempts were the source's; pending ones must not fire from the clone).
  */
 export const CLONE_LEFT_BEHIND: ReadonlySet<string> = new Set([
@@ -19,7 +21,9 @@ export const CLONE_LEFT_BEHIND: ReadonlySet<string> = new Set([
   ACCESS_COLLECTIONS.invitations,
   ACCESS_COLLECTIONS.passwordResets,
   ACCESS_COLLECTIONS.counters,
-  'quota_counters',
+  // Their documents' collections in an archive made before `site_state` (core/site-state.ts).
+  SITE_STATE_KINDS.quota,
+  SITE_STATE_KINDS.lock,
   OAUTH_COLLECTIONS.clients,
   OAUTH_COLLECTIONS.grants,
   OAUTH_COLLECTIONS.secrets,
@@ -27,6 +31,9 @@ export const CLONE_LEFT_BEHIND: ReadonlySet<string> = new Set([
   EVENT_COLLECTIONS.attempts,
   EVENT_COLLECTIONS.attemptBatches,
 ]);
+
+/** The kinds of `site_state` documents a clone leaves behind (the source's quota windows, retention's place, leases). */
+const CLONE_LEFT_BEHIND_STATE = [siteStateKindRange('quota'), siteStateKindRange('lock')].map((range) => range._id.$gte);
 
 /** A password hash no password matches (`verifyPassword` knows only `scrypt$…`): a copied account signs in after a reset. */
 export const CLONED_PASSWORD = 'cloned$no-password';
@@ -56,6 +63,7 @@ function remapString(text: string, sites: ReadonlyMap<string, string>): string {
 export function cloneRewrite(collection: string, sites: ReadonlyMap<string, string>, secretKey: string, now: Date): Rewrite {
   const webhookSecrets = createWebhookSecretBox(secretKey);
   return (source) => {
+    if (collection === SITE_STATE_COLLECTION && CLONE_LEFT_BEHIND_STATE.some((prefix) => String(source._id).startsWith(prefix))) return null;
     const doc = remapSiteIds(source, sites) as Document;
     if (collection === ACCESS_COLLECTIONS.users) {
       // The accounts come along (authorship stays true) without their secrets: no password, no second factor, no platform power.

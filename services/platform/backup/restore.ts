@@ -3,10 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
 import type { Services } from '../../core/context.ts';
 import type { Site } from '../../core/tenants.ts';
-import { PUBLIC_STATE_COLLECTION } from '../../core/public-generation.ts';
+import { publicStateId, storedGeneration } from '../../core/public-generation.ts';
 import { topics } from '../../core/topics.ts';
 import type { BackupPlan, RestoreRef } from '../../../workflows/contracts/backup.ts';
-import { SITE_SETTINGS_COLLECTION } from '../../access/site-settings-store.ts';
+import { readAccessState, settingsCollection, settingsId } from '../../access/site-settings-store.ts';
+import { moveLegacySiteState, siteStateCollection } from '../../core/site-state.ts';
 import { accessChanged } from '../../access/access-change.ts';
 import { platformCollections } from '../../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from '../lifecycle.ts';
@@ -80,9 +81,7 @@ export async function suspendForRestore(services: Services, ref: RestoreRef, bea
   const db = services.workspaceDb(workspace);
   const counters: NonNullable<RestoreRow['counters']> = {};
   for (const site of await platformCollections(services).sites.find({ workspaceId: ref.workspaceId }).toArray()) {
-    const state = await db.collection<{ _id: string; generation?: number }>(PUBLIC_STATE_COLLECTION).findOne({ _id: site._id });
-    const settings = await db.collection<{ _id: string; accessVersion?: number }>(SITE_SETTINGS_COLLECTION).findOne({ _id: site._id });
-    counters[site._id] = { generation: state?.generation ?? 0, accessVersion: settings?.accessVersion ?? 0 };
+    counters[site._id] = { generation: await storedGeneration(db, site._id), accessVersion: (await readAccessState(db, site._id)).version };
   }
   await backupCollections(services).restores.updateOne({ _id: ref.restoreId }, { $set: { counters, updatedAt: services.clock.now() } });
 }
@@ -145,12 +144,16 @@ export async function finishRestore(services: Services, ref: RestoreRef, beat: B
   const restore = await runningRestore(services, ref);
   let workspace = await workspaceOf(services, ref.workspaceId);
   const db = services.workspaceDb(workspace);
+  // An archive made before `site_state` brought back the collections it replaced: theirs are the restored documents.
+  await moveLegacySiteState(db, 'replaced');
   for (const site of await platformCollections(services).sites.find({ workspaceId: ref.workspaceId }).toArray()) {
     const before = restore.counters?.[site._id] ?? { generation: 0, accessVersion: 0 };
-    await db
-      .collection(PUBLIC_STATE_COLLECTION)
-      .updateOne({ _id: site._id as never }, { $max: { generation: before.generation }, $set: { siteId: site._id } }, { upsert: true });
-    await db.collection(SITE_SETTINGS_COLLECTION).updateOne({ _id: site._id as never }, { $max: { accessVersion: before.accessVersion } });
+    await siteStateCollection<{ _id: string }>(db).updateOne(
+      { _id: publicStateId(site._id) },
+      { $max: { generation: before.generation }, $set: { siteId: site._id } },
+      { upsert: true },
+    );
+    await settingsCollection(db).updateOne({ _id: settingsId(site._id) }, { $max: { accessVersion: before.accessVersion } });
     await freshenSite(services, db, site);
   }
   await publishWorkspaceChange(services, ref.workspaceId);
