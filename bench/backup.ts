@@ -30,6 +30,15 @@ const loadAtStart = load();
 
 // Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal).
 const stopOwnEngines = await ownEnginesIfAsked({ mongo: 28690, temporal: 28691 });
+// A run that fails still stops the engines it started (and the worker, when there is one).
+let stopWorker = () => undefined as unknown;
+const failed = (error: unknown) => {
+  process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
+  stopWorker();
+  void stopOwnEngines().finally(() => process.exit(1));
+};
+process.on('unhandledRejection', failed);
+process.on('uncaughtException', failed);
 const backupDir = mkdtempSync(join(tmpdir(), 'cwb-bench-backups-'));
 const world = await startBenchWorld({ env: { BACKUP_DIR: backupDir } });
 const { config, services } = world;
@@ -129,10 +138,12 @@ if (!fromSource && !app) {
   });
   if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
 }
+// BENCH_WORKER_FLAGS (space separated): other Node flags than the worker's, to try them.
+const flags = process.env.BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
 const profile = process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', resolvePath(process.env.BENCH_WORKER_PROFILE)] : [];
 const worker: ChildProcess = spawn(
   process.execPath,
-  fromSource ? [...WORKER_NODE_FLAGS, ...profile, '--import', 'tsx', 'services/worker.ts'] : [...WORKER_NODE_FLAGS, ...profile, 'dist/services/worker.js'],
+  fromSource ? [...flags, ...profile, '--import', 'tsx', 'services/worker.ts'] : [...flags, ...profile, 'dist/services/worker.js'],
   {
     cwd: fromSource ? ROOT : app,
     env: {
@@ -151,6 +162,7 @@ const worker: ChildProcess = spawn(
   },
 );
 const workerLog = process.env.BENCH_WORKER_LOG ? createWriteStream(process.env.BENCH_WORKER_LOG) : null;
+stopWorker = () => worker.kill('SIGKILL');
 await new Promise<void>((resolve, reject) => {
   let text = '';
   const on = (chunk: Buffer) => {
@@ -182,6 +194,7 @@ const { backup: started } = await api('POST', `/tenants/${workspace._id}/backups
 const backup = await until(`/tenants/${workspace._id}/backups/${started.id}`, 'backup');
 const backupSec = (performance.now() - backupStarted) / 1000;
 if (backup.state !== 'succeeded') throw new Error(`backup ${backup.state}: ${backup.error}`);
+const backupPeakRss = peakRss;
 const restoreStarted = performance.now();
 const { restore: asked } = await api('POST', `/tenants/${workspace._id}/restore`, { backupId: backup.id });
 const restoreAnsweredSec = (performance.now() - restoreStarted) / 1000;
@@ -196,7 +209,7 @@ const row = (name: string, sec: number, base: number) =>
 console.log(
   `\nWorkspace: ${N} entries + ${MEDIA_MB} MB media, ${documents} documents in ${collections.length} collections; archive ${(bytes / MB).toFixed(1)} MB. Load at start ${loadAtStart}, at end ${load()}.`,
 );
-console.log(`Worker: ${fromSource ? 'services/worker.ts under tsx' : 'compiled (npm run build), plain node'} ${WORKER_NODE_FLAGS.join(' ')}.\n`);
+console.log(`Worker: ${fromSource ? 'services/worker.ts under tsx' : 'compiled (npm run build), plain node'} ${flags.join(' ')}.\n`);
 console.log('| step | time | throughput | documents | plain driver, same data | ratio (driver time / ours) |');
 console.log('|---|---|---|---|---|---|');
 console.log(row('backup (POST → succeeded; hold, copy, manifest)', backupSec, baselineReadSec));
@@ -228,7 +241,7 @@ const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
 console.log(`\nbackup ratio ${(baselineReadSec / backupSec).toFixed(2)} (target ≥ 0.5): ${mark(baselineReadSec / backupSec >= 0.5)}`);
 console.log(`restore ratio ${(baselineWriteSec / restoreSec).toFixed(2)} (target ≥ 0.5): ${mark(baselineWriteSec / restoreSec >= 0.5)}`);
 console.log(
-  `peak worker memory ${(peakRss / MB).toFixed(0)} MB (target ≤ 256 MB): ${mark(peakRss <= 256 * MB)}; idle ${(idleRss / MB).toFixed(0)} MB, growth ${((peakRss - idleRss) / MB).toFixed(0)} MB`,
+  `peak worker memory ${(peakRss / MB).toFixed(0)} MB (target ≤ 256 MB): ${mark(peakRss <= 256 * MB)}; idle ${(idleRss / MB).toFixed(0)} MB, growth ${((peakRss - idleRss) / MB).toFixed(0)} MB (peak during the backup ${(backupPeakRss / MB).toFixed(0)} MB)`,
 );
 
 worker.kill('SIGTERM');
