@@ -6,17 +6,18 @@
 // baseline (target ≥ 0.5), peak worker memory (target ≤ 256 MB). docs/backups.md.
 //   BENCH_BACKUP_ENTRIES=100000 BENCH_BACKUP_MEDIA_MB=1024 npx tsx bench/backup.ts
 // (MONGODB_URI / TEMPORAL_ADDRESS of running engines, or BENCH_OWN_ENGINES=1, as bench/export.ts.)
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve as resolvePath } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { GridFSBucket, type Document } from 'mongodb';
+import { GridFSBucket, type Document, type IndexDescription } from 'mongodb';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { seedBulk } from './support/seed-bulk.ts';
 import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { provisionInProcess, requestWorkspace } from '../services/platform/provisioning.ts';
+import { backupWorkflowId, restoreWorkflowId } from '../workflows/contracts/backup.ts';
 
 const N = Number(process.env.BENCH_BACKUP_ENTRIES ?? 20_000);
 const MEDIA_MB = Number(process.env.BENCH_BACKUP_MEDIA_MB ?? 100);
@@ -27,7 +28,17 @@ const load = () =>
     .join(' ');
 const loadAtStart = load();
 
-const stopOwnEngines = await ownEnginesIfAsked();
+// Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal).
+const stopOwnEngines = await ownEnginesIfAsked({ mongo: 28690, temporal: 28691 });
+// A run that fails still stops the engines it started (and the worker, when there is one).
+let stopWorker = () => undefined as unknown;
+const failed = (error: unknown) => {
+  process.stderr.write(`${(error as Error)?.stack ?? error}\n`);
+  stopWorker();
+  void stopOwnEngines().finally(() => process.exit(1));
+};
+process.on('unhandledRejection', failed);
+process.on('uncaughtException', failed);
 const backupDir = mkdtempSync(join(tmpdir(), 'cwb-bench-backups-'));
 const world = await startBenchWorld({ env: { BACKUP_DIR: backupDir } });
 const { config, services } = world;
@@ -51,7 +62,8 @@ const requested = await requestWorkspace(services, {
   admin: { email: 'owner@bench.example.test', password: 'correct horse battery staple' },
 });
 const workspace = await provisionInProcess(services, requested._id);
-const db = services.mongo.db(workspace.dbName);
+// The workspace's Db as the service hands it out: its collections get their declared indexes.
+const db = services.workspaceDb(workspace);
 const siteId = requested.provisioning!.siteId;
 const seedSeconds = await seedBulk(db, siteId, N, MEDIA_MB);
 process.stderr.write(`seeded ${N} entries and ${MEDIA_MB} MB of media in ${seedSeconds.toFixed(1)} s\n`);
@@ -76,6 +88,13 @@ const baselineReadSec = (performance.now() - readStarted) / 1000;
 const copy = services.mongo.db(`${config.DB_PREFIX}baseline`);
 const writeStarted = performance.now();
 // The bucket's `.files` documents are written by the GridFS uploads below, with the chunks.
+// Each collection with the source's indexes, made first (as a restore writes into indexed collections).
+for (const name of collections) {
+  const indexes = (await db.collection(name).listIndexes().toArray()).filter((index) => index.name !== '_id_');
+  // Each index as listed, less what describes it rather than defines it (its version, its namespace).
+  const specs = indexes.map(({ v: _v, ns: _ns, ...spec }) => spec as IndexDescription);
+  if (specs.length > 0) await copy.collection(name).createIndexes(specs);
+}
 for (const name of collections.filter((c) => c !== 'media_files.files')) {
   let batch: Document[] = [];
   for await (const doc of db.collection(name).find({}, { batchSize: 1000 })) {
@@ -100,28 +119,63 @@ for (let i = 0; i < MEDIA_MB; i++) {
 const baselineWriteSec = (performance.now() - writeStarted) / 1000;
 rmSync(scratch);
 
-// --- the worker in its own process, its memory sampled --------------------------------------------
-const worker: ChildProcess = spawn(process.execPath, [...WORKER_NODE_FLAGS, '--import', 'tsx', 'bench/support/worker-process.ts'], {
-  env: {
-    ...process.env,
-    DB_PREFIX: config.DB_PREFIX,
-    TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-    SECRET_KEY: config.SECRET_KEY,
-    BACKUP_DIR: backupDir,
-    LOG_LEVEL: 'warn',
+// --- the worker in its own process, as production runs it, its memory sampled -----------------------
+// Compiled (`npm run build` into a temporary app folder beside a node_modules link, as the image lays
+// it out: docs/production.md) and started with plain node and the worker's flags; BENCH_WORKER=source
+// runs services/worker.ts under tsx instead (what `npm start` runs), BENCH_WORKER_BUILD=<app folder>
+// reuses a build. BENCH_WORKER_PROFILE=<folder>: the worker writes a CPU profile there when it stops;
+// BENCH_WORKER_LOG=<file>: its log lines (LOG_LEVEL info) go there.
+const ROOT = resolvePath(import.meta.dirname, '..');
+const fromSource = process.env.BENCH_WORKER === 'source';
+let app = process.env.BENCH_WORKER_BUILD ?? '';
+if (!fromSource && !app) {
+  app = mkdtempSync(join(tmpdir(), 'cwb-bench-build-'));
+  symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'), 'dir');
+  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--out-dir', join(app, 'dist')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
+}
+// BENCH_WORKER_FLAGS (space separated): other Node flags than the worker's, to try them.
+const flags = process.env.BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
+const profile = process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', resolvePath(process.env.BENCH_WORKER_PROFILE)] : [];
+const worker: ChildProcess = spawn(
+  process.execPath,
+  fromSource ? [...flags, ...profile, '--import', 'tsx', 'services/worker.ts'] : [...flags, ...profile, 'dist/services/worker.js'],
+  {
+    cwd: fromSource ? ROOT : app,
+    env: {
+      ...process.env,
+      // Nothing of this process's loaders reaches the compiled worker.
+      NODE_OPTIONS: '',
+      NODE_ENV: 'production',
+      DB_PREFIX: config.DB_PREFIX,
+      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+      SECRET_KEY: config.SECRET_KEY,
+      BACKUP_DIR: backupDir,
+      DATA_DIR: join(backupDir, 'worker-data'),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
   },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+);
+const workerLog = process.env.BENCH_WORKER_LOG ? createWriteStream(process.env.BENCH_WORKER_LOG) : null;
+stopWorker = () => worker.kill('SIGKILL');
 await new Promise<void>((resolve, reject) => {
   let text = '';
   const on = (chunk: Buffer) => {
-    text += chunk;
-    if (text.includes('worker ready')) resolve();
+    workerLog?.write(chunk);
+    text = (text + chunk).slice(-20_000);
+    if (text.includes('"msg":"worker running"')) resolve();
   };
   worker.stdout!.on('data', on);
   worker.stderr!.on('data', on);
   worker.once('exit', (code) => reject(new Error(`worker exited ${code}: ${text.slice(-2000)}`)));
 });
+// The worker's start settles (its first reconciler passes) before its idle memory is read.
+await new Promise((resolve) => setTimeout(resolve, 5000));
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 const idleRss = rssOf(worker.pid!);
 let peakRss = idleRss;
@@ -140,8 +194,10 @@ const { backup: started } = await api('POST', `/tenants/${workspace._id}/backups
 const backup = await until(`/tenants/${workspace._id}/backups/${started.id}`, 'backup');
 const backupSec = (performance.now() - backupStarted) / 1000;
 if (backup.state !== 'succeeded') throw new Error(`backup ${backup.state}: ${backup.error}`);
+const backupPeakRss = peakRss;
 const restoreStarted = performance.now();
 const { restore: asked } = await api('POST', `/tenants/${workspace._id}/restore`, { backupId: backup.id });
+const restoreAnsweredSec = (performance.now() - restoreStarted) / 1000;
 const restore = await until(`/tenants/${workspace._id}/restores/${asked.id}`, 'restore');
 const restoreSec = (performance.now() - restoreStarted) / 1000;
 if (restore.state !== 'succeeded') throw new Error(`restore ${restore.state}: ${restore.error}`);
@@ -151,19 +207,48 @@ const bytes = backup.size as number;
 const row = (name: string, sec: number, base: number) =>
   `| ${name} | ${sec.toFixed(1)} s | ${(bytes / MB / sec).toFixed(1)} MB/s | ${Math.round(documents / sec)} docs/s | ${base.toFixed(1)} s | ${(base / sec).toFixed(2)} |`;
 console.log(
-  `\nWorkspace: ${N} entries + ${MEDIA_MB} MB media, ${documents} documents in ${collections.length} collections; archive ${(bytes / MB).toFixed(1)} MB. Load at start ${loadAtStart}, at end ${load()}.\n`,
+  `\nWorkspace: ${N} entries + ${MEDIA_MB} MB media, ${documents} documents in ${collections.length} collections; archive ${(bytes / MB).toFixed(1)} MB. Load at start ${loadAtStart}, at end ${load()}.`,
 );
+console.log(`Worker: ${fromSource ? 'services/worker.ts under tsx' : 'compiled (npm run build), plain node'} ${flags.join(' ')}.\n`);
 console.log('| step | time | throughput | documents | plain driver, same data | ratio (driver time / ours) |');
 console.log('|---|---|---|---|---|---|');
 console.log(row('backup (POST → succeeded; hold, copy, manifest)', backupSec, baselineReadSec));
 console.log(row('restore (POST → succeeded; verify, suspend, replace, reactivate)', restoreSec, baselineWriteSec));
+
+// Where each workflow's time went: its activities, from the workflow history (scheduled → completed).
+async function steps(workflowId: string): Promise<string> {
+  const history = await services.temporal.client.workflow.getHandle(workflowId).fetchHistory();
+  const seconds = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) + (t?.nanos ?? 0) / 1e9;
+  const scheduled = new Map<string, { name: string; at: number }>();
+  const spent = new Map<string, number>();
+  for (const event of history.events ?? []) {
+    const at = seconds(event.eventTime);
+    const scheduledAttributes = event.activityTaskScheduledEventAttributes;
+    if (scheduledAttributes) scheduled.set(String(event.eventId), { name: scheduledAttributes.activityType?.name ?? '?', at });
+    const done = event.activityTaskCompletedEventAttributes;
+    if (done) {
+      const from = scheduled.get(String(done.scheduledEventId))!;
+      spent.set(from.name, (spent.get(from.name) ?? 0) + at - from.at);
+    }
+  }
+  return [...spent].map(([name, sec]) => `${name} ${sec.toFixed(1)} s`).join(', ');
+}
+console.log(`\nBackup steps: ${await steps(backupWorkflowId(workspace._id, backup.id))}.`);
 console.log(
-  `\nWorker resident memory: ${(idleRss / MB).toFixed(0)} MB idle, peak ${(peakRss / MB).toFixed(0)} MB (growth ${((peakRss - idleRss) / MB).toFixed(0)} MB).`,
+  `Restore steps: ${await steps(restoreWorkflowId(workspace._id, restore.id))} (the route's own verification before its 202: ${restoreAnsweredSec.toFixed(1)} s).`,
+);
+const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
+console.log(`\nbackup ratio ${(baselineReadSec / backupSec).toFixed(2)} (target ≥ 0.5): ${mark(baselineReadSec / backupSec >= 0.5)}`);
+console.log(`restore ratio ${(baselineWriteSec / restoreSec).toFixed(2)} (target ≥ 0.5): ${mark(baselineWriteSec / restoreSec >= 0.5)}`);
+console.log(
+  `peak worker memory ${(peakRss / MB).toFixed(0)} MB (target ≤ 256 MB): ${mark(peakRss <= 256 * MB)}; idle ${(idleRss / MB).toFixed(0)} MB, growth ${((peakRss - idleRss) / MB).toFixed(0)} MB (peak during the backup ${(backupPeakRss / MB).toFixed(0)} MB)`,
 );
 
 worker.kill('SIGTERM');
+await new Promise((resolve) => worker.once('exit', resolve));
 await services.mongo.db(`${config.DB_PREFIX}baseline`).dropDatabase();
 await world.close();
 rmSync(backupDir, { recursive: true, force: true });
+if (!fromSource && !process.env.BENCH_WORKER_BUILD) rmSync(app, { recursive: true, force: true });
 await stopOwnEngines();
 process.exit(0);

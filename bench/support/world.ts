@@ -12,15 +12,18 @@ import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 /**
  * BENCH_OWN_ENGINES=1: a MongoDB engine and a Temporal dev server of this run's own (random ports,
  * a temporary data folder; MONGO_HEAP sizes the engine), so a run with 1,000 workspace databases
- * and their workflows loads nobody else's engines. Sets MONGODB_URI / TEMPORAL_ADDRESS for this
+ * and their workflows loads nobody else's engines (`ports`: fixed ones instead of random; Temporal's
+ * UI and metrics take the two after its own). Sets MONGODB_URI / TEMPORAL_ADDRESS for this
  * process and the processes it spawns; returns the stop function (also dropping the data).
  */
-export async function ownEnginesIfAsked(): Promise<() => Promise<void>> {
+export async function ownEnginesIfAsked(ports?: { mongo: number; temporal: number }): Promise<() => Promise<void>> {
   if (process.env.BENCH_OWN_ENGINES !== '1') return async () => undefined;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engines-'));
-  const mongoPort = 28000 + Math.floor(Math.random() * 1000);
-  const temporalPort = 7700 + Math.floor(Math.random() * 200);
-  const engines = await ensureEngines({ dataDir, mongoPort, temporalPort, log: () => undefined, timeoutMs: 180_000 });
+  const mongoPort = ports?.mongo ?? 28000 + Math.floor(Math.random() * 1000);
+  const temporalPort = ports?.temporal ?? 7700 + Math.floor(Math.random() * 200);
+  // Temporal's UI and metrics ports follow its own (a fixed port keeps them beside it).
+  const temporalPorts = ports ? { temporalHttpPort: temporalPort + 1, temporalMetricsPort: temporalPort + 2 } : {};
+  const engines = await ensureEngines({ dataDir, mongoPort, temporalPort, ...temporalPorts, log: () => undefined, timeoutMs: 180_000 });
   process.env.MONGODB_URI = engines.mongoUri;
   process.env.TEMPORAL_ADDRESS = engines.temporalAddress;
   return async () => {

@@ -221,3 +221,11 @@ export function startSearchBackfill(services: Services, intervalMs = 2 * 60_000)
   services.mongo.once('topologyClosed', () => void stop());
   return { stop };
 }
+
+/**
+ * Records a database's entries as indexed, so the backfill leaves them alone: for a bulk writer that
+ * wrote its entries' postings itself, or wants none (the data benchmarks' seed, bench/support/seed-bulk.ts).
+ */
+export async function recordSearchBackfilled(db: Db, after: string | null): Promise<void> {
+  await db.collection<BackfillState>(SEARCH_COLLECTION).updateOne({ _id: BACKFILL_ID }, { $set: { after, done: true } }, { upsert: true });
+}

@@ -116,6 +116,17 @@ export async function dumpDatabase(db: Db): Promise<Record<string, string[]>> {
   return dump;
 }
 
+/** Every collection's indexes (name → key and options, `_id` included), chunk collections too: a restore keeps them. */
+export async function indexSpecs(db: Db): Promise<Record<string, string[]>> {
+  const specs: Record<string, string[]> = {};
+  for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
+    if (name.startsWith('system.')) continue;
+    const indexes = await db.collection(name).listIndexes().toArray();
+    specs[name] = indexes.map(({ v: _v, ns: _ns, ...spec }) => JSON.stringify(spec)).sort();
+  }
+  return specs;
+}
+
 /** sha256 and size of every file of the media bucket, by id. */
 export async function mediaDigests(db: Db, bucketName = 'media_files'): Promise<Record<string, string>> {
   const bucket = new GridFSBucket(db, { bucketName });

@@ -2,7 +2,17 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, untar, waitForState, type BackupWorld, type Seeded } from './backup-support.ts';
+import {
+  dumpDatabase,
+  indexSpecs,
+  mediaDigests,
+  seedWorkspace,
+  startBackupWorld,
+  untar,
+  waitForState,
+  type BackupWorld,
+  type Seeded,
+} from './backup-support.ts';
 import { workspaceRow } from './support.ts';
 import { checkHistory } from '../support/histories.ts';
 import { backupWorkflowId, restoreWorkflowId } from '../../workflows/contracts/backup.ts';
@@ -34,6 +44,9 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     const before = await dumpDatabase(db(a));
     const mediaBefore = await mediaDigests(db(a));
     expect(Object.keys(mediaBefore)).toHaveLength(2);
+    const indexesBefore = await indexSpecs(db(a));
+    expect(indexesBefore['content_entries'].length).toBeGreaterThan(5);
+    expect(indexesBefore['media_files.chunks'].length).toBe(2);
 
     const backup = await backupOf(a);
     expect(backup.state, backup.error).toBe('succeeded');
@@ -79,6 +92,8 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     await checkHistory(client.workflow.getHandle(restoreWorkflowId(a.workspaceId, done.id)), 'restore');
     expect(await dumpDatabase(db(a))).toEqual(before);
     expect(await mediaDigests(db(a))).toEqual(mediaBefore);
+    // Each collection the restore dropped and loaded has its indexes again, and no other.
+    expect(await indexSpecs(db(a))).toMatchObject(indexesBefore);
     expect((await workspaceRow(bw.world, a.workspaceId))?.status).toBe('active');
     // Served as restored, nothing stale: the changed title is gone from the list, the bytes are back.
     const titles = (await a.manage('GET', '/content?limit=200')).json().data.map((e: { title: string }) => e.title);

@@ -1,4 +1,4 @@
-import { Binary, type Db, type Document } from 'mongodb';
+import { Binary, BSON, MongoServerError, type Collection, type Db, type Document, type IndexDescription } from 'mongodb';
 import { collectionFile, idFromText, ndjsonLines, objectKey, parseDocumentLine, type Manifest } from './archive.ts';
 import type { BackupRow } from './model.ts';
 import type { BackupStore } from './store.ts';
@@ -7,81 +7,158 @@ import type { Beat } from './steps.ts';
 // The one reader of an archive into a database: a restore loads its own workspace with it, a clone
 // a new one (with `rewrite`: new site ids, secrets left behind; clone-fixups.ts).
 
-const INSERT_BATCH_DOCS = 500;
-const INSERT_BATCH_BYTES = 4 * 1024 * 1024;
+const INSERT_BATCH_DOCS = 2000;
+const INSERT_BATCH_BYTES = 8 * 1024 * 1024;
 const GRIDFS_DEFAULT_CHUNK = 255 * 1024;
+/** Media files loaded side by side (each one insert batch at a time). */
+const FILES_PARALLEL = 4;
+/** A GridFS file's chunks per insert. */
+const CHUNK_BATCH_BYTES = 4 * 1024 * 1024;
 
 /** A document as it is written; null leaves it out. */
 export type Rewrite = (doc: Document) => Document | null;
 
+type Source = { store: BackupStore; row: BackupRow; manifest: Manifest };
+
 /**
- * Empties the collection (`deleteMany`: its indexes are kept) and refills it from the archive's
- * NDJSON in batches, each document through `rewrite`. Answers the documents written. Repeating it
- * (a retried step) gives the same result.
+ * Keeps the indexes of a collection a load replaces, across retries: the first call records
+ * `current()`, every later one (a step retried after the worker died, when the collection may
+ * already be dropped) answers what was recorded.
  */
-export async function loadCollection(
-  db: Db,
-  source: { store: BackupStore; row: BackupRow; manifest: Manifest },
-  name: string,
-  beat: Beat,
-  rewrite: Rewrite = (doc) => doc,
-): Promise<number> {
+export interface IndexKeeper {
+  keep(collection: string, current: () => Promise<IndexDescription[]>): Promise<IndexDescription[]>;
+}
+
+/** Index specs as stored with an IndexKeeper (EJSON text: keys may hold dots, filters `$`). */
+export const indexesToText = (indexes: IndexDescription[]) => BSON.EJSON.stringify(indexes, { relaxed: false });
+export const indexesFromText = (text: string) => BSON.EJSON.parse(text, { relaxed: false }) as IndexDescription[];
+
+const namespaceNotFound = (error: unknown) => error instanceof MongoServerError && error.code === 26;
+
+/** A collection's indexes but `_id`, as `createIndexes` takes them. */
+async function indexesOf(collection: Collection): Promise<IndexDescription[]> {
+  try {
+    const listed = await collection.listIndexes().toArray();
+    return listed.filter((index) => index.name !== '_id_').map(({ v: _v, ns: _ns, ...spec }) => spec as IndexDescription);
+  } catch (error) {
+    if (namespaceNotFound(error)) return [];
+    throw error;
+  }
+}
+
+/**
+ * Empties a collection before it is loaded. With a keeper: its indexes are kept aside and the
+ * collection dropped (the documents then go in before any index, and the indexes are built once
+ * after: on the local engine that is about half the time of emptying an indexed collection document
+ * by document and inserting into it, bench/RESULTS.md). Without one (a clone, into a new database):
+ * `deleteMany`, indexes kept. Answers the indexes to build after the load.
+ */
+async function empty(collection: Collection, keeper: IndexKeeper | undefined): Promise<IndexDescription[]> {
+  if (!keeper) {
+    await collection.deleteMany({});
+    return [];
+  }
+  // Through the service's Db, a process's first write to a collection makes its declared indexes
+  // first (core/first-write.ts): a write that changes nothing makes them now, so they are among the
+  // indexes kept and the inserts below find them made (instead of making them on the empty collection).
+  await collection.updateOne({ _id: { $in: [] } }, { $unset: { unused: '' } });
+  const indexes = await keeper.keep(collection.collectionName, () => indexesOf(collection));
+  await collection.drop().catch((error: unknown) => {
+    if (!namespaceNotFound(error)) throw error;
+  });
+  return indexes;
+}
+
+/**
+ * Inserts in batches with one insert in flight while the next batch is read (reading the archive
+ * and writing the database overlap). `written` is called after each insert.
+ */
+function inserter(collection: Collection, written: (count: number) => void) {
+  let inflight: Promise<void> = Promise.resolve();
+  return {
+    async insert(docs: Document[]) {
+      await inflight;
+      inflight = collection.insertMany(docs, { ordered: false }).then(() => written(docs.length));
+      // Awaited by the next insert or `done`; a failure meanwhile is not an unhandled rejection.
+      inflight.catch(() => undefined);
+    },
+    done: () => inflight,
+  };
+}
+
+/**
+ * Empties the collection and refills it from the archive's NDJSON in batches, each document through
+ * `rewrite` (`empty` above for how, with or without a `keeper`). Answers the documents written.
+ * Repeating it (a retried step) gives the same result.
+ */
+export async function loadCollection(db: Db, source: Source, name: string, beat: Beat, rewrite: Rewrite = (doc) => doc, keeper?: IndexKeeper): Promise<number> {
   const collection = db.collection(name);
-  await collection.deleteMany({});
-  if (!source.manifest.collections.some((c) => c.name === name)) return 0;
+  if (!source.manifest.collections.some((c) => c.name === name)) {
+    await collection.deleteMany({});
+    return 0;
+  }
+  const indexes = await empty(collection, keeper);
   let documents = 0;
+  const out = inserter(collection, (count) => {
+    documents += count;
+    beat();
+  });
   let batch: Document[] = [];
   let size = 0;
-  const flush = async () => {
-    if (batch.length === 0) return;
-    await collection.insertMany(batch, { ordered: false });
-    documents += batch.length;
-    batch = [];
-    size = 0;
-    beat();
-  };
   for await (const line of ndjsonLines(source.store.get(objectKey(source.row, collectionFile(name))) as AsyncIterable<Buffer>)) {
     const doc = rewrite(parseDocumentLine(line));
     size += line.length;
     if (doc) batch.push(doc);
-    if (batch.length >= INSERT_BATCH_DOCS || size >= INSERT_BATCH_BYTES) await flush();
+    if (batch.length >= INSERT_BATCH_DOCS || size >= INSERT_BATCH_BYTES) {
+      await out.insert(batch);
+      batch = [];
+      size = 0;
+    }
   }
-  await flush();
+  if (batch.length > 0) await out.insert(batch);
+  await out.done();
+  if (indexes.length > 0) await collection.createIndexes(indexes);
   return documents;
 }
 
 /**
  * Rebuilds a bucket's chunks from the archive's media files, at each file's `chunkSize` (its
  * `.files` documents are loaded with the collections; `rewriteId` maps a file id the same way
- * they were). Answers the files written.
+ * they were), `FILES_PARALLEL` files side by side. Answers the files written.
  */
 export async function loadBucket(
   db: Db,
-  source: { store: BackupStore; row: BackupRow; manifest: Manifest },
+  source: Source,
   bucket: string,
   beat: Beat,
   rewriteId: (id: unknown) => unknown = (id) => id,
+  keeper?: IndexKeeper,
 ): Promise<number> {
   const chunks = db.collection(`${bucket}.chunks`);
-  await chunks.deleteMany({});
-  let files = 0;
-  for (const media of source.manifest.media.filter((m) => m.bucket === bucket)) {
-    const id = rewriteId(idFromText(media.id));
-    const info = await db.collection(`${bucket}.files`).findOne({ _id: id as never }, { projection: { chunkSize: 1 } });
-    const chunkSize = typeof info?.chunkSize === 'number' && info.chunkSize > 0 ? info.chunkSize : GRIDFS_DEFAULT_CHUNK;
+  const indexes = await empty(chunks, keeper);
+  const media = source.manifest.media.filter((m) => m.bucket === bucket);
+  // Each file's chunk size, read once for the bucket (as many entries as the manifest's list of media already in memory).
+  const chunkSizes = new Map<string, number>();
+  for await (const info of db.collection(`${bucket}.files`).find({}, { projection: { chunkSize: 1 } })) {
+    if (typeof info.chunkSize === 'number' && info.chunkSize > 0) chunkSizes.set(BSON.EJSON.stringify({ id: info._id }, { relaxed: false }), info.chunkSize);
+  }
+  const loadFile = async (entry: (typeof media)[number]) => {
+    const id = rewriteId(idFromText(entry.id));
+    const chunkSize = chunkSizes.get(BSON.EJSON.stringify({ id }, { relaxed: false })) ?? GRIDFS_DEFAULT_CHUNK;
+    const perInsert = Math.max(1, Math.floor(CHUNK_BATCH_BYTES / chunkSize));
     let n = 0;
     let pending: Buffer = Buffer.alloc(0);
     let batch: Document[] = [];
     const flush = async () => {
-      if (batch.length > 0) await chunks.insertMany(batch);
+      if (batch.length > 0) await chunks.insertMany(batch, { ordered: false });
       batch = [];
       beat();
     };
     const take = async (bytes: Buffer) => {
       batch.push({ files_id: id, n: n++, data: new Binary(bytes) });
-      if (batch.length * chunkSize >= INSERT_BATCH_BYTES) await flush();
+      if (batch.length >= perInsert) await flush();
     };
-    for await (const chunk of source.store.get(objectKey(source.row, media.file)) as AsyncIterable<Buffer>) {
+    for await (const chunk of source.store.get(objectKey(source.row, entry.file)) as AsyncIterable<Buffer>) {
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
       while (pending.length >= chunkSize) {
         await take(Buffer.from(pending.subarray(0, chunkSize)));
@@ -90,7 +167,8 @@ export async function loadBucket(
     }
     if (pending.length > 0) await take(Buffer.from(pending));
     await flush();
-    files++;
-  }
-  return files;
+  };
+  for (let i = 0; i < media.length; i += FILES_PARALLEL) await Promise.all(media.slice(i, i + FILES_PARALLEL).map(loadFile));
+  if (indexes.length > 0) await chunks.createIndexes(indexes);
+  return media.length;
 }

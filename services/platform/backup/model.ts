@@ -66,6 +66,8 @@ export interface RestoreRow {
   progress: { collectionsDone: number; documents: number; mediaFiles: number };
   /** Parts already restored (counted once in `progress` whatever the retries). */
   doneParts?: string[];
+  /** The indexes of each collection the restore replaced (by hex of its name; load.ts `indexesToText`), kept for a retry after its drop. */
+  savedIndexes?: Record<string, string>;
   /** Per site, the public generation and access version before the restore: both come back above them, never to a value a cache has seen. */
   counters?: Record<string, { generation: number; accessVersion: number }>;
   error: string | null;

@@ -14,7 +14,7 @@ import { publishWorkspaceChange } from '../lifecycle.ts';
 import { sendWorkspaceCommand } from '../workspace-actor.ts';
 import { backupCollections, type BackupRow, type RestoreRow } from './model.ts';
 import { MANIFEST_FILE, objectKey, type Manifest } from './archive.ts';
-import { loadBucket, loadCollection } from './load.ts';
+import { indexesFromText, indexesToText, loadBucket, loadCollection, type IndexKeeper } from './load.ts';
 import { backupStore } from './store.ts';
 import { BackupVerificationError, verifyArchive } from './verify.ts';
 import { BackupStopError, databaseLayout, workspaceOf, type Beat } from './steps.ts';
@@ -86,6 +86,21 @@ export async function suspendForRestore(services: Services, ref: RestoreRef, bea
   await backupCollections(services).restores.updateOne({ _id: ref.restoreId }, { $set: { counters, updatedAt: services.clock.now() } });
 }
 
+/** The indexes of the collections the restore replaces, kept in its row (the first capture wins). */
+function restoreIndexKeeper(services: Services, ref: RestoreRef): IndexKeeper {
+  const { restores } = backupCollections(services);
+  return {
+    async keep(collection, current) {
+      const key = Buffer.from(collection).toString('hex');
+      const saved = (await restores.findOne({ _id: ref.restoreId }, { projection: { savedIndexes: 1 } }))?.savedIndexes?.[key];
+      if (saved !== undefined) return indexesFromText(saved);
+      const indexes = await current();
+      await restores.updateOne({ _id: ref.restoreId }, { $set: { [`savedIndexes.${key}`]: indexesToText(indexes) } });
+      return indexes;
+    },
+  };
+}
+
 /** Counts a restored part into the progress once, whatever the retries. */
 async function partDone(services: Services, ref: RestoreRef, part: string, inc: Record<string, number>) {
   await backupCollections(services).restores.updateOne(
@@ -95,8 +110,8 @@ async function partDone(services: Services, ref: RestoreRef, part: string, inc: 
 }
 
 /**
- * Step 3: each collection in turn emptied, then the archive's documents inserted in batches
- * (load.ts). A retry skips the collections done and starts the one it was in again; a restore
+ * Step 3: each collection in turn dropped (its indexes kept in the row), the archive's documents
+ * inserted in batches, its indexes built again (load.ts). A retry skips the collections done and starts the one it was in again; a restore
  * ended meanwhile (the workspace deleted) stops between two.
  */
 export async function restoreCollections(services: Services, ref: RestoreRef, names: readonly string[], beat: Beat): Promise<void> {
@@ -108,7 +123,7 @@ export async function restoreCollections(services: Services, ref: RestoreRef, na
     if (done.has(`collection:${name}`)) continue;
     await runningRestore(services, ref);
     const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
-    const documents = await loadCollection(db, source, name, beat);
+    const documents = await loadCollection(db, source, name, beat, undefined, restoreIndexKeeper(services, ref));
     await partDone(services, ref, `collection:${name}`, { 'progress.collectionsDone': 1, 'progress.documents': documents });
   }
 }
@@ -123,7 +138,7 @@ export async function restoreBuckets(services: Services, ref: RestoreRef, bucket
     if (done.has(`bucket:${bucket}`)) continue;
     await runningRestore(services, ref);
     const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
-    const files = await loadBucket(db, source, bucket, beat);
+    const files = await loadBucket(db, source, bucket, beat, undefined, restoreIndexKeeper(services, ref));
     await partDone(services, ref, `bucket:${bucket}`, { 'progress.mediaFiles': files });
   }
 }

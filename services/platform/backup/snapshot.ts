@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { GridFSBucket } from 'mongodb';
+import type { Binary } from 'mongodb';
 import type { Services } from '../../core/context.ts';
 import type { BackupEnd, BackupPlan, BackupRef, MediaBatchResult } from '../../../workflows/contracts/backup.ts';
 import { platformCollections } from '../../tenancy/platform-db.ts';
@@ -7,7 +7,7 @@ import { publishWorkspaceChange } from '../lifecycle.ts';
 import { backupCollections, type BackupRow } from './model.ts';
 import { backupPrefix, collectionFile, documentLine, hashing, idFromText, idToText, MANIFEST_FILE, manifestBytes, mediaFile, objectKey } from './archive.ts';
 import { backupStore } from './store.ts';
-import { BackupStopError, databaseLayout, recordPart, runningBackup, workspaceOf, type Beat } from './steps.ts';
+import { BackupStopError, databaseLayout, recordParts, runningBackup, workspaceOf, type Beat } from './steps.ts';
 
 /**
  * The write hold's drain: after every gateway has acknowledged the hold, a change already past the
@@ -17,8 +17,12 @@ export const WRITE_DRAIN_MS = 1000;
 /** A collection's NDJSON is handed to the store in chunks of about this size. */
 const CHUNK_BYTES = 1 << 20;
 /** Media files per activity call (and at most MEDIA_BATCH_BYTES): a cancel is honoured between calls. */
-const MEDIA_BATCH_FILES = 100;
+const MEDIA_BATCH_FILES = 200;
 const MEDIA_BATCH_BYTES = 256 * 1024 * 1024;
+/** Media files copied side by side. */
+const MEDIA_PARALLEL = 4;
+/** GridFS chunks per cursor batch (4 MB at the default 255 KB chunk): a file's memory while it is copied. */
+const CHUNK_BATCH = 16;
 
 /**
  * Step 1: hold the workspace's writes (the row's `writeHold`, pushed to every gateway and
@@ -79,64 +83,88 @@ async function copyCollection(services: Services, row: BackupRow, name: string, 
   async function* lines(): AsyncGenerator<Buffer> {
     let pending: string[] = [];
     let size = 0;
-    for await (const doc of db.collection(name).find({}, { batchSize: 1000, comment: WHOLE_COLLECTION_READ })) {
-      const line = documentLine(doc);
-      pending.push(line);
-      size += line.length;
-      documents++;
-      if (size >= CHUNK_BYTES) {
-        yield Buffer.from(pending.join(''));
-        pending = [];
-        size = 0;
-        beat();
+    const cursor = db.collection(name).find({}, { batchSize: 1000, comment: WHOLE_COLLECTION_READ });
+    // One batch read ahead: the next batch is asked for before this one is written (the database
+    // and the store work at the same time; memory is two batches).
+    let more = cursor.hasNext();
+    try {
+      while (await more) {
+        const docs = cursor.readBufferedDocuments();
+        more = cursor.hasNext();
+        more.catch(() => undefined);
+        for (const doc of docs) {
+          const line = documentLine(doc);
+          pending.push(line);
+          size += line.length;
+          documents++;
+          if (size >= CHUNK_BYTES) {
+            yield Buffer.from(pending.join(''));
+            pending = [];
+            size = 0;
+            beat();
+          }
+        }
       }
+    } finally {
+      await more.catch(() => undefined);
+      await cursor.close();
     }
     if (pending.length > 0) yield Buffer.from(pending.join(''));
   }
   const file = collectionFile(name);
   const { body, result } = hashing(lines());
   await backupStore(services.config).put(objectKey(row, file), body);
-  await recordPart(services, row, { kind: 'collection', file, name, documents, bytes: result.bytes, sha256: result.sha256 });
+  await recordParts(services, row, [{ kind: 'collection', file, name, documents, bytes: result.bytes, sha256: result.sha256 }]);
 }
 
-/** Step 3, per bucket, one batch per call: each GridFS file's bytes in id order, resuming after the last one recorded. */
+/**
+ * Step 3, per bucket, one batch per call: each GridFS file's bytes in id order, resuming after the
+ * last one recorded. `MEDIA_PARALLEL` files are copied side by side (round trips to the database
+ * overlap; memory is one chunk batch each), and the batch's parts are recorded together once all
+ * are whole: a worker killed before that copies the batch again.
+ */
 export async function copyMediaBatch(services: Services, ref: BackupRef, bucket: string, beat: Beat): Promise<MediaBatchResult> {
   const row = await runningBackup(services, ref.backupId);
   if (!row || row.cancelRequested) return { copied: 0, done: true };
   const db = services.workspaceDb(await workspaceOf(services, ref.workspaceId));
   const after = row.mediaAfter?.[bucket];
-  const files = await db
-    .collection(`${bucket}.files`)
+  const found = await db
+    .collection<{ _id: unknown; length: number }>(`${bucket}.files`)
     .find(after ? { _id: { $gt: idFromText(after) as never } } : {}, { projection: { _id: 1, length: 1 } })
     .sort({ _id: 1 })
     .limit(MEDIA_BATCH_FILES)
     .toArray();
-  const gridfs = new GridFSBucket(db, { bucketName: bucket });
+  // Cut at MEDIA_BATCH_BYTES (at least one file), so a call stays short whatever the files' sizes.
+  let total = 0;
+  const files = found.filter((doc) => (total += doc.length) - doc.length < MEDIA_BATCH_BYTES);
+  const chunks = db.collection<{ n: number; data: Binary }>(`${bucket}.chunks`);
   const store = backupStore(services.config);
-  let copied = 0;
-  let bytes = 0;
-  for (const doc of files) {
+  const copyFile = async (doc: { _id: unknown; length: number }) => {
     const id = idToText(doc._id);
     const file = mediaFile(bucket, id);
-    async function* chunks(): AsyncGenerator<Buffer> {
-      for await (const chunk of gridfs.openDownloadStream(doc._id) as AsyncIterable<Buffer>) {
+    // The chunks straight from their index (files_id, n), as GridFS reads them, with the same checks:
+    // every chunk in order, and the file's length in the end.
+    async function* bytes(): AsyncGenerator<Buffer> {
+      let n = 0;
+      let length = 0;
+      const cursor = chunks.find({ files_id: doc._id }, { sort: { n: 1 }, projection: { n: 1, data: 1 }, batchSize: CHUNK_BATCH });
+      for await (const chunk of cursor) {
+        if (chunk.n !== n++) throw new Error(`GridFS file ${id} of ${bucket}: chunk ${n - 1} is missing`);
+        const data = chunk.data.buffer;
+        length += data.length;
         beat();
-        yield chunk;
+        yield Buffer.from(data.buffer, data.byteOffset, data.byteLength);
       }
+      if (length !== doc.length) throw new Error(`GridFS file ${id} of ${bucket} holds ${length} bytes, not ${doc.length}`);
     }
-    const { body, result } = hashing(chunks());
+    const { body, result } = hashing(bytes());
     await store.put(objectKey(row, file), body);
-    await recordPart(
-      services,
-      row,
-      { kind: 'media', file, name: bucket, id, documents: 0, bytes: result.bytes, sha256: result.sha256 },
-      { [`mediaAfter.${bucket}`]: id },
-    );
-    copied++;
-    bytes += result.bytes;
-    if (bytes >= MEDIA_BATCH_BYTES) return { copied, done: false };
-  }
-  return { copied, done: files.length < MEDIA_BATCH_FILES };
+    return { kind: 'media' as const, file, name: bucket, id, documents: 0, bytes: result.bytes, sha256: result.sha256 };
+  };
+  const parts = [];
+  for (let i = 0; i < files.length; i += MEDIA_PARALLEL) parts.push(...(await Promise.all(files.slice(i, i + MEDIA_PARALLEL).map(copyFile))));
+  if (parts.length > 0) await recordParts(services, row, parts, { [`mediaAfter.${bucket}`]: parts[parts.length - 1].id });
+  return { copied: parts.length, done: found.length < MEDIA_BATCH_FILES && files.length === found.length };
 }
 
 /** Releases the hold this backup set (nothing when another holds it), pushed to every gateway. */

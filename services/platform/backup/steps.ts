@@ -41,17 +41,32 @@ export async function databaseLayout(services: Services, workspace: Workspace): 
 }
 
 /**
- * Records a part once it is whole in the store. Its counters are added to the backup's progress
- * only the first time (a step retried after a worker died rewrites the same part, counted once).
+ * Records parts once they are whole in the store, in one write (and one progress update) however
+ * many. Their counters are added to the backup's progress only the first time each is recorded (a
+ * step retried after a worker died rewrites the same parts, counted once).
  */
-export async function recordPart(services: Services, row: BackupRow, part: Omit<BackupPartRow, '_id' | 'backupId'>, extra: Record<string, unknown> = {}) {
-  const { parts, backups } = backupCollections(services);
-  const result = await parts.updateOne({ _id: `${row._id}/${part.file}` }, { $set: { ...part, backupId: row._id } }, { upsert: true });
-  const inc =
-    result.upsertedCount === 1
-      ? part.kind === 'collection'
-        ? { 'progress.collectionsDone': 1, 'progress.documents': part.documents, 'progress.bytes': part.bytes }
-        : { 'progress.mediaFilesDone': 1, 'progress.bytes': part.bytes }
-      : {};
+export async function recordParts(
+  services: Services,
+  row: BackupRow,
+  parts: readonly Omit<BackupPartRow, '_id' | 'backupId'>[],
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  const { parts: rows, backups } = backupCollections(services);
+  const inc: Record<string, number> = {};
+  const add = (field: string, n: number) => (inc[field] = (inc[field] ?? 0) + n);
+  if (parts.length > 0) {
+    const result = await rows.bulkWrite(
+      parts.map((part) => ({ updateOne: { filter: { _id: `${row._id}/${part.file}` }, update: { $set: { ...part, backupId: row._id } }, upsert: true } })),
+      { ordered: false },
+    );
+    for (const index of Object.keys(result.upsertedIds)) {
+      const part = parts[Number(index)];
+      if (part.kind === 'collection') {
+        add('progress.collectionsDone', 1);
+        add('progress.documents', part.documents);
+      } else add('progress.mediaFilesDone', 1);
+      add('progress.bytes', part.bytes);
+    }
+  }
   await backups.updateOne({ _id: row._id }, { $inc: inc, $set: { ...extra, updatedAt: services.clock.now() } });
 }
