@@ -1,11 +1,14 @@
-import { context, trace, type Tracer } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, trace, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
   BatchSpanProcessor,
   NodeTracerProvider,
   ParentBasedSampler,
+  RandomIdGenerator,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
+  type IdGenerator,
   type Sampler,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
@@ -30,6 +33,15 @@ export type ProcessRole = 'gateway' | 'worker';
 export interface Tracing {
   readonly enabled: boolean;
   readonly tracer: Tracer;
+  /** A random W3C trace id: a cache lane draws it before deciding anything (`startRootSpan`). */
+  newTraceId(): string;
+  /**
+   * A root span decided before anything is built (the cache lanes, request-telemetry.ts): the
+   * sampler is asked about `traceId` first, and when it drops the trace nothing is made (undefined);
+   * else the span starts on that very trace id, so the ratio samplers, a function of the trace id,
+   * decide the same as for any other root span. No context is entered.
+   */
+  startRootSpan(traceId: string, name: string, kind: SpanKind): Span | undefined;
   /** The worker hands these to Temporal's workflow span sink (the isolate has no exporter). */
   readonly spanProcessor?: SpanProcessor;
   readonly resource?: Resource;
@@ -46,7 +58,16 @@ export const tracingConfigured = (config: Config): boolean =>
  * Temporal's interceptors read the global API.
  */
 export function createTracing(config: Config, role: ProcessRole): Tracing {
-  if (!tracingConfigured(config)) return { enabled: false, tracer: trace.getTracer('cwb'), shutdown: async () => undefined };
+  if (!tracingConfigured(config)) {
+    const ids = new RandomIdGenerator();
+    return {
+      enabled: false,
+      tracer: trace.getTracer('cwb'),
+      newTraceId: () => ids.generateTraceId(),
+      startRootSpan: () => undefined,
+      shutdown: async () => undefined,
+    };
+  }
   const protocol = config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL;
   // Both exporters read the endpoint, headers and timeout from the standard variables themselves.
   const exporter = protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter();
@@ -55,15 +76,50 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults above.
     .merge(detectResources({ detectors: [envDetector] }));
   const spanProcessor = new BatchSpanProcessor(exporter);
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler: samplerOf(config) });
+  const sampler = samplerOf(config);
+  const ids = new DrawnTraceIds();
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler, idGenerator: ids });
   provider.register();
+  const tracer = provider.getTracer('cwb', serviceVersion);
   return {
     enabled: true,
-    tracer: provider.getTracer('cwb', serviceVersion),
+    tracer,
+    newTraceId: () => ids.random.generateTraceId(),
+    startRootSpan(traceId, name, kind) {
+      if (sampler.shouldSample(ROOT_CONTEXT, traceId, name, kind, {}, []).decision === SamplingDecision.NOT_RECORD) return undefined;
+      return ids.startingOn(traceId, () => tracer.startSpan(name, { kind }, ROOT_CONTEXT));
+    },
     spanProcessor,
     resource,
     shutdown: () => provider.shutdown(),
   };
+}
+
+/**
+ * The provider's id generator, which can be handed the trace id of the root span about to start:
+ * the SDK's tracer takes no trace id, and a lane's sampling is decided on the id before the span
+ * exists. Synchronous: `startSpan` draws its root trace id before returning.
+ */
+class DrawnTraceIds implements IdGenerator {
+  readonly random = new RandomIdGenerator();
+  private drawn: string | undefined;
+
+  generateTraceId(): string {
+    return this.drawn ?? this.random.generateTraceId();
+  }
+
+  generateSpanId(): string {
+    return this.random.generateSpanId();
+  }
+
+  startingOn<T>(traceId: string, start: () => T): T {
+    this.drawn = traceId;
+    try {
+      return start();
+    } finally {
+      this.drawn = undefined;
+    }
+  }
 }
 
 /** The standard sampler names, with the ratio of the configuration (its default differs from the SDK's: config.ts). */
@@ -85,10 +141,13 @@ function samplerOf(config: Config): Sampler {
   }
 }
 
+/** What `activeTraceFields` gives a line written outside any span: nothing to merge (logger.ts). */
+export const NO_TRACE_FIELDS: Readonly<Record<string, string>> = Object.freeze({});
+
 /** The active span's ids for a log line (pino's mixin): the OpenTelemetry log data model's field names. */
-export function activeTraceFields(): Record<string, string> {
+export function activeTraceFields(): Readonly<Record<string, string>> {
   const span = trace.getSpan(context.active());
-  if (!span) return {};
+  if (!span) return NO_TRACE_FIELDS;
   const { traceId, spanId, traceFlags } = span.spanContext();
   return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}` };
 }

@@ -90,25 +90,28 @@ const headerGetter: TextMapGetter<IncomingMessage['headers']> = {
 
 /**
  * The server span of one request, continuing the caller's W3C `traceparent` when it sends one.
- * The attributes are only built for a span that is recorded (one in ten by default): the lanes
- * answer in microseconds, and an unsampled span is there only for its ids.
+ * The attributes are only built for a span that is recorded (one in a hundred by default).
  */
 function startRequestSpan(tracer: Tracer, request: IncomingMessage, route?: string) {
   const parent = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, request.headers, headerGetter);
-  const method = request.method ?? 'GET';
-  const span = tracer.startSpan(route ? `${method} ${route}` : method, { kind: SpanKind.SERVER }, parent);
-  if (span.isRecording()) {
-    const url = request.url ?? '/';
-    const query = url.indexOf('?');
-    span.setAttributes({
-      'http.request.method': method,
-      'url.path': query === -1 ? url : url.slice(0, query),
-      'url.scheme': 'http',
-      'network.peer.address': request.socket.remoteAddress,
-      ...(route ? { 'http.route': route } : {}),
-    });
-  }
+  const span = tracer.startSpan(spanName(request, route), { kind: SpanKind.SERVER }, parent);
+  describeRequest(span, request, route);
   return { span, parent };
+}
+
+const spanName = (request: IncomingMessage, route?: string) => (route ? `${request.method ?? 'GET'} ${route}` : (request.method ?? 'GET'));
+
+function describeRequest(span: Span, request: IncomingMessage, route?: string): void {
+  if (!span.isRecording()) return;
+  const url = request.url ?? '/';
+  const query = url.indexOf('?');
+  span.setAttributes({
+    'http.request.method': request.method ?? 'GET',
+    'url.path': query === -1 ? url : url.slice(0, query),
+    'url.scheme': 'http',
+    'network.peer.address': request.socket.remoteAddress,
+    ...(route ? { 'http.route': route } : {}),
+  });
 }
 
 function endRequestSpan(span: Span, status: number): void {
@@ -133,20 +136,36 @@ export function requestSpans(services: Services): ((request: IncomingMessage, re
   };
 }
 
+/** A lane answer's trace: the fields of its access-log line, and the span's end. */
+export interface LaneTrace {
+  readonly logFields: Readonly<Record<string, string>>;
+  end(status: number): void;
+}
+
 /**
- * A lane's server span, made and ended around an answer sent from memory without entering a
- * context (a context costs the lanes more than their answer), and the ids its log line carries.
+ * A lane's trace, around an answer sent from memory without entering a context (a context costs
+ * the lanes more than their answer). A request without a `traceparent` has its sampling decided
+ * before anything is built (`startRootSpan`: a trace id drawn, the sampler asked): when the sampler
+ * drops it (99 in 100 by default) there is nothing at all, no span and no trace fields in its log
+ * line (undefined; docs/observability.md, "Trace ids in the logs"). A sampled one, or one continuing
+ * a caller's `traceparent`, gets its server span and the span's ids in its log line.
  * Untraced: null.
  */
 export function laneSpans(services: Services) {
   const { tracing } = services;
   if (!tracing.enabled) return null;
-  return (request: IncomingMessage, route: string) => {
-    const { span } = startRequestSpan(tracing.tracer, request, route);
+  return (request: IncomingMessage, route: string): LaneTrace | undefined => {
+    let span: Span;
+    if (request.headers.traceparent === undefined) {
+      const root = tracing.startRootSpan(tracing.newTraceId(), spanName(request, route), SpanKind.SERVER);
+      if (!root) return undefined;
+      span = root;
+      describeRequest(span, request, route);
+    } else span = startRequestSpan(tracing.tracer, request, route).span;
     const { traceId, spanId, traceFlags } = span.spanContext();
     return {
       logFields: { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}` },
-      end: (status: number) => endRequestSpan(span, status),
+      end: (status) => endRequestSpan(span, status),
     };
   };
 }

@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startWorld, type World } from '../support/world.ts';
+import { socketGet } from '../support/listening-gateway.ts';
+import { eventually } from '../support/polling.ts';
+import { startOtlpReceiver } from '../support/otlp-receiver.ts';
+import { laneSpans, type LaneTrace } from '../../services/http/request-telemetry.ts';
+
+// The cache lanes under tracing (docs/observability.md, "Traces"): a request without a
+// `traceparent` has its sampling decided on a drawn trace id before anything is built, so one the
+// sampler drops makes no span and logs no trace fields; a kept one is a span on that very trace id;
+// a caller's `traceparent` is continued whatever the ratio. One in two kept here, so both happen.
+const RATIO = 0.5;
+const ROUTE = '/api/v1/content';
+
+let world: World;
+let otlp: Awaited<ReturnType<typeof startOtlpReceiver>>;
+let port = 0;
+
+beforeAll(async () => {
+  otlp = await startOtlpReceiver();
+  // The SDK's exporter reads the standard variables itself (services/core/tracing.ts); this file runs in a process of its own.
+  Object.assign(process.env, {
+    OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: String(RATIO),
+  });
+  world = await startWorld();
+  await world.app.listen({ port: 0, host: '127.0.0.1' });
+  port = (world.app.server.address() as { port: number }).port;
+});
+afterAll(async () => {
+  await world?.close();
+  await otlp?.close();
+});
+
+/** A lane's request as the HTTP server hands it over (no connection behind it). */
+function laneRequest(headers: Record<string, string> = {}): IncomingMessage {
+  const request = new IncomingMessage(new Socket());
+  request.method = 'GET';
+  request.url = `${ROUTE}?limit=2`;
+  request.headers = { host: 'localhost', ...headers };
+  return request;
+}
+
+const flushed = async () => world.services.tracing.spanProcessor!.forceFlush();
+
+describe('cache lanes under tracing', () => {
+  it('decides sampling before building a span: a dropped request has no span and no trace fields, a kept one is a span on the trace id the sampler chose', async () => {
+    expect(world.services.tracing.enabled).toBe(true);
+    const lane = laneSpans(world.services)!;
+    const answers = Array.from({ length: 64 }, () => lane(laneRequest(), ROUTE));
+    const kept = answers.filter((answer): answer is LaneTrace => answer !== undefined);
+    // Binomial(64, 0.5): outside 9..55 once in ten million runs.
+    expect(kept.length).toBeGreaterThan(8);
+    expect(kept.length).toBeLessThan(56);
+
+    // The configured ratio, a function of the trace id, keeps exactly the ids the lane kept.
+    const ratio = new TraceIdRatioBasedSampler(RATIO);
+    for (const answer of kept) {
+      expect(answer.logFields).toMatchObject({
+        trace_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+        span_id: expect.stringMatching(/^[0-9a-f]{16}$/),
+        trace_flags: '01',
+      });
+      expect(ratio.shouldSample(ROOT_CONTEXT, answer.logFields.trace_id).decision).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+      answer.end(200);
+    }
+    await flushed();
+    const keptIds = new Set(kept.map((answer) => answer.logFields.trace_id));
+    const exported = await eventually(() => {
+      const ofLane = otlp.spans.filter((span) => keptIds.has(span.traceId));
+      return ofLane.length === kept.length && ofLane;
+    }, 'the kept lane spans');
+    for (const span of exported)
+      expect(span).toMatchObject({
+        name: `GET ${ROUTE}`,
+        kind: 2,
+        parentSpanId: '',
+        attributes: { 'http.route': ROUTE, 'url.path': ROUTE, 'http.response.status_code': 200 },
+      });
+  });
+
+  it("continues a caller's traceparent whatever the ratio: an unsampled one is logged with the caller's trace id and not exported, a sampled one is exported as the caller's child", async () => {
+    const lane = laneSpans(world.services)!;
+    const unsampledTrace = randomBytes(16).toString('hex');
+    const caller = randomBytes(8).toString('hex');
+    const unsampled = lane(laneRequest({ traceparent: `00-${unsampledTrace}-${caller}-00` }), ROUTE);
+    expect(unsampled?.logFields).toMatchObject({ trace_id: unsampledTrace, trace_flags: '00' });
+    expect(unsampled?.logFields.span_id).not.toBe(caller);
+    unsampled!.end(200);
+
+    // Over a socket, so the answer really comes from the lane in front of Fastify.
+    const sampledTrace = randomBytes(16).toString('hex');
+    const read = () => socketGet(port, `${ROUTE}?limit=2`, { traceparent: `00-${sampledTrace}-${caller}-01` });
+    expect((await read()).statusCode).toBe(200);
+    const answeredBefore = world.app.publicLane.answered;
+    await eventually(async () => (await read()).statusCode === 200 && world.app.publicLane.answered > answeredBefore, 'a cache-lane answer');
+    await flushed();
+    const spans = await eventually(() => {
+      const ofTrace = otlp.spans.filter((span) => span.traceId === sampledTrace && span.name === `GET ${ROUTE}`);
+      return ofTrace.length >= 2 && ofTrace;
+    }, 'the full-path and lane spans of the sampled trace');
+    for (const span of spans) expect(span).toMatchObject({ parentSpanId: caller, kind: 2, attributes: { 'http.response.status_code': 200 } });
+    expect(otlp.spans.some((span) => span.traceId === unsampledTrace)).toBe(false);
+  });
+});
