@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { WorkspaceQuotas } from '../tenancy/quota-model.ts';
 import { undeleteTenantOp } from './undelete-ops.ts';
 import { placementOperations } from './placement/placement-ops.ts';
+import { QUOTA_COUNTERS } from '../tenancy/quota-guard.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [
@@ -47,4 +48,6 @@ export const platformFeature: Feature = {
     if (schedule) await syncBackupSchedule(services, workspace._id, schedule);
     return { backupSchedules: schedule ? 1 : 0 };
   },
+  // A clone's quota windows and retention state start at zero (usage is counted from its data).
+  clone: { leftBehind: [QUOTA_COUNTERS] },
 };

@@ -6,6 +6,7 @@ import { systemPrincipal } from '../core/principal.ts';
 import type { Workspace } from '../core/tenants.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { retentionRules } from '../tenancy/retention-model.ts';
+import { QUOTA_COUNTERS } from '../tenancy/quota-guard.ts';
 import { purgeLapsedPlatformRows } from '../audit/retention.ts';
 import { DEFAULT_RETENTION_DAYS } from '../audit/rows.ts';
 
@@ -24,7 +25,7 @@ interface RetentionStateDoc {
   lastFreedAt?: Date;
   resume?: Record<string, Record<string, Record<string, unknown>>>;
 }
-const stateOf = (db: Db) => db.collection<RetentionStateDoc>('quota_counters');
+const stateOf = (db: Db) => db.collection<RetentionStateDoc>(QUOTA_COUNTERS);
 
 export type RetentionFigures = Record<RetentionKind, number>;
 const zero = (): RetentionFigures => Object.fromEntries(RETENTION_KINDS.map((kind) => [kind, 0])) as RetentionFigures;

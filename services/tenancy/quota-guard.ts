@@ -101,8 +101,11 @@ export async function withinCountQuota<T>(
   }
 }
 
+/** The workspace database's counters: quota windows here, and the retention pass's own document (platform/retention.ts). */
+export const QUOTA_COUNTERS = 'quota_counters';
+
 async function take(db: Db, id: string, limit: number, expiresAt: Date): Promise<boolean> {
-  const counters = db.collection<CounterDoc>('quota_counters');
+  const counters = db.collection<CounterDoc>(QUOTA_COUNTERS);
   const taken = await counters.updateOne({ _id: id, n: { $lt: limit } }, { $inc: { n: 1 } });
   if (taken.modifiedCount === 1) return true;
   if (limit <= 0) return false;
@@ -119,7 +122,7 @@ async function take(db: Db, id: string, limit: number, expiresAt: Date): Promise
 }
 
 async function giveBack(db: Db, id: string): Promise<void> {
-  await db.collection<CounterDoc>('quota_counters').updateOne({ _id: id, n: { $gt: 0 } }, { $inc: { n: -1 } });
+  await db.collection<CounterDoc>(QUOTA_COUNTERS).updateOne({ _id: id, n: { $gt: 0 } }, { $inc: { n: -1 } });
 }
 
 export const MINUTE_MS = 60_000;
@@ -160,5 +163,5 @@ export async function countExportRun(scope: QuotaScope & { site: Site }, now: Da
 
 /** The value of a window counter (usage reports). */
 export async function counterValue(db: Db, id: string): Promise<number> {
-  return (await db.collection<CounterDoc>('quota_counters').findOne({ _id: id }))?.n ?? 0;
+  return (await db.collection<CounterDoc>(QUOTA_COUNTERS).findOne({ _id: id }))?.n ?? 0;
 }

@@ -10,7 +10,8 @@ import { keyOnHost, operatorCaller, tenantAdmin } from './support.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
 import type { ChildProcess } from 'node:child_process';
 import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
-import { CLONE_LEFT_BEHIND } from '../../services/platform/backup/clone-fixups.ts';
+import { cloneLeftBehind } from '../../services/platform/backup/clone-fixups.ts';
+import { features } from '../../services/features.ts';
 import { PUBLIC_STATE_COLLECTION } from '../../services/core/public-generation.ts';
 import { SITE_SETTINGS_COLLECTION } from '../../services/access/site-settings-store.ts';
 
@@ -202,7 +203,10 @@ export async function addBulkMedia(world: World, dbName: string, files: number, 
   }
 }
 
-/** Collections a clone changes on purpose (clone-fixups.ts): compared field by field instead. */
+/** What the features let a clone copy (`Feature.clone.leftBehind`). */
+export const CLONE_LEFT_BEHIND = cloneLeftBehind(features);
+
+/** Collections a clone changes on purpose (their features' `clone.rewrite`): compared field by field instead. */
 const CLONE_FIXED = new Set(['users', 'webhook_endpoints']);
 
 /** The source's dump as its clone must hold it: its site id replaced, what a clone leaves behind or fixes left out. */
