@@ -128,7 +128,7 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     await sleep(7000);
     const health = JSON.parse((await send('GET', '/healthz')).body);
     expect(health).toMatchObject({ status: 'degraded', engines: { database: 'down', temporal: 'up' }, missing: ['database'] });
-    expect(await world.services.metrics.registry.metrics()).toMatch(/cwb_engine_up\{engine="database"\} 0/);
+    expect(await world.services.metrics.registry.metrics()).toMatch(/cwb_engine_up\{engine="database",cluster="default"\} 0/);
 
     const restartedAt = Date.now();
     await ensureEngines(engineOptions);
@@ -142,8 +142,12 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
         const since = records.filter((r) => r.start >= backAt).slice(-6);
         const told = since.map((r) => `${r.kind} ${r.answer.status} ${r.answer.body.slice(0, 120)}`).join('; ');
         const engineLog = readFileSync(`${dataDir}/mongo.log`, 'utf8').split('\n').slice(-15).join('\n');
-        const topology = JSON.stringify([...(world.services.mongo as unknown as { topology: { description: { servers: Map<string, unknown> } } }).topology.description.servers.values()]);
-      throw new Error(`${error.message}; topology ${topology}; engines ${JSON.stringify(world.services.engines.report())}; last answers: ${told}; engine log:\n${engineLog}`);
+        const topology = JSON.stringify([
+          ...(world.services.mongo as unknown as { topology: { description: { servers: Map<string, unknown> } } }).topology.description.servers.values(),
+        ]);
+        throw new Error(
+          `${error.message}; topology ${topology}; engines ${JSON.stringify(world.services.engines.report())}; last answers: ${told}; engine log:\n${engineLog}`,
+        );
       })
       .finally(() => {
         running = false;
