@@ -1,11 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GridFSBucket, ObjectId, type MongoClient } from 'mongodb';
-import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
+import { describe, expect, it } from 'vitest';
+import { ObjectId } from 'mongodb';
+import { kill9 } from '../support/worker-process.ts';
 import { eventually } from '../support/polling.ts';
-import { seedWorkspace, startBackupWorld, type BackupWorld } from './backup-support.ts';
-import { dropSecond, ensureSecondCluster, prefixedDatabases, secondClient, TWO_CLUSTERS, waitForMove } from './placement-support.ts';
+import { addBulkMedia, seedWorkspace } from './backup-support.ts';
+import { moveUntilCopying, prefixedDatabases, usePlacementCrashWorld, waitForMove } from './placement-support.ts';
 import { databaseNames, waitForWorkspace, workspaceRow } from './support.ts';
 import { moveCollections } from '../../services/platform/placement/model.ts';
 import { contentCollections } from '../../services/content/model.ts';
@@ -15,27 +13,10 @@ import { contentCollections } from '../../services/content/model.ts';
 // copy is dropped. Workers in child processes (no in-process one), so the switch can be held.
 
 describe('deleting a workspace while it moves to another cluster', () => {
-  let bw: BackupWorld;
-  let second: MongoClient;
-  const children: ChildProcess[] = [];
-  const spawnWorker = async () => {
-    const child = await spawnWorkerProcess(bw.world.config, TWO_CLUSTERS);
-    children.push(child);
-    return child;
-  };
-  beforeAll(async () => {
-    await ensureSecondCluster();
-    bw = await startBackupWorld({ env: TWO_CLUSTERS });
-    second = secondClient();
-  }, 180_000);
-  afterAll(async () => {
-    for (const child of children) await kill9(child);
-    if (bw) await dropSecond(bw.world);
-    await second?.close();
-    await bw?.world.close();
-  });
+  const crash = usePlacementCrashWorld();
 
   it('refuses the deletion during the switch, changing nothing; once moved, the deletion runs on the new cluster', async () => {
+    const { bw, crew, second } = crash;
     const s = await seedWorkspace(bw.world, 'placement-delete-switch.example.test', { entries: 3, mediaBytes: [5000] });
     const started = await bw.call('POST', `/tenants/${s.workspaceId}/move`, { cluster: 'second' });
     expect(started.statusCode, started.body).toBe(202);
@@ -51,7 +32,7 @@ describe('deleting a workspace while it moves to another cluster', () => {
       pending: true,
       at: new Date(),
     });
-    const worker = await spawnWorker();
+    const worker = await crew.spawn();
     await eventually(async () => (await workspaceRow(bw.world, s.workspaceId))?.move?.state === 'switching', 'the switch to begin', 120_000, 5);
     await kill9(worker);
     const held = (await workspaceRow(bw.world, s.workspaceId))!;
@@ -64,7 +45,7 @@ describe('deleting a workspace while it moves to another cluster', () => {
     expect((await bw.call('GET', `/tenants/${s.workspaceId}`)).json().tenant.status).toBe('active');
 
     // A new worker finishes the switch; the deletion is then accepted and keeps the data on the new cluster for the grace period.
-    await spawnWorker();
+    await crew.spawn();
     const move = await waitForMove(bw.call, s.workspaceId, moveId);
     expect(move.state, move.error).toBe('succeeded');
     const accepted = await bw.call('DELETE', `/tenants/${s.workspaceId}`);
@@ -77,28 +58,12 @@ describe('deleting a workspace while it moves to another cluster', () => {
   }, 400_000);
 
   it('a deletion while the move copies stops the move: its copy dropped, the workspace deleted where it was', async () => {
-    if (children.every((child) => child.exitCode !== null || child.signalCode !== null)) await spawnWorker();
+    const { bw, crew, second } = crash;
+    if (crew.children.every((child) => child.exitCode !== null || child.signalCode !== null)) await crew.spawn();
     const s = await seedWorkspace(bw.world, 'placement-delete-copy.example.test', { entries: 3, mediaBytes: [5000] });
     // Enough media that the copy is still running when the deletion comes, even on a busy machine.
-    const bucket = new GridFSBucket(bw.world.services.mongo.db(s.dbName), { bucketName: 'media_files' });
-    for (let i = 0; i < 60; i++) {
-      await new Promise((resolve, reject) =>
-        bucket
-          .openUploadStreamWithId(`bulk-${i}` as never, `bulk-${i}.bin`)
-          .on('finish', resolve)
-          .on('error', reject)
-          .end(randomBytes(500_000)),
-      );
-    }
-    const started = await bw.call('POST', `/tenants/${s.workspaceId}/move`, { cluster: 'second' });
-    expect(started.statusCode, started.body).toBe(202);
-    const moveId = started.json().move.id;
-    await eventually(
-      async () => (await workspaceRow(bw.world, s.workspaceId))?.move?.id === moveId && (await prefixedDatabases(second, bw.world)).includes(s.dbName),
-      'the move to start copying',
-      120_000,
-      5,
-    );
+    await addBulkMedia(bw.world, s.dbName, 60);
+    const moveId = await moveUntilCopying(bw, second, s.workspaceId, s.dbName);
     expect((await moveCollections(bw.world.services).moves.findOne({ _id: moveId }))?.step).toBe('copying');
 
     const accepted = await bw.call('DELETE', `/tenants/${s.workspaceId}`);
