@@ -7,8 +7,7 @@ import { createRuntime } from './runtime.ts';
 import { createWorker, followPlacement } from './worker-factory.ts';
 import { reportRetiredRuns } from './retired-workflows.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
-import { startProbeListener } from './http/probes.ts';
-import { engineReadiness } from './platform/readiness.ts';
+import { engineReadiness, startProbeListener } from './http/probes.ts';
 
 /** A port free on loopback now (the SDK binds it right after). */
 async function freeLoopbackPort(): Promise<number> {
@@ -37,10 +36,10 @@ async function main() {
   const probes =
     config.WORKER_HEALTH_PORT === undefined
       ? null
-      : await startProbeListener(services, config.WORKER_HEALTH_PORT, async () => {
-          const engines = await engineReadiness(services);
+      : await startProbeListener(services, config.WORKER_HEALTH_PORT, () => {
+          const engines = engineReadiness(services);
           const running = polling();
-          return { ready: engines.ready && running, missing: running ? engines.missing : [...engines.missing, 'worker'] };
+          return { ...engines, ready: engines.ready && running, missing: running ? engines.missing : [...engines.missing, 'worker'] };
         });
   if (probes) services.log.info({ address: probes.address }, 'worker probes listening');
   await followPlacement(services);

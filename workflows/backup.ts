@@ -1,9 +1,10 @@
-import { ActivityFailure, ApplicationFailure, executeChild, proxyActivities, setHandler } from '@temporalio/workflow';
+import { executeChild, proxyActivities, setHandler } from '@temporalio/workflow';
+import { failureMessage, LONG_STEPS } from './long-steps.ts';
 import type { BackupActivities } from '../activities/backup.ts';
 import { backupWorkflowId, cancelBackupSignal, type BackupRef, type RestoreRef, type ScheduledBackupInput } from './contracts/backup.ts';
 
-// Every step heartbeats (a killed worker is noticed within seconds and the step retried elsewhere)
-// and is idempotent: a collection or media file is written whole under its final name or not at all.
+// Long steps (./long-steps.ts), each idempotent: a collection or media file is written whole under
+// its final name or not at all.
 const {
   beginBackup,
   copyCollections,
@@ -18,16 +19,7 @@ const {
   failRestore,
   recordScheduledBackup,
   pruneScheduledBackups,
-} = proxyActivities<BackupActivities>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
-
-const messageOf = (error: unknown) => {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure || cause instanceof Error ? cause.message : String(cause);
-};
+} = proxyActivities<BackupActivities>(LONG_STEPS);
 
 /**
  * One backup of a workspace (id and signal: ./contracts/backup.ts): hold its writes, copy every
@@ -50,7 +42,7 @@ export async function backupWorkflow(ref: BackupRef): Promise<string> {
     await finishBackup(ref);
     return 'succeeded';
   } catch (error) {
-    await endBackup(ref, { state: 'failed', error: messageOf(error) });
+    await endBackup(ref, { state: 'failed', error: failureMessage(error) });
     return 'failed';
   }
 }
@@ -70,7 +62,7 @@ export async function restoreWorkflow(ref: RestoreRef): Promise<string> {
     await finishRestore(ref);
     return 'succeeded';
   } catch (error) {
-    await failRestore(ref, messageOf(error));
+    await failRestore(ref, failureMessage(error));
     return 'failed';
   }
 }

@@ -1,21 +1,13 @@
-import { ActivityFailure, ApplicationFailure, executeChild, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, executeChild, proxyActivities } from '@temporalio/workflow';
+import { failureMessage, LONG_STEPS } from './long-steps.ts';
 import type { BackupActivities } from '../activities/backup.ts';
 import { backupWorkflowId } from './contracts/backup.ts';
 import type { CloneRef } from './contracts/clone.ts';
 import { backupWorkflow } from './backup.ts';
 
-// The steps heartbeat and are idempotent (a collection or bucket is emptied and loaded again whole;
-// the parts done are recorded on the new workspace's row), so a killed worker's step resumes elsewhere.
-const { cloneSourceBackup, verifyClone, cloneCollections, cloneBuckets, finishClone, failClone } = proxyActivities<BackupActivities>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
-
-const messageOf = (error: unknown) => {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure || cause instanceof Error ? cause.message : String(cause);
-};
+// Long steps (./long-steps.ts), each idempotent: a collection or bucket is emptied and loaded again
+// whole, the parts done recorded on the new workspace's row.
+const { cloneSourceBackup, verifyClone, cloneCollections, cloneBuckets, finishClone, failClone } = proxyActivities<BackupActivities>(LONG_STEPS);
 
 /**
  * A new workspace from a backup, or from a living workspace through a fresh backup of it (a child
@@ -41,7 +33,7 @@ export async function cloneWorkflow(ref: CloneRef): Promise<string> {
     await finishClone(ref, backupId);
     return 'succeeded';
   } catch (error) {
-    await failClone(ref, backupId, messageOf(error));
+    await failClone(ref, backupId, failureMessage(error));
     return 'failed';
   }
 }

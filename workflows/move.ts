@@ -1,19 +1,10 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
+import { failureMessage, LONG_STEPS } from './long-steps.ts';
 import type { MoveActivities } from '../activities/move.ts';
 import { MOVE_CATCH_UP_PASSES, MOVE_SWITCH_BELOW, type MoveRef } from './contracts/move.ts';
 
-// Every step heartbeats (a killed worker is noticed within seconds and the step retried elsewhere)
-// and is idempotent: it reads the move's row and does nothing once its step is past.
-const { beginMove, copyData, catchUp, freezeWrites, finishSwitch, cleanUp, abortMove } = proxyActivities<MoveActivities>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
-
-const messageOf = (error: unknown) => {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure || cause instanceof Error ? cause.message : String(cause);
-};
+// Long steps (./long-steps.ts), each idempotent: it reads the move's row and does nothing once its step is past.
+const { beginMove, copyData, catchUp, freezeWrites, finishSwitch, cleanUp, abortMove } = proxyActivities<MoveActivities>(LONG_STEPS);
 
 /**
  * One move of a workspace to another cluster (id: ./contracts/move.ts; docs/placement.md): copy
@@ -32,7 +23,7 @@ export async function moveWorkflow(ref: MoveRef): Promise<string> {
     await cleanUp(ref);
     return 'succeeded';
   } catch (error) {
-    await abortMove(ref, messageOf(error));
+    await abortMove(ref, failureMessage(error));
     return 'failed';
   }
 }

@@ -12,6 +12,7 @@ import { sessionOperations } from './session-ops.ts';
 import { invitationOperations } from './invitations.ts';
 import { passwordOperations } from './password-ops.ts';
 import { purgeOldWindows } from './rate-limit.ts';
+import { accessClone } from './clone.ts';
 
 export const accessFeature: Feature = {
   name: 'access',
@@ -40,6 +41,7 @@ export const accessFeature: Feature = {
     { collection: ACCESS_COLLECTIONS.audit, keys: { expiresAt: 1 }, options: { expireAfterSeconds: 0 } },
   ],
   provisionSite: provisionAdministrator,
+  clone: accessClone,
   // Rate counters past their window (TTL on MongoDB; a site that only ever receives refused
   // requests never runs the gate's own purge): housekeeping, not history, so not counted as freed.
   async retention(ctx, run) {

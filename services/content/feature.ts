@@ -125,6 +125,12 @@ export const contentFeature: Feature = {
   async resumeWork(services, workspace) {
     return { schedules: await resumeSchedules(services, workspace) };
   },
+  // The source's scheduled publications run in a clone too: each entry's stored schedule gets its timer.
+  clone: {
+    async afterClone(services, workspace) {
+      await resumeSchedules(services, workspace);
+    },
+  },
   /** The kept counters (O(1); content/entry-counts.ts), recounted only when entries were created uncounted since. */
   async usage(services, workspace, siteId) {
     return { entries: await entryUsage(services.workspaceDb(workspace), siteId, services.clock.now()) };

@@ -3,6 +3,7 @@ import { defaultGrpcRetryOptions, isGrpcServiceError, makeGrpcRetryInterceptor, 
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
 import { EngineUnavailableError } from './errors.ts';
+import { DEFAULT_CLUSTER, type ClusterPool } from './clusters.ts';
 
 /** The engines a request can need: MongoDB and Temporal. */
 export type Engine = 'database' | 'temporal';
@@ -84,22 +85,40 @@ export interface EngineState {
 }
 
 /**
- * What this process knows of its engines (docs/production.md, "Degrade, never hang"). MongoDB's
- * state is the driver's own: its topology has a writable server or not (a failed command marks the
- * server unknown at once; its monitor finds it back). Temporal's: whether its port refuses
- * connections, looked at every 5 s, every second while missing, and at once when a call failed
- * unreachable. `bounded` holds a request's wait for a missing database to ENGINE_WAIT_MS.
+ * What `/healthz` and `/readyz` say, read from the watch (no engine is asked): `engines.database`
+ * is the default cluster's (it holds the platform database), `clusters` every cluster's by label,
+ * and `missing` names what is down: `database`, `temporal`, `database:<label>` for another cluster.
+ */
+export interface EngineReport {
+  status: 'ok' | 'degraded';
+  engines: Record<Engine, 'up' | 'down'>;
+  clusters: Record<string, 'up' | 'down'>;
+  missing: string[];
+}
+
+/**
+ * What this process knows of its engines (docs/production.md, "Degrade, never hang"). Whether each
+ * is reachable: a database's (one per cluster) is the driver's own, its topology has a writable
+ * server or not (a failed command marks the server unknown at once; its monitor finds it back);
+ * Temporal's, whether its port refuses connections (also looked at at once when a call failed
+ * unreachable). Whether each is healthy, for the probes and the gauge: reachable, and its last
+ * check (a ping; Temporal's system info) answered within 2 s: checked every 5 s, every second
+ * while it is not. `bounded` holds a request's wait for a missing database to ENGINE_WAIT_MS.
  */
 export interface EngineWatch {
+  /** `database`: the default cluster's; `temporal`: refused or not (what makes its calls fail at once). */
   state(engine: Engine): EngineState;
-  /** The engines this process finds missing now. */
+  /** One cluster's database (`default` is `state('database')`); a label not watched is up. */
+  cluster(label: string): EngineState;
+  /** The engines this process finds missing now (the default cluster for `database`; Temporal when it refuses). */
   missing(): Engine[];
   /**
-   * What `/healthz` says, without asking the engines (a probe never waits on one): `degraded` and
-   * which engine is missing. The process is alive either way; the requests that need a missing
-   * engine answer 503.
+   * What `/healthz` and `/readyz` say, without asking the engines (a probe never waits on one).
+   * Temporal is down here also while it hangs (its last check did not answer within 2 s), though
+   * only a refused connection makes its calls fail at once. The process is alive either way; the
+   * requests that need a missing engine answer 503.
    */
-  report(): { status: 'ok' | 'degraded'; engines: Record<Engine, 'up' | 'down'>; missing: Engine[] };
+  report(): EngineReport;
   /**
    * Runs `work`, which may need the database: while it is missing the work is cut (503) once
    * ENGINE_WAIT_MS passed since `since` (the request's arrival) or since it went missing, whichever
@@ -109,85 +128,151 @@ export interface EngineWatch {
   bounded<T>(work: () => Promise<T>, since?: number): Promise<T>;
   /** An engine's failure as the 503 that says so (Temporal then marked missing); anything else unchanged. */
   classify(error: unknown): unknown;
-  /** Subscribes to state changes (metrics). */
-  onChange(listener: (engine: Engine, up: boolean) => void): void;
+  /** Subscribes to state changes (metrics): `cluster` is the database's label, null for Temporal. */
+  onChange(listener: (engine: Engine, up: boolean, cluster: string | null) => void): void;
   stop(): void;
 }
 
 interface WatchOptions {
   mongo: MongoClient;
+  /** Every cluster's client (MONGODB_CLUSTERS), each watched like `mongo`, the default one. */
+  clusters?: ClusterPool;
   /** Temporal's `host:port`. */
   temporalAddress: string;
+  /** A call Temporal answers when it is well (its system info), with the deadline the watch gives it. */
+  temporalAnswers?: (deadline: number) => Promise<unknown>;
   waitMs: number;
   log: Logger;
-  /** How often Temporal is probed while it is up; while an engine is down it is probed every second. */
+  /** How often each engine is checked while healthy; while it is not, every second. */
   probeMs?: number;
 }
 
 const DOWN_PROBE_MS = 1000;
+/** Temporal's key beside the clusters' labels (a label holds no colon). */
+const TEMPORAL = ':temporal';
+/** How long a health check waits for an engine's answer: /health's bound. */
+const CHECK_MS = 2000;
 
-export function createEngineWatch({ mongo, temporalAddress, waitMs, log, probeMs = 5000 }: WatchOptions): EngineWatch {
-  const states: Record<Engine, EngineState> = { database: { up: true, since: Date.now() }, temporal: { up: true, since: Date.now() } };
-  const listeners: ((engine: Engine, up: boolean) => void)[] = [];
-  // Requests running inside `bounded`: told when the database goes missing.
+/** Whether `check` answered within `ms`; null when it did not answer in time (it may still be running). */
+function within(check: () => Promise<boolean>, ms: number): Promise<boolean | null> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(null), ms);
+    timer.unref();
+    check().then(
+      (answer) => (clearTimeout(timer), resolve(answer)),
+      () => (clearTimeout(timer), resolve(false)),
+    );
+  });
+}
+
+export function createEngineWatch({ mongo, clusters, temporalAddress, temporalAnswers, waitMs, log, probeMs = 5000 }: WatchOptions): EngineWatch {
+  const now = Date.now();
+  // Reachability (what `missing` and `bounded` act on): each database by its cluster's label, and
+  // Temporal (refused or not). Health (what the report and the gauge say): reachable, and the last
+  // check answered in time.
+  const clients = new Map<string, MongoClient>([[DEFAULT_CLUSTER, mongo]]);
+  for (const { label } of clusters?.clusters ?? []) if (label !== DEFAULT_CLUSTER) clients.set(label, clusters!.client(label));
+  const keys = [...clients.keys(), TEMPORAL];
+  const reach = new Map<string, EngineState>(keys.map((key) => [key, { up: true, since: now }]));
+  const answering = new Map<string, boolean>();
+  const healthy = new Map<string, boolean>(keys.map((key) => [key, true]));
+  const listeners: ((engine: Engine, up: boolean, cluster: string | null) => void)[] = [];
+  // Requests running inside `bounded`: told when the default database goes missing.
   const waiting = new Set<() => void>();
-  const timers: Partial<Record<Engine, NodeJS.Timeout>> = {};
+  const timers = new Map<string, NodeJS.Timeout>();
+  const checking = new Set<string>();
   let stopped = false;
 
-  const set = (engine: Engine, up: boolean) => {
-    const state = states[engine];
-    if (state.up === up) return;
-    states[engine] = { up, since: Date.now() };
-    if (up) log.warn({ engine }, 'engine back');
-    else log.warn({ engine }, 'engine missing');
-    for (const listener of listeners) listener(engine, up);
-    if (engine === 'database' && !up) for (const tell of waiting) tell();
-    schedule(engine);
+  const tell = (key: string) => {
+    const up = reach.get(key)!.up && (answering.get(key) ?? true);
+    if (healthy.get(key) === up) return;
+    healthy.set(key, up);
+    for (const listener of listeners) listener(key === TEMPORAL ? 'temporal' : 'database', up, key === TEMPORAL ? null : key);
+  };
+  const setReach = (key: string, up: boolean) => {
+    if (reach.get(key)!.up === up) return;
+    reach.set(key, { up, since: Date.now() });
+    // Back: what an earlier check found no longer holds (the next one says whether it answers).
+    if (up) answering.delete(key);
+    const fields = key === TEMPORAL ? { engine: 'temporal' } : { engine: 'database', cluster: key };
+    if (up) log.warn(fields, 'engine back');
+    else log.warn(fields, 'engine missing');
+    if (key === DEFAULT_CLUSTER && !up) for (const notify of waiting) notify();
+    tell(key);
+    schedule(key, up ? probeMs : DOWN_PROBE_MS);
   };
 
-  // While MongoDB is missing a ping waits in server selection, which makes the driver's monitor
-  // check every 500 ms: the topology event then says it is back. Temporal: does its port refuse?
-  const probes: Record<Engine, () => Promise<boolean>> = {
-    database: () =>
-      mongo
+  // One check an engine: answers whether it is reachable, or null when it did not answer in time.
+  // A database's ping, while it is missing, waits in server selection, which makes the driver's
+  // monitor check every 500 ms (the topology event then says it is back). Temporal: does its port
+  // refuse? If not, does it answer a call in time?
+  const checks = new Map<string, () => Promise<boolean | null>>();
+  for (const [label, client] of clients) {
+    const ping = () =>
+      client
         .db('admin')
         .command({ ping: 1 })
         .then(
           () => true,
           (error: unknown) => unreachableEngine(error) !== 'database',
-        ),
-    temporal: async () => !(await refused(temporalAddress, Math.min(waitMs, 2000))),
+        );
+    checks.set(label, () => within(ping, CHECK_MS));
+  }
+  checks.set(TEMPORAL, async () => {
+    if (await refused(temporalAddress, Math.min(waitMs, CHECK_MS))) return false;
+    if (!temporalAnswers) return true;
+    const answered = await within(() => temporalAnswers(Date.now() + CHECK_MS).then(() => true), CHECK_MS + 500);
+    // A call that did not answer says Temporal hangs, not that it is gone: reachable, not answering.
+    return answered === true ? true : null;
+  });
+  const check = async (key: string) => {
+    // A check still waiting on a hanging engine is not doubled.
+    if (checking.has(key)) return;
+    checking.add(key);
+    try {
+      const answer = await checks.get(key)!();
+      if (stopped) return;
+      if (answer !== null) setReach(key, answer);
+      answering.set(key, answer !== null);
+      tell(key);
+    } finally {
+      checking.delete(key);
+    }
   };
-  const schedule = (engine: Engine) => {
-    clearTimeout(timers[engine]);
-    if (stopped || (engine === 'database' && states.database.up)) return;
-    const timer = setTimeout(
-      () => {
-        probes[engine]()
-          .then((up) => set(engine, up))
-          .finally(() => schedule(engine));
-      },
-      states[engine].up ? probeMs : DOWN_PROBE_MS,
-    );
+  function schedule(key: string, ms: number) {
+    clearTimeout(timers.get(key));
+    if (stopped) return;
+    const timer = setTimeout(() => void check(key).finally(() => schedule(key, healthy.get(key) ? probeMs : DOWN_PROBE_MS)), ms);
     timer.unref();
-    timers[engine] = timer;
-  };
+    timers.set(key, timer);
+  }
 
-  const topology = (event: TopologyDescriptionChangedEvent) =>
-    set(
-      'database',
-      [...event.newDescription.servers.values()].some((server) => server.isWritable),
-    );
-  mongo.on('topologyDescriptionChanged', topology);
-  schedule('temporal');
+  const watchers = [...clients].map(([label, client]) => {
+    const topology = (event: TopologyDescriptionChangedEvent) =>
+      setReach(
+        label,
+        [...event.newDescription.servers.values()].some((server) => server.isWritable),
+      );
+    client.on('topologyDescriptionChanged', topology);
+    return () => client.off('topologyDescriptionChanged', topology);
+  });
+  // The first checks at once: another cluster's client connects with its first ping (its monitor
+  // follows it from then on), and Temporal is known before the first probe asks.
+  for (const key of checks.keys()) schedule(key, 0);
 
+  const defaultDatabase = () => reach.get(DEFAULT_CLUSTER)!;
+  const state = (engine: Engine) => reach.get(engine === 'database' ? DEFAULT_CLUSTER : TEMPORAL)!;
+  const health = (key: string) => (healthy.get(key) === false ? ('down' as const) : ('up' as const));
   return {
-    state: (engine) => states[engine],
-    missing: () => ENGINES.filter((engine) => !states[engine].up),
+    state,
+    cluster: (label) => reach.get(label) ?? { up: true, since: now },
+    missing: () => ENGINES.filter((engine) => !state(engine).up),
     report() {
-      const missing = ENGINES.filter((engine) => !states[engine].up);
-      const engines = { database: states.database.up ? 'up' : 'down', temporal: states.temporal.up ? 'up' : 'down' } as const;
-      return { status: missing.length === 0 ? 'ok' : 'degraded', engines, missing };
+      const engines = { database: health(DEFAULT_CLUSTER), temporal: health(TEMPORAL) };
+      const byCluster = Object.fromEntries([...clients.keys()].map((label) => [label, health(label)]));
+      const missing: string[] = ENGINES.filter((engine) => engines[engine] === 'down');
+      for (const [label, health] of Object.entries(byCluster)) if (label !== DEFAULT_CLUSTER && health === 'down') missing.push(`database:${label}`);
+      return { status: missing.length === 0 ? 'ok' : 'degraded', engines, clusters: byCluster, missing };
     },
     onChange(listener) {
       listeners.push(listener);
@@ -198,7 +283,7 @@ export function createEngineWatch({ mongo, temporalAddress, waitMs, log, probeMs
       if (engine === null) return error;
       // MongoDB's state is the driver's topology (a failed command already updated it); a late
       // failure must not mark a database that is back as missing again.
-      if (engine === 'temporal') void probes.temporal().then((up) => set('temporal', up));
+      if (engine === 'temporal') void refused(temporalAddress, Math.min(waitMs, CHECK_MS)).then((no) => setReach(TEMPORAL, !no));
       return new EngineUnavailableError(engine, waitMs);
     },
     bounded(work, since) {
@@ -208,10 +293,10 @@ export function createEngineWatch({ mongo, temporalAddress, waitMs, log, probeMs
         const cut = () => {
           if (timer) return;
           // The wait is counted from when the database went missing, or from the start if it already was.
-          const at = Math.max(started, states.database.since) + waitMs;
+          const at = Math.max(started, defaultDatabase().since) + waitMs;
           timer = setTimeout(() => reject(new EngineUnavailableError('database', waitMs)), Math.max(0, at - Date.now()));
         };
-        if (!states.database.up) cut();
+        if (!defaultDatabase().up) cut();
         waiting.add(cut);
         work()
           .then(resolve, reject)
@@ -223,8 +308,8 @@ export function createEngineWatch({ mongo, temporalAddress, waitMs, log, probeMs
     },
     stop() {
       stopped = true;
-      mongo.off('topologyDescriptionChanged', topology);
-      for (const engine of ENGINES) clearTimeout(timers[engine]);
+      for (const unwatch of watchers) unwatch();
+      for (const timer of timers.values()) clearTimeout(timer);
     },
   };
 }

@@ -1,8 +1,8 @@
 import type { Operation } from './operation.ts';
 import type { OperationContext, Services } from './context.ts';
-import type { Workspace } from './tenants.ts';
+import type { Site, Workspace } from './tenants.ts';
 import type { PublicCollection } from './public-generation.ts';
-import type { CreateIndexesOptions, IndexSpecification } from 'mongodb';
+import type { CreateIndexesOptions, Document, IndexSpecification } from 'mongodb';
 
 /**
  * An index a feature needs in every workspace database that uses the collection: made with the
@@ -90,10 +90,40 @@ export interface RetentionResult {
   resumeAt?: Record<string, unknown> | null;
 }
 
+/** A new workspace made by a clone, its data loaded (docs/backups.md, "Clone"). */
+export interface ClonedWorkspace {
+  sourceWorkspaceId: string;
+  /** The new sites, in the source's order: the first takes the request's domains and administrator. */
+  sites: readonly Site[];
+  /** The request's administrator (the password already hashed). */
+  admin: ProvisionInput['admin'];
+}
+
+/**
+ * What a clone does to a feature's own data (docs/backups.md, "Clone"). Site ids are remapped in
+ * every document by the clone itself; the rest is the feature's: a clone never accepts a secret of
+ * its source, nor carries its traffic or meters.
+ */
+export interface CloneHooks {
+  /** The feature's collections a clone does not copy (the source's credentials, counters, traffic). */
+  leftBehind?: readonly string[];
+  /**
+   * How each copied document of `collection` changes on its way into the clone (its site ids
+   * already remapped; null from it leaves that document behind), or null when the collection is
+   * copied as it is. Pure: a retry loads the part again.
+   */
+  rewrite?(services: Services, collection: string, now: Date): ((doc: Document) => Document | null) | null;
+  /**
+   * The data loaded and the new sites recorded, before the workspace turns active: what the
+   * feature's data needs in the new workspace (the administrator, schedule timers). Idempotent.
+   */
+  afterClone?(services: Services, workspace: Workspace, clone: ClonedWorkspace): Promise<void>;
+}
+
 /**
  * A feature folder's public face: its operations, the indexes it needs in each workspace database,
  * what it sets up when a workspace is created, and what it answers for when the platform runs
- * across features (deletion, usage, a password change), so the platform never reads another
+ * across features (deletion, usage, a password change, a clone), so the platform never reads another
  * feature's collections. `services/features.ts` lists them all.
  */
 export interface Feature {
@@ -123,4 +153,6 @@ export interface Feature {
    * due under `run.rules`, at most `run.budget` of each kind, each query served by an index.
    */
   retention?(ctx: OperationContext, run: RetentionRun): Promise<RetentionResult>;
+  /** Clone: what of the feature's data a clone leaves behind or changes, and sets up afterwards. */
+  clone?: CloneHooks;
 }

@@ -185,8 +185,8 @@ export function createMetrics(): Metrics {
     retentionRemoved: add(new BoundCounter('cwb_retention_removed_total', 'Rows removed by the retention pass, by kind.', ['kind'])),
     engineUp: new Gauge({
       name: 'cwb_engine_up',
-      help: 'Whether this process reaches the engine (1) or finds it missing (0): database (MongoDB), temporal.',
-      labelNames: ['engine'],
+      help: 'Whether this process reaches the engine (1) or finds it missing (0): database (MongoDB, by cluster label), temporal.',
+      labelNames: ['engine', 'cluster'],
       registers: [registry],
     }),
   };

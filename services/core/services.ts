@@ -17,7 +17,7 @@ import type { IndexSpec } from './feature.ts';
 import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
 import { traceMongoCommands } from './mongo-tracing.ts';
-import { createEngineWatch, ENGINES, temporalCalls, unreachableEngine, type EngineWatch } from './engines.ts';
+import { createEngineWatch, temporalCalls, unreachableEngine, type Engine, type EngineWatch } from './engines.ts';
 import { createClusterPool } from './clusters.ts';
 import { createPlacement } from './placement.ts';
 
@@ -77,10 +77,22 @@ export async function createServices(config: Config, options: CoreServiceOptions
     address: config.TEMPORAL_ADDRESS,
     interceptors: [temporalCalls(config.ENGINE_WAIT_MS, temporalMissing)],
   });
-  const engines: EngineWatch = createEngineWatch({ mongo, temporalAddress: config.TEMPORAL_ADDRESS, waitMs: config.ENGINE_WAIT_MS, log });
+  // The other clusters' clients are made like the default one (docs/placement.md).
+  const pool = createClusterPool(mongo, config.MONGODB_CLUSTERS, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
+  const engines: EngineWatch = createEngineWatch({
+    mongo,
+    clusters: pool,
+    temporalAddress: config.TEMPORAL_ADDRESS,
+    temporalAnswers: (deadline) => connection.withDeadline(deadline, () => connection.workflowService.getSystemInfo({})),
+    waitMs: config.ENGINE_WAIT_MS,
+    log,
+  });
+  // One series per engine, the database's per cluster (labels from configuration, so bounded).
   const engineUp = metrics.engineUp;
-  for (const engine of ENGINES) engineUp.set({ engine }, 1);
-  engines.onChange((engine, up) => engineUp.set({ engine }, up ? 1 : 0));
+  const series = (engine: Engine, cluster: string | null) => (cluster === null ? { engine } : { engine, cluster });
+  for (const { label } of pool.clusters) engineUp.set(series('database', label), 1);
+  engineUp.set(series('temporal', null), 1);
+  engines.onChange((engine, up, cluster) => engineUp.set(series(engine, cluster), up ? 1 : 0));
   // Traced: every start, signal and update carries the caller's span to the workflow (its headers).
   const interceptors = tracing.enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] } : undefined;
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors });
@@ -98,8 +110,6 @@ export async function createServices(config: Config, options: CoreServiceOptions
   const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
   const siteStateMoves = createSiteStateMoves();
-  // The other clusters' clients are made like the default one (docs/placement.md).
-  const pool = createClusterPool(mongo, config.MONGODB_CLUSTERS, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
   const placement = createPlacement({ pool, platformDb, feed: changeFeed, log });
   if (pool.clusters.length > 1) await placement.load();
 

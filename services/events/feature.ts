@@ -7,6 +7,7 @@ import { endpointActorId } from '../../workflows/contracts/endpoint-actor.ts';
 import { deliveryWorkflowId } from './deliveries.ts';
 import { EVENT_COLLECTIONS, eventCollections, eventIndexes } from './model.ts';
 import { purgeDeliveryHistory } from './retention.ts';
+import { eventsClone } from './clone.ts';
 
 /** Event catalog, webhook endpoints, signed durable deliveries (docs/webhooks.md). */
 export const eventsFeature: Feature = {
@@ -39,4 +40,5 @@ export const eventsFeature: Feature = {
     return { webhookEndpoints };
   },
   retention: (ctx, run) => purgeDeliveryHistory(ctx.db, ctx.site._id, run),
+  clone: eventsClone,
 };

@@ -3,18 +3,33 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../core/context.ts';
 
-/** A process's readiness: `missing` names what it lacks (the engines, or the worker's own polling). */
+/** A process's readiness: `missing` names what it lacks (the engines, or the worker's own polling); `clusters` each cluster's database. */
 export interface Readiness {
   ready: boolean;
   missing: string[];
+  clusters: Record<string, 'up' | 'down'>;
 }
 
-export type ReadinessCheck = (services: Services) => Promise<Readiness>;
+export type ReadinessCheck = (services: Services) => Readiness;
+
+/**
+ * Whether this process can serve, read from the engine watch (`services.engines`, so a probe never
+ * waits on an engine): the default cluster's database (it holds the platform database: every
+ * request needs it) and Temporal (not refused, and its last check answered within 2 s). Another
+ * cluster down does not make the process unready: only the workspaces placed there answer 503, and
+ * taking every gateway out of service for them would make it an outage for all. Nor does a worker
+ * that does not poll: a gateway still serves every read and write.
+ */
+export function engineReadiness(services: Services): Readiness {
+  const report = services.engines.report();
+  const missing = report.missing.filter((name) => name === 'database' || name === 'temporal');
+  return { ready: missing.length === 0, missing, clusters: report.clusters };
+}
 
 /** The answers of both probes, whichever listener serves them (docs/production.md, "Probes"). */
 const LIVE = { status: 'ok' };
-const readyAnswer = (readiness: Readiness) =>
-  readiness.ready ? { status: 200, body: { status: 'ready' } } : { status: 503, body: { error: 'Service unavailable', missing: readiness.missing } };
+const readyAnswer = ({ ready, missing, clusters }: Readiness) =>
+  ready ? { status: 200, body: { status: 'ready', clusters } } : { status: 503, body: { error: 'Service unavailable', missing, clusters } };
 
 /**
  * `GET /livez` (the process answers: no engine is called, so a missing engine never gets a
@@ -24,7 +39,7 @@ export function probesExtension(readiness: ReadinessCheck) {
   return async (app: FastifyInstance, services: Services) => {
     app.get('/livez', { config: { siteless: true } }, async () => LIVE);
     app.get('/readyz', { config: { siteless: true } }, async (_request, reply) => {
-      const { status, body } = readyAnswer(await readiness(services));
+      const { status, body } = readyAnswer(readiness(services));
       return reply.code(status).send(body);
     });
   };
@@ -40,7 +55,7 @@ export interface ProbeListener {
  * The worker's probes (`WORKER_HEALTH_PORT`): the worker serves no HTTP otherwise, so a listener
  * of its own answering only `GET /livez` and `GET /readyz`, bound to `HOST` like the gateway's API.
  */
-export async function startProbeListener(services: Services, port: number, readiness: () => Promise<Readiness>): Promise<ProbeListener> {
+export async function startProbeListener(services: Services, port: number, readiness: () => Readiness): Promise<ProbeListener> {
   const json = { 'content-type': 'application/json; charset=utf-8' };
   const server = createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
@@ -52,16 +67,8 @@ export async function startProbeListener(services: Services, port: number, readi
       response.writeHead(200, json).end(JSON.stringify(LIVE));
       return;
     }
-    readiness().then(
-      (result) => {
-        const { status, body } = readyAnswer(result);
-        response.writeHead(status, json).end(JSON.stringify(body));
-      },
-      (error: unknown) => {
-        services.log.error({ err: error }, 'readiness check failed');
-        response.writeHead(500, json).end('{"error":"Internal server error"}');
-      },
-    );
+    const { status, body } = readyAnswer(readiness());
+    response.writeHead(status, json).end(JSON.stringify(body));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

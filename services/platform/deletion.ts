@@ -1,6 +1,7 @@
 import type { Services } from '../core/context.ts';
 import type { Figures } from '../core/feature.ts';
 import type { Workspace } from '../core/tenants.ts';
+import { ConflictError } from '../core/errors.ts';
 import { platformCollections } from '../tenancy/platform-db.ts';
 import { publishWorkspaceChange } from './lifecycle.ts';
 
@@ -26,6 +27,9 @@ export function purgeDueAt(row: Workspace | null): number | null {
  * the purge's date (now + the grace period), what an undelete brings back, whether a final backup
  * is taken. Asking again is harmless (a new `grace` or `finalBackup` replaces the recorded one);
  * asking to drop the database after a deletion that kept it runs the steps again, purging at the end.
+ * Refused (409) while a move switches the workspace's cluster (writes refused, a few seconds): the
+ * switch would finish on a deleted workspace. Before the switch the move stops by itself (it moves
+ * only an active or suspended workspace); after it, it only drops the source (docs/placement.md).
  */
 export async function beginWorkspaceDeletion(services: Services, workspaceId: string, dropDatabase: boolean, request: DeletionRequest = {}): Promise<boolean> {
   const { workspaces } = platformCollections(services);
@@ -51,7 +55,12 @@ export async function beginWorkspaceDeletion(services: Services, workspaceId: st
     await workspaces.updateOne({ _id: workspaceId, status: 'deleted' }, { $set: { deletion, updatedAt: now } });
     return false;
   }
-  await workspaces.updateOne({ _id: workspaceId }, { $set: { status: 'deleting', deletion, updatedAt: now }, $unset: { provisioning: '' } });
+  // Conditional on the same row the switch's start is (placement/move.ts `freezeWrites`): one of the two wins.
+  const begun = await workspaces.updateOne(
+    { _id: workspaceId, 'move.state': { $ne: 'switching' } },
+    { $set: { status: 'deleting', deletion, updatedAt: now }, $unset: { provisioning: '' } },
+  );
+  if (begun.matchedCount === 0) throw new ConflictError('A move of this workspace is switching clusters: delete it once the move has ended');
   await publishWorkspaceChange(services, workspaceId);
   return true;
 }

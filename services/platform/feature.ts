@@ -13,6 +13,7 @@ import type { z } from 'zod';
 import type { WorkspaceQuotas } from '../tenancy/quota-model.ts';
 import { undeleteTenantOp } from './undelete-ops.ts';
 import { placementOperations } from './placement/placement-ops.ts';
+import { SITE_STATE_COLLECTION, SITE_STATE_KINDS, siteStateKindRange } from '../core/site-state.ts';
 import { createTenantOp, deleteTenantOp, reactivateTenant, suspendTenant } from './lifecycle-ops.ts';
 
 const platformOperations = [
@@ -47,4 +48,13 @@ export const platformFeature: Feature = {
     if (schedule) await syncBackupSchedule(services, workspace._id, schedule);
     return { backupSchedules: schedule ? 1 : 0 };
   },
+  // A clone's quota windows, leases and retention state start at zero (usage is counted from its
+  // data): their `site_state` documents, or their own collections in an archive made before it.
+  clone: {
+    leftBehind: [SITE_STATE_KINDS.quota, SITE_STATE_KINDS.lock],
+    rewrite: (_services, collection) => (collection === SITE_STATE_COLLECTION ? withoutMeters : null),
+  },
 };
+
+const METER_PREFIXES = [siteStateKindRange('quota'), siteStateKindRange('lock')].map((range) => range._id.$gte);
+const withoutMeters = (doc: { _id?: unknown }) => (METER_PREFIXES.some((prefix) => String(doc._id).startsWith(prefix)) ? null : doc);

@@ -57,7 +57,7 @@ async function checkWorker(services: Services): Promise<z.input<typeof WorkerChe
   return { ...result, pollers };
 }
 
-/** The engines alone, each within 2 s: what a process needs to serve (also the readiness probes, platform/readiness.ts). */
+/** The engines alone, each asked now within 2 s (the probes read the engine watch instead: http/probes.ts). */
 export async function checkEngines(services: Services) {
   const { connection } = services.temporal.client;
   const [database, temporal] = await Promise.all([

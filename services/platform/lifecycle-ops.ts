@@ -106,7 +106,8 @@ export const deleteTenantOp = defineOperation({
     `The workspace stops answering at once (\`deleting\`); the actor cancels its schedules, export runs, backups and pending deliveries and releases its domains. ` +
     'Its data is kept until `tenant.purgeAt` (the grace period: `grace`, else WORKSPACE_DELETE_GRACE, 7 days), when the purge drops its database (after a backup when `finalBackup=true`); ' +
     '`POST /tenants/{id}/undelete` brings it back before. `dropDatabase=true` confirms the purge at once (also of a workspace deleted earlier). ' +
-    `${pending} Deleting a deleted workspace again is harmless; a new \`grace\` or \`finalBackup\` replaces the recorded one.`,
+    `${pending} Deleting a deleted workspace again is harmless; a new \`grace\` or \`finalBackup\` replaces the recorded one. ` +
+    'A move still copying stops (the workspace stays where it was); while a move switches its cluster (a few seconds): 409.',
   requires: 'platform:manage',
   errors: [409],
   status: 202,

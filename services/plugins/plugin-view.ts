@@ -12,7 +12,7 @@ export const PluginView = z.object({
   name: z.string(),
   version: z.string(),
   description: z.string(),
-  /** Built-ins are installed on every site and cannot be uninstalled; catalog plugins are installed per site. */
+  /** Built-ins are installed on every site and cannot be uninstalled; catalog plugins (and themes) are installed per site. */
   builtin: z.boolean(),
   installed: z.boolean(),
   active: z.boolean(),

@@ -14,17 +14,10 @@ import {
   type ThemeDefinition,
 } from './themes.ts';
 import { ListQuery, pageByKey, pageEnvelope } from '../core/paging.ts';
+import { PluginView } from './plugin-view.ts';
 
-const ThemeView = z.object({
-  id: z.string(),
-  name: z.string(),
-  version: z.string(),
-  description: z.string(),
-  /** Built-ins are installed on every site and cannot be uninstalled; catalog themes are installed per site. */
-  builtin: z.boolean(),
-  installed: z.boolean(),
-  active: z.boolean(),
-});
+/** A theme is shown as a plugin is, without the dates (its switch is the site's, not a lifecycle of its own). */
+const ThemeView = PluginView.pick({ id: true, name: true, version: true, description: true, builtin: true, installed: true, active: true });
 
 type State = Awaited<ReturnType<typeof themeState>>;
 

@@ -1,7 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
-import { startContentWorld, defaultSiteContext, type ContentWorld } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { kill9 } from '../support/worker-process.ts';
+import { defaultSiteContext, useContentCrashWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 import { contentCollections } from '../../services/content/model.ts';
 import { importsCollection } from '../../services/content/import-model.ts';
@@ -14,17 +13,10 @@ import { entryLine, importFinished, postImport } from './import-support.ts';
 const LINES = 6_000;
 
 describe('content import: a worker SIGKILLed mid-import', { timeout: 600_000 }, () => {
-  let cw: ContentWorld;
-  const children: ChildProcess[] = [];
-  beforeAll(async () => {
-    cw = await startContentWorld(); // no in-process worker: only the child processes work
-  }, 120_000);
-  afterAll(async () => {
-    for (const child of children) await kill9(child);
-    await cw?.close();
-  }, 120_000);
+  const crash = useContentCrashWorld();
 
   it('resumes on the next worker without doubles: each line once, the figures exact', async () => {
+    const { cw } = crash;
     const ctx = await defaultSiteContext(cw.world);
     const { entries, revisions } = contentCollections(ctx.db);
     const body = Array.from({ length: LINES }, (_, i) => entryLine(i + 1)).join('\n');
@@ -33,8 +25,7 @@ describe('content import: a worker SIGKILLed mid-import', { timeout: 600_000 }, 
     const id = started.json().id as string;
     const imported = () => entries.countDocuments({ siteId: ctx.site._id, slug: /^imported-/ });
 
-    const first = await spawnWorkerProcess(cw.world.config, {}, 90_000);
-    children.push(first);
+    const first = await crash.spawnWorker();
     // Killed once at least one batch is checkpointed and before the last one.
     await eventually(
       async () => {
@@ -50,8 +41,7 @@ describe('content import: a worker SIGKILLed mid-import', { timeout: 600_000 }, 
     expect(atKill).toBeGreaterThanOrEqual(1_000);
     expect(atKill).toBeLessThan(LINES);
 
-    const second = await spawnWorkerProcess(cw.world.config, {}, 90_000);
-    children.push(second);
+    await crash.spawnWorker();
     const done = await importFinished(cw, id, 400_000);
     expect(done).toMatchObject({ state: 'succeeded', linesRead: LINES, created: LINES, updated: 0, unchanged: 0, rejected: 0 });
     expect(await imported()).toBe(LINES);

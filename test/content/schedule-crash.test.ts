@@ -1,26 +1,17 @@
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
-import { startContentWorld, type ContentWorld } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { kill9 } from '../support/worker-process.ts';
+import { useContentCrashWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
 // Issue 22: a publish date that passes while the worker is down (SIGKILLed) fires when a worker is
 // back, and the entry's history says it was applied late.
 
 describe('a schedule across a worker SIGKILL', { timeout: 300_000 }, () => {
-  let cw: ContentWorld;
-  const children: ChildProcess[] = [];
-  beforeAll(async () => {
-    cw = await startContentWorld(); // no in-process worker: only the child processes work
-  }, 120_000);
-  afterAll(async () => {
-    for (const child of children) await kill9(child);
-    await cw?.close();
-  }, 120_000);
+  const crash = useContentCrashWorld();
 
   it('publishes when the next worker starts, with a revision saying it was late', async () => {
-    const first = await spawnWorkerProcess(cw.world.config, {}, 90_000);
-    children.push(first);
+    const { cw } = crash;
+    const first = await crash.spawnWorker();
     const entry = await cw.create({ title: 'Outlives the worker', slug: 'outlives' });
     const publishOn = new Date(Date.now() + 3000);
     const res = await cw.manage('PUT', `/content/${entry.id}/schedule`, { publishOn: publishOn.toISOString(), unpublishOn: null });
@@ -30,7 +21,7 @@ describe('a schedule across a worker SIGKILL', { timeout: 300_000 }, () => {
     await new Promise((resolve) => setTimeout(resolve, 9000));
     expect((await cw.manage('GET', `/content/${entry.id}`)).json().status).toBe('scheduled');
 
-    children.push(await spawnWorkerProcess(cw.world.config, {}, 90_000));
+    await crash.spawnWorker();
     const published = await eventually(
       async () => {
         const now = (await cw.manage('GET', `/content/${entry.id}`)).json();

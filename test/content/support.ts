@@ -1,4 +1,7 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
+import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
 import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
@@ -118,4 +121,31 @@ export function taggedEntryDocs(siteId: string, tagId: string, count: number, op
       trashedAt: null,
     };
   });
+}
+
+export interface ContentCrashWorld {
+  cw: ContentWorld;
+  /** Starts a worker in a child process (stopped after the tests), for a test to kill. */
+  spawnWorker(): Promise<ChildProcess>;
+}
+
+/** A crash test's world, made before its tests and closed after them: no in-process worker, only the child processes work. */
+export function useContentCrashWorld(): ContentCrashWorld {
+  const children: ChildProcess[] = [];
+  const crash: ContentCrashWorld = {
+    cw: undefined as unknown as ContentWorld,
+    async spawnWorker() {
+      const child = await spawnWorkerProcess(crash.cw.world.config, {}, 90_000);
+      children.push(child);
+      return child;
+    },
+  };
+  beforeAll(async () => {
+    crash.cw = await startContentWorld();
+  }, 120_000);
+  afterAll(async () => {
+    for (const child of children) await kill9(child);
+    await crash.cw?.close();
+  }, 120_000);
+  return crash;
 }

@@ -1,7 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
-import { startContentWorld, taggedEntryDocs, type ContentWorld } from './support.ts';
+import { describe, expect, it } from 'vitest';
+import { kill9 } from '../support/worker-process.ts';
+import { taggedEntryDocs, useContentCrashWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 import { checkHistory } from '../support/histories.ts';
 import { contentCollections } from '../../services/content/model.ts';
@@ -15,17 +14,10 @@ import { termRemovalWorkflowId } from '../../workflows/contracts/term-removal.ts
 const ENTRIES = 300;
 
 describe('term deletion touching many entries: a worker SIGKILLed mid-job', { timeout: 300_000 }, () => {
-  let cw: ContentWorld;
-  const children: ChildProcess[] = [];
-  beforeAll(async () => {
-    cw = await startContentWorld(); // no in-process worker: only the child processes work
-  }, 120_000);
-  afterAll(async () => {
-    for (const child of children) await kill9(child);
-    await cw?.close();
-  }, 120_000);
+  const crash = useContentCrashWorld();
 
   it('resumes on the next worker: each entry versioned and revised exactly once, the term gone', async () => {
+    const { cw } = crash;
     const ctx = await defaultSiteContext(cw.world);
     const tag = (await cw.manage('POST', '/taxonomies/tag/terms', { name: 'Everywhere' })).json();
     // Setup only: published entries carrying the tag, written directly (the job is what is tested).
@@ -34,8 +26,7 @@ describe('term deletion touching many entries: a worker SIGKILLed mid-job', { ti
     await entries.insertMany(docs);
     const changedCount = () => entries.countDocuments({ siteId: ctx.site._id, type: 'post', title: /^Bulk /, version: 2 });
 
-    const first = await spawnWorkerProcess(cw.world.config, {}, 90_000);
-    children.push(first);
+    const first = await crash.spawnWorker();
     const request = cw.manage('DELETE', `/taxonomies/tag/terms/${tag.id}`);
     await eventually(
       async () => {
@@ -50,8 +41,7 @@ describe('term deletion touching many entries: a worker SIGKILLed mid-job', { ti
     const atKill = await changedCount();
     expect(atKill).toBeLessThan(ENTRIES);
 
-    const second = await spawnWorkerProcess(cw.world.config, {}, 90_000);
-    children.push(second);
+    await crash.spawnWorker();
     const answer = await request;
     expect(answer.statusCode, answer.body).toBe(200);
     const handle = cw.world.services.temporal.client.workflow.getHandle(termRemovalWorkflowId(cw.world.defaultWorkspace.id, ctx.site._id, 'tag', tag.id));

@@ -1,18 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GridFSBucket } from 'mongodb';
 import { kill9 } from '../support/worker-process.ts';
 import { eventually } from '../support/polling.ts';
-import {
-  addBulkMedia,
-  dumpDatabase,
-  mediaDigests,
-  seedWorkspace,
-  startBackupWorld,
-  waitForState,
-  workerCrew,
-  type BackupWorld,
-  type Seeded,
-} from './backup-support.ts';
+import { dumpDatabase, mediaDigests, waitForState, useCrashWorld } from './backup-support.ts';
 import { backupCollections } from '../../services/platform/backup/model.ts';
 import { workspaceRow } from './support.ts';
 
@@ -20,23 +10,10 @@ import { workspaceRow } from './support.ts';
 const FILES = 100;
 
 describe('a worker killed with SIGKILL in the middle of a backup and of a restore', () => {
-  let bw: BackupWorld;
-  let s: Seeded;
-  let crew: ReturnType<typeof workerCrew>;
-  beforeAll(async () => {
-    // No in-process worker: only the child processes work.
-    bw = await startBackupWorld();
-    crew = workerCrew(bw);
-    s = await seedWorkspace(bw.world, 'backup-crash.example.test', { entries: 5, mediaBytes: [5000] });
-    // Enough media bytes that the copy is still running when the worker is killed.
-    await addBulkMedia(bw.world, s.dbName, FILES);
-  }, 180_000);
-  afterAll(async () => {
-    await crew?.stopAll();
-    await bw?.world.close();
-  });
+  const crash = useCrashWorld('backup-crash.example.test', FILES);
 
   it('each resumes on a new worker to the same end state', async () => {
+    const { bw, s, crew } = crash;
     const db = bw.world.services.mongo.db(s.dbName);
     const before = await dumpDatabase(db);
     const mediaBefore = await mediaDigests(db);

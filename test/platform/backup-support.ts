@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import { keyOnHost, operatorCaller, tenantAdmin } from './support.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
 import type { ChildProcess } from 'node:child_process';
 import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
-import { CLONE_LEFT_BEHIND } from '../../services/platform/backup/clone-fixups.ts';
+import { cloneLeftBehind } from '../../services/platform/backup/clone-fixups.ts';
+import { features } from '../../services/features.ts';
 import { SITE_STATE_COLLECTION, siteStateKindRange } from '../../services/core/site-state.ts';
 
 export type OperatorCall = (method: string, url: string, payload?: unknown) => Promise<LightMyRequestResponse>;
@@ -184,12 +186,12 @@ export function untar(tar: Buffer): Map<string, Buffer> {
 }
 
 /** Worker processes of a crash test, each killable with SIGKILL; `stopAll` ends those left. */
-export function workerCrew(bw: BackupWorld) {
+export function workerCrew(bw: BackupWorld, env: Record<string, string> = {}) {
   const children: ChildProcess[] = [];
   return {
     children,
     async spawn(): Promise<ChildProcess> {
-      const child = await spawnWorkerProcess(bw.world.config, { BACKUP_DIR: bw.backupDir });
+      const child = await spawnWorkerProcess(bw.world.config, { BACKUP_DIR: bw.backupDir, ...env });
       children.push(child);
       return child;
     },
@@ -197,6 +199,32 @@ export function workerCrew(bw: BackupWorld) {
       for (const child of children) await kill9(child);
     },
   };
+}
+
+export interface CrashWorld {
+  bw: BackupWorld;
+  s: Seeded;
+  crew: ReturnType<typeof workerCrew>;
+}
+
+/**
+ * A crash test's world, set up before its tests and closed after them: no in-process worker (only
+ * the crew's child processes work, so a test can kill them) and a workspace on `host` with `files`
+ * bulk media files, enough that the work is still running when a worker is killed.
+ */
+export function useCrashWorld(host: string, files: number): CrashWorld {
+  const crash = {} as CrashWorld;
+  beforeAll(async () => {
+    crash.bw = await startBackupWorld();
+    crash.crew = workerCrew(crash.bw);
+    crash.s = await seedWorkspace(crash.bw.world, host, { entries: 5, mediaBytes: [5000] });
+    await addBulkMedia(crash.bw.world, crash.s.dbName, files);
+  }, 180_000);
+  afterAll(async () => {
+    await crash.crew?.stopAll();
+    await crash.bw?.world.close();
+  });
+  return crash;
 }
 
 /** Adds `files` GridFS files of `bytes` random bytes (ids `bulk-<i>`): enough work that a kill lands mid-way. */
@@ -213,7 +241,10 @@ export async function addBulkMedia(world: World, dbName: string, files: number, 
   }
 }
 
-/** Collections a clone changes on purpose (clone-fixups.ts): compared field by field instead. */
+/** What the features let a clone copy (`Feature.clone.leftBehind`). */
+export const CLONE_LEFT_BEHIND = cloneLeftBehind(features);
+
+/** Collections a clone changes on purpose (their features' `clone.rewrite`): compared field by field instead. */
 const CLONE_FIXED = new Set(['users', 'webhook_endpoints']);
 
 /** The source's dump as its clone must hold it: its site id replaced, what a clone leaves behind or fixes left out. */

@@ -1,19 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { kill9 } from '../support/worker-process.ts';
 import { eventually } from '../support/polling.ts';
-import {
-  addBulkMedia,
-  asCloned,
-  dumpDatabase,
-  mediaDigests,
-  seedWorkspace,
-  startBackupWorld,
-  waitForState,
-  withoutFixed,
-  workerCrew,
-  type BackupWorld,
-  type Seeded,
-} from './backup-support.ts';
+import { asCloned, dumpDatabase, mediaDigests, seedWorkspace, waitForState, withoutFixed, useCrashWorld } from './backup-support.ts';
 import { newAdmin, waitForWorkspace, workspaceRow } from './support.ts';
 import { backupCollections } from '../../services/platform/backup/model.ts';
 import { beginWorkspaceDeletion, cancelWorkspaceWork } from '../../services/platform/deletion.ts';
@@ -21,22 +9,10 @@ import { beginWorkspaceDeletion, cancelWorkspaceWork } from '../../services/plat
 const FILES = 60;
 
 describe('a worker killed with SIGKILL in the middle of a clone; a deletion stops a running backup and restore', () => {
-  let bw: BackupWorld;
-  let s: Seeded;
-  let crew: ReturnType<typeof workerCrew>;
-  beforeAll(async () => {
-    // No in-process worker: only the child processes work.
-    bw = await startBackupWorld();
-    crew = workerCrew(bw);
-    s = await seedWorkspace(bw.world, 'clone-crash.example.test', { entries: 5, mediaBytes: [5000] });
-    await addBulkMedia(bw.world, s.dbName, FILES);
-  }, 180_000);
-  afterAll(async () => {
-    await crew?.stopAll();
-    await bw?.world.close();
-  });
+  const crash = useCrashWorld('clone-crash.example.test', FILES);
 
   it('resumes on a new worker to the same end state', async () => {
+    const { bw, s, crew } = crash;
     const db = bw.world.services.mongo.db(s.dbName);
     const first = await crew.spawn();
     const started = await bw.call('POST', `/tenants/${s.workspaceId}/backups`);
@@ -67,6 +43,7 @@ describe('a worker killed with SIGKILL in the middle of a clone; a deletion stop
   }, 600_000);
 
   it('a deletion cancels the running backup of the workspace and ends its running restore', async () => {
+    const { bw, s, crew } = crash;
     // No worker while the deletion's first steps run (in process, as the actor runs them), so both are still `running` then.
     await crew.stopAll();
     const other = await seedWorkspace(bw.world, 'clone-crash-c.example.test', { entries: 2, mediaBytes: [1000] });

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BSON } from 'mongodb';
 import {
   asCloned,
+  CLONE_LEFT_BEHIND,
   dumpDatabase,
   mediaDigests,
   seedWorkspace,
@@ -16,7 +17,7 @@ import {
 import { databaseNames, newAdmin, waitForWorkspace, workspaceRow } from './support.ts';
 import { checkHistory } from '../support/histories.ts';
 import { cloneWorkflowId } from '../../workflows/contracts/clone.ts';
-import { CLONE_LEFT_BEHIND, CLONED_PASSWORD } from '../../services/platform/backup/clone-fixups.ts';
+import { CLONED_PASSWORD } from '../../services/access/clone.ts';
 import { createWebhookSecretBox, secretBinding } from '../../services/events/secrets.ts';
 import { verifyPassword } from '../../services/access/passwords.ts';
 import { platformCollections } from '../../services/tenancy/platform-db.ts';
@@ -85,6 +86,23 @@ describe('a workspace cloned from a backup or from a living workspace (real engi
     expect(await dumpDatabase(db(a))).toEqual(before);
     expect(await mediaDigests(db(row))).toEqual(mediaBefore);
     for (const name of CLONE_LEFT_BEHIND) expect(await db(row).collection(name).countDocuments({}), name).toBe(0);
+    // Each feature names its own (Feature.clone.leftBehind): credentials, meters and traffic of the source.
+    expect([...CLONE_LEFT_BEHIND].sort()).toEqual(
+      [
+        'api_keys',
+        'invitations',
+        'oauth_clients',
+        'oauth_grants',
+        'oauth_secrets',
+        'password_resets',
+        'quota_counters',
+        'rate_counters',
+        'sessions',
+        'webhook_attempt_batches',
+        'webhook_attempts',
+        'webhook_deliveries',
+      ].sort(),
+    );
 
     // Accounts come without their secrets; the request's administrator is the only way in.
     const sourceUsers = await db(a).collection('users').find({}).toArray();

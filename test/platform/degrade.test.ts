@@ -130,7 +130,7 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     await sleep(7000);
     const health = JSON.parse((await send('GET', '/healthz')).body);
     expect(health).toMatchObject({ status: 'degraded', engines: { database: 'down', temporal: 'up' }, missing: ['database'] });
-    expect(await world.services.metrics.registry.metrics()).toMatch(/cwb_engine_up\{engine="database"\} 0/);
+    expect(await world.services.metrics.registry.metrics()).toMatch(/cwb_engine_up\{engine="database",cluster="default"\} 0/);
 
     const restartedAt = Date.now();
     await ensureEngines(engineOptions);

@@ -1,12 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GridFSBucket, type MongoClient } from 'mongodb';
-import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
-import { eventually } from '../support/polling.ts';
+import { describe, expect, it } from 'vitest';
+import { kill9 } from '../support/worker-process.ts';
 import { checkHistory } from '../support/histories.ts';
-import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, type BackupWorld, type Seeded } from './backup-support.ts';
-import { dropSecond, ensureSecondCluster, prefixedDatabases, secondClient, TWO_CLUSTERS, waitForMove } from './placement-support.ts';
+import { addBulkMedia, dumpDatabase, mediaDigests, seedWorkspace } from './backup-support.ts';
+import { moveUntilCopying, usePlacementCrashWorld, waitForMove } from './placement-support.ts';
 import { workspaceRow } from './support.ts';
 import { moveCollections } from '../../services/platform/placement/model.ts';
 import { moveWorkflowId } from '../../workflows/contracts/move.ts';
@@ -15,56 +11,20 @@ import { moveWorkflowId } from '../../workflows/contracts/move.ts';
 const FILES = 100;
 
 describe('a worker killed with SIGKILL in the middle of a move', () => {
-  let bw: BackupWorld;
-  let s: Seeded;
-  let second: MongoClient;
-  const children: ChildProcess[] = [];
-  const spawnWorker = async () => {
-    const child = await spawnWorkerProcess(bw.world.config, TWO_CLUSTERS);
-    children.push(child);
-    return child;
-  };
-  beforeAll(async () => {
-    await ensureSecondCluster();
-    // No in-process worker: only the child processes work.
-    bw = await startBackupWorld({ env: TWO_CLUSTERS });
-    s = await seedWorkspace(bw.world, 'placement-crash.example.test', { entries: 5, mediaBytes: [5000] });
-    const bucket = new GridFSBucket(bw.world.services.mongo.db(s.dbName), { bucketName: 'media_files' });
-    for (let i = 0; i < FILES; i++) {
-      await new Promise((resolve, reject) =>
-        bucket
-          .openUploadStreamWithId(`bulk-${i}` as never, `bulk-${i}.bin`)
-          .on('finish', resolve)
-          .on('error', reject)
-          .end(randomBytes(500_000)),
-      );
-    }
-    second = secondClient();
-  }, 180_000);
-  afterAll(async () => {
-    for (const child of children) await kill9(child);
-    if (bw) await dropSecond(bw.world);
-    await second?.close();
-    await bw?.world.close();
-  });
+  const crash = usePlacementCrashWorld();
 
   it('resumes on a new worker to the same end state', async () => {
+    const { bw, crew, second } = crash;
+    const s = await seedWorkspace(bw.world, 'placement-crash.example.test', { entries: 5, mediaBytes: [5000] });
+    await addBulkMedia(bw.world, s.dbName, FILES);
     const source = bw.world.services.mongo.db(s.dbName);
     const before = await dumpDatabase(source);
     const mediaBefore = await mediaDigests(source);
     const { moves } = moveCollections(bw.world.services);
 
-    const first = await spawnWorker();
-    const started = await bw.call('POST', `/tenants/${s.workspaceId}/move`, { cluster: 'second' });
-    expect(started.statusCode, started.body).toBe(202);
-    const moveId = started.json().move.id;
-    // Killed once the copy has begun (the row says the workspace moves, the target holds something).
-    await eventually(
-      async () => (await workspaceRow(bw.world, s.workspaceId))?.move?.id === moveId && (await prefixedDatabases(second, bw.world)).includes(s.dbName),
-      'the move to start copying',
-      120_000,
-      5,
-    );
+    const first = await crew.spawn();
+    // Killed once the copy has begun.
+    const moveId = await moveUntilCopying(bw, second, s.workspaceId, s.dbName);
     await kill9(first);
     const cut = await moves.findOne({ _id: moveId });
     expect(cut?.state).toBe('running');
@@ -73,7 +33,7 @@ describe('a worker killed with SIGKILL in the middle of a move', () => {
     const tenant = (await bw.call('GET', `/tenants/${s.workspaceId}`)).json().tenant;
     expect(tenant).toMatchObject({ cluster: 'default', moving: { moveId, to: 'second' } });
 
-    await spawnWorker();
+    await crew.spawn();
     const move = await waitForMove(bw.call, s.workspaceId, moveId);
     expect(move.state, move.error).toBe('succeeded');
     expect(move.progress.collectionsDone).toBe(move.progress.collections);

@@ -2,7 +2,9 @@ import { MongoClient } from 'mongodb';
 import { ensureEngines } from '../../scripts/engines.mjs';
 import type { World } from '../support/world.ts';
 import { eventually } from '../support/polling.ts';
-import type { OperatorCall } from './backup-support.ts';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { workspaceRow } from './support.ts';
+import { startBackupWorld, workerCrew, type BackupWorld, type OperatorCall } from './backup-support.ts';
 
 /**
  * A second local MongoDB engine, on its own port and data directory, started once for the
@@ -33,6 +35,41 @@ export async function dropSecond(world: World): Promise<void> {
   } finally {
     await client.close();
   }
+}
+
+/**
+ * A world over two clusters for the placement crash tests, made before them and closed after:
+ * no in-process worker (only the crew's child processes, which a test may kill, work).
+ */
+export function usePlacementCrashWorld(): { bw: BackupWorld; crew: ReturnType<typeof workerCrew>; second: MongoClient } {
+  const crash = {} as { bw: BackupWorld; crew: ReturnType<typeof workerCrew>; second: MongoClient };
+  beforeAll(async () => {
+    await ensureSecondCluster();
+    crash.bw = await startBackupWorld({ env: TWO_CLUSTERS });
+    crash.crew = workerCrew(crash.bw, TWO_CLUSTERS);
+    crash.second = secondClient();
+  }, 180_000);
+  afterAll(async () => {
+    await crash.crew?.stopAll();
+    if (crash.bw) await dropSecond(crash.bw.world);
+    await crash.second?.close();
+    await crash.bw?.world.close();
+  });
+  return crash;
+}
+
+/** Starts a move of the workspace to `second` and answers its id once the copy has begun (the row says it moves, the target holds its database). */
+export async function moveUntilCopying(bw: BackupWorld, second: MongoClient, workspaceId: string, dbName: string): Promise<string> {
+  const started = await bw.call('POST', `/tenants/${workspaceId}/move`, { cluster: 'second' });
+  expect(started.statusCode, started.body).toBe(202);
+  const moveId: string = started.json().move.id;
+  await eventually(
+    async () => (await workspaceRow(bw.world, workspaceId))?.move?.id === moveId && (await prefixedDatabases(second, bw.world)).includes(dbName),
+    'the move to start copying',
+    120_000,
+    5,
+  );
+  return moveId;
 }
 
 export async function waitForMove(call: OperatorCall, workspaceId: string, moveId: string, ms = 180_000) {

@@ -168,7 +168,7 @@ describe('the production build: compiled gateway and worker, run with plain node
     expect(await (await fetch(`${base}/livez`)).json()).toEqual({ status: 'ok' });
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect(await ready.json()).toEqual({ status: 'ready', clusters: { default: 'up' } });
     // The worker is ready once it polls.
     await eventually(async () => (await fetch(`${probes}/readyz`)).status === 200, 'the worker ready', 30_000, 250);
     expect(await (await fetch(`${probes}/livez`)).json()).toEqual({ status: 'ok' });

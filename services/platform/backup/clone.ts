@@ -1,22 +1,15 @@
 import type { Services } from '../../core/context.ts';
-import { createContext } from '../../core/context.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
-import { systemPrincipal } from '../../core/principal.ts';
 import type { Site, Workspace } from '../../core/tenants.ts';
 import { cloneWorkflowId, cloneWorkflowType, type CloneRef } from '../../../workflows/contracts/clone.ts';
 import type { BackupPlan } from '../../../workflows/contracts/backup.ts';
-import { accessCollections } from '../../access/model.ts';
-import { contentCollections } from '../../content/model.ts';
-import { restoreSchedule } from '../../content/schedule.ts';
-import { provisionAdministrator } from '../../access/provision.ts';
-import { normalizeEmail } from '../../access/users.ts';
 import { DEFAULT_SITE_ID, platformCollections } from '../../tenancy/platform-db.ts';
 import { releaseWorkspaceDomains } from '../domains.ts';
 import { activateProvisionedWorkspace, requestWorkspace, type WorkspaceRequest } from '../provisioning.ts';
 import { backupCollections, type BackupRow } from './model.ts';
 import { deleteBackup, idleWorkspace, recordBackup } from './control.ts';
-import { CLONE_LEFT_BEHIND, cloneRewrite, remapSiteIds } from './clone-fixups.ts';
+import { cloneLeftBehind, cloneRewrite, remapSiteIds } from './clone-fixups.ts';
 import { loadBucket, loadCollection } from './load.ts';
 import { freshenSite, verifiedManifest } from './restore.ts';
 import { backupStore } from './store.ts';
@@ -143,7 +136,8 @@ export async function verifyClone(services: Services, ref: CloneRef, backupId: s
         throw error instanceof BackupVerificationError ? new BackupStopError(error.message, 'BackupVerification') : error;
       },
     );
-    return { collections: manifest.collections.map((c) => c.name).filter((name) => !CLONE_LEFT_BEHIND.has(name)), buckets: manifest.buckets };
+    const leftBehind = cloneLeftBehind(services.features);
+    return { collections: manifest.collections.map((c) => c.name).filter((name) => !leftBehind.has(name)), buckets: manifest.buckets };
   } finally {
     clearInterval(timer);
   }
@@ -170,7 +164,7 @@ async function loadParts(
 export async function cloneCollections(services: Services, ref: CloneRef, backupId: string, names: readonly string[], beat: Beat): Promise<void> {
   const now = services.clock.now();
   await loadParts(services, ref, backupId, names, (row, source, name) =>
-    loadCollection(services.workspaceDb(row), source, name, beat, cloneRewrite(name, siteMap(row), services.config.SECRET_KEY, now)),
+    loadCollection(services.workspaceDb(row), source, name, beat, cloneRewrite(services, name, siteMap(row), now)),
   );
 }
 
@@ -183,8 +177,8 @@ export async function cloneBuckets(services: Services, ref: CloneRef, backupId: 
 
 /**
  * The last step: the new sites recorded (the first with the request's domains, claimed at the
- * request), the request's administrator given the first site (a copied account with that e-mail
- * becomes it), each site's caches fresh, the backup taken for the clone removed, then the workspace
+ * request), each feature's `afterClone` (access: the request's administrator given the first site;
+ * content: the schedules' timers), each site's caches fresh, the backup taken for the clone removed, then the workspace
  * `active` (its clone spec dropped with the provisioning one). Each part is idempotent; a retry
  * after the activation finds nothing to do.
  */
@@ -210,25 +204,9 @@ export async function finishClone(services: Services, ref: CloneRef, backupId: s
     await sites.updateOne({ _id: site._id }, { $setOnInsert: site }, { upsert: true });
     made.push(site);
   }
-  const first = made[0];
-  const { email, name, passwordHash } = spec.admin;
-  await accessCollections(db).users.updateOne(
-    { siteId: first._id, email: normalizeEmail(email) },
-    { $set: { passwordHash, role: 'administrator', policy: {}, disabled: false, updatedAt: now } },
-  );
-  const ctx = createContext(services, { workspace: row, site: first }, systemPrincipal('workspace clone'), { id: `clone:${row._id}`, ip: '127.0.0.1' });
-  await provisionAdministrator(ctx, { admin: { email, name, passwordHash } });
+  const clone = { sourceWorkspaceId: row.clone.sourceWorkspaceId, sites: made, admin: spec.admin };
+  for (const feature of services.features) await feature.clone?.afterClone?.(services, row, clone);
   for (const site of made) await freshenSite(services, db, site);
-  // The source's scheduled publications run in the clone too: each entry's stored schedule gets its timer (content/schedule.ts).
-  const bySite = new Map(made.map((site) => [site._id, site]));
-  for await (const entry of contentCollections(db).entries.find({ schedule: { $ne: null } })) {
-    const site = bySite.get(entry.siteId);
-    if (site)
-      await restoreSchedule(
-        createContext(services, { workspace: row, site }, systemPrincipal('workspace clone'), { id: `clone:${row._id}`, ip: '127.0.0.1' }),
-        entry,
-      );
-  }
   await removeOwnBackup(services, row, backupId);
   await activateProvisionedWorkspace(services, ref.workspaceId);
 }

@@ -38,6 +38,16 @@ async function workspaceRow(services: Services, workspaceId: string): Promise<Wo
   return row;
 }
 
+const MOVABLE: Workspace['status'][] = ['active', 'suspended'];
+
+/** Before the switch a move stops as soon as its workspace is deleted (or otherwise no longer movable): its copy is dropped by the abort. */
+async function stillMovable(services: Services, ref: MoveRef): Promise<Workspace> {
+  const row = await workspaceRow(services, ref.workspaceId);
+  if (row.move?.id !== ref.moveId) throw new MoveStopError('Workspace is no longer moving');
+  if (!MOVABLE.includes(row.status)) throw new MoveStopError(`Workspace is ${row.status}`);
+  return row;
+}
+
 const setStep = (services: Services, ref: MoveRef, step: MoveStep, extra: Partial<MoveRow> = {}) =>
   moveCollections(services).moves.updateOne({ _id: ref.moveId }, { $set: { step, ...extra, updatedAt: services.clock.now() } });
 
@@ -69,7 +79,7 @@ export async function beginMove(services: Services, ref: MoveRef): Promise<void>
     const marked = await workspaces.findOneAndUpdate(
       {
         _id: ref.workspaceId,
-        status: { $in: ['active', 'suspended'] },
+        status: { $in: MOVABLE },
         move: { $exists: false },
         $or: [{ writeHold: null }, { writeHold: { $exists: false } }],
       },
@@ -96,6 +106,7 @@ export async function copyData(services: Services, ref: MoveRef, beat: Beat): Pr
   await setStep(services, ref, 'copying', { 'progress.collections': names.length } as Partial<MoveRow>);
   for (const name of names) {
     if (move.copied.includes(name)) continue;
+    await stillMovable(services, ref);
     await prepareCollection(source, target, name);
     const documents = await syncCollection(source, target, name, beat);
     await moveCollections(services).moves.updateOne(
@@ -119,6 +130,7 @@ async function applyChanges(services: Services, ref: MoveRef, final: boolean, be
   let applied = 0;
   const touched = new Set<string>();
   for (let batch = 0; final || batch < PASS_BATCHES; batch++) {
+    if (!final) await stillMovable(services, ref);
     const recorded = await changes
       .find(final ? { moveId: ref.moveId } : { moveId: ref.moveId, pending: false })
       .sort({ _id: 1 })
@@ -173,20 +185,20 @@ export async function catchUp(services: Services, ref: MoveRef, beat: Beat): Pro
 export async function freezeWrites(services: Services, ref: MoveRef, beat: Beat): Promise<void> {
   const move = await moveRow(services, ref);
   if (move.step !== 'catching-up' && move.step !== 'switching') return;
-  const row = await workspaceRow(services, ref.workspaceId);
-  if (row.move?.id !== ref.moveId) throw new MoveStopError('Workspace is no longer moving');
-  if (row.status !== 'active' && row.status !== 'suspended') throw new MoveStopError(`Workspace is ${row.status}`);
+  const row = await stillMovable(services, ref);
   if (move.step === 'catching-up') {
     // Counted while writes still run, so the switch compares only what changed since: a collection
     // equal now and not written after is still equal (every write after this is recorded).
     const unverified = await countDifferences(services.placement.on(move.from, row.dbName), services.placement.on(move.to, row.dbName));
     await setStep(services, ref, 'switching', { switchStartedAt: services.clock.now(), unverified: unverified.map((d) => d.name) });
   }
-  if (row.move.state === 'copying') {
-    await platformCollections(services).workspaces.updateOne(
-      { _id: ref.workspaceId, 'move.id': ref.moveId },
+  if (row.move!.state === 'copying') {
+    // Conditional on the status, as a deletion's start is on the switch (deletion.ts): one of the two wins.
+    const frozen = await platformCollections(services).workspaces.updateOne(
+      { _id: ref.workspaceId, 'move.id': ref.moveId, status: { $in: MOVABLE } },
       { $set: { 'move.state': 'switching', updatedAt: services.clock.now() } },
     );
+    if (frozen.matchedCount === 0) throw new MoveStopError('Workspace is no longer active or suspended');
   }
   const published = Date.now();
   await publishPlacement(services, row, clusterOf(row), { id: ref.moveId, state: 'switching' });
