@@ -44,6 +44,7 @@ import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.backend.h2.H2UniqueIndex;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
 import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 
@@ -106,7 +107,12 @@ public final class Launcher {
     static final class RememberedKeyOrder extends ObjectDataType {
         /** Shared by all indexes; dropped whole when full (then rebuilt by the next lookups). */
         private static final ConcurrentHashMap<Identity, byte[]> SERIALIZED = new ConcurrentHashMap<>();
-        private static final int MAX_REMEMBERED = 100_000;
+        /**
+         * Sized by the heap (about 1 KB of it per remembered key, at least 100,000): a workspace of
+         * 100,000 entries has 300,000 keys in its entries' and revisions' `_id` indexes alone, and a
+         * cap below the keys in use dropped the whole map over and over under a write burst.
+         */
+        private static final int MAX_REMEMBERED = (int) Math.max(100_000, Math.min(4_000_000, Runtime.getRuntime().maxMemory() / 1024));
 
         private static final class Identity {
             private final Object key;
@@ -145,6 +151,26 @@ public final class Launcher {
             if (a instanceof KeyValue && b instanceof KeyValue) return compareNotNull(bytesOf(a), bytesOf(b));
             return super.compare(a, b);
         }
+
+        /**
+         * Writes a key as ObjectDataType does (its serialized-object tag, the length, the Java-serialized
+         * bytes: the same bytes on disk), from the remembered bytes: every commit writes each changed
+         * page whole, so a page of 40 keys serialized 40 keys again for each key added to it (under a
+         * write burst the store's serialization thread spent most of its time in ObjectOutputStream).
+         * Index keys (KeyValue) and ObjectId `_id`s (the data's keys, e.g. the change feed's rows).
+         */
+        @Override
+        public void write(WriteBuffer buffer, Object key) {
+            if (key instanceof KeyValue || key instanceof ObjectId) {
+                byte[] bytes = bytesOf(key);
+                buffer.put((byte) TYPE_SERIALIZED_OBJECT).putVarInt(bytes.length).put(bytes);
+                return;
+            }
+            super.write(buffer, key);
+        }
+
+        /** ObjectDataType's tag of a Java-serialized value (package-private there; fixed by the file format). */
+        private static final int TYPE_SERIALIZED_OBJECT = 19;
 
         /** BasicDataType's search (same probes, same answer), with the searched key serialized once. */
         @Override
@@ -748,12 +774,20 @@ public final class Launcher {
                 String fullName = getFullCollectionNamespace(collectionName);
                 MVMap<Object, Document> data = legacyValues
                     ? store.openMap("databases." + fullName)
-                    : store.openMap("databases." + fullName, new MVMap.Builder<Object, Document>().valueType(BSON_DOCUMENTS));
+                    : store.openMap("databases." + fullName, dataMapOf());
                 MVMap<String, Object> meta = store.openMap("meta." + fullName);
                 return new IndexedCollection(this, collectionName, options, data, meta, cursorRegistry);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("cannot open collection " + collectionName, e);
             }
+        }
+
+        /**
+         * A collection's data map: documents stored as BSON, and `_id` keys written from their remembered
+         * bytes (RememberedKeyOrder.write: the same order and bytes as H2's default key type).
+         */
+        private static MVMap.Builder<Object, Document> dataMapOf() {
+            return new MVMap.Builder<Object, Document>().keyType(new RememberedKeyOrder()).valueType(BSON_DOCUMENTS);
         }
 
         /** Every index the service declares is kept (built on first use), except the kinds with no field order (text, wildcard). */
@@ -788,6 +822,16 @@ public final class Launcher {
         }
     }
 
+    /**
+     * MVStore keeps 16 MB of read pages by default: a workspace of 100,000 entries (about 450 MB with
+     * its revisions) was read back from the file and decoded page after page by a crawl of its public
+     * list, and its `_id` index pages by every write. A quarter of the heap (MONGO_HEAP) instead.
+     */
+    static void sizePageCache(MVStore store) {
+        long quarterMb = Runtime.getRuntime().maxMemory() / 4 / (1024 * 1024);
+        store.setCacheSize((int) Math.max(16, Math.min(Integer.MAX_VALUE, quarterMb)));
+    }
+
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
             System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]");
@@ -820,6 +864,7 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
+        sizePageCache(backend.getMvStore());
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);
