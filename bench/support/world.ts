@@ -18,8 +18,9 @@ import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 export async function ownEnginesIfAsked(): Promise<() => Promise<void>> {
   if (process.env.BENCH_OWN_ENGINES !== '1') return async () => undefined;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engines-'));
-  const mongoPort = 28000 + Math.floor(Math.random() * 1000);
-  const temporalPort = 7700 + Math.floor(Math.random() * 200);
+  // BENCH_MONGO_PORT / BENCH_TEMPORAL_PORT: fixed ports (a shared machine hands out ranges), else random ones.
+  const mongoPort = Number(process.env.BENCH_MONGO_PORT ?? 28000 + Math.floor(Math.random() * 1000));
+  const temporalPort = Number(process.env.BENCH_TEMPORAL_PORT ?? 7700 + Math.floor(Math.random() * 200));
   const engines = await ensureEngines({ dataDir, mongoPort, temporalPort, log: () => undefined, timeoutMs: 180_000 });
   process.env.MONGODB_URI = engines.mongoUri;
   process.env.TEMPORAL_ADDRESS = engines.temporalAddress;
