@@ -108,11 +108,12 @@ public final class Launcher {
         /** Shared by all indexes; dropped whole when full (then rebuilt by the next lookups). */
         private static final ConcurrentHashMap<Identity, byte[]> SERIALIZED = new ConcurrentHashMap<>();
         /**
-         * Sized by the heap (about 1 KB of it per remembered key, at least 100,000): a workspace of
-         * 100,000 entries has 300,000 keys in its entries' and revisions' `_id` indexes alone, and a
-         * cap below the keys in use dropped the whole map over and over under a write burst.
+         * Bounded, and dropped whole when full: each entry holds its key strongly, and every page read
+         * from the file brings new key objects (new identities), so a cap sized to the keys in use
+         * (millions) filled the old generation with dead keys and the engine spent most of its CPU in
+         * the garbage collector (bench/RESULTS.md, issue 24 growth).
          */
-        private static final int MAX_REMEMBERED = (int) Math.max(100_000, Math.min(4_000_000, Runtime.getRuntime().maxMemory() / 1024));
+        private static final int MAX_REMEMBERED = 100_000;
 
         private static final class Identity {
             private final Object key;
@@ -825,11 +826,13 @@ public final class Launcher {
     /**
      * MVStore keeps 16 MB of read pages by default: a workspace of 100,000 entries (about 450 MB with
      * its revisions) was read back from the file and decoded page after page by a crawl of its public
-     * list, and its `_id` index pages by every write. A quarter of the heap (MONGO_HEAP) instead.
+     * list, and its `_id` index pages by every write. An eighth of the heap (MONGO_HEAP) instead: the
+     * cache's pages live in the old generation, which every young collection of the serial collector
+     * scans for references, so a bigger share costs the collector more than it saves reads.
      */
     static void sizePageCache(MVStore store) {
-        long quarterMb = Runtime.getRuntime().maxMemory() / 4 / (1024 * 1024);
-        store.setCacheSize((int) Math.max(16, Math.min(Integer.MAX_VALUE, quarterMb)));
+        long eighthMb = Runtime.getRuntime().maxMemory() / 8 / (1024 * 1024);
+        store.setCacheSize((int) Math.max(16, Math.min(Integer.MAX_VALUE, eighthMb)));
     }
 
     public static void main(String[] args) throws Exception {
