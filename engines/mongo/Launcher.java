@@ -164,10 +164,23 @@ public final class Launcher {
         public void write(WriteBuffer buffer, Object key) {
             if (key instanceof KeyValue || key instanceof ObjectId) {
                 byte[] bytes = bytesOf(key);
+                averageSize = (int) ((bytes.length * 2 + 15L * averageSize) / 16);
                 buffer.put((byte) TYPE_SERIALIZED_OBJECT).putVarInt(bytes.length).put(bytes);
                 return;
             }
             super.write(buffer, key);
+        }
+
+        /**
+         * H2's estimate of such a key in memory, kept as H2 keeps it (twice the serialized size, a
+         * moving average over the keys written), since `write` above bypasses H2's own: its starting
+         * value (10,000 bytes a key) made MVStore split pages every few keys and size its cache by it.
+         */
+        private volatile int averageSize = 400;
+
+        @Override
+        public int getMemory(Object key) {
+            return key instanceof KeyValue || key instanceof ObjectId ? averageSize : super.getMemory(key);
         }
 
         /** ObjectDataType's tag of a Java-serialized value (package-private there; fixed by the file format). */
