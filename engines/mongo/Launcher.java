@@ -836,18 +836,6 @@ public final class Launcher {
         }
     }
 
-    /**
-     * MVStore keeps 16 MB of read pages by default: a workspace of 100,000 entries (about 450 MB with
-     * its revisions) was read back from the file and decoded page after page by a crawl of its public
-     * list, and its `_id` index pages by every write. An eighth of the heap (MONGO_HEAP) instead: the
-     * cache's pages live in the old generation, which every young collection of the serial collector
-     * scans for references, so a bigger share costs the collector more than it saves reads.
-     */
-    static void sizePageCache(MVStore store) {
-        long eighthMb = Runtime.getRuntime().maxMemory() / 8 / (1024 * 1024);
-        store.setCacheSize((int) Math.max(16, Math.min(Integer.MAX_VALUE, eighthMb)));
-    }
-
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
             System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]");
@@ -880,7 +868,6 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
-        sizePageCache(backend.getMvStore());
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);
