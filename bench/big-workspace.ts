@@ -9,7 +9,7 @@
 // into the database with the driver (same document shape, its two revisions copied too, the kept
 // entry counters moved by as many), which takes seconds where the API would take an hour.
 //   npx tsx bench/big-workspace.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones;
-//   BENCH_OWN_ENGINES=1: engines of the run's own, see bench/support/world.ts)
+//   BENCH_OWN_ENGINES=1: engines of the run's own, see bench/support/world.ts; BENCH_MONGO_PORT / BENCH_TEMPORAL_PORT: their ports)
 // Env: BENCH_BIG (100000), BENCH_SMALL (100), BENCH_OPS (30 per operation per workspace per round),
 // BENCH_ROUNDS (3), BENCH_GROW (2000), BENCH_CRAWL_PAGES (300).
 import fs from 'node:fs';

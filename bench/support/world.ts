@@ -19,10 +19,13 @@ import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 export async function ownEnginesIfAsked(ports?: { mongo: number; temporal: number }): Promise<() => Promise<void>> {
   if (process.env.BENCH_OWN_ENGINES !== '1') return async () => undefined;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engines-'));
-  const mongoPort = ports?.mongo ?? 28000 + Math.floor(Math.random() * 1000);
-  const temporalPort = ports?.temporal ?? 7700 + Math.floor(Math.random() * 200);
+  // Fixed ports: the caller's, or BENCH_MONGO_PORT / BENCH_TEMPORAL_PORT (a shared machine hands out ranges); else random ones.
+  const fixedMongo = ports?.mongo ?? (process.env.BENCH_MONGO_PORT ? Number(process.env.BENCH_MONGO_PORT) : undefined);
+  const fixedTemporal = ports?.temporal ?? (process.env.BENCH_TEMPORAL_PORT ? Number(process.env.BENCH_TEMPORAL_PORT) : undefined);
+  const mongoPort = fixedMongo ?? 28000 + Math.floor(Math.random() * 1000);
+  const temporalPort = fixedTemporal ?? 7700 + Math.floor(Math.random() * 200);
   // Temporal's UI and metrics ports follow its own (a fixed port keeps them beside it).
-  const temporalPorts = ports ? { temporalHttpPort: temporalPort + 1, temporalMetricsPort: temporalPort + 2 } : {};
+  const temporalPorts = fixedTemporal !== undefined ? { temporalHttpPort: temporalPort + 1, temporalMetricsPort: temporalPort + 2 } : {};
   const engines = await ensureEngines({ dataDir, mongoPort, temporalPort, ...temporalPorts, log: () => undefined, timeoutMs: 180_000 });
   process.env.MONGODB_URI = engines.mongoUri;
   process.env.TEMPORAL_ADDRESS = engines.temporalAddress;

@@ -44,6 +44,7 @@ import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.backend.h2.H2UniqueIndex;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
+import de.bwaldvogel.mongo.bson.ObjectId;
 import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 
@@ -106,6 +107,12 @@ public final class Launcher {
     static final class RememberedKeyOrder extends ObjectDataType {
         /** Shared by all indexes; dropped whole when full (then rebuilt by the next lookups). */
         private static final ConcurrentHashMap<Identity, byte[]> SERIALIZED = new ConcurrentHashMap<>();
+        /**
+         * Bounded, and dropped whole when full: each entry holds its key strongly, and every page read
+         * from the file brings new key objects (new identities), so a cap sized to the keys in use
+         * (millions) filled the old generation with dead keys and the engine spent most of its CPU in
+         * the garbage collector (bench/RESULTS.md, issue 24 growth).
+         */
         private static final int MAX_REMEMBERED = 100_000;
 
         private static final class Identity {
@@ -145,6 +152,39 @@ public final class Launcher {
             if (a instanceof KeyValue && b instanceof KeyValue) return compareNotNull(bytesOf(a), bytesOf(b));
             return super.compare(a, b);
         }
+
+        /**
+         * Writes a key as ObjectDataType does (its serialized-object tag, the length, the Java-serialized
+         * bytes: the same bytes on disk), from the remembered bytes: every commit writes each changed
+         * page whole, so a page of 40 keys serialized 40 keys again for each key added to it (under a
+         * write burst the store's serialization thread spent most of its time in ObjectOutputStream).
+         * Index keys (KeyValue) and ObjectId `_id`s (the data's keys, e.g. the change feed's rows).
+         */
+        @Override
+        public void write(WriteBuffer buffer, Object key) {
+            if (key instanceof KeyValue || key instanceof ObjectId) {
+                byte[] bytes = bytesOf(key);
+                averageSize = (int) ((bytes.length * 2 + 15L * averageSize) / 16);
+                buffer.put((byte) TYPE_SERIALIZED_OBJECT).putVarInt(bytes.length).put(bytes);
+                return;
+            }
+            super.write(buffer, key);
+        }
+
+        /**
+         * H2's estimate of such a key in memory, kept as H2 keeps it (twice the serialized size, a
+         * moving average over the keys written), since `write` above bypasses H2's own: its starting
+         * value (10,000 bytes a key) made MVStore split pages every few keys and size its cache by it.
+         */
+        private volatile int averageSize = 400;
+
+        @Override
+        public int getMemory(Object key) {
+            return key instanceof KeyValue || key instanceof ObjectId ? averageSize : super.getMemory(key);
+        }
+
+        /** ObjectDataType's tag of a Java-serialized value (package-private there; fixed by the file format). */
+        private static final int TYPE_SERIALIZED_OBJECT = 19;
 
         /** BasicDataType's search (same probes, same answer), with the searched key serialized once. */
         @Override
@@ -748,12 +788,20 @@ public final class Launcher {
                 String fullName = getFullCollectionNamespace(collectionName);
                 MVMap<Object, Document> data = legacyValues
                     ? store.openMap("databases." + fullName)
-                    : store.openMap("databases." + fullName, new MVMap.Builder<Object, Document>().valueType(BSON_DOCUMENTS));
+                    : store.openMap("databases." + fullName, dataMapOf());
                 MVMap<String, Object> meta = store.openMap("meta." + fullName);
                 return new IndexedCollection(this, collectionName, options, data, meta, cursorRegistry);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("cannot open collection " + collectionName, e);
             }
+        }
+
+        /**
+         * A collection's data map: documents stored as BSON, and `_id` keys written from their remembered
+         * bytes (RememberedKeyOrder.write: the same order and bytes as H2's default key type).
+         */
+        private static MVMap.Builder<Object, Document> dataMapOf() {
+            return new MVMap.Builder<Object, Document>().keyType(new RememberedKeyOrder()).valueType(BSON_DOCUMENTS);
         }
 
         /** Every index the service declares is kept (built on first use), except the kinds with no field order (text, wildcard). */

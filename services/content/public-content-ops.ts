@@ -21,14 +21,29 @@ function publishedFilter(ctx: OperationContext, view: PublicView, extra: { type?
   return filter;
 }
 
+/**
+ * What a public answer shows of a published entry (toPublicEntry, pathFactsOf): its snapshot and
+ * facts, not its working revision, which is about half of the document: a page of 100 costs the
+ * engine, the driver and the gateway that much less to encode, decode and copy.
+ */
+const PUBLISHED_FIELDS = { _id: 1, siteId: 1, type: 1, locale: 1, status: 1, terms: 1, publishedAt: 1, updatedAt: 1, authorId: 1, live: 1 } as const;
+
 async function page(ctx: OperationContext, view: PublicView, list: string, filter: Filter<EntryDoc>, limit: number, cursor?: string) {
   const after = decodeAfterId(ctx, list, cursor);
   if (after) filter._id = { $lt: after };
-  const rows = await contentCollections(ctx.db)
-    .entries.find(filter)
+  const { entries } = contentCollections(ctx.db);
+  // A preview shows the working revision: the whole document.
+  const rows = (await entries
+    .find(filter, view.preview ? {} : { projection: PUBLISHED_FIELDS })
     .sort({ _id: -1 })
     .limit(limit + 1)
-    .toArray();
+    .toArray()) as EntryDoc[];
+  // A published entry always holds its snapshot; one that does not (written around the write path) is shown from its working revision, read whole.
+  const bare = rows.filter((row) => !row.live).map((row) => row._id);
+  if (bare.length > 0) {
+    const whole = new Map((await entries.find({ _id: { $in: bare }, siteId: ctx.site._id }).toArray()).map((doc) => [doc._id, doc]));
+    rows.forEach((row, i) => (rows[i] = whole.get(row._id) ?? row));
+  }
   const { items, nextCursor } = pageOf(ctx, list, rows, limit);
   const pathOf = await publicPlacer(ctx, items, view.preview);
   return { items: items.map((doc) => toPublicEntry(doc, view.preview, pathOf(doc))), nextCursor, total: items.length, locale: view.locale };

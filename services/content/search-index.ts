@@ -130,17 +130,25 @@ const onlyDuplicates = (error: unknown) =>
 
 /**
  * Makes an entry's postings those of its current state. `doc` is the state the caller wrote (null:
- * the entry is gone); after replacing the postings with that state's, the entry is read again, and
+ * the entry is gone; `fresh`: the caller just inserted it, so it has none yet); after replacing the postings with that state's, the entry is read again, and
  * if another write has moved it meanwhile, its postings are replaced again from what was read. So
  * whichever of two racing writers finishes last leaves the postings of the latest state (a replace
  * is a delete of all then an insert in which a posting already written by the other is skipped).
  */
-export async function syncEntrySearch(services: Services, db: Db, siteId: string, entryId: string, doc: SearchedEntry | null): Promise<void> {
+export async function syncEntrySearch(
+  services: Services,
+  db: Db,
+  siteId: string,
+  entryId: string,
+  doc: SearchedEntry | null,
+  { fresh = false }: { fresh?: boolean } = {},
+): Promise<void> {
   const postings = searchTerms(db);
   const { entries } = contentCollections(db);
   let state = doc;
   for (let attempt = 0; attempt < 8; attempt++) {
-    await postings.deleteMany({ siteId, entryId });
+    // A new entry has no postings to delete: postings another writer left meanwhile are found by the read below, which replaces them.
+    if (!(fresh && attempt === 0)) await postings.deleteMany({ siteId, entryId });
     const next = state ? postingsOf(state) : [];
     if (next.length > 0) {
       await postings.insertMany(next, { ordered: false }).catch((error: unknown) => {

@@ -75,7 +75,8 @@ async function clearOwed(ctx: OperationContext, marks: readonly OwedMark[]): Pro
 }
 
 /** Makes the entry's search postings those of `doc` (null: it is gone), search-index.ts. */
-const indexEntry = (ctx: OperationContext, id: string, doc: EntryDoc | null) => syncEntrySearch(ctx.services, bareDb(ctx), ctx.site._id, id, doc);
+const indexEntry = (ctx: OperationContext, id: string, doc: EntryDoc | null, fresh = false) =>
+  syncEntrySearch(ctx.services, bareDb(ctx), ctx.site._id, id, doc, { fresh });
 
 /** The workspace database without the public generation's follow (core/public-generation.ts). */
 const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
@@ -107,7 +108,7 @@ export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise
   await countNewEntry(
     ctx,
     () => contentCollections(ctx.db).entries.insertOne(doc),
-    () => settle(ctx, null, doc, { events: ['content.created'] }, indexEntry(ctx, doc._id, doc)),
+    () => settle(ctx, null, doc, { events: ['content.created'] }, indexEntry(ctx, doc._id, doc, true)),
   );
   return doc;
 }

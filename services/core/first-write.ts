@@ -55,15 +55,23 @@ export function createFirstWriteSetup(specs: readonly IndexSpec[]): FirstWriteSe
   return {
     wrap(db) {
       if (byCollection.size === 0) return db;
+      // Each collection handle made once (without options): the handles below it (write watch,
+      // placement) resolve what they follow on every call, so one handle serves every request.
+      const handles = new Map<string, Collection>();
+      const handle = (target: Db, name: string, options?: object): Collection => {
+        const known = options ? undefined : handles.get(name);
+        if (known) return known;
+        const collection = target.collection(name, options);
+        const indexes = byCollection.get(name);
+        const made = indexes ? wrapCollection(collection, indexes) : collection;
+        if (!options) handles.set(name, made);
+        return made;
+      };
       return new Proxy(db, {
         get(target, property, receiver) {
           const value = Reflect.get(target, property, receiver);
           if (property !== 'collection' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-          return (name: string, options?: object) => {
-            const collection = target.collection(name, options);
-            const indexes = byCollection.get(name);
-            return indexes ? wrapCollection(collection, indexes) : collection;
-          };
+          return (name: string, options?: object) => handle(target, name, options);
         },
       });
     },

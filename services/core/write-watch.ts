@@ -22,6 +22,12 @@ export const DOCUMENT_WRITES: ReadonlySet<string> = new Set([
 const COLLECTION_WRITES = new Set([...DOCUMENT_WRITES, 'rename', 'drop']);
 /** Database methods that change a watched collection whatever it is called. */
 const DATABASE_WRITES = new Set(['dropDatabase', 'dropCollection', 'renameCollection']);
+/**
+ * How long the writes of a database wait to be announced together: a request's writes (an entry,
+ * its postings) land a few milliseconds apart and go out as one row instead of one each. Other
+ * processes hear them at their next feed poll anyway (50 ms); this process moved its generation at once.
+ */
+const ANNOUNCE_AFTER_MS = 10;
 /** `db-writes:` (origins are hex; the database name follows the second colon). */
 const DB_WRITES = topics.dbWrites('', '').slice(0, -1);
 
@@ -67,7 +73,7 @@ export function createWriteWatch({ feed, log, collections }: WriteWatchOptions):
   // it finished is never kept under the generation that follows it.
   const written = (dbName: string) => {
     bump(dbName);
-    if (toAnnounce.size === 0) setImmediate(announce);
+    if (toAnnounce.size === 0) setTimeout(announce, ANNOUNCE_AFTER_MS);
     toAnnounce.add(dbName);
   };
   const followed = <T>(dbName: string, result: unknown): T => {
