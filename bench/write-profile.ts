@@ -13,7 +13,8 @@ import { createApiKey } from './support/operator-key.ts';
 import { callJson } from './support/http-call.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
-import { ENTRY_COUNTS_COLLECTION } from '../services/content/entry-counts.ts';
+import { ENTRY_COUNTS_ID } from '../services/content/entry-counts.ts';
+import { SITE_STATE_COLLECTION } from '../services/core/site-state.ts';
 import { closeServices } from '../services/core/services.ts';
 
 const size = Number(process.env.SIZE ?? 1000);
@@ -61,8 +62,8 @@ if (have < size) {
     );
   }
   await db
-    .collection<{ _id: string }>(ENTRY_COUNTS_COLLECTION)
-    .updateOne({ _id: 'entries' }, { $inc: { total: count, [`sites.${siteId}`]: count } }, { upsert: true });
+    .collection<{ _id: string }>(SITE_STATE_COLLECTION)
+    .updateOne({ _id: ENTRY_COUNTS_ID }, { $inc: { total: count, [`sites.${siteId}`]: count } }, { upsert: true });
   console.log(`seeded ${count}`);
 }
 
