@@ -195,7 +195,7 @@ describe('local engine: secondary indexes', () => {
     // Filled by the createIndexes itself, before any query.
     const { keysPerIndex } = await client.db('indexes').command({ validate: 'late' });
     expect(keysPerIndex['siteId_1_status_1__id_-1']).toBe(500);
-    const q = { filter: { siteId: 's1', status: { $in: ['draft', 'published'] } }, sort: { _id: -1 }, limit: 10 };
+    const q: Query = { filter: { siteId: 's1', status: { $in: ['draft', 'published'] } }, sort: { _id: -1 }, limit: 10 };
     expect(await run(late, q)).toEqual(await run(scanned, q));
   });
 });

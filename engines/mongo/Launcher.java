@@ -173,7 +173,7 @@ public final class Launcher {
      * A non-unique (or partial, sparse, TTL) index, which mongo-java-server itself ignores: one entry per
      * key of a document (one per array element for an array field), ordered by MongoDB's value order
      * and the index's directions, then by position (the document's `_id`). Kept in memory, built from
-     * the documents on the first query after the collection opens: nothing on disk to keep in step,
+     * the documents after the engine starts (IndexBuilder) or when declared: nothing on disk to keep in step,
      * and a file written by an older launcher needs nothing. It holds every
      * document (a partial or sparse index holds a superset, which serves the same queries): the
      * matcher still filters what an index scan returns, so a scan only has to be a superset.
@@ -200,7 +200,7 @@ public final class Launcher {
         /** A document could not be indexed (an empty array, a value the comparator refuses): never used to answer queries. */
         private volatile boolean incomplete;
         /**
-         * Filled on the first query that would use it, not when the collection opens: opening a file
+         * Filled after the engine listens (IndexBuilder) or when declared, not when the collection opens: opening a file
          * with big collections would otherwise read every document before the engine answers (and
          * scripts/engines.mjs gives it 90 s). Until then it keeps nothing and serves nothing.
          */
@@ -346,7 +346,7 @@ public final class Launcher {
 
         @Override
         public boolean isEmpty() {
-            return false; // never filled by the collection's addIndex: built on first use (see built)
+            return false; // never filled by the library's addIndex: built by IndexedCollection.buildSecondaryIndexes (see built)
         }
 
         @Override
@@ -904,7 +904,7 @@ public final class Launcher {
             }
         }
 
-        /** Every index the service declares is kept (built on first use), except the kinds with no field order (text, wildcard). */
+        /** Every index the service declares is kept (built after the start or when declared), except the kinds with no field order (text, wildcard). */
         @Override
         protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
             boolean plain = !collectionName.startsWith("system.") && keys.stream().noneMatch(key -> key.getKey().contains("$"));
