@@ -126,8 +126,11 @@ async function rank(ctx: OperationContext, request: SearchRequest, words: string
   };
   const read: Filter<PostingDoc> = pushFilters ? { ...base, ...filtersOf(request) } : base;
   const fields = hitFields(request);
-  // A page deep in a broad query's answers reads that deep (a page of a one-word query is then exact).
-  const cap = Math.max(WORD_CAP, request.depth);
+  // A page deep in a broad query's answers reads that deep. A one-word query ranks in the index's
+  // order (its score is the word's weight times one rarity): its page is its first postings, unless
+  // a key scope (which no read can carry) may drop some of them.
+  const oneWord = words.length === 1 && prefix === null && request.inScope === undefined;
+  const cap = oneWord ? request.depth : Math.max(WORD_CAP, request.depth);
   const [total, ...lists] = await Promise.all([
     liveEntryCount(ctx),
     ...words.map((word) => readWord(postings, read, fields, cap, word, false)),
