@@ -35,7 +35,9 @@ const perKind = Number(process.env.BENCH_QUERIES ?? 30);
 
 const keep = process.env.BENCH_KEEP === '1';
 const stopOwnEngines = await ownEnginesIfAsked();
-const world = await startBenchWorld(keep ? { keepData: true, env: { DB_PREFIX: `bsearch${total}_` } } : {});
+// A kept workspace keeps its administrator too: the same address on every run.
+const keptAdmin = 'bench-search@example.test';
+const world = await startBenchWorld(keep ? { keepData: true, env: { DB_PREFIX: `bsearch${total}_`, ADMIN_EMAIL: keptAdmin } } : {});
 const { services, app } = world;
 configurePublicCache(services, { enabled: false });
 const scope = (await createSiteResolver(services).resolve('localhost'))!;
@@ -119,7 +121,7 @@ await reconcileEntryCounts(db);
 const seedSeconds = (performance.now() - started) / 1000;
 console.log(`\nseeded ${total} entries and ${postingCount} postings in ${seedSeconds.toFixed(0)} s`);
 
-const key = (await createApiKey(world as unknown as World, { capabilities: [...CAPABILITIES] })).key;
+const key = (await createApiKey(world as unknown as World, { capabilities: [...CAPABILITIES], ...(keep ? { ownerEmail: keptAdmin } : {}) })).key;
 const middle = await entries.findOne({ siteId, slug: `entry-${Math.floor(total / 2) + 1}` });
 const common = vocabulary[3];
 const rare = vocabulary[5000];
