@@ -217,7 +217,8 @@ public final class Launcher {
             if (a == b) return 0;
             if (a == LOW || b == HIGH) return -1;
             if (a == HIGH || b == LOW) return 1;
-            int c = ValueComparator.asc().compare(a, b);
+            // Two strings (most index keys): ValueComparator's answer without its walk of the type order.
+            int c = a instanceof String && b instanceof String ? ((String) a).compareTo((String) b) : ValueComparator.asc().compare(a, b);
             return ascending ? c : -c;
         }
 
