@@ -71,6 +71,11 @@ function queries(ids: ObjectId[]): Query[] {
     { filter: { siteId: 's1', status: 'published', trashedAt: null, locale: 'en', _id: { $lt: mid } }, sort: { _id: -1 }, limit: 20, skip: 3 },
     { filter: { siteId: 's2', status: { $in: ['draft', 'published'] }, locale: 'fr' }, sort: { _id: -1 }, limit: 15 },
     { filter: { siteId: 's2', status: { $in: ['draft', 'published'] }, locale: 'fr' } },
+    // Several `$in`s: one scan per combination, merged in the sort's order (either direction).
+    { filter: { siteId: { $in: ['s1', 's2'] }, status: { $in: ['draft', 'published'] }, locale: 'fr' }, sort: { _id: -1 }, limit: 15 },
+    { filter: { siteId: { $in: ['s3', 's1'] }, status: { $in: ['archived', 'draft'] }, locale: { $in: ['en', 'fr'] } }, sort: { _id: 1 }, limit: 30 },
+    { filter: { siteId: { $in: ['s1', 's3'] }, trashedAt: null, _id: { $gt: mid } }, sort: { _id: 1 }, limit: 20 },
+    { filter: { siteId: { $in: ['s1', 's2'] }, status: { $in: ['draft', 'scheduled'] } } },
     { filter: { siteId: 's2', 'live.slug': 'slug-5' } },
     { filter: { siteId: 's2', 'live.slug': null } },
     { filter: { tags: 'a' } },
@@ -169,11 +174,28 @@ describe('local engine: secondary indexes', () => {
     await same(plain, indexed, ids);
   });
 
-  it('builds the index again after a restart, on the first query, from the documents written since', { timeout: 120_000 }, async () => {
+  it('builds the indexes again after a restart, in the background, with the documents written meanwhile', { timeout: 120_000 }, async () => {
     await client.close();
     await stopEngines({ dataDir });
     await connect();
+    // Written while the startup build may still run: before it reaches the collection, or after.
     for (const c of [plain, indexed]) await c.updateMany({ siteId: 's2', locale: 'fr' }, { $set: { locale: 'de', tags: ['d'] } });
+    const log = path.join(dataDir, 'mongo.log');
+    for (let waited = 0; !fs.readFileSync(log, 'utf8').includes('mongo-launcher: indexes built'); waited += 100) {
+      if (waited > 60_000) throw new Error('the engine did not report its startup index build');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     await same(plain, indexed, ids);
+  });
+
+  it('builds an index declared on a collection that already has documents when it is declared', async () => {
+    const [late, scanned] = ['late', 'late_plain'].map((name) => client.db('indexes').collection(name));
+    for (const c of [late, scanned]) await c.insertMany(docs.slice(0, 500).map((d) => ({ ...d })));
+    await late.createIndex({ siteId: 1, status: 1, _id: -1 });
+    // Filled by the createIndexes itself, before any query.
+    const { keysPerIndex } = await client.db('indexes').command({ validate: 'late' });
+    expect(keysPerIndex['siteId_1_status_1__id_-1']).toBe(500);
+    const q: Query = { filter: { siteId: 's1', status: { $in: ['draft', 'published'] } }, sort: { _id: -1 }, limit: 10 };
+    expect(await run(late, q)).toEqual(await run(scanned, q));
   });
 });

@@ -37,9 +37,10 @@ export async function ownEnginesIfAsked(ports?: { mongo: number; temporal: numbe
 
 /**
  * The full service for a benchmark: real engines (local ones unless MONGODB_URI and
- * TEMPORAL_ADDRESS are set), its own database prefix, logging off, dropped at the end.
+ * TEMPORAL_ADDRESS are set), its own database prefix, logging off, dropped at the end (kept with
+ * `keepData` and a fixed `DB_PREFIX` in `env`: a later run finds the same seeded workspace).
  */
-export async function startBenchWorld(options: RuntimeOptions & { env?: Record<string, string> } = {}) {
+export async function startBenchWorld(options: RuntimeOptions & { env?: Record<string, string>; keepData?: boolean } = {}) {
   if (!process.env.MONGODB_URI || !process.env.TEMPORAL_ADDRESS) {
     const engines = await ensureEngines({ dataDir: resolve(process.env.DATA_DIR ?? '.data'), log: () => undefined });
     process.env.MONGODB_URI ??= engines.mongoUri;
@@ -78,7 +79,7 @@ export async function startBenchWorld(options: RuntimeOptions & { env?: Record<s
       // The feed stops before the databases go: its renewals would fail against dropped collections.
       await runtime.services.changeFeed.stop();
       // Engines of the run's own are thrown away with their data (ownEnginesIfAsked): nothing to drop.
-      if (process.env.BENCH_OWN_ENGINES === '1') return closeServices(runtime.services);
+      if (process.env.BENCH_OWN_ENGINES === '1' || options.keepData) return closeServices(runtime.services);
       const { databases } = await runtime.services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
       for (const { name } of databases) {
         if (name.startsWith(config.DB_PREFIX)) await runtime.services.mongo.db(name).dropDatabase();

@@ -213,7 +213,7 @@ public final class Launcher {
      * A non-unique (or partial, sparse, TTL) index, which mongo-java-server itself ignores: one entry per
      * key of a document (one per array element for an array field), ordered by MongoDB's value order
      * and the index's directions, then by position (the document's `_id`). Kept in memory, built from
-     * the documents on the first query after the collection opens: nothing on disk to keep in step,
+     * the documents after the engine starts (IndexBuilder) or when declared: nothing on disk to keep in step,
      * and a file written by an older launcher needs nothing. It holds every
      * document (a partial or sparse index holds a superset, which serves the same queries): the
      * matcher still filters what an index scan returns, so a scan only has to be a superset.
@@ -240,7 +240,7 @@ public final class Launcher {
         /** A document could not be indexed (an empty array, a value the comparator refuses): never used to answer queries. */
         private volatile boolean incomplete;
         /**
-         * Filled on the first query that would use it, not when the collection opens: opening a file
+         * Filled after the engine listens (IndexBuilder) or when declared, not when the collection opens: opening a file
          * with big collections would otherwise read every document before the engine answers (and
          * scripts/engines.mjs gives it 90 s). Until then it keeps nothing and serves nothing.
          */
@@ -257,7 +257,8 @@ public final class Launcher {
             if (a == b) return 0;
             if (a == LOW || b == HIGH) return -1;
             if (a == HIGH || b == LOW) return 1;
-            int c = ValueComparator.asc().compare(a, b);
+            // Two strings (most index keys): ValueComparator's answer without its walk of the type order.
+            int c = a instanceof String && b instanceof String ? ((String) a).compareTo((String) b) : ValueComparator.asc().compare(a, b);
             return ascending ? c : -c;
         }
 
@@ -277,12 +278,22 @@ public final class Launcher {
             return built;
         }
 
-        /** Fills the index from the collection's documents; the caller holds the collection's lock (no write runs meanwhile). */
-        void build(Stream<Map.Entry<Object, Document>> documents) {
+        /**
+         * A build from the collection's documents, in three steps so that one pass over the documents
+         * fills all of a collection's indexes (IndexedCollection.buildSecondaryIndexes); the caller
+         * holds the collection's lock throughout (no write runs meanwhile).
+         */
+        void startBuild() {
             entries.clear();
             multikey = false;
             incomplete = false;
-            documents.forEach(entry -> addEntries(entry.getValue(), entry.getKey()));
+        }
+
+        void buildWith(Document document, Object position) {
+            addEntries(document, position);
+        }
+
+        void finishBuild() {
             built = true;
         }
 
@@ -376,7 +387,7 @@ public final class Launcher {
 
         @Override
         public boolean isEmpty() {
-            return false; // never filled by the collection's addIndex: built on first use (see built)
+            return false; // never filled by the library's addIndex: built by IndexedCollection.buildSecondaryIndexes (see built)
         }
 
         @Override
@@ -403,6 +414,48 @@ public final class Launcher {
         @Override
         public void drop() {
             entries.clear();
+        }
+
+        /**
+         * Positions of the entries of several ranges that differ only in their first `fixed` keys
+         * (each an equality: the points of `$in`s), in the order of the keys after those, or reversed:
+         * each range read in index order, merged (MongoDB's "explode for sort"). Reads no further than
+         * the consumer takes.
+         */
+        Stream<Object> mergedScan(List<Object[]> from, List<Object[]> to, boolean reverse, int fixed) {
+            Comparator<Entry> order = (x, y) -> compareAfter(x, y, fixed);
+            Comparator<Entry> merged = reverse ? order.reversed() : order;
+            java.util.PriorityQueue<Map.Entry<Entry, java.util.Iterator<Entry>>> heads =
+                new java.util.PriorityQueue<>((a, b) -> merged.compare(a.getKey(), b.getKey()));
+            for (int i = 0; i < from.size(); i++) {
+                NavigableSet<Entry> range = entries.subSet(new Entry(from.get(i), LOW), true, new Entry(to.get(i), HIGH), true);
+                java.util.Iterator<Entry> iterator = (reverse ? range.descendingSet() : range).iterator();
+                if (iterator.hasNext()) heads.add(Map.entry(iterator.next(), iterator));
+            }
+            java.util.Iterator<Object> positions = new java.util.Iterator<>() {
+                @Override
+                public boolean hasNext() {
+                    return !heads.isEmpty();
+                }
+
+                @Override
+                public Object next() {
+                    Map.Entry<Entry, java.util.Iterator<Entry>> head = heads.poll();
+                    if (head == null) throw new java.util.NoSuchElementException();
+                    if (head.getValue().hasNext()) heads.add(Map.entry(head.getValue().next(), head.getValue()));
+                    return head.getKey().position;
+                }
+            };
+            return java.util.stream.StreamSupport.stream(java.util.Spliterators.spliteratorUnknownSize(positions, java.util.Spliterator.ORDERED), false);
+        }
+
+        /** The order of two entries on the keys from `from` on, then by position. */
+        private int compareAfter(Entry x, Entry y, int from) {
+            for (int i = from; i < ascending.length; i++) {
+                int c = compareComponent(x.values[i], y.values[i], ascending[i]);
+                if (c != 0) return c;
+            }
+            return compareComponent(x.position, y.position, true);
         }
 
         /** Positions of the entries between two bounds (both included), in index order or reversed. */
@@ -519,8 +572,43 @@ public final class Launcher {
             super(database, name, options, data, meta, cursors);
         }
 
-        private Stream<Map.Entry<Object, Document>> dataEntries() {
-            return streamAllDocumentsWithPosition().map(d -> Map.entry(d.getPosition(), d.getDocument()));
+        /** Most index scans one query makes for its `$in`s (their product), and most merged into one order (MongoDB: 200). */
+        private static final long MAX_SCANS = 10_000;
+        private static final long MAX_MERGED_SCANS = 200;
+
+        /**
+         * Fills every secondary index of this collection not built yet, in one pass over its documents,
+         * under the collection's lock (the lock of its writes, AbstractSynchronizedMongoCollection). Run
+         * by the startup build (IndexBuilder) for each collection, when an index is declared, and by a
+         * query that reaches a collection before the startup build does. Answers the documents read.
+         */
+        long buildSecondaryIndexes() {
+            synchronized (this) {
+                List<SecondaryIndex> pending = new ArrayList<>();
+                for (Index<Object> index : getIndexes()) {
+                    if (index instanceof SecondaryIndex && !((SecondaryIndex) index).isBuilt()) pending.add((SecondaryIndex) index);
+                }
+                if (pending.isEmpty()) return 0;
+                for (SecondaryIndex index : pending) index.startBuild();
+                long[] read = {0};
+                streamAllDocumentsWithPosition().forEach(d -> {
+                    read[0]++;
+                    for (SecondaryIndex index : pending) index.buildWith(d.getDocument(), d.getPosition());
+                });
+                for (SecondaryIndex index : pending) index.finishBuild();
+                return read[0];
+            }
+        }
+
+        /**
+         * An index declared (createIndexes) once the engine serves is built at once, like MongoDB's:
+         * the collection is usually new (core/first-write.ts declares before the first write), so that
+         * costs nothing. Those opened with the file are left to the startup build (IndexBuilder).
+         */
+        @Override
+        public void addIndex(Index<Object> index) {
+            super.addIndex(index);
+            if (index instanceof SecondaryIndex && IndexBuilder.serving()) buildSecondaryIndexes();
         }
 
         /** A way to read a query's candidates; higher score first. */
@@ -596,20 +684,18 @@ public final class Launcher {
 
         /** A scan of a secondary index: equality prefix, then a range on the next key; ordered when that is the sort. */
         private Plan planScan(SecondaryIndex index, Map<String, Condition> conditions, Document orderBy) {
-            if (!index.isBuilt()) {
-                synchronized (this) { // the lock of the collection's writes (AbstractSynchronizedMongoCollection)
-                    if (!index.isBuilt()) index.build(dataEntries());
-                }
-            }
+            if (!index.isBuilt()) buildSecondaryIndexes(); // only while the startup build has not reached this collection
             if (!index.usable()) return null;
             List<IndexKey> keys = index.getKeys();
             int n = keys.size();
             List<List<Object>> prefix = new ArrayList<>();
-            int multiPoint = 0;
+            // Several `$in`s make as many scans as the product of their sizes (bounded, as MongoDB bounds it).
+            long scansNeeded = 1;
             for (IndexKey key : keys) {
                 Condition condition = conditions.get(key.getKey());
                 List<Object> points = condition == null ? null : condition.points();
-                if (points == null || (points.size() > 1 && ++multiPoint > 1)) break;
+                if (points == null || scansNeeded * points.size() > MAX_SCANS) break;
+                scansNeeded *= points.size();
                 prefix.add(points);
             }
             int equal = prefix.size();
@@ -618,7 +704,8 @@ public final class Launcher {
 
             // Served sort: the sort's keys, less those fixed by the query, are the keys after the prefix.
             Boolean reverse = null;
-            boolean ordered = multiPoint == 0 && !index.isMultikey();
+            // Several scans are merged in the sort's order when they are few enough (MongoDB's "explode for sort").
+            boolean ordered = scansNeeded <= MAX_MERGED_SCANS && !index.isMultikey();
             if (orderBy != null && !orderBy.isEmpty() && ordered) {
                 int position = equal;
                 for (Map.Entry<String, Object> sortKey : orderBy.entrySet()) {
@@ -662,7 +749,8 @@ public final class Launcher {
                 }
                 starts = next;
             }
-            List<Stream<Object>> scans = new ArrayList<>();
+            List<Object[]> froms = new ArrayList<>();
+            List<Object[]> tos = new ArrayList<>();
             for (Object[] start : starts) {
                 Object[] from = Arrays.copyOf(start, n);
                 Object[] to = Arrays.copyOf(start, n);
@@ -679,10 +767,71 @@ public final class Launcher {
                     if (first != null) from[equal] = first;
                     if (last != null) to[equal] = last;
                 }
-                scans.add(index.scan(from, to, backwards));
+                froms.add(from);
+                tos.add(to);
             }
-            plan.positions = scans.stream().flatMap(s -> s);
+            if (servesSort && starts.size() > 1) {
+                plan.positions = index.mergedScan(froms, tos, backwards, equal);
+            } else {
+                List<Stream<Object>> scans = new ArrayList<>();
+                for (int i = 0; i < froms.size(); i++) scans.add(index.scan(froms.get(i), tos.get(i), backwards));
+                plan.positions = scans.stream().flatMap(s -> s);
+            }
             return plan;
+        }
+    }
+
+    /**
+     * The startup build of the secondary indexes (kept in memory, SecondaryIndex): once the engine
+     * listens, one background thread fills every collection's indexes, smallest collections first,
+     * each in one pass under that collection's lock. The engine answers at once; a query that reaches
+     * a collection before the build does waits for that collection's build only (its writes too).
+     * Then no query builds anything (engines/README.md: what a restart costs).
+     */
+    static final class IndexBuilder {
+        private static volatile boolean serving = false;
+
+        /** The engine answers requests: an index declared from now on is built when declared. */
+        static boolean serving() {
+            return serving;
+        }
+
+        static void start(H2Backend backend, MVStore store) {
+            serving = true;
+            Thread thread = new Thread(() -> buildAll(backend, store), "mongo-launcher-index-build");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        private static void buildAll(H2Backend backend, MVStore store) {
+            long started = System.nanoTime();
+            List<IndexedCollection> collections = new ArrayList<>();
+            String prefix = "databases.";
+            for (String map : store.getMapNames()) {
+                if (!map.startsWith(prefix)) continue;
+                String fullName = map.substring(prefix.length());
+                int dot = fullName.indexOf('.');
+                if (dot < 0) continue;
+                try {
+                    MongoDatabase database = backend.resolveDatabase(fullName.substring(0, dot));
+                    MongoCollection<?> collection = database.resolveCollection(fullName.substring(dot + 1), false);
+                    if (collection instanceof IndexedCollection) collections.add((IndexedCollection) collection);
+                } catch (RuntimeException e) {
+                    // a collection dropped meanwhile: nothing to build
+                }
+            }
+            collections.sort(Comparator.comparingInt(IndexedCollection::count));
+            long documents = 0;
+            for (IndexedCollection collection : collections) {
+                try {
+                    documents += collection.buildSecondaryIndexes();
+                } catch (RuntimeException e) {
+                    System.err.println("mongo-launcher: index build of " + collection.getFullName() + " failed: " + e);
+                }
+            }
+            System.out.println("mongo-launcher: indexes built (" + collections.size() + " collections, " + documents + " documents read) in "
+                + (System.nanoTime() - started) / 1_000_000 + " ms");
+            System.out.flush();
         }
     }
 
@@ -804,7 +953,7 @@ public final class Launcher {
             return new MVMap.Builder<Object, Document>().keyType(new RememberedKeyOrder()).valueType(BSON_DOCUMENTS);
         }
 
-        /** Every index the service declares is kept (built on first use), except the kinds with no field order (text, wildcard). */
+        /** Every index the service declares is kept (built after the start or when declared), except the kinds with no field order (text, wildcard). */
         @Override
         protected Index<Object> openOrCreateSecondaryIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
             boolean plain = !collectionName.startsWith("system.") && keys.stream().noneMatch(key -> key.getKey().contains("$"));
@@ -901,6 +1050,7 @@ public final class Launcher {
         System.out.println("mongo-launcher: READY mongodb://" + host + ":" + port + " file=" + file
             + " version=" + reported.toVersionString() + " wire=" + reported.getWireVersion() + " oplog=" + oplog);
         System.out.flush();
+        IndexBuilder.start(backend, backend.getMvStore());
 
         // Keep the main thread alive until shutdown (netty threads are non-daemon anyway).
         stopped.await();

@@ -3,7 +3,7 @@ import type { Filter } from 'mongodb';
 import { defineOperation } from '../core/operation.ts';
 import { COLLECTIONS, contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, LIST_ITEM_FIELDS, toEntryView, toListItem } from './entry-view.ts';
-import { PageInfo, decodeAfterId, manageLimit, pageInOrder, pageOf } from '../core/paging.ts';
+import { PageInfo, decodeAfterId, manageLimit, orderedPageEnd, pageInOrder, pageOf } from '../core/paging.ts';
 import { BadRequestError, UnauthorizedError } from '../core/errors.ts';
 import type { OperationContext } from '../core/context.ts';
 import { loadLanguages } from '../languages/languages.ts';
@@ -86,6 +86,7 @@ async function searchEntries(
     status: input.status,
     author: input.author,
     inScope: (posting) => isInScope(ctx, posting),
+    depth: orderedPageEnd(ctx, 'content-search', input),
   });
   const { items: ids, page } = pageInOrder(ctx, 'content-search', ranked, (id) => id, input);
   const rows = await entriesInOrder<Pick<EntryDoc, keyof typeof LIST_ITEM_FIELDS>>(ctx, ids, ctx.scope.filter(filter, ENTRY_SCOPE), LIST_ITEM_FIELDS);

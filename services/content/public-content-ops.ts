@@ -4,7 +4,7 @@ import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
 import { PublicEntryView, toPublicEntry } from './entry-view.ts';
-import { decodeAfterId, pageInOrder, pageOf } from '../core/paging.ts';
+import { decodeAfterId, orderedPageEnd, pageInOrder, pageOf } from '../core/paging.ts';
 import { entriesInOrder, rankEntries } from './search-query.ts';
 import { definePublicOperation, type PublicView } from '../public-read/runner.ts';
 import { ContentTypeView, listContentTypes } from './content-types.ts';
@@ -113,6 +113,7 @@ export const publicSearchOp = definePublicOperation({
       type: input.type,
       term: input.term,
       status: 'published',
+      depth: orderedPageEnd(ctx, 'public-search', input),
     });
     const { items: ids, page } = pageInOrder(ctx, 'public-search', ranked, (id) => id, input);
     const docs = await entriesInOrder<EntryDoc>(ctx, ids, publishedFilter(ctx, view, { type: input.type }));

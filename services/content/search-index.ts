@@ -53,10 +53,12 @@ interface BackfillState {
 }
 
 export const SEARCH_INDEXES: readonly IndexSpec[] = [
-  // Words: equality on site, view, locale (or `$in` of locales) and token, or a range on token
-  // (the prefix); `entryId` last serves the newest-first cap and the lookup of a word among candidates.
-  { collection: SEARCH_COLLECTION, keys: { siteId: 1, view: 1, locale: 1, token: 1, entryId: 1 } },
-  // An entry's postings: replaced on every change of it; a prefix among candidate entries.
+  // Words: equality on site, view and locale (each may be an `$in`) and token, then the posting's
+  // weight, heaviest first (newest first among equals): a word's best postings are the first ones
+  // read, so a common word reads only its best few hundred (search-query.ts). A prefix is a range on
+  // token, read in word order.
+  { collection: SEARCH_COLLECTION, keys: { siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1 } },
+  // An entry's postings: replaced on every change of it; a word or a prefix among candidate entries.
   { collection: SEARCH_COLLECTION, keys: { siteId: 1, entryId: 1, view: 1, token: 1 } },
 ];
 

@@ -71,6 +71,13 @@ export function pageByKey<T>(ctx: OperationContext, list: string, sorted: readon
   return { items, page: { limit: input.limit, cursor: input.cursor ?? null, nextCursor, total: items.length } };
 }
 
+/** How far into its ordered list a request of `pageInOrder` reads: the page's end, and one more to tell whether others follow. */
+export function orderedPageEnd(ctx: OperationContext, list: string, input: z.infer<typeof ListQuery>): number {
+  if (!input.cursor) return input.limit + 1;
+  const position = ctx.services.cursors.decode(listName(ctx, list), input.cursor);
+  return (typeof position.at === 'number' ? position.at + 1 : 0) + input.limit + 1;
+}
+
 /**
  * Paging of a short list computed in memory in an order that means something (languages in their
  * order, built-in roles before custom ones). The cursor names the last item shown and its

@@ -274,7 +274,7 @@ describe('the search collection', () => {
       await fresh.create({ title: 'First words' });
       expect(await names()).toContain(SEARCH_COLLECTION);
       const indexes = (await ctx.db.collection(SEARCH_COLLECTION).listIndexes().toArray()).map((index) => index.key);
-      expect(indexes).toContainEqual({ siteId: 1, view: 1, locale: 1, token: 1, entryId: 1 });
+      expect(indexes).toContainEqual({ siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1 });
       expect(indexes).toContainEqual({ siteId: 1, entryId: 1, view: 1, token: 1 });
     } finally {
       await fresh.close();
