@@ -106,7 +106,6 @@ export async function withinCountQuota<T>(
   }
 }
 
-
 async function take(db: Db, id: string, limit: number, expiresAt: Date): Promise<boolean> {
   const counters = siteStateCollection<CounterDoc>(db);
   const taken = await counters.updateOne({ _id: id, n: { $lt: limit } }, { $inc: { n: 1 } });
