@@ -1,4 +1,5 @@
 import type { Collection, Db, Document } from 'mongodb';
+import { DOCUMENT_WRITES } from './write-watch.ts';
 
 /**
  * The small state documents of a workspace, one collection for all of them (issue 24, a lean
@@ -90,22 +91,7 @@ export async function moveLegacySiteState(db: Db, existing: 'kept' | 'replaced' 
 }
 
 /** Collection methods that answer a promise: the ones `site_state` handles wait on the move for. */
-const PROMISED = new Set([
-  'findOne',
-  'findOneAndUpdate',
-  'findOneAndReplace',
-  'findOneAndDelete',
-  'insertOne',
-  'insertMany',
-  'bulkWrite',
-  'updateOne',
-  'updateMany',
-  'replaceOne',
-  'deleteOne',
-  'deleteMany',
-  'countDocuments',
-  'distinct',
-]);
+const PROMISED: ReadonlySet<string> = new Set([...DOCUMENT_WRITES, 'findOne', 'countDocuments', 'distinct']);
 
 export interface SiteStateMoves {
   /** The same database; the first use of `site_state` in this process waits for the legacy move. */
