@@ -124,9 +124,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     if (counted) {
       state = counted.state;
     } else if (known) {
-      // As the management lane counts a held read when it can (the state held by the feed, the key
-      // by this gateway, a position from a leased block: no round trip), else in the database.
-      counted = heldReadNow(credentials, scope, known._id)?.counted ?? (await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]));
+      counted = await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]);
       state = counted.state;
     } else {
       state = await readState(db, siteId);
