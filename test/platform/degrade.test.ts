@@ -184,7 +184,10 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     const refused = records.filter((r) => r.answer.status >= 400);
     expect(refused.length).toBeGreaterThan(0);
     for (const r of refused) {
-      expect(r.answer.status, r.answer.body).toBe(503);
+      expect(
+        r.answer.status,
+        `${r.kind} at ${r.start - killedAt} ms (restarted at ${restartedAt - killedAt}, back at ${backAt - killedAt}): ${r.answer.body}`,
+      ).toBe(503);
       expect(r.answer.headers['retry-after']).toBe(String(WAIT_MS / 1000));
       expect(JSON.parse(r.answer.body)).toEqual({ error: expect.any(String) });
     }
