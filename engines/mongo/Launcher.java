@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
 
+import io.netty.channel.Channel;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.WriteBuffer;
@@ -785,6 +786,22 @@ public final class Launcher {
         @Override
         protected MongoDatabase openOrCreateDatabase(String databaseName) {
             return new RememberedOrderDatabase(databaseName, getMvStore(), getCursorRegistry());
+        }
+
+        /**
+         * `listDatabases` opens and reads every database: one that another client drops meanwhile
+         * has its maps closed (or its collections half made), and the listing failed ("Map … is
+         * closed") where real MongoDB answers without it. It only reads, so it is asked again.
+         */
+        @Override
+        public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    return super.handleCommand(channel, databaseName, command, query);
+                } catch (RuntimeException e) {
+                    if (attempt >= 10 || !"listdatabases".equalsIgnoreCase(command)) throw e;
+                }
+            }
         }
     }
 
