@@ -29,9 +29,14 @@ export async function seedBulk(db: Db, siteId: string, entries: number, mediaMb:
     }
     await db.collection('content_entries').insertMany(docs);
   }
+  await uploadBenchMedia(db, mediaMb, randomBytes(1024 * 1024));
+  return (performance.now() - started) / 1000;
+}
+
+/** `count` copies of `file` into the media bucket, ids `bench-<i>` (the seed, and a baseline writing the same files). */
+export async function uploadBenchMedia(db: Db, count: number, file: Buffer): Promise<void> {
   const bucket = new GridFSBucket(db, { bucketName: 'media_files' });
-  const file = randomBytes(1024 * 1024);
-  for (let i = 0; i < mediaMb; i++) {
+  for (let i = 0; i < count; i++) {
     await new Promise((resolve, reject) =>
       bucket
         .openUploadStreamWithId(`bench-${i}` as never, `bench-${i}.bin`)
@@ -40,5 +45,4 @@ export async function seedBulk(db: Db, siteId: string, entries: number, mediaMb:
         .end(file),
     );
   }
-  return (performance.now() - started) / 1000;
 }

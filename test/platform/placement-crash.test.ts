@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GridFSBucket, type MongoClient } from 'mongodb';
+import type { MongoClient } from 'mongodb';
 import { kill9, spawnWorkerProcess } from '../support/worker-process.ts';
 import { eventually } from '../support/polling.ts';
 import { checkHistory } from '../support/histories.ts';
-import { dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, type BackupWorld, type Seeded } from './backup-support.ts';
+import { addBulkMedia, dumpDatabase, mediaDigests, seedWorkspace, startBackupWorld, type BackupWorld, type Seeded } from './backup-support.ts';
 import { dropSecond, ensureSecondCluster, prefixedDatabases, secondClient, TWO_CLUSTERS, waitForMove } from './placement-support.ts';
 import { workspaceRow } from './support.ts';
 import { moveCollections } from '../../services/platform/placement/model.ts';
@@ -29,16 +28,7 @@ describe('a worker killed with SIGKILL in the middle of a move', () => {
     // No in-process worker: only the child processes work.
     bw = await startBackupWorld({ env: TWO_CLUSTERS });
     s = await seedWorkspace(bw.world, 'placement-crash.example.test', { entries: 5, mediaBytes: [5000] });
-    const bucket = new GridFSBucket(bw.world.services.mongo.db(s.dbName), { bucketName: 'media_files' });
-    for (let i = 0; i < FILES; i++) {
-      await new Promise((resolve, reject) =>
-        bucket
-          .openUploadStreamWithId(`bulk-${i}` as never, `bulk-${i}.bin`)
-          .on('finish', resolve)
-          .on('error', reject)
-          .end(randomBytes(500_000)),
-      );
-    }
+    await addBulkMedia(bw.world, s.dbName, FILES);
     second = secondClient();
   }, 180_000);
   afterAll(async () => {
