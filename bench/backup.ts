@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { GridFSBucket, type Document, type IndexDescription } from 'mongodb';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
-import { seedBulk } from './support/seed-bulk.ts';
+import { seedBulk, uploadBenchMedia } from './support/seed-bulk.ts';
 import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { provisionInProcess, requestWorkspace } from '../services/platform/provisioning.ts';
 import { backupWorkflowId, restoreWorkflowId } from '../workflows/contracts/backup.ts';
@@ -106,16 +106,7 @@ for (const name of collections.filter((c) => c !== 'media_files.files')) {
   }
   if (batch.length > 0) await copy.collection(name).insertMany(batch);
 }
-const copyBucket = new GridFSBucket(copy, { bucketName: 'media_files' });
-for (let i = 0; i < MEDIA_MB; i++) {
-  await new Promise((resolve, reject) =>
-    copyBucket
-      .openUploadStreamWithId(`bench-${i}` as never, `bench-${i}.bin`)
-      .on('finish', resolve)
-      .on('error', reject)
-      .end(file),
-  );
-}
+await uploadBenchMedia(copy, MEDIA_MB, file);
 const baselineWriteSec = (performance.now() - writeStarted) / 1000;
 rmSync(scratch);
 
