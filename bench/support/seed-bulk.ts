@@ -35,16 +35,13 @@ export async function seedBulk(db: Db, siteId: string, entries: number, mediaMb:
     await db.collection('content_entries').insertMany(docs);
     last = docs[docs.length - 1]._id as string;
   }
-<<<<<<< HEAD
   await recordSearchBackfilled(db, last);
-=======
   await uploadBenchMedia(db, mediaMb, randomBytes(1024 * 1024));
   return (performance.now() - started) / 1000;
 }
 
 /** `count` copies of `file` into the media bucket, ids `bench-<i>` (the seed, and a baseline writing the same files). */
 export async function uploadBenchMedia(db: Db, count: number, file: Buffer): Promise<void> {
->>>>>>> main
   const bucket = new GridFSBucket(db, { bucketName: 'media_files' });
   for (let i = 0; i < count; i++) {
     await new Promise((resolve, reject) =>
