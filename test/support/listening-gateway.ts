@@ -45,6 +45,8 @@ export async function listenRecordingCommands(world: World): Promise<{ port: num
   return {
     port: (world.app.server.address() as { port: number }).port,
     async commandsDuring(run) {
+      // Audit rows are written a moment after the change they record: an earlier request's must not land in this window.
+      await world.services.audit.settled();
       commands = [];
       await run();
       return commands;
