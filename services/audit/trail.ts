@@ -1,5 +1,6 @@
-import type { Collection } from 'mongodb';
+import { MongoBulkWriteError, type Collection } from 'mongodb';
 import type { Logger } from 'pino';
+import { unreachableEngine } from '../core/engines.ts';
 import type { AuditDoc } from './model.ts';
 
 /** Rows a process holds for one collection at most; past that a burst's rows are dropped and logged. */
@@ -10,6 +11,18 @@ const MAX_QUEUED = 10_000;
  * hardly competes with the next write for the engine.
  */
 const GATHER_MS = 20;
+/**
+ * While the database is missing, a group is tried again this often, for this long: the writes it
+ * records were acknowledged before the engine went, and an outage of seconds must not lose their rows.
+ */
+const RETRY_EVERY_MS = 1000;
+const RETRY_FOR_MS = 60_000;
+
+/** Every row of the group is in: the insert landed before, only its answer was lost (rows carry their own `_id`). */
+const onlyDuplicates = (error: unknown) => {
+  const failed = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
+  return failed.length > 0 && failed.every((e) => e.code === 11000);
+};
 
 export interface AuditTrailOptions {
   /** Writes one group of rows. Tests replace it to make the audit store refuse writes. */
@@ -44,13 +57,27 @@ export function createAuditTrail(log: Logger, options: AuditTrailOptions = {}): 
     });
   const lanes = new Map<string, Lane>();
 
+  async function writeThroughOutage(collection: Collection<AuditDoc>, rows: AuditDoc[]): Promise<void> {
+    const giveUpAt = Date.now() + RETRY_FOR_MS;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await write(collection, rows);
+        return;
+      } catch (error) {
+        if (attempt > 0 && onlyDuplicates(error)) return;
+        if (unreachableEngine(error) !== 'database' || Date.now() > giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS));
+      }
+    }
+  }
+
   async function drain(key: string, lane: Lane): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
     while (lane.queue.length > 0) {
       const rows = lane.queue;
       lane.queue = [];
       try {
-        await write(lane.collection, rows);
+        await writeThroughOutage(lane.collection, rows);
       } catch (error) {
         log.error(
           { err: error instanceof Error ? error.message : String(error), rows: rows.length, actions: [...new Set(rows.map((row) => row.action))] },

@@ -1,4 +1,4 @@
-import { MongoNetworkError, MongoServerSelectionError, type MongoClient, type TopologyDescriptionChangedEvent } from 'mongodb';
+import { MongoBulkWriteError, MongoNetworkError, MongoServerSelectionError, type MongoClient, type TopologyDescriptionChangedEvent } from 'mongodb';
 import { defaultGrpcRetryOptions, isGrpcServiceError, makeGrpcRetryInterceptor, ServiceError, type ConnectionOptions } from '@temporalio/client';
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
@@ -73,6 +73,9 @@ export function unreachableEngine(error: unknown): Engine | null {
   if (error instanceof EngineUnavailableError) return error.engine;
   // Server selection gave up, or a connection broke or could not be made (PoolClearedError is one).
   if (error instanceof MongoServerSelectionError || error instanceof MongoNetworkError) return 'database';
+  // A bulk write (insertMany, bulkWrite) wraps a broken connection in a MongoBulkWriteError, a
+  // server error by its class, and keeps what broke as `errorResponse`.
+  if (error instanceof MongoBulkWriteError && error.errorResponse instanceof Error) return unreachableEngine(error.errorResponse);
   const grpc = error instanceof ServiceError ? error.cause : error;
   if (isGrpcServiceError(grpc) && (grpc.code === GRPC_UNAVAILABLE || grpc.code === GRPC_DEADLINE_EXCEEDED)) return 'temporal';
   return null;

@@ -60,7 +60,10 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
 
   beforeAll(async () => {
     engines = await ensureEngines(engineOptions);
-    world = await startWorld({ env: { MONGODB_URI: engines.mongoUri, TEMPORAL_ADDRESS: engines.temporalAddress, ENGINE_WAIT_MS: String(WAIT_MS) } });
+    // Errors logged: an answer that is not a 503 shows its cause in the run's output.
+    world = await startWorld({
+      env: { MONGODB_URI: engines.mongoUri, TEMPORAL_ADDRESS: engines.temporalAddress, ENGINE_WAIT_MS: String(WAIT_MS), LOG_LEVEL: 'error' },
+    });
     await world.app.listen({ port: 0, host: '127.0.0.1' });
     port = (world.app.server.address() as { port: number }).port;
     ({ key } = await createApiKey(world, { capabilities: ['content:read', 'content:create', 'content:update', 'content:publish'] }));
@@ -122,8 +125,26 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
       loop(() => timed('manage', () => manage('GET', '/content?limit=1'))),
     ];
 
+    // The driver's view of the server (its monitor's checks), told when the client does not come back.
+    const monitor: string[] = [];
+    let killedAt = Infinity;
+    const note = (what: string) => (event: { failure?: Error; duration?: number; newDescription?: { type: string } }) =>
+      Date.now() >= killedAt &&
+      monitor.push(
+        `${Date.now() - killedAt} ${what}${event.failure ? ` ${event.failure.message}` : ''}${event.newDescription ? ` ${event.newDescription.type}` : ''}`,
+      );
+    for (const name of [
+      'serverHeartbeatStarted',
+      'serverHeartbeatSucceeded',
+      'serverHeartbeatFailed',
+      'serverDescriptionChanged',
+      'connectionPoolCleared',
+      'connectionPoolReady',
+    ]) {
+      world.services.mongo.on(name, note(name));
+    }
     await sleep(4000);
-    const killedAt = Date.now();
+    killedAt = Date.now();
     kill9('mongo');
     // Past the change feed's lease (5 s): cached public reads must outlive it.
     await eventually(() => world.services.engines.missing().includes('database'), 'the database seen missing', 10_000);
@@ -161,7 +182,7 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
           ...(world.services.mongo as unknown as { topology: { description: { servers: Map<string, unknown> } } }).topology.description.servers.values(),
         ]);
         throw new Error(
-          `${error.message}; a new client's ping: ${own}; topology ${topology}; engines ${JSON.stringify(world.services.engines.report())}; answers since: ${told}; engine log:\n${engineLog}`,
+          `${error.message}; a new client's ping: ${own}; topology ${topology}; monitor (ms since the kill): ${monitor.slice(-40).join(' | ')}; engines ${JSON.stringify(world.services.engines.report())}; answers since: ${told}; engine log:\n${engineLog}`,
         );
       })
       .finally(() => {
@@ -220,6 +241,17 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     expect(settled.filter((w) => !stored.has(w.id))).toEqual([]);
     const afterBack = acknowledged.filter((w) => w.at > backAt);
     expect(afterBack.filter((w) => !stored.has(w.id))).toEqual([]);
+    // Their audit rows too: a row queued when the engine went is written once it is back.
+    await world.services.audit.settled();
+    const audited = new Set(
+      (
+        await db
+          .collection('audit_log')
+          .find({ action: 'content.create' }, { projection: { 'target.id': 1 } })
+          .toArray()
+      ).map((row) => String(row.target.id)),
+    );
+    expect(acknowledged.filter((w) => stored.has(w.id) && !audited.has(w.id))).toEqual([]);
   }, 120_000);
 
   it('Temporal: a route that starts a job answers 503 fast while it is down, and works again once it is back', async () => {
