@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Collection } from 'mongodb';
+import { MongoNetworkError, type Collection } from 'mongodb';
 import { startWorld, type World } from '../support/world.ts';
 import { addTestUser, createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
 import { PLATFORM_KEY_CAPABILITIES } from '../platform/support.ts';
@@ -11,6 +11,8 @@ import { systemPrincipal } from '../../services/core/principal.ts';
 
 /** Set by a test to make the audit store refuse every write (the trail's write hook). */
 let refuse = false;
+/** Set by a test: this many writes fail as a broken connection does, the last one after its rows landed. */
+let outage = 0;
 let world: World;
 let key: string;
 let keyId: string;
@@ -24,6 +26,12 @@ beforeAll(async () => {
     audit: {
       async write(collection, rows) {
         if (refuse) throw new Error('audit store refuses writes');
+        if (outage > 0) {
+          outage--;
+          // The last broken write landed, only its answer was lost: the retry meets its own rows.
+          if (outage === 0) await collection.insertMany(rows, { ordered: false });
+          throw new MongoNetworkError(`connection 7 to ${collection.dbName} closed`);
+        }
         await collection.insertMany(rows, { ordered: false });
       },
     },
@@ -246,6 +254,19 @@ describe('a refused or failed change leaves no row', () => {
     expect(created.statusCode, created.body).toBe(201);
     expect((await call('GET', `/content/${created.json().id}`)).statusCode).toBe(200);
     await oneRow('DELETE', `/content/${created.json().id}`, undefined, 200);
+  });
+});
+
+describe('a database missing for a moment', () => {
+  it('loses no row: the group is written once it answers again, once', async () => {
+    outage = 2;
+    let created!: Awaited<ReturnType<typeof call>>;
+    const rows = await rowsOf(async () => {
+      created = await call('POST', '/content', { title: 'Audited after the outage', type: 'post' });
+    });
+    expect(outage).toBe(0);
+    expect(created.statusCode, created.body).toBe(201);
+    expect(rows.workspace.map((row) => [row.action, row.target?.id])).toEqual([['content.create', created.json().id]]);
   });
 });
 

@@ -241,7 +241,8 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     expect(settled.filter((w) => !stored.has(w.id))).toEqual([]);
     const afterBack = acknowledged.filter((w) => w.at > backAt);
     expect(afterBack.filter((w) => !stored.has(w.id))).toEqual([]);
-    // Their audit rows too: a row queued when the engine went is written once it is back.
+    // Their audit rows too: a row queued when the engine went is written once it is back (the rows
+    // of writes acknowledged during the outage, the test's first write after the return).
     await world.services.audit.settled();
     const audited = new Set(
       (
@@ -251,7 +252,8 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
           .toArray()
       ).map((row) => String(row.target.id)),
     );
-    expect(acknowledged.filter((w) => stored.has(w.id) && !audited.has(w.id))).toEqual([]);
+    // (The engine's last second before the kill is again counted apart: a row it acknowledged then may be lost with it.)
+    expect([...settled, ...afterBack].filter((w) => !audited.has(w.id))).toEqual([]);
   }, 120_000);
 
   it('Temporal: a route that starts a job answers 503 fast while it is down, and works again once it is back', async () => {
