@@ -192,8 +192,12 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
 
     // Within seconds of the engine's return, without a restart of the gateway.
     expect(resumed.start + resumed.ms - backAt).toBeLessThan(5000);
-    expect(world.services.engines.missing()).toEqual([]);
-    expect(JSON.parse((await send('GET', '/healthz')).body)).toMatchObject({ status: 'ok', missing: [] });
+    // Health too (a check of the engine's first, cold seconds may still find it slow: the next one a second later).
+    await eventually(
+      async () => JSON.parse((await send('GET', '/healthz')).body).status === 'ok' && world.services.engines.missing().length === 0,
+      `health back to ok; monitor (ms since the kill): ${monitor.slice(-30).join(' | ')}`,
+      5000,
+    );
 
     // No request waited past the bound.
     const slowest = Math.max(...records.map((r) => r.ms));
