@@ -28,8 +28,12 @@ const load = () =>
     .join(' ');
 const loadAtStart = load();
 
-// Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal).
-const stopOwnEngines = await ownEnginesIfAsked({ mongo: 28690, temporal: 28691 });
+// Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal; BENCH_MONGO_PORT and
+// BENCH_TEMPORAL_PORT move them, when a shared machine hands out another range).
+const stopOwnEngines = await ownEnginesIfAsked({
+  mongo: Number(process.env.BENCH_MONGO_PORT ?? 28690),
+  temporal: Number(process.env.BENCH_TEMPORAL_PORT ?? 28691),
+});
 // A run that fails still stops the engines it started (and the worker, when there is one).
 let stopWorker = () => undefined as unknown;
 const failed = (error: unknown) => {
