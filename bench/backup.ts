@@ -15,7 +15,7 @@ import { GridFSBucket, type Document, type IndexDescription } from 'mongodb';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { seedBulk, uploadBenchMedia } from './support/seed-bulk.ts';
-import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
+import { WORKER_ENV, WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { provisionInProcess, requestWorkspace } from '../services/platform/provisioning.ts';
 import { backupWorkflowId, restoreWorkflowId } from '../workflows/contracts/backup.ts';
 
@@ -143,6 +143,7 @@ const worker: ChildProcess = spawn(
     cwd: fromSource ? ROOT : app,
     env: {
       ...process.env,
+      ...WORKER_ENV,
       // Nothing of this process's loaders reaches the compiled worker.
       NODE_OPTIONS: '',
       NODE_ENV: 'production',

@@ -63,7 +63,15 @@ async function main() {
   process.on('SIGINT', stop);
   // The heap limit decides how much garbage piles up between full collections (scripts/worker-node-flags.mjs):
   // logged so a worker started without the flags shows it.
-  services.log.info({ taskQueue: services.temporal.taskQueue, heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) }, 'worker running');
+  // So are the allocator settings (WORKER_ENV, same file): without them the worker's resident memory grows.
+  services.log.info(
+    {
+      taskQueue: services.temporal.taskQueue,
+      heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
+      mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? null,
+    },
+    'worker running',
+  );
   await reportRetiredRuns(services);
   await worker.run();
   await recovery.stop();
