@@ -53,6 +53,20 @@ module.exports = {
       to: { path: '^services/(runtime|gateway|worker|worker-factory|features)\\.ts$' },
     },
     {
+      name: 'worker-serves-no-http',
+      comment:
+        'The worker runs workflows and activities: its entry never reaches the HTTP app, the surfaces, GraphQL, MCP or the admin UI (docs/production.md, "What the worker loads"). Its probe and metrics listeners are plain node:http.',
+      severity: 'error',
+      from: { path: '^services/worker\\.ts$' },
+      to: {
+        path: [
+          '^services/(runtime\\.ts$|admin-ui/|mcp/|http/(?!(probes|metrics-listener)\\.ts$))',
+          '^node_modules/(mercurius|graphql|graphql-jit|@modelcontextprotocol|@fastify)/',
+        ],
+        reachable: true,
+      },
+    },
+    {
       name: 'services-never-import-activities',
       comment: 'Activities sit above the services (they are built from them); only the worker wires them.',
       severity: 'error',

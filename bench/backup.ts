@@ -15,7 +15,7 @@ import { GridFSBucket, type Document, type IndexDescription } from 'mongodb';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { seedBulk, uploadBenchMedia } from './support/seed-bulk.ts';
-import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
+import { WORKER_ENV, WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { provisionInProcess, requestWorkspace } from '../services/platform/provisioning.ts';
 import { backupWorkflowId, restoreWorkflowId } from '../workflows/contracts/backup.ts';
 
@@ -28,8 +28,12 @@ const load = () =>
     .join(' ');
 const loadAtStart = load();
 
-// Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal).
-const stopOwnEngines = await ownEnginesIfAsked({ mongo: 28690, temporal: 28691 });
+// Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal; BENCH_MONGO_PORT and
+// BENCH_TEMPORAL_PORT move them, when a shared machine hands out another range).
+const stopOwnEngines = await ownEnginesIfAsked({
+  mongo: Number(process.env.BENCH_MONGO_PORT ?? 28690),
+  temporal: Number(process.env.BENCH_TEMPORAL_PORT ?? 28691),
+});
 // A run that fails still stops the engines it started (and the worker, when there is one).
 let stopWorker = () => undefined as unknown;
 const failed = (error: unknown) => {
@@ -129,8 +133,10 @@ if (!fromSource && !app) {
   });
   if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
 }
-// BENCH_WORKER_FLAGS (space separated): other Node flags than the worker's, to try them.
+// BENCH_WORKER_FLAGS (space separated): other Node flags than the worker's, to try them;
+// BENCH_WORKER_ENV=none starts it without the worker's allocator environment (WORKER_ENV), to compare.
 const flags = process.env.BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
+const workerEnv = process.env.BENCH_WORKER_ENV === 'none' ? {} : WORKER_ENV;
 const profile = process.env.BENCH_WORKER_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', resolvePath(process.env.BENCH_WORKER_PROFILE)] : [];
 const worker: ChildProcess = spawn(
   process.execPath,
@@ -139,6 +145,7 @@ const worker: ChildProcess = spawn(
     cwd: fromSource ? ROOT : app,
     env: {
       ...process.env,
+      ...workerEnv,
       // Nothing of this process's loaders reaches the compiled worker.
       NODE_OPTIONS: '',
       NODE_ENV: 'production',
@@ -169,6 +176,13 @@ await new Promise<void>((resolve, reject) => {
 await new Promise((resolve) => setTimeout(resolve, 5000));
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 const idleRss = rssOf(worker.pid!);
+// The worker's CPU seconds (user + system, /proc/<pid>/stat; clock ticks of 10 ms): less moved by
+// the machine's load than the wall time.
+const cpuOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
+const idleCpu = cpuOf(worker.pid!);
 let peakRss = idleRss;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(worker.pid!))), 25);
 
@@ -186,6 +200,7 @@ const backup = await until(`/tenants/${workspace._id}/backups/${started.id}`, 'b
 const backupSec = (performance.now() - backupStarted) / 1000;
 if (backup.state !== 'succeeded') throw new Error(`backup ${backup.state}: ${backup.error}`);
 const backupPeakRss = peakRss;
+const backupCpu = cpuOf(worker.pid!) - idleCpu;
 const restoreStarted = performance.now();
 const { restore: asked } = await api('POST', `/tenants/${workspace._id}/restore`, { backupId: backup.id });
 const restoreAnsweredSec = (performance.now() - restoreStarted) / 1000;
@@ -193,6 +208,7 @@ const restore = await until(`/tenants/${workspace._id}/restores/${asked.id}`, 'r
 const restoreSec = (performance.now() - restoreStarted) / 1000;
 if (restore.state !== 'succeeded') throw new Error(`restore ${restore.state}: ${restore.error}`);
 clearInterval(sampler);
+const restoreCpu = cpuOf(worker.pid!) - idleCpu - backupCpu;
 
 const bytes = backup.size as number;
 const row = (name: string, sec: number, base: number) =>
@@ -200,7 +216,9 @@ const row = (name: string, sec: number, base: number) =>
 console.log(
   `\nWorkspace: ${N} entries + ${MEDIA_MB} MB media, ${documents} documents in ${collections.length} collections; archive ${(bytes / MB).toFixed(1)} MB. Load at start ${loadAtStart}, at end ${load()}.`,
 );
-console.log(`Worker: ${fromSource ? 'services/worker.ts under tsx' : 'compiled (npm run build), plain node'} ${flags.join(' ')}.\n`);
+console.log(
+  `Worker: ${fromSource ? 'services/worker.ts under tsx' : 'compiled (npm run build), plain node'} ${flags.join(' ')}, environment ${JSON.stringify(workerEnv)}; its CPU time: backup ${backupCpu.toFixed(1)} s, restore ${restoreCpu.toFixed(1)} s.\n`,
+);
 console.log('| step | time | throughput | documents | plain driver, same data | ratio (driver time / ours) |');
 console.log('|---|---|---|---|---|---|');
 console.log(row('backup (POST → succeeded; hold, copy, manifest)', backupSec, baselineReadSec));

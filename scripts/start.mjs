@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT, ensureDependencies, ensureSecretKey, resolveEngines } from './setup.mjs';
-import { WORKER_NODE_FLAGS } from './worker-node-flags.mjs';
+import { WORKER_ENV, WORKER_NODE_FLAGS } from './worker-node-flags.mjs';
 
 const dataDir = path.resolve(ROOT, process.env.DATA_DIR ?? '.data');
 ensureDependencies();
@@ -13,9 +13,9 @@ const port = env.PORT ?? '3000';
 const host = env.HOST ?? '127.0.0.1';
 
 const children = [
-  ['services/gateway.ts', []],
-  ['services/worker.ts', WORKER_NODE_FLAGS],
-].map(([entry, flags]) => spawn(process.execPath, [...flags, '--import', 'tsx', entry], { cwd: ROOT, env, stdio: 'inherit' }));
+  ['services/gateway.ts', [], env],
+  ['services/worker.ts', WORKER_NODE_FLAGS, { ...env, ...WORKER_ENV }],
+].map(([entry, flags, entryEnv]) => spawn(process.execPath, [...flags, '--import', 'tsx', entry], { cwd: ROOT, env: entryEnv, stdio: 'inherit' }));
 
 console.log(`\nService starting at http://${host}:${port}`);
 console.log(`  Public Content API  http://${host}:${port}/api/v1/content`);

@@ -15,9 +15,9 @@ import type { Mailer } from './mail/transport.ts';
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
  * (`CoreServices` in core/context.ts) and imports nothing above it; this file adds the rest to the
  * same interface, so `ctx.services.<member>` is typed everywhere and every member is listed in one
- * of two places. Each member is built once, in `services/runtime.ts`: no module-level registries.
+ * of two places. Each member is built once, in `services/runtime-services.ts`: no module-level registries.
  *
- * To add process state: declare it here, build it in `createRuntime`, read it as `services.<name>`.
+ * To add process state: declare it here, build it in `createRuntimeServices`, read it as `services.<name>`.
  */
 declare module './core/context.ts' {
   interface Services {

@@ -3,7 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { loadConfig, ConfigError } from './core/config.ts';
 import { closeServices } from './core/services.ts';
-import { createRuntime } from './runtime.ts';
+import { createRuntimeServices } from './runtime-services.ts';
 import { createWorker, followPlacement } from './worker-factory.ts';
 import { reportRetiredRuns } from './retired-workflows.ts';
 import { startMetricsListener } from './http/metrics-listener.ts';
@@ -29,7 +29,8 @@ async function main() {
     logger: new DefaultLogger(config.LOG_LEVEL === 'debug' || config.LOG_LEVEL === 'trace' ? 'DEBUG' : 'WARN'),
     ...(sdkMetrics ? { telemetryOptions: { metrics: { prometheus: { bindAddress: sdkMetrics } } } } : {}),
   });
-  const { services } = await createRuntime(config, { role: 'worker' });
+  // Services only: the worker serves no HTTP, so nothing of Fastify, the surfaces, GraphQL or MCP is loaded.
+  const services = await createRuntimeServices(config, { role: 'worker' });
   // Probes first, so liveness answers while the worker connects. Ready while the engines answer and
   // the worker polls: not yet while it starts, no longer while it drains.
   let polling = () => false;
@@ -62,7 +63,15 @@ async function main() {
   process.on('SIGINT', stop);
   // The heap limit decides how much garbage piles up between full collections (scripts/worker-node-flags.mjs):
   // logged so a worker started without the flags shows it.
-  services.log.info({ taskQueue: services.temporal.taskQueue, heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20) }, 'worker running');
+  // So are the allocator settings (WORKER_ENV, same file): without them the worker's resident memory grows.
+  services.log.info(
+    {
+      taskQueue: services.temporal.taskQueue,
+      heapLimitMb: Math.round(getHeapStatistics().heap_size_limit / 2 ** 20),
+      mallocArenaMax: process.env.MALLOC_ARENA_MAX ?? null,
+    },
+    'worker running',
+  );
   await reportRetiredRuns(services);
   await worker.run();
   await recovery.stop();

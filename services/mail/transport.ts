@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Config } from '../core/config.ts';
 import { createSecretBox, type SecretBox } from '../core/secret-box.ts';
@@ -29,6 +29,20 @@ const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, sock
 
 const messageId = (mail: OutgoingMail) => `<${mail.id}@${mail.from.split('@')[1] ?? 'localhost'}>`;
 
+type TransportOptions = ({ url: string } & typeof SMTP_TIMEOUTS) | { streamTransport: true; buffer: true; newline: 'unix' };
+
+/**
+ * nodemailer (~0.7 MB of code) loads with the first mail sent, not with the process: a worker that
+ * sends none never loads it (docs/production.md, "What the worker loads").
+ */
+function onFirstSend(options: TransportOptions) {
+  let transport: Promise<Transporter> | null = null;
+  return {
+    get: () => (transport ??= import('nodemailer').then(({ default: nodemailer }) => nodemailer.createTransport(options) as Transporter)),
+    close: () => void transport?.then((made) => made.close()),
+  };
+}
+
 /**
  * SMTP through nodemailer when `SMTP_URL` is set. Without it (development), each mail is written as
  * an `.eml` file under DATA_DIR/mail/ and announced by one log line, so `npm start` shows it; the
@@ -37,23 +51,27 @@ const messageId = (mail: OutgoingMail) => `<${mail.id}@${mail.from.split('@')[1]
 export function createMailer(config: Config, log: Logger): Mailer {
   const bodies = createSecretBox(config.SECRET_KEY, 'mail-bodies');
   if (config.SMTP_URL) {
-    const smtp = nodemailer.createTransport({ url: config.SMTP_URL, ...SMTP_TIMEOUTS });
+    const smtp = onFirstSend({ url: config.SMTP_URL, ...SMTP_TIMEOUTS });
     return {
       kind: 'smtp',
       bodies,
       async send(mail) {
-        await smtp.sendMail({ from: mail.from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, messageId: messageId(mail) });
+        await (
+          await smtp.get()
+        ).sendMail({ from: mail.from, to: mail.to, subject: mail.subject, html: mail.html, text: mail.text, messageId: messageId(mail) });
       },
-      close: () => smtp.close(),
+      close: smtp.close,
     };
   }
   const folder = resolve(config.DATA_DIR, 'mail');
-  const render = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  const render = onFirstSend({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
     kind: 'folder',
     bodies,
     async send(mail) {
-      const { message } = await render.sendMail({
+      const { message } = await (
+        await render.get()
+      ).sendMail({
         from: mail.from,
         to: mail.to,
         subject: mail.subject,
@@ -66,6 +84,6 @@ export function createMailer(config: Config, log: Logger): Mailer {
       await writeFile(file, message as Buffer, { mode: 0o600 });
       log.info({ to: mail.to, subject: mail.subject, file }, 'mail written (no SMTP_URL)');
     },
-    close: () => render.close(),
+    close: render.close,
   };
 }

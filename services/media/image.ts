@@ -1,6 +1,3 @@
-import { imageSize } from 'image-size';
-import sharp from 'sharp';
-import { encode } from 'blurhash';
 import type { Db } from 'mongodb';
 import { mediaBucket } from './model.ts';
 
@@ -17,7 +14,17 @@ export interface ImageFacts {
 
 const NONE: ImageFacts = { width: null, height: null, blurhash: null };
 
-function headerSize(head: Buffer): { width: number; height: number } | null {
+/**
+ * The decoders load with the first image described (sharp maps libvips, ~6 MB resident, and starts
+ * its threads): the worker imports the media feature for its indexes and hooks but never describes
+ * an image, so it never loads them (docs/production.md, "What the worker loads").
+ */
+async function decoders() {
+  const [{ imageSize }, { default: sharp }, { encode }] = await Promise.all([import('image-size'), import('sharp'), import('blurhash')]);
+  return { imageSize, sharp, encode };
+}
+
+function headerSize(imageSize: (input: Uint8Array) => { width?: number; height?: number }, head: Buffer): { width: number; height: number } | null {
   try {
     const { width, height } = imageSize(head);
     return width && height ? { width, height } : null;
@@ -32,7 +39,8 @@ function headerSize(head: Buffer): { width: number; height: number } | null {
  */
 export async function describeImage(db: Db, id: string, mimeType: string, size: number, head: Buffer): Promise<ImageFacts> {
   if (!mimeType.startsWith('image/')) return NONE;
-  const fromHeader = headerSize(head);
+  const { imageSize, sharp, encode } = await decoders();
+  const fromHeader = headerSize(imageSize, head);
   if (size > BLURHASH_MAX_BYTES) return { ...NONE, ...fromHeader };
   try {
     const decoder = sharp({ limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' });

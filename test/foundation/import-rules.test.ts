@@ -29,6 +29,7 @@ describe('import rules (dependency-cruiser)', () => {
       'features-never-import-the-platform: services/media/reach.ts → services/platform/ops.ts',
       'no-circular: services/content/ping.ts → services/content/pong.ts',
       'tenancy-stands-on-core: services/tenancy/ground.ts → services/content/thing.ts',
+      'worker-serves-no-http: services/worker.ts → services/http/route.ts',
       'workflows-are-deterministic: workflows/wf.ts → crypto',
       'workflows-are-deterministic: workflows/wf.ts → services/core/pure.ts',
     ]);

@@ -12,7 +12,7 @@ import { eventually } from '../support/polling.ts';
 import { startReceiver } from '../events/support.ts';
 import { startEntry, stopEntry, type Running } from '../support/entry-process.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
-import { WORKER_NODE_FLAGS } from '../../scripts/worker-node-flags.mjs';
+import { WORKER_ENV, WORKER_NODE_FLAGS } from '../../scripts/worker-node-flags.mjs';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
@@ -114,6 +114,7 @@ describe('the production build: compiled gateway and worker, run with plain node
       expect(existsSync(join(app, command.at(-1)!)), command.join(' ')).toBe(true);
     }
     expect(compose.services.worker.command).toEqual(['node', ...WORKER_NODE_FLAGS, 'dist/services/worker.js']);
+    expect(compose.services.worker.environment).toMatchObject(WORKER_ENV);
 
     const built = files(dist);
     expect(built.filter((file) => file.endsWith('.ts'))).toEqual([]);
@@ -151,7 +152,7 @@ describe('the production build: compiled gateway and worker, run with plain node
       startEntry(
         children,
         [...WORKER_NODE_FLAGS, 'dist/services/worker.js'],
-        { ...env, WORKER_HEALTH_PORT: '0' },
+        { ...env, ...WORKER_ENV, WORKER_HEALTH_PORT: '0' },
         ['worker running', 'worker probes listening'],
         {
           cwd: app,
