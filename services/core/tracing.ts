@@ -33,13 +33,15 @@ export type ProcessRole = 'gateway' | 'worker';
 export interface Tracing {
   readonly enabled: boolean;
   readonly tracer: Tracer;
+  /** A random W3C trace id: a cache lane draws it before deciding anything (`startRootSpan`). */
+  newTraceId(): string;
   /**
-   * A root span decided before anything is built (the cache lanes, request-telemetry.ts): when the
-   * sampler would drop a new trace nothing is made (undefined), and no trace id is drawn for it
-   * either (`RootSampling`); else the span starts on a trace id the sampler keeps, so the ratio
-   * samplers, a function of the trace id, agree with every other root span. No context is entered.
+   * A root span decided before anything is built (the cache lanes, request-telemetry.ts): the
+   * sampler is asked about `traceId` first, and when it drops the trace nothing is made (undefined);
+   * else the span starts on that very trace id, so the ratio samplers, a function of the trace id,
+   * decide the same as for any other root span. No context is entered.
    */
-  startRootSpan(name: string, kind: SpanKind): Span | undefined;
+  startRootSpan(traceId: string, name: string, kind: SpanKind): Span | undefined;
   /** The worker hands these to Temporal's workflow span sink (the isolate has no exporter). */
   readonly spanProcessor?: SpanProcessor;
   readonly resource?: Resource;
@@ -57,9 +59,11 @@ export const tracingConfigured = (config: Config): boolean =>
  */
 export function createTracing(config: Config, role: ProcessRole): Tracing {
   if (!tracingConfigured(config)) {
+    const ids = new RandomIdGenerator();
     return {
       enabled: false,
       tracer: trace.getTracer('cwb'),
+      newTraceId: () => ids.generateTraceId(),
       startRootSpan: () => undefined,
       shutdown: async () => undefined,
     };
@@ -77,13 +81,13 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler, idGenerator: ids });
   provider.register();
   const tracer = provider.getTracer('cwb', serviceVersion);
-  const roots = new RootSampling(sampler, rootKeepRatio(config), ids.random);
   return {
     enabled: true,
     tracer,
-    startRootSpan(name, kind) {
-      const traceId = roots.draw(name, kind);
-      return traceId === undefined ? undefined : ids.startingOn(traceId, () => tracer.startSpan(name, { kind }, ROOT_CONTEXT));
+    newTraceId: () => ids.random.generateTraceId(),
+    startRootSpan(traceId, name, kind) {
+      if (sampler.shouldSample(ROOT_CONTEXT, traceId, name, kind, {}, []).decision === SamplingDecision.NOT_RECORD) return undefined;
+      return ids.startingOn(traceId, () => tracer.startSpan(name, { kind }, ROOT_CONTEXT));
     },
     spanProcessor,
     resource,
@@ -115,61 +119,6 @@ class DrawnTraceIds implements IdGenerator {
     } finally {
       this.drawn = undefined;
     }
-  }
-}
-
-/**
- * A new trace's sampling with its trace id drawn last: the lanes ask once per request, and 99 in
- * 100 are dropped by default, so a dropped one costs one `Math.random()` (no id, no hex string, no
- * call into the SDK). The probability is the configured sampler's for a root (`rootKeepRatio`).
- * A kept one gets a trace id the configured sampler itself keeps, uniform among those: for the
- * ratio samplers, three random words and a fourth that puts the words' XOR (what the SDK's
- * `TraceIdRatioBasedSampler` compares with its bound) on a uniform draw below the bound. Every id
- * is checked with the sampler; should an SDK decide otherwise, ids are drawn until it keeps one.
- * Same distribution as drawing an id and asking the sampler: P(kept) = ratio, kept ids uniform.
- */
-class RootSampling {
-  private readonly bound: number;
-
-  constructor(
-    private readonly sampler: Sampler,
-    private readonly keep: number,
-    private readonly random: RandomIdGenerator,
-  ) {
-    // The SDK's own bound (TraceIdRatioBasedSampler): the XOR of the id's four words is below it.
-    this.bound = keep >= 1 ? 0x100000000 : Math.floor(keep * 0xffffffff);
-  }
-
-  /** A trace id the sampler keeps, or undefined when this trace is dropped. */
-  draw(name: string, kind: SpanKind): string | undefined {
-    if (this.keep <= 0 || (this.keep < 1 && Math.random() >= this.keep)) return undefined;
-    const kept = (id: string) => this.sampler.shouldSample(ROOT_CONTEXT, id, name, kind, {}, []).decision !== SamplingDecision.NOT_RECORD;
-    const words = [randomWord(), randomWord(), randomWord()];
-    const id = [...words, (Math.floor(Math.random() * this.bound) ^ words[0] ^ words[1] ^ words[2]) >>> 0].map(hexWord).join('');
-    if (kept(id)) return id;
-    for (let tries = 0; tries < 10_000; tries++) {
-      const drawn = this.random.generateTraceId();
-      if (kept(drawn)) return drawn;
-    }
-    return undefined;
-  }
-}
-
-const randomWord = () => Math.floor(Math.random() * 0x100000000) >>> 0;
-const hexWord = (word: number) => word.toString(16).padStart(8, '0');
-
-/** How often the configured sampler keeps a new trace (no parent): what `RootSampling` draws against. */
-function rootKeepRatio(config: Config): number {
-  switch (config.OTEL_TRACES_SAMPLER) {
-    case 'always_on':
-    case 'parentbased_always_on':
-      return 1;
-    case 'always_off':
-    case 'parentbased_always_off':
-      return 0;
-    case 'traceidratio':
-    case 'parentbased_traceidratio':
-      return Math.min(1, Math.max(0, config.OTEL_TRACES_SAMPLER_ARG));
   }
 }
 

@@ -145,7 +145,7 @@ export interface LaneTrace {
 /**
  * A lane's trace, around an answer sent from memory without entering a context (a context costs
  * the lanes more than their answer). A request without a `traceparent` has its sampling decided
- * before anything is built (`startRootSpan`: the sampler's odds drawn, no trace id yet): when the sampler
+ * before anything is built (`startRootSpan`: a trace id drawn, the sampler asked): when the sampler
  * drops it (99 in 100 by default) there is nothing at all, no span and no trace fields in its log
  * line (undefined; docs/observability.md, "Trace ids in the logs"). A sampled one, or one continuing
  * a caller's `traceparent`, gets its server span and the span's ids in its log line.
@@ -157,7 +157,7 @@ export function laneSpans(services: Services) {
   return (request: IncomingMessage, route: string): LaneTrace | undefined => {
     let span: Span;
     if (request.headers.traceparent === undefined) {
-      const root = tracing.startRootSpan(spanName(request, route), SpanKind.SERVER);
+      const root = tracing.startRootSpan(tracing.newTraceId(), spanName(request, route), SpanKind.SERVER);
       if (!root) return undefined;
       span = root;
       describeRequest(span, request, route);
