@@ -323,8 +323,16 @@ public final class Launcher {
             if (a == b) return 0;
             if (a == LOW || b == HIGH) return -1;
             if (a == HIGH || b == LOW) return 1;
-            // Two strings (most index keys): ValueComparator's answer without its walk of the type order.
-            int c = a instanceof String && b instanceof String ? ((String) a).compareTo((String) b) : ValueComparator.asc().compare(a, b);
+            // Two strings (most index keys), two doubles (the index's numbers), two dates: ValueComparator's
+            // answer (Double.compare, with -0.0 equal to 0.0) without its walk of the type order.
+            int c;
+            if (a instanceof String && b instanceof String) c = ((String) a).compareTo((String) b);
+            else if (a instanceof Double && b instanceof Double) {
+                double x = (Double) a;
+                double y = (Double) b;
+                c = x == y ? 0 : Double.compare(x, y);
+            } else if (a instanceof java.time.Instant && b instanceof java.time.Instant) c = ((java.time.Instant) a).compareTo((java.time.Instant) b);
+            else c = ValueComparator.asc().compare(a, b);
             return ascending ? c : -c;
         }
 
