@@ -54,7 +54,7 @@ import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 /**
  * Local MongoDB wire-compatible server for development and tests.
  *
- * Usage: java -cp classes:lib/* Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]
+ * Usage: java -cp classes:lib/* Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy] [--retention-ms N]
  *
  * Backed by mongo-java-server with its H2 MVStore backend, so data lives in one file on disk.
  * On SIGTERM/SIGINT a shutdown hook stops the server and closes the MVStore (flushes data).
@@ -815,10 +815,10 @@ public final class Launcher {
                 if (pending.isEmpty()) return 0;
                 for (SecondaryIndex index : pending) index.startBuild();
                 long[] read = {0};
-                streamAllDocumentsWithPosition().forEach(d -> {
+                withVersionKept(() -> streamAllDocumentsWithPosition().forEach(d -> {
                     read[0]++;
                     for (SecondaryIndex index : pending) index.buildWith(d.getDocument(), d.getPosition());
-                });
+                }));
                 for (SecondaryIndex index : pending) index.finishBuild();
                 return read[0];
             }
@@ -843,9 +843,40 @@ public final class Launcher {
             boolean ordered;
         }
 
+        /**
+         * Runs a read with the store's current version kept: H2 MVStore frees (and then reuses) the
+         * space of chunks no version in use needs once its retention time (45 s) has passed, and
+         * compaction moves live pages out of them meanwhile, so a read whose cursor outlives that
+         * (the startup build of a collection of 2 million documents, a full scan under load) asked for
+         * a page of a chunk that was gone: `MVStoreException: Chunk N not found` (h2database#4383,
+         * open; reproduced with H2 2.3.232 and 2.5.252, the latest release: engines/README.md). A
+         * registered version keeps its chunks until the read ends, as H2's own transactions do.
+         */
+        private <T> T withVersionKept(java.util.function.Supplier<T> read) {
+            MVStore store = data.getStore();
+            MVStore.TxCounter kept = store.registerVersionUsage();
+            try {
+                return read.get();
+            } finally {
+                store.deregisterVersionUsage(kept);
+            }
+        }
+
+        private void withVersionKept(Runnable read) {
+            withVersionKept(() -> {
+                read.run();
+                return null;
+            });
+        }
+
         @Override
         protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
                                              Document fieldSelector) {
+            return withVersionKept(() -> plannedQuery(query, orderBy, numberToSkip, limit, batchSize, fieldSelector));
+        }
+
+        private QueryResult plannedQuery(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
+                                         Document fieldSelector) {
             Plan plan = query == null || isNatural(orderBy) ? null : plan(query, orderBy);
             if (plan == null) {
                 if (LOG_SCANS && count() >= 1000) System.err.println("mongo-launcher: full scan of " + getFullName() + " (" + count() + ") for " + query + " sort " + orderBy);
@@ -1229,7 +1260,7 @@ public final class Launcher {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]");
+            System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy] [--retention-ms N]");
             System.exit(2);
         }
         int port = Integer.parseInt(args[0]);
@@ -1237,6 +1268,8 @@ public final class Launcher {
         String host = "127.0.0.1";
         String version = "4.4.0";
         boolean oplog = true;
+        // H2's retention of freed chunks (45 s by default); 0 shows the chunk check of engines/README.md in seconds.
+        Integer retentionMs = null;
         List<String> rest = Arrays.asList(args).subList(2, args.length);
         for (int i = 0; i < rest.size(); i++) {
             switch (rest.get(i)) {
@@ -1244,6 +1277,7 @@ public final class Launcher {
                 case "--version": version = rest.get(++i); break;
                 case "--no-oplog": oplog = false; break;
                 case "--values": RememberedOrderDatabase.legacyValues = "legacy".equals(rest.get(++i)); break;
+                case "--retention-ms": retentionMs = Integer.parseInt(rest.get(++i)); break;
                 default:
                     System.err.println("unknown argument: " + rest.get(i));
                     System.exit(2);
@@ -1259,6 +1293,7 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
+        if (retentionMs != null) backend.getMvStore().setRetentionTime(retentionMs);
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);
