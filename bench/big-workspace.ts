@@ -12,7 +12,6 @@
 //   BENCH_OWN_ENGINES=1: engines of the run's own, see bench/support/world.ts; BENCH_MONGO_PORT / BENCH_TEMPORAL_PORT: their ports)
 // Env: BENCH_BIG (100000), BENCH_SMALL (100), BENCH_OPS (30 per operation per workspace per round),
 // BENCH_ROUNDS (3), BENCH_GROW (2000), BENCH_CRAWL_PAGES (300).
-import fs from 'node:fs';
 import os from 'node:os';
 import { spawn } from 'node:child_process';
 import type { Db } from 'mongodb';
@@ -21,6 +20,7 @@ import { createApiKey } from './support/operator-key.ts';
 import { provisionWorkspaces } from './support/provision.ts';
 import type { ApiJob, ApiResult } from './support/api-client-process.ts';
 import { callJson } from './support/http-call.ts';
+import { enginePidOf, processCpuMs } from './support/process-cpu.ts';
 import { WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { createRuntime } from '../services/runtime.ts';
 import { closeServices } from '../services/core/services.ts';
@@ -171,25 +171,8 @@ function runClient(job: ApiJob): Promise<ApiResult> {
 // CPU time of this process (the gateways) and of the local MongoDB engine while the clients run:
 // what a grown entry or a crawled page costs whatever the machine's load (Linux /proc; the engine
 // found by its launcher's port, none when MONGODB_URI names another server).
-const enginePid = (() => {
-  const port = new URL(process.env.MONGODB_URI ?? 'mongodb://127.0.0.1:27117').port;
-  for (const entry of fs.existsSync('/proc') ? fs.readdirSync('/proc') : []) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0');
-      if (argv.includes('Launcher') && argv.includes(port)) return Number(entry);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return null;
-})();
-const engineCpuMs = () => {
-  if (!enginePid) return 0;
-  const stat = fs.readFileSync(`/proc/${enginePid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // utime + stime, in clock ticks of 10 ms
-};
+const enginePid = enginePidOf();
+const engineCpuMs = () => processCpuMs(enginePid);
 async function withCpu<T>(fn: () => Promise<T>): Promise<T & { gatewayCpuMs: number; engineCpuMs: number }> {
   const gateway = process.cpuUsage();
   const engine = engineCpuMs();

@@ -5,10 +5,14 @@
 // `insertMany` (1,000 per call) of the entry documents the import creates, into a collection with
 // the same indexes, with none of the import's work (no parsing, validation, terms, quota,
 // revisions, events, checkpoints). Target: ≥ 2,000 entries/s.
+// CPU of the engine, the worker and this process (the gateway) per entry, from Linux /proc.
 //   npx tsx bench/import.ts          (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
-// Env: BENCH_LINES (100000), BENCH_RERUN=0 to skip the second run.
+//   BENCH_OWN_ENGINES=1 BENCH_MONGO_PORT=28642 BENCH_TEMPORAL_PORT=28643 MONGO_HEAP=3g npx tsx bench/import.ts
+//                                    (engines of the run's own in a temporary folder, removed at the end)
+// Env: BENCH_LINES (100000), BENCH_RERUN=0 to skip the second run, BENCH_OWN_ENGINES=1.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { startBenchWorld } from './support/world.ts';
+import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
+import { enginePidOf, processCpuMs } from './support/process-cpu.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
@@ -17,7 +21,18 @@ import { contentCollections, COLLECTIONS, type EntryDoc } from '../services/cont
 import { contentFeature } from '../services/content/feature.ts';
 
 const N = Number(process.env.BENCH_LINES ?? 100_000);
+const stopOwnEngines = await ownEnginesIfAsked();
 const world = await startBenchWorld();
+const enginePid = enginePidOf();
+/** CPU ms spent meanwhile by the engine, the worker (once started) and this process. */
+const cpuNow = (workerPid?: number) => ({ engine: processCpuMs(enginePid), workerPid, worker: processCpuMs(workerPid), gateway: process.cpuUsage() });
+type Cpu = ReturnType<typeof cpuNow>;
+const cpuSince = (from: Cpu) => {
+  const gateway = process.cpuUsage(from.gateway);
+  return { engine: processCpuMs(enginePid) - from.engine, worker: processCpuMs(from.workerPid) - from.worker, gateway: (gateway.user + gateway.system) / 1000 };
+};
+const perEntry = (cpu: ReturnType<typeof cpuSince>) =>
+  `CPU per entry: engine ${(cpu.engine / N).toFixed(2)} ms, worker ${(cpu.worker / N).toFixed(2)} ms, gateway ${(cpu.gateway / N).toFixed(2)} ms`;
 const { services, config } = world;
 const key = await createApiKey(world);
 const scope = (await services.sites.resolve('localhost'))!;
@@ -75,8 +90,10 @@ const docsOf = (from: number, to: number): EntryDoc[] => {
   });
 };
 const baseStarted = performance.now();
+const baseCpu0 = cpuNow();
 for (let i = 0; i < N; i += 1000) await baseline.insertMany(docsOf(i, Math.min(N, i + 1000)));
 const baseSec = (performance.now() - baseStarted) / 1000;
+const baseCpu = cpuSince(baseCpu0);
 await baseline.drop();
 process.stderr.write(`baseline insertMany: ${baseSec.toFixed(1)} s\n`);
 
@@ -96,8 +113,9 @@ await new Promise<void>((resolve, reject) => {
   worker.once('exit', (code) => reject(new Error(`worker exited ${code}: ${out.slice(-2000)}`)));
 });
 
-async function runImport(): Promise<{ sec: number; uploadSec: number; view: Record<string, unknown> }> {
+async function runImport(): Promise<{ sec: number; uploadSec: number; view: Record<string, unknown>; cpu: ReturnType<typeof cpuSince> }> {
   const started = performance.now();
+  const cpu0 = cpuNow(worker.pid);
   const answer = await world.app.inject({
     method: 'POST',
     url: '/api/manage/v1/content/import',
@@ -110,7 +128,7 @@ async function runImport(): Promise<{ sec: number; uploadSec: number; view: Reco
     const view = (
       await world.app.inject({ method: 'GET', url: `/api/manage/v1/content/imports/${answer.json().id}`, headers: { authorization: `Bearer ${key}` } })
     ).json();
-    if (!['queued', 'running'].includes(view.state)) return { sec: (performance.now() - started) / 1000, uploadSec, view };
+    if (!['queued', 'running'].includes(view.state)) return { sec: (performance.now() - started) / 1000, uploadSec, view, cpu: cpuSince(cpu0) };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
@@ -120,6 +138,7 @@ const again = process.env.BENCH_RERUN === '0' ? null : await runImport();
 const stored = await contentCollections(ctx.db).entries.countDocuments({ siteId: ctx.site._id, slug: /^bench-/ });
 worker.kill('SIGTERM');
 await world.close();
+await stopOwnEngines();
 
 const rate = (sec: number) => Math.round(N / sec);
 console.log(
@@ -130,14 +149,15 @@ console.log(
 );
 console.log(`| run | seconds | entries/s | figures |`);
 console.log(`|---|---|---|---|`);
-console.log(`| baseline: driver insertMany of the same documents | ${baseSec.toFixed(1)} | ${rate(baseSec)} | — |`);
+console.log(`| baseline: driver insertMany of the same documents | ${baseSec.toFixed(1)} | ${rate(baseSec)} | ${perEntry(baseCpu)} |`);
 console.log(
-  `| import, empty site (upload ${first.uploadSec.toFixed(1)} s included) | ${first.sec.toFixed(1)} | ${rate(first.sec)} | ${JSON.stringify({ state: first.view.state, created: first.view.created, rejected: first.view.rejected })} |`,
+  `| import, empty site (upload ${first.uploadSec.toFixed(1)} s included) | ${first.sec.toFixed(1)} | ${rate(first.sec)} | ${JSON.stringify({ state: first.view.state, created: first.view.created, rejected: first.view.rejected })}; ${perEntry(first.cpu)} |`,
 );
 if (again) {
   console.log(
-    `| the same file again (all unchanged) | ${again.sec.toFixed(1)} | ${rate(again.sec)} | ${JSON.stringify({ state: again.view.state, unchanged: again.view.unchanged, created: again.view.created })} |`,
+    `| the same file again (all unchanged) | ${again.sec.toFixed(1)} | ${rate(again.sec)} | ${JSON.stringify({ state: again.view.state, unchanged: again.view.unchanged, created: again.view.created })}; ${perEntry(again.cpu)} |`,
   );
 }
 console.log(`entries stored: ${stored}; import / baseline time: ${(first.sec / baseSec).toFixed(2)}`);
+console.log(`target: import ≥ 2,000 entries/s: ${rate(first.sec)} — ${rate(first.sec) >= 2000 ? 'met' : 'not met'}`);
 process.exit(0);

@@ -120,6 +120,9 @@ async function same(plain: Collection, indexed: Collection, ids: ObjectId[]) {
   }
 }
 
+/** A document of every kind of `_id` the `_id` index is checked with. */
+type IdDoc = { _id: string | ObjectId | number | { k: string }; v: number };
+
 describe('local engine: secondary indexes', () => {
   let client: MongoClient;
   let plain: Collection;
@@ -172,6 +175,56 @@ describe('local engine: secondary indexes', () => {
     const upserted = new ObjectId();
     await both((c) => c.updateOne({ _id: upserted, siteId: 's9', 'live.slug': 'new' }, { $set: { status: 'draft' } }, { upsert: true }));
     await same(plain, indexed, ids);
+  });
+
+  it('keeps `_id` unique for every kind of id: strings and ObjectIds by the data itself, others as MongoDB compares them', { timeout: 120_000 }, async () => {
+    const collection = () => client.db('indexes').collection<IdDoc>('ids');
+    let ids = collection();
+    const oid = new ObjectId();
+    await ids.insertMany([
+      { _id: 'a', v: 1 },
+      { _id: 'b', v: 2 },
+      { _id: oid, v: 3 },
+      { _id: 1, v: 4 },
+      { _id: { k: 'x' }, v: 5 },
+    ]);
+    const refused = async (doc: IdDoc) => {
+      const error = (await ids.insertOne(doc).catch((e: unknown) => e)) as { code?: number; message?: string };
+      expect(error.code, JSON.stringify(doc)).toBe(11000);
+      expect(error.message).toContain('index: _id_ dup key');
+    };
+    const all = async () => (await ids.find({}).toArray()).map((d) => d.v).sort();
+    const check = async () => {
+      for (const doc of [
+        { _id: 'a', v: 9 },
+        { _id: new ObjectId(oid.toHexString()), v: 9 },
+        { _id: 1.0, v: 9 },
+        { _id: { k: 'x' }, v: 9 },
+      ])
+        await refused(doc);
+      expect(await all()).toEqual([1, 2, 3, 4, 5]);
+      expect((await ids.findOne({ _id: 'b' }))?.v).toBe(2);
+      expect((await ids.findOne({ _id: oid }))?.v).toBe(3);
+      expect((await ids.findOne({ _id: 1 }))?.v).toBe(4);
+      expect((await ids.find({ _id: { $in: ['a', oid, 'zz'] } }).toArray()).map((d) => d.v).sort()).toEqual([1, 3]);
+      expect((await ids.find({ _id: /^[ab]$/ }).toArray()).map((d) => d.v).sort()).toEqual([1, 2]);
+      expect((await ids.find({ _id: { $gte: 'b' } }).toArray()).map((d) => d.v)).toEqual([2]);
+    };
+    await check();
+    // A deleted id can be used again; an upsert on an existing id updates it.
+    await ids.deleteOne({ _id: 'b' });
+    expect(await ids.findOne({ _id: 'b' })).toBeNull();
+    await ids.insertOne({ _id: 'b', v: 2 });
+    await ids.updateOne({ _id: 'a' }, { $set: { v: 1 } }, { upsert: true });
+    const { keysPerIndex } = await client.db('indexes').command({ validate: 'ids' });
+    expect(keysPerIndex._id_).toBe(5);
+    // The same after a restart (the data map is the file's).
+    await client.close();
+    await stopEngines({ dataDir });
+    await connect();
+    ids = collection();
+    await check();
+    await ids.drop();
   });
 
   it('builds the indexes again after a restart, in the background, with the documents written meanwhile', { timeout: 120_000 }, async () => {

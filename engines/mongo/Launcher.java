@@ -31,6 +31,7 @@ import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.AbstractUniqueIndex;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
@@ -46,13 +47,14 @@ import de.bwaldvogel.mongo.backend.h2.H2UniqueIndex;
 import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
+import de.bwaldvogel.mongo.exception.DuplicateKeyError;
 import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 
 /**
  * Local MongoDB wire-compatible server for development and tests.
  *
- * Usage: java -cp classes:lib/* Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]
+ * Usage: java -cp classes:lib/* Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy] [--retention-ms N]
  *
  * Backed by mongo-java-server with its H2 MVStore backend, so data lives in one file on disk.
  * On SIGTERM/SIGINT a shutdown hook stops the server and closes the MVStore (flushes data).
@@ -247,20 +249,100 @@ public final class Launcher {
          */
         private volatile boolean built;
 
+        /** Each key's path, split once (the library splits it with a regular expression on every read of a value). */
+        private final String[][] paths;
+        /**
+         * Per key, one instance of each string value while the key has few distinct ones (a site, a
+         * locale, a status, a type): entries share it, so comparing two entries' equal values is an
+         * identity check, and a million entries do not hold a million copies of the same site id.
+         */
+        private final ConcurrentHashMap<String, String>[] interned;
+        private final boolean[] manyValues;
+        /** Past this many distinct values a key (an id, a word, a date) is no longer interned. */
+        private static final int MAX_INTERNED = 1000;
+
+        @SuppressWarnings("unchecked")
         SecondaryIndex(String name, List<IndexKey> keys, boolean sparse) {
             super(name, keys, sparse);
             ascending = new boolean[keys.size()];
             for (int i = 0; i < ascending.length; i++) ascending[i] = keys.get(i).isAscending();
             entries = new ConcurrentSkipListSet<>(this::compareEntries);
+            paths = new String[keys.size()][];
+            for (int i = 0; i < paths.length; i++) paths[i] = keys.get(i).getKey().split("\\.", -1);
+            interned = new ConcurrentHashMap[keys.size()];
+            for (int i = 0; i < interned.length; i++) interned[i] = new ConcurrentHashMap<>();
+            manyValues = new boolean[keys.size()];
+        }
+
+        private Object intern(int key, Object value) {
+            if (!(value instanceof String) || manyValues[key]) return value;
+            String shared = interned[key].putIfAbsent((String) value, (String) value);
+            if (shared != null) return shared;
+            if (interned[key].size() > MAX_INTERNED) {
+                manyValues[key] = true;
+                interned[key].clear();
+            }
+            return value;
+        }
+
+        /**
+         * The index's values of a document none of whose keys' paths holds an array or ends in a
+         * subdocument (nearly every document), read directly and normalized as the library's
+         * `KeyValue.normalized` does (missing → null, numbers → double but for longs a double cannot
+         * hold); null when the library's path is needed (arrays make several entries).
+         */
+        private Object[] plainValues(Document document) {
+            Object[] values = new Object[paths.length];
+            for (int i = 0; i < paths.length; i++) {
+                Object value = document;
+                for (String part : paths[i]) {
+                    if (value instanceof Collection) return null;
+                    if (!(value instanceof Document)) {
+                        value = null;
+                        break;
+                    }
+                    value = ((Document) value).get(part);
+                }
+                if (value instanceof Collection || value instanceof Map) return null;
+                values[i] = intern(i, normalized(value));
+            }
+            return values;
+        }
+
+        private static Object normalized(Object value) {
+            if (Missing.isNullOrMissing(value)) return null;
+            if (value instanceof Long && ((Long) value).longValue() != (long) ((Long) value).doubleValue()) return value;
+            if (value instanceof Number) {
+                double number = ((Number) value).doubleValue();
+                return Double.valueOf(number == -0.0 ? 0.0 : number);
+            }
+            return value;
         }
 
         static int compareComponent(Object a, Object b, boolean ascending) {
             if (a == b) return 0;
             if (a == LOW || b == HIGH) return -1;
             if (a == HIGH || b == LOW) return 1;
-            // Two strings (most index keys): ValueComparator's answer without its walk of the type order.
-            int c = a instanceof String && b instanceof String ? ((String) a).compareTo((String) b) : ValueComparator.asc().compare(a, b);
+            // Two strings (most index keys), two doubles (the index's numbers), two dates: ValueComparator's
+            // answer (Double.compare, with -0.0 equal to 0.0) without its walk of the type order.
+            int c;
+            if (a instanceof String && b instanceof String) c = ((String) a).compareTo((String) b);
+            else if (a instanceof Double && b instanceof Double) {
+                double x = (Double) a;
+                double y = (Double) b;
+                c = x == y ? 0 : Double.compare(x, y);
+            } else if (a instanceof java.time.Instant && b instanceof java.time.Instant) c = ((java.time.Instant) a).compareTo((java.time.Instant) b);
+            else c = ValueComparator.asc().compare(a, b);
             return ascending ? c : -c;
+        }
+
+        private boolean sameValues(Object[] x, Object[] y) {
+            for (int i = 0; i < x.length; i++) {
+                if (compareComponent(x[i], y[i], true) != 0) return false;
+                // Equal in index order but told apart by MongoDB's type order only through their class (1 and 1.0 are one key).
+                if (x[i] != null && y[i] != null && x[i].getClass() != y[i].getClass()) return false;
+            }
+            return true;
         }
 
         int compareEntries(Entry x, Entry y) {
@@ -307,6 +389,8 @@ public final class Launcher {
         }
 
         private List<Entry> entriesOf(Document document, Object position) {
+            Object[] plain = plainValues(document);
+            if (plain != null) return List.of(new Entry(plain, position));
             Set<KeyValue> keyValues = getKeyValues(document);
             if (keyValues.isEmpty()) {
                 // An empty array has no element to index; MongoDB keeps one entry for it, so does this (as null):
@@ -338,7 +422,7 @@ public final class Launcher {
 
         @Override
         public void checkAdd(Document document, MongoCollection<Object> collection) {
-            getKeyValues(document); // refuses parallel arrays before the document is stored, as MongoDB does
+            if (plainValues(document) == null) getKeyValues(document); // refuses parallel arrays before the document is stored, as MongoDB does
         }
 
         @Override
@@ -348,6 +432,11 @@ public final class Launcher {
 
         private void addEntries(Document document, Object position) {
             try {
+                Object[] plain = plainValues(document);
+                if (plain != null) {
+                    entries.add(new Entry(plain, position));
+                    return;
+                }
                 List<Entry> list = entriesOf(document, position);
                 if (list.isEmpty()) incomplete = true;
                 for (String key : keys()) {
@@ -398,12 +487,15 @@ public final class Launcher {
 
         @Override
         public void checkUpdate(Document oldDocument, Document newDocument, MongoCollection<Object> collection) {
-            getKeyValues(newDocument);
+            if (plainValues(newDocument) == null) getKeyValues(newDocument);
         }
 
         @Override
         public void updateInPlace(Document oldDocument, Document newDocument, Object position, MongoCollection<Object> collection) {
             if (!built) return;
+            Object[] before = plainValues(oldDocument);
+            Object[] after = before == null ? null : plainValues(newDocument);
+            if (after != null && sameValues(before, after)) return; // this index's keys did not change: its entry stays
             try {
                 entries.removeAll(entriesOf(oldDocument, position));
             } catch (RuntimeException e) {
@@ -463,6 +555,123 @@ public final class Launcher {
         Stream<Object> scan(Object[] from, Object[] to, boolean reverse) {
             NavigableSet<Entry> range = entries.subSet(new Entry(from, LOW), true, new Entry(to, HIGH), true);
             return (reverse ? range.descendingSet() : range).stream().map(entry -> entry.position);
+        }
+    }
+
+    /**
+     * The `_id` index, answered by the collection's data map itself (keyed by `_id`) for the ids the
+     * service writes (strings and ObjectIds, which no normalization changes). mongo-java-server's
+     * keeps a second H2 map of `KeyValue(_id)` → `_id`: each insert looked its key up twice and put
+     * it once, each time Java-serializing a new key object to order it (RememberedKeyOrder), and each
+     * commit wrote the map's pages again: a third of the engine's CPU per small insert (a search
+     * posting), bench/RESULTS.md. Ids of other kinds (numbers, which MongoDB compares by value, and
+     * documents) keep that map, so their semantics are the library's; the two kinds never meet (a
+     * string never equals a number). A file of an older launcher opens unchanged: its map's entries
+     * for string ids are left alone but for a delete, which removes them too.
+     */
+    static final class IdIndex extends AbstractUniqueIndex<Object> {
+        private final MVMap<KeyValue, Object> other;
+        /** The collection's documents by `_id` (IndexedCollection.addIndex): until then every id goes to `other`. */
+        private volatile MVMap<Object, Document> data;
+
+        IdIndex(MVMap<KeyValue, Object> other, String name, List<IndexKey> keys, boolean sparse) {
+            super(name, keys, sparse);
+            this.other = other;
+        }
+
+        void bind(MVMap<Object, Document> data) {
+            this.data = data;
+        }
+
+        private static boolean direct(Object id) {
+            return id instanceof String || id instanceof ObjectId;
+        }
+
+        /** The id the data map answers for, or null when this key is left to `other`. */
+        private Object directId(KeyValue key) {
+            return data != null && key.size() == 1 && direct(key.get(0)) ? key.get(0) : null;
+        }
+
+        private Object directId(Document document) {
+            Object id = document.get("_id");
+            return data != null && direct(id) ? id : null;
+        }
+
+        @Override
+        public synchronized void checkAdd(Document document, MongoCollection<Object> collection) {
+            Object id = directId(document);
+            if (id == null) {
+                super.checkAdd(document, collection);
+            } else if (data.containsKey(id)) {
+                throw new DuplicateKeyError(this, collection, getKeys(), new KeyValue(id));
+            }
+        }
+
+        /** Called once the document is in the data map (after checkAdd): nothing more to keep for a direct id. */
+        @Override
+        public synchronized void add(Document document, Object position, MongoCollection<Object> collection) {
+            if (directId(document) == null) super.add(document, position, collection);
+        }
+
+        @Override
+        public synchronized Object remove(Document document) {
+            Object id = directId(document);
+            return id == null ? super.remove(document) : removeDocument(new KeyValue(id));
+        }
+
+        @Override
+        public Object getPosition(Document document) {
+            Object id = directId(document);
+            if (id == null) return super.getPosition(document);
+            return data.containsKey(id) ? id : null;
+        }
+
+        @Override
+        protected Object removeDocument(KeyValue key) {
+            Object id = directId(key);
+            if (id == null) return other.remove(key);
+            if (!other.isEmpty()) other.remove(key); // an older launcher's entry
+            return data.containsKey(id) ? id : null;
+        }
+
+        @Override
+        protected boolean putKeyPosition(KeyValue key, Object position) {
+            return directId(key) != null || other.putIfAbsent(key, Missing.ofNullable(position)) == null;
+        }
+
+        @Override
+        protected Object getPosition(KeyValue key) {
+            Object id = directId(key);
+            if (id == null) return other.get(key);
+            return data.containsKey(id) ? id : null;
+        }
+
+        /** Every key with its position (the library's `_id` regex and range reads, which scan anyway). */
+        @Override
+        protected Iterable<Map.Entry<KeyValue, Object>> getIterable() {
+            MVMap<Object, Document> documents = data;
+            if (documents == null) return other.entrySet();
+            List<Map.Entry<KeyValue, Object>> all = new ArrayList<>();
+            for (Object id : documents.keySet()) if (direct(id)) all.add(Map.entry(new KeyValue(id), id));
+            for (Map.Entry<KeyValue, Object> entry : other.entrySet()) if (directId(entry.getKey()) == null) all.add(entry);
+            return all;
+        }
+
+        @Override
+        public long getCount() {
+            MVMap<Object, Document> documents = data;
+            return documents == null ? other.sizeAsLong() : documents.sizeAsLong();
+        }
+
+        @Override
+        public boolean isEmpty() {
+            MVMap<Object, Document> documents = data;
+            return documents == null ? other.isEmpty() : documents.isEmpty();
+        }
+
+        @Override
+        public long getDataSize() {
+            return getCount();
         }
     }
 
@@ -568,9 +777,23 @@ public final class Launcher {
         /** MONGO_LOG_SCANS=1: a line in the engine's log for every query that reads a whole collection of 1,000 documents or more. */
         private static final boolean LOG_SCANS = "1".equals(System.getenv("MONGO_LOG_SCANS"));
 
+        private final MVMap<Object, Document> data;
+
         IndexedCollection(MongoDatabase database, String name, CollectionOptions options, MVMap<Object, Document> data,
                           MVMap<String, Object> meta, CursorRegistry cursors) {
             super(database, name, options, data, meta, cursors);
+            this.data = data;
+        }
+
+        /**
+         * The library keeps each collection's size in bytes (collStats' `size`) by encoding every
+         * document it inserts, and both forms of every update, to BSON once more, and writing the
+         * figure to the collection's meta map: about a tenth of an insert's CPU. The service reads no
+         * collStats; the figure stays what the file last recorded (engines/README.md).
+         */
+        @Override
+        protected boolean tracksDataSize() {
+            return false;
         }
 
         /** Most index scans one query makes for its `$in`s (their product), and most merged into one order (MongoDB: 200). */
@@ -592,10 +815,10 @@ public final class Launcher {
                 if (pending.isEmpty()) return 0;
                 for (SecondaryIndex index : pending) index.startBuild();
                 long[] read = {0};
-                streamAllDocumentsWithPosition().forEach(d -> {
+                withVersionKept(() -> streamAllDocumentsWithPosition().forEach(d -> {
                     read[0]++;
                     for (SecondaryIndex index : pending) index.buildWith(d.getDocument(), d.getPosition());
-                });
+                }));
                 for (SecondaryIndex index : pending) index.finishBuild();
                 return read[0];
             }
@@ -608,6 +831,7 @@ public final class Launcher {
          */
         @Override
         public void addIndex(Index<Object> index) {
+            if (index instanceof IdIndex && "_id".equals(getIdField())) ((IdIndex) index).bind(data);
             super.addIndex(index);
             if (index instanceof SecondaryIndex && IndexBuilder.serving()) buildSecondaryIndexes();
         }
@@ -619,9 +843,40 @@ public final class Launcher {
             boolean ordered;
         }
 
+        /**
+         * Runs a read with the store's current version kept: H2 MVStore frees (and then reuses) the
+         * space of chunks no version in use needs once its retention time (45 s) has passed, and
+         * compaction moves live pages out of them meanwhile, so a read whose cursor outlives that
+         * (the startup build of a collection of 2 million documents, a full scan under load) asked for
+         * a page of a chunk that was gone: `MVStoreException: Chunk N not found` (h2database#4383,
+         * open; reproduced with H2 2.3.232 and 2.5.252, the latest release: engines/README.md). A
+         * registered version keeps its chunks until the read ends, as H2's own transactions do.
+         */
+        private <T> T withVersionKept(java.util.function.Supplier<T> read) {
+            MVStore store = data.getStore();
+            MVStore.TxCounter kept = store.registerVersionUsage();
+            try {
+                return read.get();
+            } finally {
+                store.deregisterVersionUsage(kept);
+            }
+        }
+
+        private void withVersionKept(Runnable read) {
+            withVersionKept(() -> {
+                read.run();
+                return null;
+            });
+        }
+
         @Override
         protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
                                              Document fieldSelector) {
+            return withVersionKept(() -> plannedQuery(query, orderBy, numberToSkip, limit, batchSize, fieldSelector));
+        }
+
+        private QueryResult plannedQuery(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
+                                         Document fieldSelector) {
             Plan plan = query == null || isNatural(orderBy) ? null : plan(query, orderBy);
             if (plan == null) {
                 if (LOG_SCANS && count() >= 1000) System.err.println("mongo-launcher: full scan of " + getFullName() + " (" + count() + ") for " + query + " sort " + orderBy);
@@ -968,7 +1223,8 @@ public final class Launcher {
                 MVStore store = (MVStore) STORE.get(this);
                 MVMap<KeyValue, Object> map = store.openMap(getFullCollectionNamespace(collectionName) + "._index_" + indexName,
                     new MVMap.Builder<KeyValue, Object>().keyType(new RememberedKeyOrder()));
-                return UNIQUE_INDEX.newInstance(map, indexName, keys, sparse);
+                boolean id = keys.size() == 1 && "_id".equals(keys.get(0).getKey()) && !legacyValues;
+                return id ? new IdIndex(map, indexName, keys, sparse) : UNIQUE_INDEX.newInstance(map, indexName, keys, sparse);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("cannot open index " + indexName + " of " + collectionName, e);
             }
@@ -1004,7 +1260,7 @@ public final class Launcher {
 
     public static void main(String[] args) throws Exception {
         if (args.length < 2) {
-            System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy]");
+            System.err.println("usage: Launcher <port> <h2-file> [--host 127.0.0.1] [--version 4.4.0] [--no-oplog] [--values bson|legacy] [--retention-ms N]");
             System.exit(2);
         }
         int port = Integer.parseInt(args[0]);
@@ -1012,6 +1268,8 @@ public final class Launcher {
         String host = "127.0.0.1";
         String version = "4.4.0";
         boolean oplog = true;
+        // H2's retention of freed chunks (45 s by default); 0 shows the chunk check of engines/README.md in seconds.
+        Integer retentionMs = null;
         List<String> rest = Arrays.asList(args).subList(2, args.length);
         for (int i = 0; i < rest.size(); i++) {
             switch (rest.get(i)) {
@@ -1019,6 +1277,7 @@ public final class Launcher {
                 case "--version": version = rest.get(++i); break;
                 case "--no-oplog": oplog = false; break;
                 case "--values": RememberedOrderDatabase.legacyValues = "legacy".equals(rest.get(++i)); break;
+                case "--retention-ms": retentionMs = Integer.parseInt(rest.get(++i)); break;
                 default:
                     System.err.println("unknown argument: " + rest.get(i));
                     System.exit(2);
@@ -1034,6 +1293,7 @@ public final class Launcher {
         // MVStore commits in the background (default every 1000 ms); shorten the window of writes
         // lost on a hard kill. SIGTERM/SIGINT always flush everything via the shutdown hook.
         backend.getMvStore().setAutoCommitDelay(200);
+        if (retentionMs != null) backend.getMvStore().setRetentionTime(retentionMs);
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
         MongoServer server = new MongoServer(backend);
