@@ -9,7 +9,7 @@ import type { BlockDocument } from './model.ts';
  */
 
 /** Raise it when the postings change (tokens, weights, views): the worker's backfill then rewrites every entry's postings. */
-export const SEARCH_INDEX_VERSION = 2;
+export const SEARCH_INDEX_VERSION = 3;
 
 /** Longer runs are cut: a token is an index key, and nobody types 64 letters into a search box. */
 const MAX_TOKEN_LENGTH = 64;
@@ -138,6 +138,32 @@ export function weighWords(source: SearchSource): Map<string, number> {
   const weighed = [...counts].map(([token, tf]) => [token, Math.round(((tf * (K1 + 1)) / (tf + norm)) * 1000) / 1000] as const);
   if (weighed.length > MAX_TOKENS_PER_ENTRY) weighed.sort((a, b) => b[1] - a[1]).splice(MAX_TOKENS_PER_ENTRY);
   return new Map(weighed);
+}
+
+/**
+ * Prefixes kept as words of their own (edge n-grams): a query's last word of one of these lengths
+ * (search as you type) is read like a whole word, heaviest first, and looked up by its `_id`.
+ * Shorter ones are too broad to rank well, longer ones narrow enough to read as a range of words.
+ */
+export const PREFIX_LENGTHS: readonly number[] = [3, 4];
+/** Marks a kept prefix among the tokens: a token is letters and digits only, so none starts with it. */
+const PREFIX_MARK = '~';
+
+/** The token a kept prefix is stored and read under. */
+export const prefixToken = (prefix: string): string => `${PREFIX_MARK}${prefix}`;
+export const isPrefixToken = (token: string): boolean => token.startsWith(PREFIX_MARK);
+
+/** An entry's kept prefixes (`PREFIX_LENGTHS`, the word itself included), each weighing as its heaviest word. */
+export function weighPrefixes(words: ReadonlyMap<string, number>): Map<string, number> {
+  const prefixes = new Map<string, number>();
+  for (const [word, w] of words) {
+    for (const length of PREFIX_LENGTHS) {
+      if (word.length < length) continue;
+      const token = prefixToken(word.slice(0, length));
+      if ((prefixes.get(token) ?? -1) < w) prefixes.set(token, w);
+    }
+  }
+  return prefixes;
 }
 
 /** A word's rarity among `total` entries when `found` of them hold it (BM25's idf, never negative). */

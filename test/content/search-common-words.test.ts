@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, defaultSiteContext, type ContentWorld } from './support.ts';
-import { postingsOf, searchTerms } from '../../services/content/search-index.ts';
+import { countedIn, countFrequencies, postingsOf, searchTerms } from '../../services/content/search-index.ts';
 import { WORD_CAP } from '../../services/content/search-query.ts';
 import { reconcileEntryCounts } from '../../services/content/entry-counts.ts';
 import { contentCollections, type EntryDoc } from '../../services/content/model.ts';
@@ -56,7 +56,9 @@ beforeAll(async () => {
     } as EntryDoc;
   });
   await contentCollections(db).entries.insertMany(docs);
-  await searchTerms(db).insertMany(docs.flatMap(postingsOf));
+  const postings = docs.flatMap(postingsOf);
+  await searchTerms(db).insertMany(postings);
+  await countFrequencies(db, [], countedIn(postings));
   await reconcileEntryCounts(db);
 });
 afterAll(async () => cw?.close());
