@@ -4,7 +4,7 @@ import type { IndexSpec } from '../core/feature.ts';
 import type { Workspace } from '../core/tenants.ts';
 import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
-import { SEARCH_INDEX_VERSION, weighPrefixes, weighWords, type SearchSource } from './search-tokens.ts';
+import { SEARCH_INDEX_VERSION, weighWords, type SearchSource } from './search-tokens.ts';
 import { mediaReferences } from './ndjson-format.ts';
 
 /**
@@ -15,10 +15,9 @@ import { mediaReferences } from './ndjson-format.ts';
  * postings). A search reads `p` and `b`, or `w` and `b`. View `m` holds no words: one posting per
  * media id the entry uses (`mediaId` anywhere in its blocks or fields, working or published), which
  * the media library's "used in" reads (media-usage-ops.ts); no search ever reads it. Besides its
- * words, an entry's postings hold its kept prefixes (edge n-grams, `weighPrefixes`), read like words,
- * and one row of view `f` naming the frequency rows its words count in (so its next change takes
- * them back); a frequency row (`~df:…`) counts the postings of one view, locale and word: a search
- * reads those of its words to read the rarest first (search-query.ts).
+ * words, an entry has one row of view `f` naming the frequency rows its words count in (so its next
+ * change takes them back); a frequency row (`~df:…`) counts the postings of one view, locale and
+ * word: a search reads those of its words to read the rarest first (search-query.ts).
  * Written by the write path after every change of an entry, and by the worker's backfill for
  * entries written before (or while a process died between an entry's write and its postings).
  */
@@ -57,8 +56,8 @@ interface FrequencyDoc {
   n: number;
 }
 
-/** A posting's `_id`: a search looks a word up among candidate entries by it. */
-export const postingId = (entryId: string, view: PostingView, token: string): string => `${entryId}:${view}:${token}`;
+/** A posting's `_id`: writing the same posting twice is a duplicate. */
+const postingId = (entryId: string, view: PostingView, token: string): string => `${entryId}:${view}:${token}`;
 
 /** The frequency row of a word in one view and locale of a site. */
 export const frequencyId = (siteId: string, view: PostingView, locale: string, token: string): string => `~df:${siteId}:${view}:${locale}:${token}`;
@@ -78,8 +77,9 @@ export const SEARCH_INDEXES: readonly IndexSpec[] = [
   // `type` last: a type filter is checked on the index's key, before a posting is read (MongoDB and
   // the local engine both do), so a word read with a rare type skips the others' postings unread.
   { collection: SEARCH_COLLECTION, keys: { siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1, type: 1 } },
-  // An entry's postings: replaced on every change of it; a word or a prefix among candidate entries.
-  { collection: SEARCH_COLLECTION, keys: { siteId: 1, entryId: 1, view: 1, token: 1 } },
+  // An entry's postings: replaced on every change of it; a word or a prefix among candidate entries,
+  // `w` last so that lookup is covered too (answered from the index's keys, no posting read).
+  { collection: SEARCH_COLLECTION, keys: { siteId: 1, entryId: 1, view: 1, token: 1, w: 1 } },
 ];
 
 const BACKFILL_ID = `~backfill:v${SEARCH_INDEX_VERSION}`;
@@ -147,7 +147,7 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
   const words = views.flatMap(([view, source]) => {
     const weights = weighWords(source);
     for (const token of weights.keys()) counted.push(frequencyId(doc.siteId, view, doc.locale, token));
-    return [...weights, ...weighPrefixes(weights)].map(([token, w]) => posting(view, token, w));
+    return [...weights].map(([token, w]) => posting(view, token, w));
   });
   return [...words, ...media, { ...posting('f', '', 0), _id: countedId(doc._id), counted }];
 }

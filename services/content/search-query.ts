@@ -2,8 +2,8 @@ import type { Collection, Filter, Sort } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { liveEntryCount } from './entry-counts.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
-import { frequencyId, frequencyRows, postingId, searchTerms, viewsOf, type PostingDoc, type PostingView, type SearchView } from './search-index.ts';
-import { parseQuery, PREFIX_LENGTHS, prefixToken, rarity } from './search-tokens.ts';
+import { frequencyId, frequencyRows, searchTerms, viewsOf, type PostingDoc, type PostingView, type SearchView } from './search-index.ts';
+import { parseQuery, rarity } from './search-tokens.ts';
 
 /**
  * Ranked search over the postings of `search-index.ts` (docs/content.md, "Search"). Every word of
@@ -11,8 +11,9 @@ import { parseQuery, PREFIX_LENGTHS, prefixToken, rarity } from './search-tokens
  * entries are ranked by the sum over the words of rarity × weight (BM25 with field weights), the
  * newest first among equals. Reads: the words' frequency rows; the postings of one word only, the
  * rarest (at most `WORD_CAP`, heaviest first: the word index's order), the request's filters in the
- * read; the other words among those candidates by their postings' `_id`s (point lookups, the
- * rarest word first, so the candidates shrink); then the page's entries by `_id`.
+ * read; the other words among those candidates (the entry index, the rarest word first, so the
+ * candidates shrink); then the page's entries by `_id`. Every posting read is covered: its filter
+ * and its fields are keys of the index it is read from, so no posting document is fetched.
  */
 
 /** Postings read of the word read first before it counts as common, or the page's depth if deeper. */
@@ -28,19 +29,17 @@ export interface SearchRequest {
   term?: string;
   status?: EntryDoc['status'];
   author?: string;
-  /** The caller's key scope, checked on each candidate's fields (type, locale, author). */
-  inScope?: (posting: Pick<PostingDoc, 'type' | 'locale' | 'authorId'>) => boolean;
+  /** The caller's key scope as a filter (`ctx.scope.filter` with ENTRY_SCOPE: a posting carries its entry's type, locale and author under the entry's names). */
+  scope?: Filter<PostingDoc>;
   /** How many answers the caller's page needs (`orderedPageEnd`): a search reads at least that deep. */
   depth: number;
 }
 
-type Hit = Pick<PostingDoc, 'entryId' | 'w' | 'view' | 'type' | 'status' | 'authorId' | 'terms' | 'locale'>;
-type Fields = Record<string, 0 | 1>;
+type Hit = Pick<PostingDoc, 'entryId' | 'w' | 'view'>;
+/** What a read takes of a posting: its entry, weight and view, all keys of the word index (a read filtered on its keys only is covered: no posting is fetched). */
+const HIT_FIELDS = { _id: 0, entryId: 1, w: 1, view: 1 } as const;
 
-/**
- * A word of the query as it is read: a whole word or a kept prefix (`PREFIX_LENGTHS`) is one token,
- * read heaviest first and looked up by `_id`; a prefix of another length is a range of words.
- */
+/** A word of the query as it is read: a whole word is one token, read heaviest first; the prefix (the last word, search as you type) a range of words. */
 interface Key {
   token: string;
   range: boolean;
@@ -51,24 +50,19 @@ interface Key {
 function keysOf(q: string): Key[] {
   const { words, prefix } = parseQuery(q);
   const keys: Key[] = words.map((token) => ({ token, range: false, word: true }));
-  if (prefix !== null) {
-    keys.push(PREFIX_LENGTHS.includes(prefix.length) ? { token: prefixToken(prefix), range: false, word: false } : { token: prefix, range: true, word: false });
-  }
+  if (prefix !== null) keys.push({ token: prefix, range: true, word: false });
   return keys;
 }
 
-/** The posting fields a request reads: the word's weight and view, and the fields a key scope checks. */
-function hitFields(request: SearchRequest): Fields {
-  const fields: Fields = { _id: 0, entryId: 1, w: 1, view: 1 };
-  if (request.inScope !== undefined) Object.assign(fields, { type: 1, locale: 1, authorId: 1 });
-  return fields;
-}
-
-/** The request's filters as a posting filter (every posting of an entry carries the entry's filter fields). */
+/**
+ * The request's filters and key scope as a posting filter (every posting of an entry carries the
+ * entry's filter fields). The published views (`p`, `b`) hold published entries only: a status of
+ * `published` there is always true and left out, so the Public API's read names only the index's keys.
+ */
 function filtersOf(request: SearchRequest): Filter<PostingDoc> {
-  const filter: Filter<PostingDoc> = {};
+  const filter: Filter<PostingDoc> = { ...request.scope };
   if (request.type !== undefined) filter.type = request.type;
-  if (request.status !== undefined) filter.status = request.status;
+  if (request.status !== undefined && !(request.view === 'p' && request.status === 'published')) filter.status = request.status;
   if (request.author !== undefined) filter.authorId = request.author;
   if (request.term !== undefined) filter.terms = request.term;
   return filter;
@@ -92,25 +86,23 @@ function best<T extends Pick<Hit, 'entryId' | 'w'>>(rows: readonly T[]): Map<str
  * index is read in that order over each and the reads merged (MongoDB's "explode for sort"; the
  * local engine does the same). `complete`: every posting that passes was read.
  */
-async function readKey(postings: Collection<PostingDoc>, filter: Filter<PostingDoc>, fields: Fields, cap: number, key: Key) {
+async function readKey(postings: Collection<PostingDoc>, filter: Filter<PostingDoc>, cap: number, key: Key) {
   const sort = key.range ? { token: 1, w: -1, entryId: -1 } : { w: -1, entryId: -1 };
   const rows = (await postings
-    .find({ ...filter, token: tokenMatch(key) } as Filter<PostingDoc>, { projection: fields, sort: sort as Sort, limit: cap + 1 })
+    .find({ ...filter, token: tokenMatch(key) } as Filter<PostingDoc>, { projection: HIT_FIELDS, sort: sort as Sort, limit: cap + 1 })
     .toArray()) as Hit[];
   return { hits: best(rows.slice(0, cap)), complete: rows.length <= cap };
 }
 
-/** A key's weight in each candidate that holds it: a token by its postings' `_id`s in the candidates' views, a range within each candidate's postings (the entry index). */
+/** A key's weight in each candidate that holds it: a seek per candidate and view on the entry index (`w` among its keys: covered). */
 async function readAmong(
   postings: Collection<PostingDoc>,
   siteId: string,
-  views: string[],
+  views: readonly PostingView[],
   key: Key,
   candidates: readonly Hit[],
 ): Promise<Map<string, number>> {
-  const filter = key.range
-    ? { siteId, entryId: { $in: candidates.map((hit) => hit.entryId) }, view: { $in: views }, token: tokenMatch(key) }
-    : { _id: { $in: candidates.map((hit) => postingId(hit.entryId, hit.view, key.token)) }, siteId };
+  const filter = { siteId, entryId: { $in: candidates.map((hit) => hit.entryId) }, view: { $in: [...views] }, token: tokenMatch(key) };
   const rows = (await postings.find(filter as Filter<PostingDoc>, { projection: { _id: 0, entryId: 1, w: 1 } }).toArray()) as Array<Pick<Hit, 'entryId' | 'w'>>;
   return new Map([...best(rows)].map(([id, row]) => [id, row.w]));
 }
@@ -152,19 +144,14 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
     locale: request.locales.length === 1 ? request.locales[0] : { $in: [...request.locales] },
     ...filtersOf(request),
   };
-  const fields = hitFields(request);
-  const passes = (hit: Hit) => request.inScope === undefined || request.inScope(hit);
   const newestFirst = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
   // A page deep in a broad query's answers reads that deep. A one-key query ranks in the index's
   // order (its score is the key's weight times one rarity): its page is its first postings, unless
-  // a key scope (which no read can carry) may drop some of them, or it is a range (read in word order).
+  // it is a range (read in word order).
   if (keys.length === 1) {
-    const cap = keys[0].range || request.inScope !== undefined ? Math.max(WORD_CAP, request.depth) : request.depth;
-    const { hits } = await readKey(postings, read, fields, cap, keys[0]);
-    return [...hits.values()]
-      .filter(passes)
-      .sort((a, b) => b.w - a.w || newestFirst(a.entryId, b.entryId))
-      .map((hit) => hit.entryId);
+    const cap = keys[0].range ? Math.max(WORD_CAP, request.depth) : request.depth;
+    const { hits } = await readKey(postings, read, cap, keys[0]);
+    return [...hits.values()].sort((a, b) => b.w - a.w || newestFirst(a.entryId, b.entryId)).map((hit) => hit.entryId);
   }
   const cap = Math.max(WORD_CAP, request.depth);
   const words = keys.filter((key) => key.word);
@@ -180,8 +167,8 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
   const byRarity = [...words].sort((a, b) => counts.get(a.token)! - counts.get(b.token)!);
   const prefix = keys.find((key) => !key.word);
   const first = byRarity.length > 0 && (counts.get(byRarity[0].token)! <= cap || !prefix) ? byRarity[0] : prefix!;
-  const list = await readKey(postings, read, fields, cap, first);
-  let candidates = [...list.hits.values()].filter(passes);
+  const list = await readKey(postings, read, cap, first);
+  let candidates = [...list.hits.values()];
   const weights = new Map<Key, Map<string, number>>([[first, new Map(candidates.map((hit) => [hit.entryId, hit.w]))]]);
   for (const key of [...byRarity, ...(prefix ? [prefix] : [])]) {
     if (key === first) continue;

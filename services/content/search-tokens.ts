@@ -140,32 +140,6 @@ export function weighWords(source: SearchSource): Map<string, number> {
   return new Map(weighed);
 }
 
-/**
- * Prefixes kept as words of their own (edge n-grams): a query's last word of one of these lengths
- * (search as you type) is read like a whole word, heaviest first, and looked up by its `_id`.
- * Shorter ones are too broad to rank well, longer ones narrow enough to read as a range of words.
- */
-export const PREFIX_LENGTHS: readonly number[] = [3, 4];
-/** Marks a kept prefix among the tokens: a token is letters and digits only, so none starts with it. */
-const PREFIX_MARK = '~';
-
-/** The token a kept prefix is stored and read under. */
-export const prefixToken = (prefix: string): string => `${PREFIX_MARK}${prefix}`;
-export const isPrefixToken = (token: string): boolean => token.startsWith(PREFIX_MARK);
-
-/** An entry's kept prefixes (`PREFIX_LENGTHS`, the word itself included), each weighing as its heaviest word. */
-export function weighPrefixes(words: ReadonlyMap<string, number>): Map<string, number> {
-  const prefixes = new Map<string, number>();
-  for (const [word, w] of words) {
-    for (const length of PREFIX_LENGTHS) {
-      if (word.length < length) continue;
-      const token = prefixToken(word.slice(0, length));
-      if ((prefixes.get(token) ?? -1) < w) prefixes.set(token, w);
-    }
-  }
-  return prefixes;
-}
-
 /** A word's rarity among `total` entries when `found` of them hold it (BM25's idf, never negative). */
 export function rarity(total: number, found: number): number {
   const n = Math.max(total, found);

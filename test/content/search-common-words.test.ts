@@ -103,6 +103,16 @@ describe('search of common words', () => {
     expect(await publicSlugs('kite osprey ', '&type=page')).toEqual(slugs(9, 8, 7));
   });
 
+  it('reads a prefix heaviest first among its words, with a rare word first or the filter in the read', async () => {
+    expect(await publicSlugs('osp')).toEqual(slugs(...titled(20)));
+    expect(await publicSlugs('ospre')).toEqual(slugs(...titled(20)));
+    // A rare word read first, the prefix looked up among its entries; a common word with a
+    // prefix: the prefix read first, with the filter in the read.
+    expect(await publicSlugs('merlin osp')).toEqual(slugs(251, 5));
+    expect(await publicSlugs('kite osp', '&type=page')).toEqual(slugs(9, 8, 7));
+    expect(await publicSlugs('osp ')).toEqual([]);
+  });
+
   it('intersects a rare word with a common one, and two common words', async () => {
     expect(await publicSlugs('merlin osprey ')).toEqual(slugs(251, 5));
     expect(await publicSlugs('osprey merl')).toEqual(slugs(251, 5));
