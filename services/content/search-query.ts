@@ -9,11 +9,12 @@ import { parseQuery, rarity } from './search-tokens.ts';
  * Ranked search over the postings of `search-index.ts` (docs/content.md, "Search"). Every word of
  * the query must be found (the last one as the start of a word, unless the query ends after it);
  * entries are ranked by the sum over the words of rarity × weight (BM25 with field weights), the
- * newest first among equals. Reads: the words' frequency rows; the postings of one word only, the
- * rarest (at most `WORD_CAP`, heaviest first: the word index's order), the request's filters in the
- * read; the other words among those candidates (the entry index, the rarest word first, so the
- * candidates shrink); then the page's entries by `_id`. Every posting read is covered: its filter
- * and its fields are keys of the index it is read from, so no posting document is fetched.
+ * newest first among equals. Reads: the words' frequency rows; the postings of the rarest word (at
+ * most `WORD_CAP`, heaviest first: the word index's order), the request's filters in the read, and
+ * of the other words too when that one is common; the words not read whole among those candidates
+ * (the entry index, rarest first, so the candidates shrink); then the page's entries by `_id`.
+ * Every posting read is covered: its filter and its fields are keys of the index it is read from,
+ * so no posting document is fetched (unless it filters on status, author, term or a key scope).
  */
 
 /** Postings read of the word read first before it counts as common, or the page's depth if deeper. */
@@ -131,7 +132,7 @@ async function frequencies(
  * Entry ids, best first: every candidate that holds every word of the query and passes the filters.
  * The key read first is the rarest whole word when it is rare enough to be read whole (the answers
  * are then exact), else the prefix (a common word's candidates would be its heaviest, not the
- * prefix's), else the rarest word; the others are looked up among its postings.
+ * prefix's), else the rarest word; when it is common, every key's best postings are candidates.
  */
 export async function rankEntries(ctx: OperationContext, request: SearchRequest): Promise<string[]> {
   const keys = keysOf(request.q);
@@ -167,22 +168,35 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
   const byRarity = [...words].sort((a, b) => counts.get(a.token)! - counts.get(b.token)!);
   const prefix = keys.find((key) => !key.word);
   const first = byRarity.length > 0 && (counts.get(byRarity[0].token)! <= cap || !prefix) ? byRarity[0] : prefix!;
-  const list = await readKey(postings, read, cap, first);
-  let candidates = [...list.hits.values()];
-  const weights = new Map<Key, Map<string, number>>([[first, new Map(candidates.map((hit) => [hit.entryId, hit.w]))]]);
-  for (const key of [...byRarity, ...(prefix ? [prefix] : [])]) {
-    if (key === first) continue;
+  const lists = new Map([[first, await readKey(postings, read, cap, first)]]);
+  // A common first key: the other keys' best postings are read too (side by side, covered), and the
+  // entries among any key's best are the candidates (the first round of Fagin's threshold algorithm).
+  if (!lists.get(first)!.complete) {
+    const others = keys.filter((key) => key !== first);
+    const read2 = await Promise.all(others.map((key) => readKey(postings, read, cap, key)));
+    others.forEach((key, i) => lists.set(key, read2[i]));
+  }
+  const pool = new Map<string, Hit>();
+  for (const list of lists.values()) for (const hit of list.hits.values()) if (!pool.has(hit.entryId)) pool.set(hit.entryId, hit);
+  let candidates = [...pool.values()];
+  // Each key's weight in the candidates: from its read, then looked up where the read was not whole (rarest first: the candidates shrink).
+  const weights = new Map<Key, Map<string, number>>();
+  for (const key of [first, ...byRarity, ...(prefix ? [prefix] : [])]) {
+    if (weights.has(key)) continue;
     if (candidates.length === 0) return [];
-    const found = await readAmong(postings, ctx.site._id, views, key, candidates);
+    const list = lists.get(key);
+    const found = new Map([...(list?.hits.values() ?? [])].map((hit) => [hit.entryId, hit.w]));
+    const missing = list?.complete ? [] : candidates.filter((hit) => !found.has(hit.entryId));
+    if (missing.length > 0) for (const [id, w] of await readAmong(postings, ctx.site._id, views, key, missing)) found.set(id, w);
     weights.set(key, found);
     candidates = candidates.filter((hit) => found.has(hit.entryId));
   }
-  // A key's rarity: how many entries hold it, from its frequency rows; the key read first, when read
-  // whole, holds at least what was read, else more than the cap; a prefix has no rows (read whole, else more than the cap).
+  // A key's rarity: how many entries hold it, from its frequency rows; a key read whole holds at
+  // least what was read; else (and a prefix, which has no rows) more than the cap.
   const held = (key: Key) => {
     const counted = counts.get(key.token) ?? 0;
-    if (key === first) return Math.max(counted, list.complete ? list.hits.size : cap + 1);
-    return counted > 0 ? counted : cap + 1;
+    const list = lists.get(key);
+    return list?.complete ? Math.max(counted, list.hits.size) : counted > 0 ? counted : cap + 1;
   };
   const idf = new Map([...weights.keys()].map((key) => [key, rarity(total, held(key))]));
   const scored = candidates.map((hit) => {
