@@ -43,15 +43,14 @@ const HIT_FIELDS = { _id: 0, entryId: 1, w: 1, view: 1 } as const;
 /** A word of the query as it is read: a whole word is one token, read heaviest first; the prefix (the last word, search as you type) a range of words. */
 interface Key {
   token: string;
+  /** The prefix: a range of words, with no frequency rows. */
   range: boolean;
-  /** A whole word: it has frequency rows. */
-  word: boolean;
 }
 
 function keysOf(q: string): Key[] {
   const { words, prefix } = parseQuery(q);
-  const keys: Key[] = words.map((token) => ({ token, range: false, word: true }));
-  if (prefix !== null) keys.push({ token: prefix, range: true, word: false });
+  const keys: Key[] = words.map((token) => ({ token, range: false }));
+  if (prefix !== null) keys.push({ token: prefix, range: true });
   return keys;
 }
 
@@ -155,7 +154,7 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
     return [...hits.values()].sort((a, b) => b.w - a.w || newestFirst(a.entryId, b.entryId)).map((hit) => hit.entryId);
   }
   const cap = Math.max(WORD_CAP, request.depth);
-  const words = keys.filter((key) => key.word);
+  const words = keys.filter((key) => !key.range);
   const [total, counts] = await Promise.all([
     liveEntryCount(ctx),
     frequencies(
@@ -166,7 +165,7 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
     ),
   ]);
   const byRarity = [...words].sort((a, b) => counts.get(a.token)! - counts.get(b.token)!);
-  const prefix = keys.find((key) => !key.word);
+  const prefix = keys.find((key) => key.range);
   const first = byRarity.length > 0 && (counts.get(byRarity[0].token)! <= cap || !prefix) ? byRarity[0] : prefix!;
   const lists = new Map([[first, await readKey(postings, read, cap, first)]]);
   // A common first key: the other keys' best postings are read too (side by side, covered), and the
