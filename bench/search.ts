@@ -8,7 +8,9 @@
 // (search as you type), two words and a prefix, a type filter.
 // Seeding (fast, documented in bench/RESULTS.md): entries and their postings are written with the
 // driver in batches (`insertMany`), the postings computed by the function the write path uses
-// (`postingsOf`), then the kept entry counter is recounted; 1 entry in 10 is a draft, 1 in 10 a page.
+// (`postingsOf`: words, kept prefixes, the entry's row of counted words) and the words' frequency rows
+// counted per batch (`countFrequencies`), then the kept entry counter is recounted; 1 entry in 10
+// is a draft, 1 in 10 a page.
 // Target: search p95 ≤ 20 ms at 100,000 entries.
 //   npx tsx bench/search.ts     (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
 // Env: BENCH_ENTRIES (100000), BENCH_QUERIES (30 per kind), BENCH_OWN_ENGINES=1 (an engine of its own),
@@ -23,7 +25,7 @@ import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
 import { snapshotOf } from '../services/content/entries.ts';
-import { postingsOf, searchTerms } from '../services/content/search-index.ts';
+import { countedIn, countFrequencies, postingsOf, searchTerms } from '../services/content/search-index.ts';
 import { reconcileEntryCounts } from '../services/content/entry-counts.ts';
 import { configurePublicCache } from '../services/public-read/state.ts';
 import { createApiKey } from '../test/support/access.ts';
@@ -114,7 +116,7 @@ for (let from = seeded === total ? total : 0; from < total; from += BATCH) {
   const docs = Array.from({ length: Math.min(BATCH, total - from) }, (_, k) => entry(from + k));
   const rows = docs.flatMap(postingsOf);
   postingCount += rows.length;
-  await Promise.all([entries.insertMany(docs, { ordered: false }), postings.insertMany(rows, { ordered: false })]);
+  await Promise.all([entries.insertMany(docs, { ordered: false }), postings.insertMany(rows, { ordered: false }), countFrequencies(db, [], countedIn(rows))]);
   if ((from / BATCH) % 10 === 0) process.stdout.write(`\rseeded ${from + docs.length} entries, ${postingCount} postings`);
 }
 await reconcileEntryCounts(db);

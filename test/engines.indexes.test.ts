@@ -59,7 +59,7 @@ function documents(count: number): Document[] {
   });
 }
 
-type Query = { filter: Filter<Document>; sort?: Sort; skip?: number; limit?: number };
+type Query = { filter: Filter<Document>; sort?: Sort; skip?: number; limit?: number; projection?: Document };
 
 function queries(ids: ObjectId[]): Query[] {
   const mid = ids[Math.floor(ids.length / 2)];
@@ -99,11 +99,23 @@ function queries(ids: ObjectId[]): Query[] {
     { filter: { $and: [{ siteId: 's1' }, { status: 'draft' }], locale: 'en' }, sort: { _id: -1 } },
     { filter: { siteId: 's1', trashedAt: null, $or: [{ status: 'draft' }, { locale: 'fr' }] }, sort: { _id: -1 }, limit: 5 },
     { filter: { siteId: 's3', status: { $exists: true }, locale: { $regex: '^f' } }, sort: { _id: -1 }, limit: 12 },
+    // Projections of index keys only: answered from the index's entries (covered), a null or
+    // missing key from the document; a field outside the index reads the documents.
+    { filter: { siteId: 's1', status: 'published', locale: 'en' }, sort: { _id: -1 }, limit: 20, projection: { siteId: 1, locale: 1 } },
+    { filter: { siteId: { $in: ['s1', 's3'] }, status: 'draft' }, sort: { _id: -1 }, projection: { _id: 0, status: 1, locale: 1 } },
+    {
+      filter: { siteId: 's2', status: { $in: ['draft', 'archived'] }, locale: 'fr', _id: { $lt: mid } },
+      sort: { _id: 1 },
+      limit: 25,
+      projection: { _id: 1, status: 1 },
+    },
+    { filter: { score: { $in: [1, 2, null] } }, sort: { name: 1, _id: 1 }, limit: 40, projection: { _id: 1, score: 1, name: 1 } },
+    { filter: { siteId: 's2', status: 'archived', locale: 'fr' }, sort: { _id: -1 }, projection: { n: 1, status: 1 } },
   ];
 }
 
 const run = (collection: Collection, q: Query) => {
-  let cursor = collection.find(q.filter);
+  let cursor = collection.find(q.filter, q.projection ? { projection: q.projection } : {});
   if (q.sort) cursor = cursor.sort(q.sort);
   if (q.skip) cursor = cursor.skip(q.skip);
   if (q.limit) cursor = cursor.limit(q.limit);

@@ -515,7 +515,7 @@ public final class Launcher {
          * each range read in index order, merged (MongoDB's "explode for sort"). Reads no further than
          * the consumer takes.
          */
-        Stream<Object> mergedScan(List<Object[]> from, List<Object[]> to, boolean reverse, int fixed) {
+        Stream<Entry> mergedScan(List<Object[]> from, List<Object[]> to, boolean reverse, int fixed) {
             Comparator<Entry> order = (x, y) -> compareAfter(x, y, fixed);
             Comparator<Entry> merged = reverse ? order.reversed() : order;
             java.util.PriorityQueue<Map.Entry<Entry, java.util.Iterator<Entry>>> heads =
@@ -525,18 +525,18 @@ public final class Launcher {
                 java.util.Iterator<Entry> iterator = (reverse ? range.descendingSet() : range).iterator();
                 if (iterator.hasNext()) heads.add(Map.entry(iterator.next(), iterator));
             }
-            java.util.Iterator<Object> positions = new java.util.Iterator<>() {
+            java.util.Iterator<Entry> positions = new java.util.Iterator<>() {
                 @Override
                 public boolean hasNext() {
                     return !heads.isEmpty();
                 }
 
                 @Override
-                public Object next() {
+                public Entry next() {
                     Map.Entry<Entry, java.util.Iterator<Entry>> head = heads.poll();
                     if (head == null) throw new java.util.NoSuchElementException();
                     if (head.getValue().hasNext()) heads.add(Map.entry(head.getValue().next(), head.getValue()));
-                    return head.getKey().position;
+                    return head.getKey();
                 }
             };
             return java.util.stream.StreamSupport.stream(java.util.Spliterators.spliteratorUnknownSize(positions, java.util.Spliterator.ORDERED), false);
@@ -551,10 +551,56 @@ public final class Launcher {
             return compareComponent(x.position, y.position, true);
         }
 
-        /** Positions of the entries between two bounds (both included), in index order or reversed. */
-        Stream<Object> scan(Object[] from, Object[] to, boolean reverse) {
+        /** The entries between two bounds (both included), in index order or reversed. */
+        Stream<Entry> scan(Object[] from, Object[] to, boolean reverse) {
             NavigableSet<Entry> range = entries.subSet(new Entry(from, LOW), true, new Entry(to, HIGH), true);
-            return (reverse ? range.descendingSet() : range).stream().map(entry -> entry.position);
+            return (reverse ? range.descendingSet() : range).stream();
+        }
+
+        /**
+         * A query this index answers alone, as MongoDB's covered queries (no FETCH): the index holds no
+         * array, the projection only includes keys of the index (and `_id`, the entry's position), and
+         * every field the filter names is a key, with an equality, `$in` or range only. The document
+         * made of an entry's keys then matches and projects as the stored one would.
+         */
+        boolean covers(Document query, Document projection) {
+            if (multikey || projection == null || projection.isEmpty()) return false;
+            Set<String> keys = new java.util.HashSet<>(keys());
+            for (String key : keys) if (key.contains(".")) return false; // an entry's document is flat
+            for (Map.Entry<String, Object> field : projection.entrySet()) {
+                boolean included = field.getValue() instanceof Number ? ((Number) field.getValue()).intValue() != 0 : Boolean.TRUE.equals(field.getValue());
+                if (field.getKey().equals("_id")) continue;
+                if (!included || !keys.contains(field.getKey())) return false;
+            }
+            for (Map.Entry<String, Object> clause : query.entrySet()) {
+                if (!keys.contains(clause.getKey()) && !clause.getKey().equals("_id")) return false;
+                Object value = clause.getValue();
+                if (value instanceof Document) {
+                    for (String operator : ((Document) value).keySet()) {
+                        if (!COVERED_OPERATORS.contains(operator)) return false;
+                    }
+                } else if (value == null || !Condition.indexable(value)) {
+                    return false; // null also matches a missing field, which the entry holds as null: left to the stored document
+                }
+            }
+            return true;
+        }
+
+        private static final Set<String> COVERED_OPERATORS = Set.of("$eq", "$in", "$gt", "$gte", "$lt", "$lte");
+
+        /**
+         * The document an entry stands for in a covered query: its keys and its `_id`; null when a key
+         * is null, which the entry holds alike for a null and a missing field (the stored document then
+         * tells which).
+         */
+        Document documentOf(Entry entry) {
+            Document document = new Document("_id", entry.position);
+            List<String> names = keys();
+            for (int i = 0; i < names.size(); i++) {
+                if (Missing.isNullOrMissing(entry.values[i])) return null;
+                document.put(names.get(i), entry.values[i]);
+            }
+            return document;
         }
     }
 
@@ -840,6 +886,9 @@ public final class Launcher {
         private static final class Plan {
             int score;
             Stream<Object> positions;
+            /** A secondary index's scan: its entries (positions are theirs), so a covered query reads no document. */
+            Stream<SecondaryIndex.Entry> entries;
+            SecondaryIndex index;
             boolean ordered;
         }
 
@@ -882,7 +931,12 @@ public final class Launcher {
                 if (LOG_SCANS && count() >= 1000) System.err.println("mongo-launcher: full scan of " + getFullName() + " (" + count() + ") for " + query + " sort " + orderBy);
                 return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
             }
-            Stream<Document> documents = plan.positions.distinct().map(this::getDocument).filter(Objects::nonNull);
+            Stream<Document> documents = plan.entries == null ? plan.positions.distinct().map(this::getDocument).filter(Objects::nonNull)
+                : plan.index.covers(query, fieldSelector) ? plan.entries.map(entry -> {
+                    Document keys = plan.index.documentOf(entry);
+                    return keys != null ? keys : getDocument(entry.position);
+                }).filter(Objects::nonNull)
+                : plan.entries.map(entry -> entry.position).distinct().map(this::getDocument).filter(Objects::nonNull);
             if (plan.ordered) {
                 return matchDocumentsFromStream(query, documents, numberToSkip, limit, batchSize, null, fieldSelector);
             }
@@ -1026,12 +1080,13 @@ public final class Launcher {
                 froms.add(from);
                 tos.add(to);
             }
+            plan.index = index;
             if (servesSort && starts.size() > 1) {
-                plan.positions = index.mergedScan(froms, tos, backwards, equal);
+                plan.entries = index.mergedScan(froms, tos, backwards, equal);
             } else {
-                List<Stream<Object>> scans = new ArrayList<>();
+                List<Stream<SecondaryIndex.Entry>> scans = new ArrayList<>();
                 for (int i = 0; i < froms.size(); i++) scans.add(index.scan(froms.get(i), tos.get(i), backwards));
-                plan.positions = scans.stream().flatMap(s -> s);
+                plan.entries = scans.stream().flatMap(s -> s);
             }
             return plan;
         }

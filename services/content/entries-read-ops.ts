@@ -4,7 +4,7 @@ import { defineOperation } from '../core/operation.ts';
 import { COLLECTIONS, contentCollections, ENTRY_SCOPE, EntryStatusSchema, type EntryDoc } from './model.ts';
 import { EntryListItem, EntryView, LIST_ITEM_FIELDS, toEntryView, toListItem } from './entry-view.ts';
 import { PageInfo, decodeAfterId, manageLimit, orderedPageEnd, pageInOrder, pageOf } from '../core/paging.ts';
-import { BadRequestError, UnauthorizedError } from '../core/errors.ts';
+import { BadRequestError } from '../core/errors.ts';
 import type { OperationContext } from '../core/context.ts';
 import { loadLanguages } from '../languages/languages.ts';
 import { SEARCH_COLLECTION } from './search-index.ts';
@@ -85,22 +85,12 @@ async function searchEntries(
     term: input.term,
     status: input.status,
     author: input.author,
-    inScope: (posting) => isInScope(ctx, posting),
+    scope: ctx.scope.filter({}, ENTRY_SCOPE),
     depth: orderedPageEnd(ctx, 'content-search', input),
   });
   const { items: ids, page } = pageInOrder(ctx, 'content-search', ranked, (id) => id, input);
   const rows = await entriesInOrder<Pick<EntryDoc, keyof typeof LIST_ITEM_FIELDS>>(ctx, ids, ctx.scope.filter(filter, ENTRY_SCOPE), LIST_ITEM_FIELDS);
   return { data: rows.map(toListItem), page: { ...page, total: rows.length } };
-}
-
-function isInScope(ctx: OperationContext, fields: object): boolean {
-  try {
-    ctx.scope.check(fields, ENTRY_SCOPE);
-    return true;
-  } catch (error) {
-    if (error instanceof UnauthorizedError) return false;
-    throw error;
-  }
 }
 
 export const getEntryOp = defineOperation({

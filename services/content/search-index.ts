@@ -14,7 +14,10 @@ import { mediaReferences } from './ndjson-format.ts';
  * both at once when a published entry's working revision is its snapshot (the usual case: half the
  * postings). A search reads `p` and `b`, or `w` and `b`. View `m` holds no words: one posting per
  * media id the entry uses (`mediaId` anywhere in its blocks or fields, working or published), which
- * the media library's "used in" reads (media-usage-ops.ts); no search ever reads it.
+ * the media library's "used in" reads (media-usage-ops.ts); no search ever reads it. Besides its
+ * words, an entry has one row of view `f` naming the frequency rows its words count in (so its next
+ * change takes them back); a frequency row (`~df:…`) counts the postings of one view, locale and
+ * word: a search reads those of its words to read the rarest first (search-query.ts).
  * Written by the write path after every change of an entry, and by the worker's backfill for
  * entries written before (or while a process died between an entry's write and its postings).
  */
@@ -23,7 +26,7 @@ export const SEARCH_COLLECTION = 'search_terms';
 
 /** What a search reads: the published snapshots or the working revisions. */
 export type SearchView = 'w' | 'p';
-type PostingView = SearchView | 'b' | 'm';
+export type PostingView = SearchView | 'b' | 'm' | 'f';
 
 /** The posting views a search of `view` reads. */
 export const viewsOf = (view: SearchView): PostingView[] => [view, 'b'];
@@ -43,7 +46,21 @@ export interface PostingDoc {
   status: EntryDoc['status'];
   authorId: string | null;
   terms: string[];
+  /** The row of view `f` only: the frequency rows (`frequencyId`) the entry's words count in. */
+  counted?: string[];
 }
+
+/** How many postings of one view and locale hold a word: a posting's `_id` never starts with `~`. */
+interface FrequencyDoc {
+  _id: string;
+  n: number;
+}
+
+/** A posting's `_id`: writing the same posting twice is a duplicate. */
+const postingId = (entryId: string, view: PostingView, token: string): string => `${entryId}:${view}:${token}`;
+
+/** The frequency row of a word in one view and locale of a site. */
+export const frequencyId = (siteId: string, view: PostingView, locale: string, token: string): string => `~df:${siteId}:${view}:${locale}:${token}`;
 
 /** The backfill's progress in a workspace database: entries up to `after` (by `_id`) are indexed. */
 interface BackfillState {
@@ -57,9 +74,12 @@ export const SEARCH_INDEXES: readonly IndexSpec[] = [
   // weight, heaviest first (newest first among equals): a word's best postings are the first ones
   // read, so a common word reads only its best few hundred (search-query.ts). A prefix is a range on
   // token, read in word order.
-  { collection: SEARCH_COLLECTION, keys: { siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1 } },
-  // An entry's postings: replaced on every change of it; a word or a prefix among candidate entries.
-  { collection: SEARCH_COLLECTION, keys: { siteId: 1, entryId: 1, view: 1, token: 1 } },
+  // `type` last: a type filter is checked on the index's key, before a posting is read (MongoDB and
+  // the local engine both do), so a word read with a rare type skips the others' postings unread.
+  { collection: SEARCH_COLLECTION, keys: { siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1, type: 1 } },
+  // An entry's postings: replaced on every change of it; a word or a prefix among candidate entries,
+  // `w` last so that lookup is covered too (answered from the index's keys, no posting read).
+  { collection: SEARCH_COLLECTION, keys: { siteId: 1, entryId: 1, view: 1, token: 1, w: 1 } },
 ];
 
 const BACKFILL_ID = `~backfill:v${SEARCH_INDEX_VERSION}`;
@@ -86,6 +106,8 @@ type SearchedEntry = Pick<EntryDoc, keyof typeof SEARCHED_FIELDS>;
 
 /** The postings collection of a workspace database (made with its indexes by its first write, core/first-write.ts). */
 export const searchTerms = (db: Db): Collection<PostingDoc> => db.collection<PostingDoc>(SEARCH_COLLECTION);
+/** Its frequency rows (`frequencyId`). */
+export const frequencyRows = (db: Db): Collection<FrequencyDoc> => db.collection<FrequencyDoc>(SEARCH_COLLECTION);
 
 const sameText = (a: SearchSource, b: SearchSource) =>
   a.title === b.title &&
@@ -108,7 +130,7 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
         ];
   const terms = Object.values(doc.terms ?? {}).flat();
   const posting = (view: PostingView, token: string, w: number): PostingDoc => ({
-    _id: `${doc._id}:${view}:${token}`,
+    _id: postingId(doc._id, view, token),
     siteId: doc.siteId,
     view,
     locale: doc.locale,
@@ -121,7 +143,40 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
     terms,
   });
   const media = mediaReferences(doc.blocks, doc.fields, live?.blocks, live?.fields).map((id) => posting('m', id, 0));
-  return [...views.flatMap(([view, source]) => [...weighWords(source)].map(([token, w]) => posting(view, token, w))), ...media];
+  const counted: string[] = [];
+  const words = views.flatMap(([view, source]) => {
+    const weights = weighWords(source);
+    for (const token of weights.keys()) counted.push(frequencyId(doc.siteId, view, doc.locale, token));
+    return [...weights].map(([token, w]) => posting(view, token, w));
+  });
+  return [...words, ...media, { ...posting('f', '', 0), _id: countedId(doc._id), counted }];
+}
+
+/** The entry's row of view `f`: which frequency rows its words count in. */
+const countedId = (entryId: string) => `${entryId}:f`;
+
+/** The frequency rows some postings count in (their rows of view `f`). */
+export const countedIn = (rows: readonly PostingDoc[]): string[] => rows.flatMap((row) => row.counted ?? []);
+
+/**
+ * Moves the frequency rows from what an entry's postings counted in before to what they count in
+ * now (one upsert per row that changes). Kept beside the postings, not with them: a row two racing
+ * writers both moved can be off by one, so a search takes a frequency as a hint of which word to
+ * read first and as its rarity, never as a limit of what it reads.
+ */
+export async function countFrequencies(db: Db, before: readonly string[], after: readonly string[]): Promise<void> {
+  const change = new Map<string, number>();
+  for (const id of before) change.set(id, (change.get(id) ?? 0) - 1);
+  for (const id of after) change.set(id, (change.get(id) ?? 0) + 1);
+  const ops = [...change].filter(([, n]) => n !== 0).map(([_id, n]) => ({ updateOne: { filter: { _id }, update: { $inc: { n } }, upsert: true } }));
+  if (ops.length === 0) return;
+  const rows = frequencyRows(db);
+  await rows.bulkWrite(ops, { ordered: false }).catch(async (error: unknown) => {
+    // Two first upserts of one row: the loser's is a duplicate, which now exists and takes the increment.
+    if (!onlyDuplicates(error)) throw error;
+    const failed = (error as { writeErrors: Array<{ index: number }> }).writeErrors.map((e) => ops[e.index]);
+    await rows.bulkWrite(failed, { ordered: false });
+  });
 }
 
 const onlyDuplicates = (error: unknown) =>
@@ -150,13 +205,17 @@ export async function syncEntrySearch(
   let state = doc;
   for (let attempt = 0; attempt < 8; attempt++) {
     // A new entry has no postings to delete: postings another writer left meanwhile are found by the read below, which replaces them.
-    if (!(fresh && attempt === 0)) await postings.deleteMany({ siteId, entryId });
+    const first = fresh && attempt === 0;
+    const before = first ? [] : ((await postings.findOne({ _id: countedId(entryId), siteId }, { projection: { counted: 1 } }))?.counted ?? []);
     const next = state ? postingsOf(state) : [];
-    if (next.length > 0) {
+    const replace = async () => {
+      if (!first) await postings.deleteMany({ siteId, entryId });
+      if (next.length === 0) return;
       await postings.insertMany(next, { ordered: false }).catch((error: unknown) => {
         if (!onlyDuplicates(error)) throw error;
       });
-    }
+    };
+    await Promise.all([replace(), countFrequencies(db, before, countedIn(next))]);
     const current = (await entries.findOne({ _id: entryId, siteId }, { projection: SEARCHED_FIELDS })) as SearchedEntry | null;
     if (current === null ? state === null : state !== null && current.version === state.version) return;
     state = current;

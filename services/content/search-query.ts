@@ -2,19 +2,22 @@ import type { Collection, Filter, Sort } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { liveEntryCount } from './entry-counts.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
-import { searchTerms, viewsOf, type PostingDoc, type SearchView } from './search-index.ts';
+import { frequencyId, frequencyRows, searchTerms, viewsOf, type PostingDoc, type PostingView, type SearchView } from './search-index.ts';
 import { parseQuery, rarity } from './search-tokens.ts';
 
 /**
  * Ranked search over the postings of `search-index.ts` (docs/content.md, "Search"). Every word of
  * the query must be found (the last one as the start of a word, unless the query ends after it);
  * entries are ranked by the sum over the words of rarity × weight (BM25 with field weights), the
- * newest first among equals. Reads: each word's best postings (at most `WORD_CAP`, heaviest first:
- * the word index's order), side by side; then, for a word read only in part, its postings among the
- * candidates (by entry: point lookups); then the page's entries by `_id`.
+ * newest first among equals. Reads: the words' frequency rows; the postings of the rarest word (at
+ * most `WORD_CAP`, heaviest first: the word index's order), the request's filters in the read, and
+ * of the other words too when that one is common; the words not read whole among those candidates
+ * (the entry index, rarest first, so the candidates shrink); then the page's entries by `_id`.
+ * Every posting read is covered: its filter and its fields are keys of the index it is read from,
+ * so no posting document is fetched (unless it filters on status, author, term or a key scope).
  */
 
-/** Postings read per word (its heaviest first) before it counts as common, or the page's depth if deeper. */
+/** Postings read of the word read first before it counts as common, or the page's depth if deeper. */
 export const WORD_CAP = 200;
 
 export interface SearchRequest {
@@ -27,49 +30,49 @@ export interface SearchRequest {
   term?: string;
   status?: EntryDoc['status'];
   author?: string;
-  /** The caller's key scope, checked on each candidate's fields (type, locale, author). */
-  inScope?: (posting: Pick<PostingDoc, 'type' | 'locale' | 'authorId'>) => boolean;
-  /** How many answers the caller's page needs (`orderedPageEnd`): a filtered search of a common word reads deeper when fewer were found. */
+  /** The caller's key scope as a filter (`ctx.scope.filter` with ENTRY_SCOPE: a posting carries its entry's type, locale and author under the entry's names). */
+  scope?: Filter<PostingDoc>;
+  /** How many answers the caller's page needs (`orderedPageEnd`): a search reads at least that deep. */
   depth: number;
 }
 
-type Hit = Pick<PostingDoc, 'entryId' | 'w' | 'type' | 'status' | 'authorId' | 'terms' | 'locale'>;
-type Fields = Record<string, 0 | 1>;
+type Hit = Pick<PostingDoc, 'entryId' | 'w' | 'view'>;
+/** What a read takes of a posting: its entry, weight and view, all keys of the word index (a read filtered on its keys only is covered: no posting is fetched). */
+const HIT_FIELDS = { _id: 0, entryId: 1, w: 1, view: 1 } as const;
 
-/** The posting fields a request reads: the word's weight, and only the filter fields it filters on (less to read and send). */
-function hitFields(request: SearchRequest): Fields {
-  const fields: Fields = { _id: 0, entryId: 1, w: 1 };
-  if (request.type !== undefined) fields.type = 1;
-  if (request.status !== undefined) fields.status = 1;
-  if (request.author !== undefined) fields.authorId = 1;
-  if (request.term !== undefined) fields.terms = 1;
-  if (request.inScope !== undefined) Object.assign(fields, { type: 1, locale: 1, authorId: 1 });
-  return fields;
+/** A word of the query as it is read: a whole word is one token, read heaviest first; the prefix (the last word, search as you type) a range of words. */
+interface Key {
+  token: string;
+  /** The prefix: a range of words, with no frequency rows. */
+  range: boolean;
 }
 
-/** The request's filters as a posting filter (every posting of an entry carries the entry's filter fields). */
+function keysOf(q: string): Key[] {
+  const { words, prefix } = parseQuery(q);
+  const keys: Key[] = words.map((token) => ({ token, range: false }));
+  if (prefix !== null) keys.push({ token: prefix, range: true });
+  return keys;
+}
+
+/**
+ * The request's filters and key scope as a posting filter (every posting of an entry carries the
+ * entry's filter fields). The published views (`p`, `b`) hold published entries only: a status of
+ * `published` there is always true and left out, so the Public API's read names only the index's keys.
+ */
 function filtersOf(request: SearchRequest): Filter<PostingDoc> {
-  const filter: Filter<PostingDoc> = {};
+  const filter: Filter<PostingDoc> = { ...request.scope };
   if (request.type !== undefined) filter.type = request.type;
-  if (request.status !== undefined) filter.status = request.status;
+  if (request.status !== undefined && !(request.view === 'p' && request.status === 'published')) filter.status = request.status;
   if (request.author !== undefined) filter.authorId = request.author;
   if (request.term !== undefined) filter.terms = request.term;
   return filter;
 }
 
-interface WordHits {
-  word: string;
-  prefix: boolean;
-  /** Best posting per entry (a prefix matches several words of one entry: the heaviest counts), in the order read. */
-  hits: Map<string, Hit>;
-  /** Every posting of the word was read (no more than the cap). */
-  complete: boolean;
-}
+const tokenMatch = (key: Key) => (key.range ? { $gte: key.token, $lt: `${key.token}\uffff` } : key.token);
 
-const tokenMatch = (word: string, prefix: boolean) => (prefix ? { $gte: word, $lt: `${word}\uffff` } : word);
-
-function best(rows: readonly Hit[]): Map<string, Hit> {
-  const hits = new Map<string, Hit>();
+/** Best posting per entry (a range matches several words of one entry: the heaviest counts), in the order read. */
+function best<T extends Pick<Hit, 'entryId' | 'w'>>(rows: readonly T[]): Map<string, T> {
+  const hits = new Map<string, T>();
   for (const row of rows) {
     const seen = hits.get(row.entryId);
     if (!seen || seen.w < row.w) hits.set(row.entryId, row);
@@ -78,113 +81,130 @@ function best(rows: readonly Hit[]): Map<string, Hit> {
 }
 
 /**
- * A word's first `WORD_CAP` postings in the word index's order: a word's heaviest first (the best
- * answers of a one-word query, exactly), a prefix's in word order (shorter completions first), each
- * word heaviest first. Views and locales are `$in`s: the index is read in that order over each and
- * the reads merged (MongoDB's "explode for sort"; the local engine does the same).
+ * A key's first `cap` postings in the word index's order (a token's heaviest first; a range in word
+ * order, each word heaviest first), with the request's filters. Views and locales are `$in`s: the
+ * index is read in that order over each and the reads merged (MongoDB's "explode for sort"; the
+ * local engine does the same). `complete`: every posting that passes was read.
  */
-async function readWord(
-  postings: Collection<PostingDoc>,
-  base: Filter<PostingDoc>,
-  fields: Fields,
-  cap: number,
-  word: string,
-  prefix: boolean,
-): Promise<WordHits> {
-  const sort = prefix ? { token: 1, w: -1, entryId: -1 } : { w: -1, entryId: -1 };
+async function readKey(postings: Collection<PostingDoc>, filter: Filter<PostingDoc>, cap: number, key: Key) {
+  const sort = key.range ? { token: 1, w: -1, entryId: -1 } : { w: -1, entryId: -1 };
   const rows = (await postings
-    .find({ ...base, token: tokenMatch(word, prefix) } as Filter<PostingDoc>, { projection: fields, sort: sort as Sort, limit: cap + 1 })
+    .find({ ...filter, token: tokenMatch(key) } as Filter<PostingDoc>, { projection: HIT_FIELDS, sort: sort as Sort, limit: cap + 1 })
     .toArray()) as Hit[];
-  return { word, prefix, hits: best(rows.slice(0, cap)), complete: rows.length <= cap };
+  return { hits: best(rows.slice(0, cap)), complete: rows.length <= cap };
 }
 
-/** A word's postings among some entries only: point lookups by entry on the entry index (a prefix: a range within each entry). */
+/** A key's weight in each candidate that holds it: a seek per candidate and view on the entry index (`w` among its keys: covered). */
 async function readAmong(
   postings: Collection<PostingDoc>,
-  base: Filter<PostingDoc>,
-  fields: Fields,
-  list: WordHits,
-  entryIds: string[],
-): Promise<Map<string, Hit>> {
-  if (entryIds.length === 0) return new Map();
-  const filter = { siteId: base.siteId, entryId: { $in: entryIds }, view: base.view, token: tokenMatch(list.word, list.prefix) };
-  return best((await postings.find(filter as Filter<PostingDoc>, { projection: fields }).toArray()) as Hit[]);
+  siteId: string,
+  views: readonly PostingView[],
+  key: Key,
+  candidates: readonly Hit[],
+): Promise<Map<string, number>> {
+  const filter = { siteId, entryId: { $in: candidates.map((hit) => hit.entryId) }, view: { $in: [...views] }, token: tokenMatch(key) };
+  const rows = (await postings.find(filter as Filter<PostingDoc>, { projection: { _id: 0, entryId: 1, w: 1 } }).toArray()) as Array<Pick<Hit, 'entryId' | 'w'>>;
+  return new Map([...best(rows)].map(([id, row]) => [id, row.w]));
 }
 
-interface Ranking {
-  ids: string[];
-  /** Every word was read whole: the ranking is exact (else it ranks among the best-read postings). */
-  exact: boolean;
-}
-
-async function rank(ctx: OperationContext, request: SearchRequest, words: string[], prefix: string | null, pushFilters: boolean): Promise<Ranking> {
-  const postings = searchTerms(ctx.db);
-  const base: Filter<PostingDoc> = {
-    siteId: ctx.site._id,
-    view: { $in: viewsOf(request.view) },
-    locale: request.locales.length === 1 ? request.locales[0] : { $in: [...request.locales] },
-  };
-  const read: Filter<PostingDoc> = pushFilters ? { ...base, ...filtersOf(request) } : base;
-  const fields = hitFields(request);
-  // A page deep in a broad query's answers reads that deep. A one-word query ranks in the index's
-  // order (its score is the word's weight times one rarity): its page is its first postings, unless
-  // a key scope (which no read can carry) may drop some of them.
-  const oneWord = words.length === 1 && prefix === null && request.inScope === undefined;
-  const cap = oneWord ? request.depth : Math.max(WORD_CAP, request.depth);
-  const [total, ...lists] = await Promise.all([
-    liveEntryCount(ctx),
-    ...words.map((word) => readWord(postings, read, fields, cap, word, false)),
-    ...(prefix === null ? [] : [readWord(postings, read, fields, cap, prefix, true)]),
-  ]);
-  const passes = (hit: Hit) =>
-    (request.type === undefined || hit.type === request.type) &&
-    (request.status === undefined || hit.status === request.status) &&
-    (request.author === undefined || hit.authorId === request.author) &&
-    (request.term === undefined || hit.terms.includes(request.term)) &&
-    (request.inScope === undefined || request.inScope(hit));
-  const exact = lists.every((list) => list.complete);
-  // Candidates: the rarest word read whole; with every word common, the entries among any word's best
-  // postings (each word then looked up among them: the first round of Fagin's threshold algorithm).
-  const whole = lists.filter((list) => list.complete).sort((a, b) => a.hits.size - b.hits.size);
-  const sources = whole.length > 0 ? [whole[0]] : lists;
-  const pool = new Map<string, Hit>();
-  for (const list of sources) for (const [id, hit] of list.hits) if (!pool.has(id) && passes(hit)) pool.set(id, hit);
-  let candidates = [...pool.keys()];
-  const weights = new Map<WordHits, Map<string, Hit>>();
-  for (const list of lists) {
-    if (candidates.length === 0) return { ids: [], exact };
-    let hits = list.hits;
-    if (!list.complete) {
-      const missing = candidates.filter((id) => !list.hits.has(id));
-      const found = await readAmong(postings, base, fields, list, missing);
-      hits = new Map([...list.hits, ...found]);
-    }
-    weights.set(list, hits);
-    candidates = candidates.filter((id) => hits.has(id));
+/** How many postings of the request's views and locales hold each whole word (its frequency rows: a hint, see `countFrequencies`). */
+async function frequencies(
+  ctx: OperationContext,
+  views: readonly PostingView[],
+  locales: readonly string[],
+  words: readonly string[],
+): Promise<Map<string, number>> {
+  const wordOf = new Map<string, string>();
+  for (const word of words) for (const view of views) for (const locale of locales) wordOf.set(frequencyId(ctx.site._id, view, locale, word), word);
+  const counts = new Map(words.map((word) => [word, 0]));
+  if (wordOf.size === 0) return counts;
+  for (const row of await frequencyRows(ctx.db)
+    .find({ _id: { $in: [...wordOf.keys()] } })
+    .toArray()) {
+    const word = wordOf.get(row._id)!;
+    counts.set(word, counts.get(word)! + Math.max(0, row.n));
   }
-  // A word's rarity: how many entries hold it (a common word's count is at least the cap).
-  const idf = new Map([...weights.keys()].map((list) => [list, rarity(total, list.complete ? list.hits.size : cap + 1)]));
-  const scored = candidates.map((id) => {
-    let score = 0;
-    for (const [list, hits] of weights) score += idf.get(list)! * hits.get(id)!.w;
-    return { id, score };
-  });
-  scored.sort((a, b) => b.score - a.score || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-  return { ids: scored.map((row) => row.id), exact };
+  return counts;
 }
 
 /**
  * Entry ids, best first: every candidate that holds every word of the query and passes the filters.
- * Filters are checked on the postings read; when a common word leaves fewer answers than the page
- * needs (a narrow filter: an author, a term), the words are read again with the filters in the read,
- * so the best postings read are those that pass.
+ * The key read first is the rarest whole word when it is rare enough to be read whole (the answers
+ * are then exact), else the prefix (a common word's candidates would be its heaviest, not the
+ * prefix's), else the rarest word; when it is common, every key's best postings are candidates.
  */
 export async function rankEntries(ctx: OperationContext, request: SearchRequest): Promise<string[]> {
-  const { words, prefix } = parseQuery(request.q);
-  if (words.length === 0 && prefix === null) return [];
-  const first = await rank(ctx, request, words, prefix, false);
-  if (first.exact || first.ids.length >= request.depth || Object.keys(filtersOf(request)).length === 0) return first.ids;
-  return (await rank(ctx, request, words, prefix, true)).ids;
+  const keys = keysOf(request.q);
+  if (keys.length === 0) return [];
+  const postings = searchTerms(ctx.db);
+  const views = viewsOf(request.view);
+  const read: Filter<PostingDoc> = {
+    siteId: ctx.site._id,
+    view: { $in: views },
+    locale: request.locales.length === 1 ? request.locales[0] : { $in: [...request.locales] },
+    ...filtersOf(request),
+  };
+  const newestFirst = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0);
+  // A page deep in a broad query's answers reads that deep. A one-key query ranks in the index's
+  // order (its score is the key's weight times one rarity): its page is its first postings, unless
+  // it is a range (read in word order).
+  if (keys.length === 1) {
+    const cap = keys[0].range ? Math.max(WORD_CAP, request.depth) : request.depth;
+    const { hits } = await readKey(postings, read, cap, keys[0]);
+    return [...hits.values()].sort((a, b) => b.w - a.w || newestFirst(a.entryId, b.entryId)).map((hit) => hit.entryId);
+  }
+  const cap = Math.max(WORD_CAP, request.depth);
+  const words = keys.filter((key) => !key.range);
+  const [total, counts] = await Promise.all([
+    liveEntryCount(ctx),
+    frequencies(
+      ctx,
+      views,
+      request.locales,
+      words.map((key) => key.token),
+    ),
+  ]);
+  const byRarity = [...words].sort((a, b) => counts.get(a.token)! - counts.get(b.token)!);
+  const prefix = keys.find((key) => key.range);
+  const first = byRarity.length > 0 && (counts.get(byRarity[0].token)! <= cap || !prefix) ? byRarity[0] : prefix!;
+  const lists = new Map([[first, await readKey(postings, read, cap, first)]]);
+  // A common first key: the other keys' best postings are read too (side by side, covered), and the
+  // entries among any key's best are the candidates (the first round of Fagin's threshold algorithm).
+  if (!lists.get(first)!.complete) {
+    const others = keys.filter((key) => key !== first);
+    const read2 = await Promise.all(others.map((key) => readKey(postings, read, cap, key)));
+    others.forEach((key, i) => lists.set(key, read2[i]));
+  }
+  const pool = new Map<string, Hit>();
+  for (const list of lists.values()) for (const hit of list.hits.values()) if (!pool.has(hit.entryId)) pool.set(hit.entryId, hit);
+  let candidates = [...pool.values()];
+  // Each key's weight in the candidates: from its read, then looked up where the read was not whole (rarest first: the candidates shrink).
+  const weights = new Map<Key, Map<string, number>>();
+  for (const key of [first, ...byRarity, ...(prefix ? [prefix] : [])]) {
+    if (weights.has(key)) continue;
+    if (candidates.length === 0) return [];
+    const list = lists.get(key);
+    const found = new Map([...(list?.hits.values() ?? [])].map((hit) => [hit.entryId, hit.w]));
+    const missing = list?.complete ? [] : candidates.filter((hit) => !found.has(hit.entryId));
+    if (missing.length > 0) for (const [id, w] of await readAmong(postings, ctx.site._id, views, key, missing)) found.set(id, w);
+    weights.set(key, found);
+    candidates = candidates.filter((hit) => found.has(hit.entryId));
+  }
+  // A key's rarity: how many entries hold it, from its frequency rows; a key read whole holds at
+  // least what was read; else (and a prefix, which has no rows) more than the cap.
+  const held = (key: Key) => {
+    const counted = counts.get(key.token) ?? 0;
+    const list = lists.get(key);
+    return list?.complete ? Math.max(counted, list.hits.size) : counted > 0 ? counted : cap + 1;
+  };
+  const idf = new Map([...weights.keys()].map((key) => [key, rarity(total, held(key))]));
+  const scored = candidates.map((hit) => {
+    let score = 0;
+    for (const [key, found] of weights) score += idf.get(key)! * found.get(hit.entryId)!;
+    return { id: hit.entryId, score };
+  });
+  scored.sort((a, b) => b.score - a.score || newestFirst(a.id, b.id));
+  return scored.map((row) => row.id);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, defaultSiteContext, type ContentWorld } from './support.ts';
-import { postingsOf, searchTerms } from '../../services/content/search-index.ts';
+import { countedIn, countFrequencies, postingsOf, searchTerms } from '../../services/content/search-index.ts';
 import { WORD_CAP } from '../../services/content/search-query.ts';
 import { reconcileEntryCounts } from '../../services/content/entry-counts.ts';
 import { contentCollections, type EntryDoc } from '../../services/content/model.ts';
@@ -56,7 +56,9 @@ beforeAll(async () => {
     } as EntryDoc;
   });
   await contentCollections(db).entries.insertMany(docs);
-  await searchTerms(db).insertMany(docs.flatMap(postingsOf));
+  const postings = docs.flatMap(postingsOf);
+  await searchTerms(db).insertMany(postings);
+  await countFrequencies(db, [], countedIn(postings));
   await reconcileEntryCounts(db);
 });
 afterAll(async () => cw?.close());
@@ -99,6 +101,16 @@ describe('search of common words', () => {
   it('finds the entries a narrow filter keeps even when they are not among a common word’s heaviest', async () => {
     expect(await publicSlugs('osprey ', '&type=page')).toEqual(slugs(9, 8, 7));
     expect(await publicSlugs('kite osprey ', '&type=page')).toEqual(slugs(9, 8, 7));
+  });
+
+  it('reads a prefix heaviest first among its words, with a rare word first or the filter in the read', async () => {
+    expect(await publicSlugs('osp')).toEqual(slugs(...titled(20)));
+    expect(await publicSlugs('ospre')).toEqual(slugs(...titled(20)));
+    // A rare word read first, the prefix looked up among its entries; a common word with a
+    // prefix: the prefix read first, with the filter in the read.
+    expect(await publicSlugs('merlin osp')).toEqual(slugs(251, 5));
+    expect(await publicSlugs('kite osp', '&type=page')).toEqual(slugs(9, 8, 7));
+    expect(await publicSlugs('osp ')).toEqual([]);
   });
 
   it('intersects a rare word with a common one, and two common words', async () => {

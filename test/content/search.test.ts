@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, defaultSiteContext, signIn, type ContentWorld, type Entry } from './support.ts';
-import { backfillSearch, SEARCH_COLLECTION } from '../../services/content/search-index.ts';
+import { backfillSearch, frequencyId, SEARCH_COLLECTION } from '../../services/content/search-index.ts';
 import { parseQuery, SEARCH_INDEX_VERSION, tokenize, weighWords } from '../../services/content/search-tokens.ts';
 import { emptyBlocks, type BlockDocument } from '../../services/content/model.ts';
 
@@ -196,6 +196,24 @@ describe('search', () => {
     expect(await ctx.db.collection(SEARCH_COLLECTION).countDocuments({ entryId: e.id })).toBe(0);
   });
 
+  it('counts the entries that hold each word, per view and locale, as entries change', async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const rows = ctx.db.collection<{ _id: string; n: number }>(SEARCH_COLLECTION);
+    const held = async (view: 'w' | 'p' | 'b', word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, view, 'en', word) }))?.n ?? 0;
+    const e = await cw.create({ title: 'Lammergeier soaring', slug: 'bone-breaker' });
+    expect([await held('w', 'lammergeier'), await held('b', 'lammergeier')]).toEqual([1, 0]);
+    await publish(e);
+    expect([await held('w', 'lammergeier'), await held('b', 'lammergeier')]).toEqual([0, 1]);
+    // The working revision moves away from the published one: each view counts its own words.
+    await cw.manage('PATCH', `/content/${e.id}`, { title: 'Bearded vulture soaring' });
+    expect([await held('b', 'lammergeier'), await held('p', 'lammergeier'), await held('w', 'lammergeier'), await held('w', 'bearded')]).toEqual([0, 1, 0, 1]);
+    expect(await publicSlugs('lammergeier soaring')).toEqual(['bone-breaker']);
+    expect(await manageSlugs('bearded soaring')).toEqual(['bone-breaker']);
+    expect(await manageSlugs('lammergeier soaring')).toEqual([]);
+    await cw.manage('DELETE', `/content/${e.id}`);
+    expect([await held('p', 'lammergeier'), await held('w', 'bearded'), await held('w', 'soaring')]).toEqual([0, 0, 0]);
+  });
+
   it('leaves the postings of the last state when writers of one entry race', async () => {
     const e = await cw.create({ title: 'Race start', slug: 'race' });
     const racers = Array.from({ length: 8 }, (_, i) => `racer${i}`);
@@ -204,7 +222,10 @@ describe('search', () => {
     const final = (await cw.manage('GET', `/content/${e.id}`)).json();
     const winner = final.title.split(' ')[1];
     const ctx = await defaultSiteContext(cw.world);
-    const tokens = (await ctx.db.collection(SEARCH_COLLECTION).find({ siteId: ctx.site._id, entryId: e.id }).toArray()).map((posting) => posting.token);
+    // Its words (the row of view `f` left aside).
+    const tokens = (await ctx.db.collection(SEARCH_COLLECTION).find({ siteId: ctx.site._id, entryId: e.id, view: 'w' }).toArray()).map(
+      (posting) => posting.token as string,
+    );
     expect(tokens.sort()).toEqual(['contest', 'race', winner].sort());
     for (const word of racers) expect(await manageSlugs(word)).toEqual(word === winner ? ['race'] : []);
   });
@@ -274,8 +295,8 @@ describe('the search collection', () => {
       await fresh.create({ title: 'First words' });
       expect(await names()).toContain(SEARCH_COLLECTION);
       const indexes = (await ctx.db.collection(SEARCH_COLLECTION).listIndexes().toArray()).map((index) => index.key);
-      expect(indexes).toContainEqual({ siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1 });
-      expect(indexes).toContainEqual({ siteId: 1, entryId: 1, view: 1, token: 1 });
+      expect(indexes).toContainEqual({ siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1, type: 1 });
+      expect(indexes).toContainEqual({ siteId: 1, entryId: 1, view: 1, token: 1, w: 1 });
     } finally {
       await fresh.close();
     }

@@ -46,6 +46,9 @@ import { WHOLE_COLLECTION_READ } from '../../services/platform/backup/snapshot.t
  */
 const PEOPLE = 'hand-made configuration of one site: rows people create one by one';
 const ORDERED = "a list filter riding on the list's index order (site + newest first): a page stops when full (≤ 200 rows)";
+/** A search's filter read with its first word (content/search-query.ts): the word index bounds the read to that word's (or prefix's) postings. */
+const SEARCH =
+  "a search's filter riding on one word's postings in the word index's order {siteId, view, locale, token, w, entryId, type}: `type` checked on the index's key, the others on each posting read; the read stops at 201 that pass, and never reads past that word's postings";
 const ALLOWED: Record<string, string> = {
   'sessions find eq[siteId,userId] range[expiresAt] sort[createdAt:-1]': "one user's own sessions (a few per person), from the { siteId, userId } index",
   'invitations find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (pending invitations, made one by one by administrators)`,
@@ -90,6 +93,14 @@ const ALLOWED: Record<string, string> = {
   'taxonomy_terms find eq[siteId] range[] sort[_id:1]': 'the static export reads every term of the site once per run',
   'taxonomy_terms update eq[parentId,siteId,taxonomy] range[] sort[]':
     "deleting a term re-parents its children: one taxonomy's terms, read through {siteId, taxonomy, …}",
+  'search_terms find eq[locale,siteId,type,view] range[token] sort[token:1,w:-1,entryId:-1]': SEARCH,
+  'search_terms find eq[locale,siteId,token,type,view] range[] sort[w:-1,entryId:-1]': SEARCH,
+  'search_terms find eq[locale,siteId,terms,view] range[token] sort[token:1,w:-1,entryId:-1]': SEARCH,
+  'search_terms find eq[locale,siteId,terms,token,view] range[] sort[w:-1,entryId:-1]': SEARCH,
+  'search_terms find eq[locale,siteId,status,view] range[token] sort[token:1,w:-1,entryId:-1]': SEARCH,
+  'search_terms find eq[locale,siteId,status,token,view] range[] sort[w:-1,entryId:-1]': SEARCH,
+  'search_terms find eq[authorId,locale,siteId,view] range[token] sort[token:1,w:-1,entryId:-1]': SEARCH,
+  'search_terms find eq[authorId,locale,siteId,token,view] range[] sort[w:-1,entryId:-1]': SEARCH,
   'content_entries find eq[siteId,status,trashedAt] range[] sort[_id:-1]': `${ORDERED} ({siteId, trashedAt, _id})`,
   'content_entries find eq[siteId,trashedAt,type] range[] sort[_id:-1]': `${ORDERED} ({siteId, trashedAt, _id})`,
   'content_entries find eq[locale,siteId,trashedAt] range[] sort[_id:-1]': `${ORDERED} ({siteId, trashedAt, _id})`,
