@@ -3,8 +3,9 @@ import type { IndexSpec } from './feature.ts';
 
 /**
  * The hand-made configuration of a workspace's sites, one collection for all of it (issue 24, a
- * lean footprint: thirteen collections, nine of them with a unique index of their own, held what
- * people make one by one). Each document keeps its `_id` and fields and gains two:
+ * lean footprint: fifteen collections, ten of them with an index of their own, held what people
+ * make one by one; and the export's plan, read by `_id` only). Each document keeps its `_id` and
+ * fields and gains two:
  * - `_c`: its kind, the name of the collection it had (`menus`, `roles`, ...);
  * - `_k`: what identifies it within its site and kind (the fields its collection's unique index
  *   had, `SITE_CONFIG_KINDS`; its `_id` for a kind that had none), unique with `{ _c, siteId }`.
@@ -32,6 +33,10 @@ export const SITE_CONFIG_KINDS: Readonly<Record<string, readonly string[]>> = {
   comment_spam_terms: ['term'],
   plugins: [],
   invitations: [],
+  api_keys: ['lookup'],
+  webhook_endpoints: [],
+  /** Not made by hand: a static export run's plan, read and deleted by `_id` and `_id` ranges only (export/runner.ts). */
+  export_plan: [],
 };
 
 export const isSiteConfigKind = (name: string): boolean => Object.hasOwn(SITE_CONFIG_KINDS, name);

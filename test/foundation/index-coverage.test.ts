@@ -54,7 +54,7 @@ const ALLOWED: Record<string, string> = {
   'sessions find eq[siteId,userId] range[expiresAt] sort[createdAt:-1]': "one user's own sessions (a few per person), from the { siteId, userId } index",
   'site_config:invitations find eq[email,siteId,state] range[expiresAt] sort[]': `${CONFIG} (an address's pending invitation: inviting, accepting)`,
   'site_config:plugins find eq[active,siteId] range[] sort[]': `${CONFIG} (the plugins a site activated, at most the catalog; held per process)`,
-  'webhook_endpoints find eq[ownerKeyId,siteId] range[] sort[_id:1]': `${PEOPLE} (the endpoints a key registered, within the webhookEndpoints quota)`,
+  'site_config:webhook_endpoints find eq[ownerKeyId,siteId] range[] sort[_id:1]': `${CONFIG} (the endpoints a key registered, within the webhookEndpoints quota)`,
   'site_config:widgets find eq[area,siteId] range[] sort[]': `${CONFIG} (one area's widgets)`,
   'site_config:widgets find eq[area,siteId] range[] sort[position:-1]': `${CONFIG} (the last widget of an area, to place one after it)`,
   'site_config:widgets update eq[area,siteId] range[] sort[]': `${CONFIG} (an area's widgets, when the area changes)`,
@@ -66,15 +66,14 @@ const ALLOWED: Record<string, string> = {
   'content_entries find eq[locale,siteId,trashedAt] range[] sort[_id:1]':
     "the NDJSON export filtered by locale: one stream over the site's entries, reading what it writes out",
   'content_imports find eq[state] range[] sort[]': 'workspace deletion, once: the running imports to stop',
-  'api_keys find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the keys list)`,
-  'api_keys aggregate eq[siteId,status] range[] sort[]': `${PEOPLE} (a site's active keys: usage and the apiKeys quota)`,
-  'api_keys aggregate eq[status] range[] sort[]': `${PEOPLE} (the workspace's active keys: the operator's usage page)`,
+  'site_config:api_keys aggregate eq[siteId,status] range[] sort[]': `${CONFIG} (a site's active keys: usage and the apiKeys quota)`,
+  'site_config:api_keys aggregate eq[status] range[] sort[]': `${CONFIG} (the workspace's active keys: the operator's usage page)`,
   'users find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the users list)`,
   'users find eq[role,siteId] range[] sort[]': `${PEOPLE} (who holds a role: role changes and deletion)`,
   'users aggregate eq[role,siteId] range[] sort[]': `${PEOPLE} (how many hold a role: role deletion)`,
   'users find eq[platformOperator,siteId] range[] sort[_id:1]': `${PEOPLE} (the operators list: the platform site's users)`,
   'users aggregate eq[platformOperator,siteId] range[] sort[]': `${PEOPLE} (the last operator is never revoked)`,
-  'webhook_endpoints find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the endpoints list)`,
+  'site_config:webhook_endpoints find eq[active,siteId] range[] sort[]': `${CONFIG} (a site's active endpoints: read once per change of them, held by the outbox's feed cache, events/outbox.ts)`,
   'site_config:menus find eq[siteId,trashedAt] range[] sort[_k:1]': `${CONFIG} (menus, listed whole)`,
   'site_config:menus find eq[locale,siteId,trashedAt] range[] sort[_k:1]': `${CONFIG} (the public menus of a locale)`,
   'site_config:menus find eq[siteId] range[trashedAt] sort[trashedAt:-1,_id:-1]': `${CONFIG} (trashed menus)`,
@@ -103,7 +102,6 @@ const ALLOWED: Record<string, string> = {
   'content_entries find eq[] range[schedule] sort[]': "workspace deletion and a clone's last step, once each: the schedules to stop or to start",
   'term_removal_jobs find eq[] range[] sort[]': 'workspace deletion, once: the term-removal jobs to stop (one row per running job)',
   'webhook_deliveries find eq[status] range[] sort[]': 'workspace deletion, once: the pending deliveries to fail',
-  'webhook_endpoints find eq[] range[] sort[]': 'workspace deletion, once: the endpoint actors to stop',
   'platform.gateways find eq[evicted] range[leaseUntil] sort[]': 'one row per running gateway process',
   'platform.gateways delete eq[] range[leaseUntil] sort[]': 'one row per running gateway process',
   'platform.domains find eq[] range[] sort[]': "an operator's tenant search by part of a domain: at most 1000 matches, platform operators only",
@@ -210,10 +208,11 @@ async function footprint(dbName: string) {
 /** Issue 24's targets: a fresh workspace ≤ 40, one every feature wrote to ≤ 80 (docs/footprint.md). */
 const FRESH_TARGET = 40;
 /**
- * Not met yet (target 80): a ratchet meanwhile. A change that adds a collection or an index raises
- * it, one that removes some lowers it, with its reason in docs/footprint.md.
+ * Met (target 80), and a ratchet still: a change that adds a collection or an index raises it
+ * (past 80 only with the issue's target revisited), one that removes some lowers it, with its
+ * reason in docs/footprint.md.
  */
-const USED_CEILING = 88;
+const USED_CEILING = 80;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {
