@@ -181,7 +181,7 @@ function viewReplacement(kind: string, filter: Document, replacement: Document):
 const CURSOR_READS = new Set(['toArray', 'next', 'tryNext', 'hasNext', 'forEach', 'explain']);
 
 /**
- * A kind's cursor: its `sort` in `_k` terms (`viewSort`), and until the legacy move is done
+ * A kind's cursor: its `sort` in `_k` terms (`viewSort`), a `project` that still hides `_c` and `_k`, and until the legacy move is done
  * (`moved`), reads that wait for it first. Builder methods answer the same wrapper.
  */
 function viewCursor<C extends object>(kind: string, cursor: C, ready: () => Promise<unknown>, moved: () => boolean): C {
@@ -200,7 +200,8 @@ function viewCursor<C extends object>(kind: string, cursor: C, ready: () => Prom
           return (value as (...a: unknown[]) => unknown).apply(target, args);
         };
       return (...args: unknown[]) => {
-        const out = (value as (...a: unknown[]) => unknown).apply(target, property === 'sort' ? [viewSort(kind, args[0]), ...args.slice(1)] : args);
+        const given = property === 'sort' ? [viewSort(kind, args[0]), ...args.slice(1)] : property === 'project' ? [viewProjection(args[0] as Document)] : args;
+        const out = (value as (...a: unknown[]) => unknown).apply(target, given);
         if (out === target) return proxy;
         return out instanceof AbstractCursor ? viewCursor(kind, out, ready, moved) : out;
       };

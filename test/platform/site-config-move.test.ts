@@ -16,6 +16,8 @@ import { platformCollections } from '../../services/tenancy/platform-db.ts';
 import { workspaceIndexVersion } from '../../services/tenancy/index-version.ts';
 import { cloneRewrite } from '../../services/platform/backup/clone-fixups.ts';
 import { BUILTIN_TEMPLATES } from '../../services/email-templates/email-templates.ts';
+import { builtinPlugins } from '../../services/plugins/builtin/index.ts';
+import { catalogPlugins } from '../../services/plugins/catalog/index.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { indexDescriptions } from '../../services/core/first-write.ts';
 
@@ -41,6 +43,7 @@ const LEGACY_UNIQUE: Record<string, Document> = {
   widget_areas: { siteId: 1, key: 1 },
   design_documents: { siteId: 1, kind: 1, key: 1 },
   comment_spam_terms: { siteId: 1, term: 1 },
+  api_keys: { siteId: 1, lookup: 1 },
 };
 
 /** Turns `site_config` back into the earlier layout: each kind's documents in its own collection, without `_c` and `_k`. */
@@ -122,6 +125,7 @@ describe('a workspace of the earlier layout, upgraded by its actor', { timeout: 
     const counts = await toLegacyLayout(raw);
     expect(Object.keys(counts).sort()).toEqual(
       [
+        'api_keys',
         'comment_rules',
         'comment_spam_terms',
         'content_types',
@@ -175,6 +179,16 @@ describe('a workspace of the earlier layout, upgraded by its actor', { timeout: 
       siteId: 'site-e',
       slug: 'main',
     });
+  });
+});
+
+describe('ids of different kinds never meet in site_config', () => {
+  it('the kinds whose ids are built from a catalog key (`<siteId>:<key>`) have catalogs that do not overlap', () => {
+    const templates = BUILTIN_TEMPLATES.map((t) => t.key);
+    const plugins = [...builtinPlugins, ...catalogPlugins].map((p) => p.id);
+    expect(templates.filter((key) => plugins.includes(key))).toEqual([]);
+    // Design documents' ids have a second colon (`<siteId>:<kind>:<key>`), the export plan's too; neither key holds one.
+    expect([...templates, ...plugins].filter((key) => key.includes(':'))).toEqual([]);
   });
 });
 
