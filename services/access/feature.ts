@@ -29,10 +29,8 @@ export const accessFeature: Feature = {
   ],
   indexes: [
     { collection: ACCESS_COLLECTIONS.users, keys: { siteId: 1, email: 1 }, options: { unique: true } },
-    { collection: ACCESS_COLLECTIONS.roles, keys: { siteId: 1, name: 1 }, options: { unique: true } },
-    { collection: ACCESS_COLLECTIONS.apiKeys, keys: { siteId: 1, lookup: 1 }, options: { unique: true } },
     { collection: ACCESS_COLLECTIONS.sessions, keys: { siteId: 1, userId: 1 } },
-    // Invitations have none of their own: sent one by one by administrators, read per site as a few rows.
+    // Roles (unique by name), API keys (unique by lookup: a key's sign-in reads it so) and invitations are `site_config` kinds (core/site-config.ts).
     { collection: ACCESS_COLLECTIONS.passwordResets, keys: { siteId: 1, userId: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, action: 1, _id: 1 } },
     { collection: ACCESS_COLLECTIONS.audit, keys: { siteId: 1, agg: 1 } },

@@ -13,7 +13,6 @@ export const commentsFeature: Feature = {
   indexes: [
     { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, status: 1, _id: -1 } },
     { collection: COMMENT_COLLECTIONS.comments, keys: { siteId: 1, entryId: 1, status: 1, _id: -1 } },
-    // The moderation rules have none of their own: made one by one by people, listed whole.
-    { collection: COMMENT_COLLECTIONS.spamTerms, keys: { siteId: 1, term: 1 }, options: { unique: true } },
+    // The moderation rules and spam terms are `site_config` kinds (core/site-config.ts), spam terms unique by term.
   ],
 };

@@ -97,8 +97,7 @@ export const contentFeature: Feature = {
     { collection: COLLECTIONS.revisions, keys: { siteId: 1, entryId: 1, version: -1 } },
     // Retention: a site's revisions older than its days, in scan order (revision-retention.ts).
     { collection: COLLECTIONS.revisions, keys: { siteId: 1, createdAt: 1, _id: 1 } },
-    { collection: COLLECTIONS.types, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
-    { collection: COLLECTIONS.taxonomies, keys: { siteId: 1, slug: 1 }, options: { unique: true } },
+    // Content types and taxonomies are `site_config` kinds, unique by slug there (core/site-config.ts).
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, slug: 1 }, options: { unique: true } },
     // A taxonomy's terms, newest first (tags grow with the content).
     { collection: COLLECTIONS.terms, keys: { siteId: 1, taxonomy: 1, _id: -1 } },

@@ -13,6 +13,7 @@ import { createWriteWatch } from './write-watch.ts';
 import { createPublicGeneration, type PublicCollection } from './public-generation.ts';
 import { createFirstWriteSetup } from './first-write.ts';
 import { createSiteStateMoves } from './site-state.ts';
+import { createSiteConfigViews, isSiteConfigKind, SITE_CONFIG_COLLECTION } from './site-config.ts';
 import type { IndexSpec } from './feature.ts';
 import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
@@ -107,9 +108,13 @@ export async function createServices(config: Config, options: CoreServiceOptions
     observeLag: metrics.changeFeedLag.bind({}).observe,
     databaseMissing: () => !engines.state('database').up,
   });
-  const writes = createWriteWatch({ feed: changeFeed, log, collections: options.watchedCollections ?? new Set() });
+  // A config kind's writes are `site_config`'s (core/site-config.ts).
+  const watched = new Set(options.watchedCollections ?? []);
+  if ([...watched].some(isSiteConfigKind)) watched.add(SITE_CONFIG_COLLECTION);
+  const writes = createWriteWatch({ feed: changeFeed, log, collections: watched });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
   const siteStateMoves = createSiteStateMoves();
+  const siteConfigViews = createSiteConfigViews();
   const placement = createPlacement({ pool, platformDb, feed: changeFeed, log });
   if (pool.clusters.length > 1) await placement.load();
 
@@ -134,7 +139,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
       placement.note(workspace);
       let db = dbs.get(workspace.dbName);
       if (!db) {
-        db = siteStateMoves.wrap(firstWrite.wrap(writes.watch(placement.db(workspace))));
+        db = siteConfigViews.wrap(siteStateMoves.wrap(firstWrite.wrap(writes.watch(placement.db(workspace)))));
         dbs.set(workspace.dbName, db);
       }
       return db;

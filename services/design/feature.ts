@@ -31,9 +31,6 @@ export const designFeature: Feature = {
   ],
   // Every design write changes what the design reads and the site's URLs answer (core/public-generation.ts).
   publicCollections: [DESIGN_COLLECTION, WIDGET_COLLECTIONS.areas, WIDGET_COLLECTIONS.widgets],
-  // Widgets have none of their own: placed one by one by people, read per site as a few rows.
-  indexes: [
-    { collection: DESIGN_COLLECTION, keys: { siteId: 1, kind: 1, key: 1 }, options: { unique: true } },
-    { collection: WIDGET_COLLECTIONS.areas, keys: { siteId: 1, key: 1 }, options: { unique: true } },
-  ],
+  // Design documents, widget areas and widgets are `site_config` kinds (core/site-config.ts): unique
+  // by kind and key, by key, and (placed one by one by people, read per site as a few rows) by `_id`.
 };

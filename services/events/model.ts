@@ -131,8 +131,8 @@ export function eventCollections(db: Db) {
 }
 
 export const eventIndexes: IndexSpec[] = [
-  { collection: EVENT_COLLECTIONS.endpoints, keys: { siteId: 1, active: 1, events: 1 } },
-  // A key's own endpoints are read like the administrators' list: a site's few hand-made rows (no index of their own).
+  // Endpoints are a `site_config` kind (core/site-config.ts): a site's endpoints, its active ones (read
+  // once per change of them, held by the outbox's feed cache) and a key's own are that kind's few hand-made rows of the site.
   // The pending deliveries of a site (the drain), of one endpoint (its actor).
   { collection: EVENT_COLLECTIONS.deliveries, keys: { siteId: 1, status: 1, via: 1, endpointId: 1 } },
   // Retention: finished deliveries past the history's days (events/retention.ts).

@@ -8,6 +8,6 @@ export const menusFeature: Feature = {
   name: 'menus',
   publicCollections: [MENUS_COLLECTION],
   operations: [listMenusOp, getMenuOp, createMenuOp, replaceMenuOp, deleteMenuOp, publicListMenusOp, publicGetMenuOp],
-  indexes: [{ collection: MENUS_COLLECTION, keys: { siteId: 1, slug: 1 }, options: { unique: true } }],
+  // Menus are a `site_config` kind, unique by slug there (core/site-config.ts).
   trash: [menuTrashKind],
 };

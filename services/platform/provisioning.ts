@@ -1,3 +1,4 @@
+import { moveLegacySiteConfig } from '../core/site-config.ts';
 import type { Services } from '../core/context.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
@@ -155,6 +156,8 @@ export async function upgradeWorkspaceIndexes(services: Services, workspaceId: s
   const db = services.workspaceDb(row);
   const moves = await moveLegacySiteState(db);
   if (moves.dropped.length > 0) services.log.info({ workspaceId, ...moves }, 'state documents moved into site_state');
+  const config = await moveLegacySiteConfig(db);
+  if (config.dropped.length > 0) services.log.info({ workspaceId, ...config }, 'configuration documents moved into site_config');
   const { dropped } = await upgradeIndexes(db, workspaceIndexSpecs(services.features));
   if (dropped.length > 0) services.log.info({ workspaceId, dropped }, 'superseded workspace indexes dropped');
   await platformCollections(services).workspaces.updateOne({ _id: workspaceId }, { $set: { indexVersion: version } });

@@ -7,5 +7,5 @@ export const redirectsFeature: Feature = {
   name: 'redirects',
   publicCollections: [REDIRECTS_COLLECTION],
   operations: [listRedirectsOp, getRedirectOp, createRedirectOp, replaceRedirectOp, deleteRedirectOp, publicResolveRedirectOp],
-  indexes: [{ collection: REDIRECTS_COLLECTION, keys: { siteId: 1, from: 1 }, options: { unique: true } }],
+  // Redirects are a `site_config` kind, unique by `from` there (core/site-config.ts): the public lookup is its key.
 };

@@ -1,3 +1,4 @@
+import { unviewed } from '../core/site-config.ts';
 import type { Db, IndexDescription } from 'mongodb';
 import type { IndexSpec } from '../core/feature.ts';
 import { indexDescriptions } from '../core/first-write.ts';
@@ -49,7 +50,7 @@ export async function upgradeIndexes(db: Db, specs: readonly IndexSpec[]): Promi
   for (const { name } of collections) {
     if (name.startsWith('system.') || driverOwned(name)) continue;
     const wanted = new Map((declared.get(name) ?? []).map((index) => [indexName(index), index]));
-    const collection = db.collection(name);
+    const collection = unviewed(db).collection(name);
     for (const index of await collection.listIndexes().toArray()) {
       if (index.name === '_id_') continue;
       const want = wanted.get(index.name);

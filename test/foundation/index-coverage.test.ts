@@ -15,6 +15,7 @@ import { BUILTIN_TEMPLATES } from '../../services/email-templates/email-template
 import { accessCollections } from '../../services/access/model.ts';
 import { platformCollections } from '../../services/tenancy/platform-db.ts';
 import { WHOLE_COLLECTION_READ } from '../../services/platform/backup/snapshot.ts';
+import { SITE_CONFIG_COLLECTION } from '../../services/core/site-config.ts';
 
 /**
  * Issue 24: every query the service sends is served by a declared index on real MongoDB (the local
@@ -38,28 +39,28 @@ import { WHOLE_COLLECTION_READ } from '../../services/platform/backup/snapshot.t
  * audit rows, deliveries, terms) is served; what is listed here is one of:
  * - hand-made configuration of one site (users, roles, keys, endpoints, menus, widgets, redirects,
  *   spam terms, design documents): rows people create one by one, read per site through the
- *   site's `{siteId, …}` unique index or a `siteId` scan of those few rows;
+ *   site's `{siteId, …}` unique index or a `siteId` scan of those few rows (`site_config`'s kinds:
+ *   through its `{ _c, siteId, … }` indexes, the kind's rows of the site);
  * - a list filter that rides on the list's own index order: the index gives the site and the
  *   order, the filter is checked on each row read, and the read stops when a page (≤ 200) is full;
  * - work done once per workspace deletion, or by a periodic pass that reads what it counts;
  * - the platform's own tiny tables (one row per gateway process, per quota window).
  */
 const PEOPLE = 'hand-made configuration of one site: rows people create one by one';
+/** A `site_config` kind (core/site-config.ts): its rows of the site are an index range, `{ _c, siteId }`, the rest filtered or sorted in memory. */
+const CONFIG = `${PEOPLE}, read as that kind's rows of the site ({ _c, siteId, … })`;
 const ORDERED = "a list filter riding on the list's index order (site + newest first): a page stops when full (≤ 200 rows)";
 /** A search's filter read with its first word (content/search-query.ts): the word index bounds the read to that word's (or prefix's) postings. */
 const SEARCH =
   "a search's filter riding on one word's postings in the word index's order {siteId, view, locale, token, w, entryId, type}: `type` checked on the index's key, the others on each posting read; the read stops at 201 that pass, and never reads past that word's postings";
 const ALLOWED: Record<string, string> = {
   'sessions find eq[siteId,userId] range[expiresAt] sort[createdAt:-1]': "one user's own sessions (a few per person), from the { siteId, userId } index",
-  'invitations find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (pending invitations, made one by one by administrators)`,
-  'invitations find eq[email,siteId,state] range[expiresAt] sort[]': `${PEOPLE} (an address's pending invitation: inviting, accepting)`,
-  'comment_rules find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (comment moderation rules, listed whole)`,
-  'plugins find eq[siteId] range[] sort[]': `${PEOPLE} (the plugins a site installed, at most the catalog; held per process)`,
-  'plugins find eq[active,siteId] range[] sort[]': `${PEOPLE} (the plugins a site activated, at most the catalog; held per process)`,
-  'webhook_endpoints find eq[ownerKeyId,siteId] range[] sort[_id:1]': `${PEOPLE} (the endpoints a key registered, within the webhookEndpoints quota)`,
-  'widgets find eq[area,siteId] range[] sort[]': `${PEOPLE} (one area's widgets)`,
-  'widgets find eq[area,siteId] range[] sort[position:-1]': `${PEOPLE} (the last widget of an area, to place one after it)`,
-  'widgets update eq[area,siteId] range[] sort[]': `${PEOPLE} (an area's widgets, when the area changes)`,
+  'site_config:invitations find eq[email,siteId,state] range[expiresAt] sort[]': `${CONFIG} (an address's pending invitation: inviting, accepting)`,
+  'site_config:plugins find eq[active,siteId] range[] sort[]': `${CONFIG} (the plugins a site activated, at most the catalog; held per process)`,
+  'site_config:webhook_endpoints find eq[ownerKeyId,siteId] range[] sort[_id:1]': `${CONFIG} (the endpoints a key registered, within the webhookEndpoints quota)`,
+  'site_config:widgets find eq[area,siteId] range[] sort[]': `${CONFIG} (one area's widgets)`,
+  'site_config:widgets find eq[area,siteId] range[] sort[position:-1]': `${CONFIG} (the last widget of an area, to place one after it)`,
+  'site_config:widgets update eq[area,siteId] range[] sort[]': `${CONFIG} (an area's widgets, when the area changes)`,
   'users aggregate eq[platformOperator,siteId] range[_id,disabled] sort[]': `${PEOPLE} (is another enabled operator left: disabling one)`,
   'webhook_deliveries find eq[siteId,status] range[] sort[createdAt:1]':
     "the metrics gauge's oldest pending delivery, once per drain pass per site: reads the pending queue (events/recovery.ts)",
@@ -68,28 +69,22 @@ const ALLOWED: Record<string, string> = {
   'content_entries find eq[locale,siteId,trashedAt] range[] sort[_id:1]':
     "the NDJSON export filtered by locale: one stream over the site's entries, reading what it writes out",
   'content_imports find eq[state] range[] sort[]': 'workspace deletion, once: the running imports to stop',
-  'api_keys find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the keys list)`,
-  'api_keys aggregate eq[siteId,status] range[] sort[]': `${PEOPLE} (a site's active keys: usage and the apiKeys quota)`,
-  'api_keys aggregate eq[status] range[] sort[]': `${PEOPLE} (the workspace's active keys: the operator's usage page)`,
+  'site_config:api_keys aggregate eq[siteId,status] range[] sort[]': `${CONFIG} (a site's active keys: usage and the apiKeys quota)`,
+  'site_config:api_keys aggregate eq[status] range[] sort[]': `${CONFIG} (the workspace's active keys: the operator's usage page)`,
   'users find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the users list)`,
   'users find eq[role,siteId] range[] sort[]': `${PEOPLE} (who holds a role: role changes and deletion)`,
   'users aggregate eq[role,siteId] range[] sort[]': `${PEOPLE} (how many hold a role: role deletion)`,
   'users find eq[platformOperator,siteId] range[] sort[_id:1]': `${PEOPLE} (the operators list: the platform site's users)`,
   'users aggregate eq[platformOperator,siteId] range[] sort[]': `${PEOPLE} (the last operator is never revoked)`,
-  'roles find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (custom roles, listed whole)`,
-  'webhook_endpoints find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the endpoints list)`,
-  'menus find eq[siteId,trashedAt] range[] sort[slug:1]': `${PEOPLE} (menus, listed whole)`,
-  'menus find eq[locale,siteId,trashedAt] range[] sort[slug:1]': `${PEOPLE} (the public menus of a locale)`,
-  'menus find eq[siteId] range[trashedAt] sort[trashedAt:-1,_id:-1]': `${PEOPLE} (trashed menus)`,
-  'menus find eq[siteId] range[trashedAt] or[eq(siteId) range(trashedAt) | eq(siteId,trashedAt) range(_id,trashedAt)] sort[trashedAt:-1,_id:-1]': `${PEOPLE} (trashed menus past the trash's retention: the retention pass, platform/retention.ts)`,
-  'widget_areas find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (widget areas)`,
-  'widgets find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (widgets)`,
-  'widgets find eq[area,siteId] range[] sort[_id:1]': `${PEOPLE} (one area's widgets)`,
-  'widgets find eq[siteId] range[area] sort[area:1,position:1,_id:1]': `${PEOPLE} (the placed widgets, for the static export)`,
-  'design_documents find eq[kind,siteId] range[] sort[_id:1]': `${PEOPLE} (one kind of design document, ≤ 1000 read)`,
-  'comment_spam_terms find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the spam terms list)`,
-  'redirects find eq[siteId] range[] sort[_id:1]': `${PEOPLE} (the redirects list; the public lookup is served by {siteId, from})`,
-  'redirects find eq[enabled,siteId] range[] sort[from:1]': `${PEOPLE} (every enabled redirect, for the static export)`,
+  'site_config:webhook_endpoints find eq[active,siteId] range[] sort[]': `${CONFIG} (a site's active endpoints: read once per change of them, held by the outbox's feed cache, events/outbox.ts)`,
+  'site_config:menus find eq[siteId,trashedAt] range[] sort[_k:1]': `${CONFIG} (menus, listed whole)`,
+  'site_config:menus find eq[locale,siteId,trashedAt] range[] sort[_k:1]': `${CONFIG} (the public menus of a locale)`,
+  'site_config:menus find eq[siteId] range[trashedAt] sort[trashedAt:-1,_id:-1]': `${CONFIG} (trashed menus)`,
+  'site_config:menus find eq[siteId] range[trashedAt] or[eq(siteId) range(trashedAt) | eq(siteId,trashedAt) range(_id,trashedAt)] sort[trashedAt:-1,_id:-1]': `${CONFIG} (trashed menus past the trash's retention: the retention pass, platform/retention.ts)`,
+  'site_config:widgets find eq[area,siteId] range[] sort[_id:1]': `${CONFIG} (one area's widgets)`,
+  'site_config:widgets find eq[siteId] range[area] sort[area:1,position:1,_id:1]': `${CONFIG} (the placed widgets, for the static export)`,
+  'site_config:design_documents find eq[kind,siteId] range[] sort[_id:1]': `${CONFIG} (one kind of design document, ≤ 1000 read)`,
+  'site_config:redirects find eq[enabled,siteId] range[] sort[_k:1]': `${CONFIG} (every enabled redirect, for the static export)`,
   'taxonomy_terms find eq[siteId] range[] sort[_id:1]': 'the static export reads every term of the site once per run',
   'taxonomy_terms update eq[parentId,siteId,taxonomy] range[] sort[]':
     "deleting a term re-parents its children: one taxonomy's terms, read through {siteId, taxonomy, …}",
@@ -118,7 +113,6 @@ const ALLOWED: Record<string, string> = {
   'content_entries find eq[] range[schedule] sort[]': "workspace deletion and a clone's last step, once each: the schedules to stop or to start",
   'term_removal_jobs find eq[] range[] sort[]': 'workspace deletion, once: the term-removal jobs to stop (one row per running job)',
   'webhook_deliveries find eq[status] range[] sort[]': 'workspace deletion, once: the pending deliveries to fail',
-  'webhook_endpoints find eq[] range[] sort[]': 'workspace deletion, once: the endpoint actors to stop',
   'platform.gateways find eq[evicted] range[leaseUntil] sort[]': 'one row per running gateway process',
   'platform.gateways delete eq[] range[leaseUntil] sort[]': 'one row per running gateway process',
   'platform.domains find eq[] range[] sort[]': "an operator's tenant search by part of a domain: at most 1000 matches, platform operators only",
@@ -195,7 +189,14 @@ function queriesOf(event: CommandStartedEvent): Query[] {
   }
 }
 
+/**
+ * A `site_config` query is named by its kind (`site_config:menus`, core/site-config.ts), the kind's
+ * own equality left out: each kind's reads are allowed, or not, for that kind.
+ */
 function signature(query: Query): string {
+  const { _c: kind, ...rest } = query.filter;
+  if (query.collection === SITE_CONFIG_COLLECTION && typeof kind === 'string')
+    return signature({ ...query, collection: `${SITE_CONFIG_COLLECTION}:${kind}`, filter: rest });
   const shape = queryShape(query.filter);
   const list = (values: string[]) => [...new Set(values)].sort().join(',');
   const or = shape.or ? ` or[${shape.or.map((b) => `eq(${list(b.equality)}) range(${list(b.range)})`).join(' | ')}]` : '';
@@ -218,10 +219,11 @@ async function footprint(dbName: string) {
 /** Issue 24's targets: a fresh workspace ≤ 40, one every feature wrote to ≤ 80 (docs/footprint.md). */
 const FRESH_TARGET = 40;
 /**
- * Not met yet (target 80): a ratchet meanwhile. A change that adds a collection or an index raises
- * it, one that removes some lowers it, with its reason in docs/footprint.md.
+ * Met (target 80), and a ratchet still: a change that adds a collection or an index raises it
+ * (past 80 only with the issue's target revisited), one that removes some lowers it, with its
+ * reason in docs/footprint.md.
  */
-const USED_CEILING = 119;
+const USED_CEILING = 80;
 const figures: { fresh?: Awaited<ReturnType<typeof footprint>>; used?: Awaited<ReturnType<typeof footprint>> } = {};
 
 describe('index coverage: every query the service sends is served by a declared index', () => {

@@ -1,3 +1,4 @@
+import { SITE_CONFIG_COLLECTION } from '../../services/core/site-config.ts';
 import { afterAll, beforeAll } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -102,19 +103,22 @@ const PRUNED_STATE = siteStateKindRange('entries')._id.$gte;
 
 /**
  * The whole database as canonical EJSON lines per collection, sorted (GridFS chunks left out: a
- * restore writes them with new ids; `mediaDigests` compares the bytes instead).
+ * restore writes them with new ids; `mediaDigests` compares the bytes instead). `site_config`'s
+ * documents are listed under their kind's name (core/site-config.ts), as the collection they had:
+ * what a clone leaves behind or fixes is named by kind.
  */
 export async function dumpDatabase(db: Db): Promise<Record<string, string[]>> {
   const dump: Record<string, string[]> = {};
   for (const { name } of await db.listCollections({}, { nameOnly: true }).toArray()) {
     if (name.endsWith('.chunks') || name.startsWith('system.') || PRUNED.has(name)) continue;
     const docs = (await db.collection(name).find({}).toArray()).filter((doc) => name !== SITE_STATE_COLLECTION || !String(doc._id).startsWith(PRUNED_STATE));
-    const lines = docs.map((doc) => {
+    for (const doc of docs) {
       for (const field of MOVED[name] ?? []) delete doc[field];
-      return BSON.EJSON.stringify(doc, { relaxed: false });
-    });
-    if (lines.length > 0) dump[name] = lines.sort();
+      const key = name === SITE_CONFIG_COLLECTION ? String(doc._c) : name;
+      (dump[key] ??= []).push(BSON.EJSON.stringify(doc, { relaxed: false }));
+    }
   }
+  for (const lines of Object.values(dump)) lines.sort();
   return dump;
 }
 

@@ -31,7 +31,9 @@ describe('a workspace cloned from a backup or from a living workspace (real engi
     a = await seedWorkspace(bw.world, 'clone-a.example.test');
     // A webhook endpoint with its sealed secret, a signed-in session: things a clone must not carry over as they are.
     const box = createWebhookSecretBox(bw.world.config.SECRET_KEY);
-    await db(a)
+    // Through the service's database: endpoints are a `site_config` kind (core/site-config.ts).
+    await bw.world.services
+      .workspaceDb(a)
       .collection('webhook_endpoints')
       .insertOne({
         _id: 'endpoint-1' as never,
@@ -85,7 +87,7 @@ describe('a workspace cloned from a backup or from a living workspace (real engi
     expect(withoutFixed(clone)).toEqual(asCloned(before, a.siteId, site.id));
     expect(await dumpDatabase(db(a))).toEqual(before);
     expect(await mediaDigests(db(row))).toEqual(mediaBefore);
-    for (const name of CLONE_LEFT_BEHIND) expect(await db(row).collection(name).countDocuments({}), name).toBe(0);
+    for (const name of CLONE_LEFT_BEHIND) expect(await bw.world.services.workspaceDb(row).collection(name).countDocuments({}), name).toBe(0);
     // Each feature names its own (Feature.clone.leftBehind): credentials, meters and traffic of the source.
     expect([...CLONE_LEFT_BEHIND].sort()).toEqual(
       [
@@ -128,7 +130,8 @@ describe('a workspace cloned from a backup or from a living workspace (real engi
     expect((await a.manage('GET', '/content')).statusCode).toBe(200);
 
     // The endpoint: paused, a new secret sealed to the new site (the source's does not open there).
-    const endpoint = (await db(row)
+    const endpoint = (await bw.world.services
+      .workspaceDb(row)
       .collection('webhook_endpoints')
       .findOne({ _id: 'endpoint-1' as never }))!;
     const box = createWebhookSecretBox(bw.world.config.SECRET_KEY);

@@ -2,6 +2,7 @@ import type { Document } from 'mongodb';
 import type { Services } from '../../core/context.ts';
 import type { Feature } from '../../core/feature.ts';
 import type { Rewrite } from './load.ts';
+import { SITE_CONFIG_COLLECTION } from '../../core/site-config.ts';
 
 // What a clone changes of the data it copies (docs/backups.md, "Clone"): the site ids here, the
 // rest by each feature for its own collections (`Feature.clone`): a clone never accepts a secret of
@@ -33,8 +34,23 @@ function remapString(text: string, sites: ReadonlyMap<string, string>): string {
   return out;
 }
 
-/** The rewrite of one collection's documents into the clone: site ids remapped, then the owning feature's rewrite, if any. */
+/**
+ * The rewrite of one collection's documents into the clone: site ids remapped, then the owning
+ * feature's rewrite, if any. A `site_config` document is its kind's (`_c`, core/site-config.ts):
+ * left behind with its kind, rewritten as its kind.
+ */
 export function cloneRewrite(services: Services, collection: string, sites: ReadonlyMap<string, string>, now: Date): Rewrite {
+  if (collection === SITE_CONFIG_COLLECTION) {
+    const leftBehind = cloneLeftBehind(services.features);
+    const byKind = new Map<string, Rewrite>();
+    return (source) => {
+      const kind = String(source._c);
+      if (leftBehind.has(kind)) return null;
+      let rewrite = byKind.get(kind);
+      if (!rewrite) byKind.set(kind, (rewrite = cloneRewrite(services, kind, sites, now)));
+      return rewrite(source);
+    };
+  }
   const own = services.features.map((feature) => feature.clone?.rewrite?.(services, collection, now)).filter((rewrite) => !!rewrite);
   return (source) => own.reduce<Document | null>((doc, rewrite) => (doc === null ? null : rewrite(doc)), remapSiteIds(source, sites) as Document);
 }

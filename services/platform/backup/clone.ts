@@ -1,4 +1,6 @@
 import type { Services } from '../../core/context.ts';
+import { moveLegacySiteConfig } from '../../core/site-config.ts';
+import { moveLegacySiteState } from '../../core/site-state.ts';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Site, Workspace } from '../../core/tenants.ts';
@@ -190,6 +192,9 @@ export async function finishClone(services: Services, ref: CloneRef, backupId: s
   const spec = row.provisioning!;
   const now = services.clock.now();
   const db = services.workspaceDb(row);
+  // An archive made before these shared collections loaded the collections they replaced: moved now.
+  await moveLegacySiteState(db);
+  await moveLegacySiteConfig(db);
   const made: Site[] = [];
   for (const [i, mapped] of row.clone.sites.entries()) {
     const site: Site = {

@@ -1,3 +1,4 @@
+import { unviewed } from '../../core/site-config.ts';
 import { Binary, BSON, MongoServerError, type Collection, type Db, type Document, type IndexDescription } from 'mongodb';
 import { collectionFile, idFromText, ndjsonLines, objectKey, parseDocumentLine, type Manifest } from './archive.ts';
 import type { BackupRow } from './model.ts';
@@ -92,7 +93,8 @@ function inserter(collection: Collection, written: (count: number) => void) {
  * Repeating it (a retried step) gives the same result.
  */
 export async function loadCollection(db: Db, source: Source, name: string, beat: Beat, rewrite: Rewrite = (doc) => doc, keeper?: IndexKeeper): Promise<number> {
-  const collection = db.collection(name);
+  // By its stored name: an archive made before `site_config` holds the collections it replaced (moved after the load).
+  const collection = unviewed(db).collection(name);
   if (!source.manifest.collections.some((c) => c.name === name)) {
     await collection.deleteMany({});
     return 0;

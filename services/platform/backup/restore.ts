@@ -1,3 +1,4 @@
+import { moveLegacySiteConfig } from '../../core/site-config.ts';
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from 'mongodb';
@@ -159,8 +160,9 @@ export async function finishRestore(services: Services, ref: RestoreRef, beat: B
   const restore = await runningRestore(services, ref);
   let workspace = await workspaceOf(services, ref.workspaceId);
   const db = services.workspaceDb(workspace);
-  // An archive made before `site_state` brought back the collections it replaced: theirs are the restored documents.
+  // An archive made before `site_state` or `site_config` brought back the collections they replaced: theirs are the restored documents.
   await moveLegacySiteState(db, 'replaced');
+  await moveLegacySiteConfig(db, 'replaced');
   for (const site of await platformCollections(services).sites.find({ workspaceId: ref.workspaceId }).toArray()) {
     const before = restore.counters?.[site._id] ?? { generation: 0, accessVersion: 0 };
     await siteStateCollection<{ _id: string }>(db).updateOne(

@@ -1,3 +1,4 @@
+import { unviewed } from '../../core/site-config.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Binary } from 'mongodb';
 import type { Services } from '../../core/context.ts';
@@ -83,7 +84,8 @@ async function copyCollection(services: Services, row: BackupRow, name: string, 
   async function* lines(): AsyncGenerator<Buffer> {
     let pending: string[] = [];
     let size = 0;
-    const cursor = db.collection(name).find({}, { batchSize: 1000, comment: WHOLE_COLLECTION_READ });
+    // By its stored name (a config kind's view would read its `site_config` documents instead).
+    const cursor = unviewed(db).collection(name).find({}, { batchSize: 1000, comment: WHOLE_COLLECTION_READ });
     // One batch read ahead: the next batch is asked for before this one is written (the database
     // and the store work at the same time; memory is two batches).
     let more = cursor.hasNext();
