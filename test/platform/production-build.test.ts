@@ -127,9 +127,10 @@ describe('the production build: compiled gateway and worker, run with plain node
     const packages = new Set<string>();
     // The admin UI's files are browser modules served as assets, not code node runs.
     const nodeModules = built.filter((f) => f.endsWith('.js') && !f.endsWith('workflow-bundle.js') && !f.includes(`${join('services', 'admin-ui')}/`));
+    // A specifier holds no whitespace: a string such as `['from'],\n  roles: [` is data, not an import.
     for (const file of nodeModules) {
       const source = readFileSync(file, 'utf8');
-      for (const [, specifier] of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire(?:\.resolve)?\(\s*|\.resolve\(\s*)['"]([^'"./][^'"]*)['"]/g)) {
+      for (const [, specifier] of source.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\brequire(?:\.resolve)?\(\s*|\.resolve\(\s*)['"]([^'"./\s][^'"\s]*)['"]/g)) {
         if (specifier.startsWith('node:') || builtins.has(specifier)) continue;
         packages.add(specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]);
       }
