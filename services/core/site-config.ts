@@ -1,5 +1,6 @@
 import { AbstractCursor, ObjectId, type AnyBulkWriteOperation, type Collection, type Db, type Document } from 'mongodb';
 import type { IndexSpec } from './feature.ts';
+import { dropIfExists } from './mongo-errors.ts';
 
 /**
  * The hand-made configuration of a workspace's sites, one collection for all of it (issue 24, a
@@ -290,13 +291,8 @@ export async function moveLegacySiteConfig(db: Db, existing: 'kept' | 'replaced'
     });
     for (let at = 0; at < writes.length; at += 1000) await target.bulkWrite(writes.slice(at, at + 1000), { ordered: false });
     moved += docs.length;
-    await raw
-      .collection(kind)
-      .drop()
-      .catch((error: { codeName?: string; code?: number }) => {
-        // Another process finished this collection first.
-        if (error.code !== 26 && error.codeName !== 'NamespaceNotFound') throw error;
-      });
+    // Another process may have finished this collection first.
+    await dropIfExists(raw.collection(kind));
     dropped.push(kind);
   }
   return { moved, dropped };

@@ -1,5 +1,6 @@
 import type { Collection, Db, Document } from 'mongodb';
 import { DOCUMENT_WRITES } from './write-watch.ts';
+import { dropIfExists } from './mongo-errors.ts';
 
 /**
  * The small state documents of a workspace, one collection for all of them (issue 24, a lean
@@ -78,13 +79,8 @@ export async function moveLegacySiteState(db: Db, existing: 'kept' | 'replaced' 
       });
     if (writes.length > 0) await target.bulkWrite(writes, { ordered: false });
     moved += docs.length;
-    await db
-      .collection(name)
-      .drop()
-      .catch((error: { codeName?: string; code?: number }) => {
-        // Another process finished this collection first.
-        if (error.code !== 26 && error.codeName !== 'NamespaceNotFound') throw error;
-      });
+    // Another process may have finished this collection first.
+    await dropIfExists(db.collection(name));
     dropped.push(name);
   }
   return { moved, dropped };

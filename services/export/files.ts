@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
   MongoBulkWriteError,
-  MongoServerError,
   type Binary,
   type Collection,
   type Db,
@@ -9,6 +8,7 @@ import {
   type OptionalUnlessRequiredId,
   type WithoutId,
 } from 'mongodb';
+import { dropIfExists } from '../core/mongo-errors.ts';
 import {
   exportIndex,
   exportManifest,
@@ -200,12 +200,7 @@ const LEGACY = ['export.files', 'export.chunks', 'export_entry_changes'];
 
 async function dropLegacy(db: Db): Promise<void> {
   for (const name of LEGACY) {
-    await db
-      .collection(name)
-      .drop()
-      .catch((error: unknown) => {
-        if (!(error instanceof MongoServerError && (error.codeName === 'NamespaceNotFound' || /ns not found/i.test(error.message)))) throw error;
-      });
+    await dropIfExists(db.collection(name));
   }
 }
 

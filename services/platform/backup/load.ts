@@ -1,5 +1,6 @@
 import { unviewed } from '../../core/site-config.ts';
-import { Binary, BSON, MongoServerError, type Collection, type Db, type Document, type IndexDescription } from 'mongodb';
+import { dropIfExists, isNamespaceNotFound } from '../../core/mongo-errors.ts';
+import { Binary, BSON, type Collection, type Db, type Document, type IndexDescription } from 'mongodb';
 import { collectionFile, idFromText, ndjsonLines, objectKey, parseDocumentLine, type Manifest } from './archive.ts';
 import type { BackupRow } from './model.ts';
 import type { BackupStore } from './store.ts';
@@ -34,15 +35,13 @@ export interface IndexKeeper {
 export const indexesToText = (indexes: IndexDescription[]) => BSON.EJSON.stringify(indexes, { relaxed: false });
 export const indexesFromText = (text: string) => BSON.EJSON.parse(text, { relaxed: false }) as IndexDescription[];
 
-const namespaceNotFound = (error: unknown) => error instanceof MongoServerError && error.code === 26;
-
 /** A collection's indexes but `_id`, as `createIndexes` takes them. */
 async function indexesOf(collection: Collection): Promise<IndexDescription[]> {
   try {
     const listed = await collection.listIndexes().toArray();
     return listed.filter((index) => index.name !== '_id_').map(({ v: _v, ns: _ns, ...spec }) => spec as IndexDescription);
   } catch (error) {
-    if (namespaceNotFound(error)) return [];
+    if (isNamespaceNotFound(error)) return [];
     throw error;
   }
 }
@@ -66,9 +65,7 @@ async function empty(collection: Collection, keeper: IndexKeeper | undefined): P
   // indexes kept.
   await collection.updateOne({ _id: { $in: [] } }, { $unset: { unused: '' } });
   const indexes = await keeper.keep(collection.collectionName, () => indexesOf(collection));
-  await collection.drop().catch((error: unknown) => {
-    if (!namespaceNotFound(error)) throw error;
-  });
+  await dropIfExists(collection);
   if (indexes.length > 0) await collection.createIndexes(indexes);
 }
 
