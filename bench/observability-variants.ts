@@ -12,7 +12,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { freePort, startGatewayProcess } from './support/gateway-process.ts';
 import { startBenchWorld } from './support/world.ts';
 import { seedPublishedEntries } from './support/seed-entries.ts';
 import { runLoad } from './support/load.ts';
@@ -31,13 +32,6 @@ const collector = http.createServer((request, response) => {
 });
 await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim() || 100);
 function cpuMicros(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -47,43 +41,14 @@ const children: ChildProcess[] = [];
 process.on('exit', () => children.forEach((child) => child.exitCode === null && child.kill('SIGTERM')));
 const profileDir = process.env.BENCH_CPU_PROF;
 async function startGateway(name: string, env: Record<string, string>) {
-  const port = await freePort();
   const metricsPort = await freePort();
   const resolved = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replace('$COLLECTOR', collectorUrl).replace('$METRICS', String(metricsPort))]));
   const profile = profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}/${name}`] : [];
   const extra = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.replaceAll('$NAME', name).split(' ') : [];
-  const child = spawn(process.execPath, [...profile, ...extra, '--import', 'tsx', 'services/gateway.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DB_PREFIX: world.config.DB_PREFIX,
-      TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
-      SECRET_KEY: world.config.SECRET_KEY,
-      ADMIN_EMAIL: world.admin.email,
-      ADMIN_PASSWORD: world.admin.password,
-      STATE_LEASE_MS: '60000',
-      ...resolved,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  const base = `http://127.0.0.1:${port}`;
-  for (let waited = 0; ; waited += 200) {
-    if (waited > 120_000) throw new Error('a gateway did not start');
-    if (
-      await fetch(`${base}/healthz`).then(
-        (r) => r.ok,
-        () => false,
-      )
-    )
-      break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  return { name, base, pid: child.pid! };
+  const { base, pid } = await startGatewayProcess(world, resolved, { nodeArgs: [...profile, ...extra], children });
+  return { name, base, pid };
 }
+
 const gws = await Promise.all(variants.map((v) => startGateway(v.name, v.env)));
 const LIST = '/api/v1/content?limit=20';
 for (const g of gws) await runLoad({ url: `${g.base}${LIST}`, connections: 50, durationSec: 2 });

@@ -12,10 +12,11 @@
 // of the traced gateway; unset: the documented default), BENCH_ONLY (`list` or `write`: that target
 // alone, for a quicker look), BENCH_CPU_PROF (a folder: each gateway writes its V8 CPU profiles, one
 // per thread, the largest the main thread's, under `off/` and `on/` there when it stops).
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { freePort, startGatewayProcess } from './support/gateway-process.ts';
 import { startBenchWorld } from './support/world.ts';
 import { seedPublishedEntries } from './support/seed-entries.ts';
 import { createApiKey } from './support/operator-key.ts';
@@ -48,14 +49,6 @@ const collector = http.createServer((request, response) => {
 await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** CPU time (user + system, µs) a process used so far: per request, what a path costs whatever the machine's load. */
 function cpuMicros(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -70,39 +63,10 @@ process.on('exit', () => children.forEach((child) => child.exitCode === null && 
 const pids: Record<string, number> = {};
 const profileDir = process.env.BENCH_CPU_PROF;
 async function startGateway(side: 'off' | 'on', env: Record<string, string>): Promise<string> {
-  const port = await freePort();
-  const profile = profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}/${side}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'services/gateway.ts'], {
-    env: {
-      ...process.env,
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      DB_PREFIX: world.config.DB_PREFIX,
-      TEMPORAL_TASK_QUEUE: world.config.TEMPORAL_TASK_QUEUE,
-      SECRET_KEY: world.config.SECRET_KEY,
-      ADMIN_EMAIL: world.admin.email,
-      ADMIN_PASSWORD: world.admin.password,
-      // A long lease: on a loaded machine a late renewal would send one side's reads to the full
-      // path for a while (no lane), which says nothing about metrics or traces.
-      STATE_LEASE_MS: '60000',
-      ...env,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  const base = `http://127.0.0.1:${port}`;
-  pids[base] = child.pid!;
-  for (let waited = 0; ; waited += 200) {
-    if (waited > 120_000) throw new Error('a gateway did not start');
-    const up = await fetch(`${base}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) return base;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}/${side}`] : [];
+  const { base, pid } = await startGatewayProcess(world, env, { nodeArgs, children });
+  pids[base] = pid;
+  return base;
 }
 
 const metricsPort = await freePort();
