@@ -1,13 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  MongoBulkWriteError,
-  type Binary,
-  type Collection,
-  type Db,
-  type Filter,
-  type OptionalUnlessRequiredId,
-  type WithoutId,
-} from 'mongodb';
+import { MongoBulkWriteError, type Binary, type Collection, type Db, type Filter, type OptionalUnlessRequiredId, type WithoutId } from 'mongodb';
 import { dropIfExists } from '../core/mongo-errors.ts';
 import {
   exportIndex,
