@@ -1,6 +1,7 @@
-import { MongoBulkWriteError, type Collection } from 'mongodb';
+import type { Collection } from 'mongodb';
 import type { Logger } from 'pino';
 import { unreachableEngine } from '../core/engines.ts';
+import { onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import type { AuditDoc } from './model.ts';
 
 /** Rows a process holds for one collection at most; past that a burst's rows are dropped and logged. */
@@ -17,12 +18,6 @@ const GATHER_MS = 20;
  */
 const RETRY_EVERY_MS = 1000;
 const RETRY_FOR_MS = 60_000;
-
-/** Every row of the group is in: the insert landed before, only its answer was lost (rows carry their own `_id`). */
-const onlyDuplicates = (error: unknown) => {
-  const failed = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
-  return failed.length > 0 && failed.every((e) => e.code === 11000);
-};
 
 export interface AuditTrailOptions {
   /** Writes one group of rows. Tests replace it to make the audit store refuse writes. */
@@ -64,7 +59,8 @@ export function createAuditTrail(log: Logger, options: AuditTrailOptions = {}): 
         await write(collection, rows);
         return;
       } catch (error) {
-        if (attempt > 0 && onlyDuplicates(error)) return;
+        // Every row of the group is in: the insert landed before, only its answer was lost (rows carry their own `_id`).
+        if (attempt > 0 && onlyDuplicateWrites(error)) return;
         if (unreachableEngine(error) !== 'database' || Date.now() > giveUpAt) throw error;
         await new Promise((resolve) => setTimeout(resolve, RETRY_EVERY_MS));
       }

@@ -1,4 +1,4 @@
-import { MongoBulkWriteError } from 'mongodb';
+import { onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { actorUserId } from '../core/principal.ts';
@@ -65,8 +65,7 @@ export async function recordRevisions(ctx: OperationContext, docs: readonly Entr
   try {
     await contentCollections(ctx.db).revisions.insertMany(rows, { ordered: false });
   } catch (error) {
-    const errors = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
-    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw error;
+    if (!onlyDuplicateWrites(error)) throw error;
   }
 }
 

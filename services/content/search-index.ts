@@ -2,6 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import type { IndexSpec } from '../core/feature.ts';
 import type { Workspace } from '../core/tenants.ts';
+import { onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import { startPeriodicPass, type PeriodicPass } from '../core/periodic-pass.ts';
 import { contentCollections, type EntryDoc } from './model.ts';
 import { SEARCH_INDEX_VERSION, weighWords, type SearchSource } from './search-tokens.ts';
@@ -173,17 +174,14 @@ export async function countFrequencies(db: Db, before: readonly string[], after:
   const rows = frequencyRows(db);
   await rows.bulkWrite(ops, { ordered: false }).catch(async (error: unknown) => {
     // Two first upserts of one row: the loser's is a duplicate, which now exists and takes the increment.
-    if (!onlyDuplicates(error)) throw error;
-    const failed = (error as { writeErrors: Array<{ index: number }> }).writeErrors.map((e) => ops[e.index]);
-    await rows.bulkWrite(failed, { ordered: false });
+    const duplicates = onlyDuplicateWrites(error);
+    if (!duplicates) throw error;
+    await rows.bulkWrite(
+      duplicates.map((e) => ops[e.index]),
+      { ordered: false },
+    );
   });
 }
-
-const onlyDuplicates = (error: unknown) =>
-  typeof error === 'object' &&
-  error !== null &&
-  Array.isArray((error as { writeErrors?: unknown }).writeErrors) &&
-  (error as { writeErrors: Array<{ code?: number }> }).writeErrors.every((e) => e.code === 11000);
 
 /**
  * Makes an entry's postings those of its current state. `doc` is the state the caller wrote (null:
@@ -212,7 +210,7 @@ export async function syncEntrySearch(
       if (!first) await postings.deleteMany({ siteId, entryId });
       if (next.length === 0) return;
       await postings.insertMany(next, { ordered: false }).catch((error: unknown) => {
-        if (!onlyDuplicates(error)) throw error;
+        if (!onlyDuplicateWrites(error)) throw error;
       });
     };
     await Promise.all([replace(), countFrequencies(db, before, countedIn(next))]);

@@ -1,7 +1,7 @@
-import { MongoBulkWriteError, type Filter } from 'mongodb';
+import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
-import { isDuplicateKey } from '../core/mongo-errors.ts';
+import { isDuplicateKey, onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { findEntryInScope, recordRevision, recordRevisions } from './entries.ts';
 import { settleSchedule } from './lifecycle.ts';
@@ -378,12 +378,12 @@ export async function createEntries(
         { ordered: false },
       );
   } catch (error) {
-    const errors = error instanceof MongoBulkWriteError ? [error.writeErrors].flat() : [];
-    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) {
+    const duplicates = onlyDuplicateWrites(error);
+    if (!duplicates) {
       if (limited) await countLanded(ctx, -granted).catch(() => undefined); // the recount repairs what did land
       throw error;
     }
-    for (const duplicate of errors) failed.add(duplicate.index);
+    for (const duplicate of duplicates) failed.add(duplicate.index);
   }
   const created = admitted.filter((_, i) => !failed.has(i));
   for (const i of failed) refused.push({ doc: admitted[i], error: 'slug taken meanwhile by another entry in this locale' });

@@ -8,6 +8,7 @@ import { ensureEngines, stopEngines } from '../../scripts/engines.mjs';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
 import { eventually } from '../support/polling.ts';
+import { AppError } from '../../services/core/errors.ts';
 
 // Engines of this test's own (never the shared ones): it kills them with SIGKILL and starts them
 // again. A new folder each run: nothing a run before left (workspaces, logs) weighs on this one.
@@ -21,6 +22,20 @@ const MARGIN_MS = 1500;
 
 const kill9 = (engine: 'mongo' | 'temporal') => process.kill(Number(readFileSync(`${dataDir}/${engine}.pid`, 'utf8').trim()), 'SIGKILL');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An error as the error handler met it: class, code, message, what it wraps, where it was thrown. */
+function anatomy(error: unknown, depth = 0): string {
+  if (!(error instanceof Error)) return JSON.stringify(error);
+  const fields = error as Error & { code?: unknown; errorResponse?: unknown; errors?: unknown[] };
+  const inner = [fields.cause, fields.errorResponse, ...(Array.isArray(fields.errors) ? fields.errors : [])].filter((e) => e instanceof Error);
+  const where = (error.stack ?? '')
+    .split('\n')
+    .slice(1, 4)
+    .map((line) => line.trim())
+    .join(' < ');
+  const wrapped = depth < 3 ? inner.map((e) => ` [wraps ${anatomy(e, depth + 1)}]`).join('') : '';
+  return `${error.constructor.name}${fields.code === undefined ? '' : `(${String(fields.code)})`}: ${error.message} @ ${where}${wrapped}`;
+}
 
 interface Answer {
   status: number;
@@ -143,6 +158,16 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     ]) {
       world.services.mongo.on(name, note(name));
     }
+    // What the error handler met and could not name (a 500's cause), told with any answer not a 503:
+    // recorded here because the test's gateway logs nothing.
+    const unnamed: string[] = [];
+    const { engines: watch } = world.services;
+    const classify = watch.classify.bind(watch);
+    watch.classify = (error) => {
+      const named = classify(error);
+      if (named === error && !(error instanceof AppError && error.status < 500)) unnamed.push(`${Date.now() - killedAt} ms: ${anatomy(error)}`);
+      return named;
+    };
     await sleep(4000);
     killedAt = Date.now();
     kill9('mongo');
@@ -214,7 +239,7 @@ describe('degrade, never hang: an engine killed under load and brought back', ()
     for (const r of refused) {
       expect(
         r.answer.status,
-        `${r.kind} at ${r.start - killedAt} ms (restarted at ${restartedAt - killedAt}, back at ${backAt - killedAt}): ${r.answer.body}`,
+        `${r.kind} at ${r.start - killedAt} ms (restarted at ${restartedAt - killedAt}, back at ${backAt - killedAt}): ${r.answer.body}; errors the handler could not name: ${unnamed.join(' | ') || 'none'}`,
       ).toBe(503);
       expect(r.answer.headers['retry-after']).toBe(String(WAIT_MS / 1000));
       expect(JSON.parse(r.answer.body)).toEqual({ error: expect.any(String) });
