@@ -15,7 +15,10 @@ export const SECOND_URI = `mongodb://127.0.0.1:${SECOND_PORT}`;
 export const TWO_CLUSTERS = { MONGODB_CLUSTERS: `second=${SECOND_URI}` };
 
 export async function ensureSecondCluster(): Promise<void> {
-  await ensureEngines({ dataDir: '/tmp/placement-mongo2', engineDir: '/work/main/.engines', mongoPort: SECOND_PORT, temporal: false, log: () => undefined });
+  // A folder of the run's: test/global-setup.ts stops this engine when the run ends.
+  const dataDir = process.env.TEST_SECOND_CLUSTER_DIR;
+  if (!dataDir) throw new Error('TEST_SECOND_CLUSTER_DIR is set by test/global-setup.ts');
+  await ensureEngines({ dataDir, mongoPort: SECOND_PORT, temporal: false, log: () => undefined });
 }
 
 /** A client of the second engine, outside the service under test (what is really there). */
