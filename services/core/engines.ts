@@ -68,9 +68,19 @@ function refused(address: string, timeoutMs: number): Promise<boolean> {
   });
 }
 
+/**
+ * A socket the peer ended or reset, as Node reports it. The MongoDB driver (6.22) passes one through
+ * unwrapped when a command's write meets a socket the server has just closed (it awaits the socket's
+ * `drain`, which rejects with the socket's own EPIPE). The gateway's requests open no other sockets
+ * of their own (webhooks go out from the worker, mail through its outbox), so in a request such an
+ * error is the database's.
+ */
+const BROKEN_SOCKET = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED', 'ECONNABORTED']);
+
 /** Which engine an error says is unreachable, if it says so. */
 export function unreachableEngine(error: unknown): Engine | null {
   if (error instanceof EngineUnavailableError) return error.engine;
+  if (error instanceof Error && BROKEN_SOCKET.has((error as NodeJS.ErrnoException).code ?? '')) return 'database';
   // Server selection gave up, or a connection broke or could not be made (PoolClearedError is one).
   if (error instanceof MongoServerSelectionError || error instanceof MongoNetworkError) return 'database';
   // A bulk write (insertMany, bulkWrite) wraps a broken connection in a MongoBulkWriteError, a

@@ -12,6 +12,13 @@ describe('unreachableEngine', () => {
     expect(unreachableEngine(bulk(new MongoNetworkError('connection 7 to 127.0.0.1:27537 closed')))).toBe('database');
   });
 
+  it('sees the database missing behind a socket the engine ended, which the driver passes through unwrapped', () => {
+    const ended = Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' });
+    expect(unreachableEngine(ended)).toBe('database');
+    expect(unreachableEngine(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }))).toBe('database');
+    expect(unreachableEngine(Object.assign(new Error('no such file'), { code: 'ENOENT' }))).toBeNull();
+  });
+
   it('leaves a bulk write refused by the server (duplicate key) to the request', () => {
     expect(unreachableEngine(bulk({ message: 'E11000 duplicate key', code: 11000, writeErrors: [] }))).toBeNull();
     expect(unreachableEngine(bulk(new MongoServerError({ message: 'not allowed', code: 13 })))).toBeNull();
