@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -103,31 +103,50 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     expect(file.statusCode).toBe(200);
   }, 240_000);
 
-  it('refuses a tampered or foreign archive with a 409 naming why, and changes nothing', async () => {
+  it('refuses a foreign, replaced, incomplete or truncated archive with a 409 naming why, fails a restore of a tampered one before any change, and changes nothing', async () => {
     const backup = await backupOf(b);
     expect(backup.state, backup.error).toBe('succeeded');
     const before = await dumpDatabase(db(b));
+    const restores = async () => (await bw.world.services.platformDb.collection('restores').countDocuments({ workspaceId: b.workspaceId })) as number;
+    const restoresBefore = await restores();
 
     // Foreign: a backup of another workspace.
     const foreign = await bw.call('POST', `/tenants/${a.workspaceId}/restore`, { backupId: backup.id });
     expect(foreign.statusCode).toBe(409);
     expect(foreign.json().error).toMatch(/another workspace/);
 
-    // Tampered: one byte of one collection file flipped (same size).
     const folder = join(bw.backupDir, b.workspaceId, backup.id, 'collections');
     const target = join(
       folder,
       readdirSync(folder).find((name) => name.startsWith('content_entries'))!,
     );
     const original = readFileSync(target);
+
+    // Truncated (one byte short) or missing: the route sees it without reading the parts.
+    writeFileSync(target, original.subarray(0, original.length - 1));
+    const truncated = await bw.call('POST', `/tenants/${b.workspaceId}/restore`, { backupId: backup.id });
+    expect(truncated.statusCode).toBe(409);
+    expect(truncated.json().error).toMatch(/corrupted: collections\/content_entries\.ndjson does not have the size/);
+    rmSync(target);
+    const missing = await bw.call('POST', `/tenants/${b.workspaceId}/restore`, { backupId: backup.id });
+    expect(missing.statusCode).toBe(409);
+    expect(missing.json().error).toMatch(/missing collections\/content_entries\.ndjson/);
+    expect(await restores()).toBe(restoresBefore);
+
+    // Tampered: one byte of one collection file flipped (same size). Only its checksum tells, which
+    // the workflow's first step reads before anything changes: the restore ends `failed` naming why.
     const changed = Buffer.from(original);
     changed[10] = changed[10] === 0x41 ? 0x42 : 0x41;
     writeFileSync(target, changed);
     const tampered = await bw.call('POST', `/tenants/${b.workspaceId}/restore`, { backupId: backup.id });
-    expect(tampered.statusCode).toBe(409);
-    expect(tampered.json().error).toMatch(/corrupted: collections\/content_entries/);
+    expect(tampered.statusCode, tampered.body).toBe(202);
+    const failed = await waitForState(bw.call, `/tenants/${b.workspaceId}/restores/${tampered.json().restore.id}`, 'restore', ['succeeded', 'failed']);
+    expect(failed.state).toBe('failed');
+    expect(failed.error).toBe('Backup archive is corrupted: collections/content_entries.ndjson does not match its checksum');
+    expect(failed.progress).toEqual({ collectionsDone: 0, documents: 0, mediaFiles: 0 });
     expect(await dumpDatabase(db(b))).toEqual(before);
-    expect((await workspaceRow(bw.world, b.workspaceId))?.status).toBe('active');
+    const row = await workspaceRow(bw.world, b.workspaceId);
+    expect(row?.status).toBe('active');
 
     // A replaced manifest (even a well-formed one) is not the one recorded.
     writeFileSync(target, original);

@@ -5,6 +5,7 @@ import { collectionFile, idFromText, ndjsonLines, objectKey, parseDocumentLine, 
 import type { BackupRow } from './model.ts';
 import type { BackupStore } from './store.ts';
 import type { Beat } from './steps.ts';
+import { sideBySide } from './lanes.ts';
 
 // The one reader of an archive into a database: a restore loads its own workspace with it, a clone
 // a new one (with `rewrite`: new site ids, secrets left behind; clone-fixups.ts).
@@ -122,6 +123,35 @@ export async function loadCollection(db: Db, source: Source, name: string, beat:
 }
 
 /**
+ * Cuts bytes into pieces of `size` (the last may be shorter). A piece that lies within one chunk of
+ * the stream is a view of it (the store yields chunks of `size` when asked, so most are); only one
+ * that straddles two is copied.
+ */
+async function* pieces(stream: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
+  let held: Buffer[] = [];
+  let heldBytes = 0;
+  for await (let chunk of stream) {
+    while (chunk.length > 0) {
+      if (heldBytes === 0 && chunk.length >= size) {
+        yield chunk.subarray(0, size);
+        chunk = chunk.subarray(size);
+        continue;
+      }
+      const take = Math.min(size - heldBytes, chunk.length);
+      held.push(chunk.subarray(0, take));
+      heldBytes += take;
+      chunk = chunk.subarray(take);
+      if (heldBytes === size) {
+        yield Buffer.concat(held, size);
+        held = [];
+        heldBytes = 0;
+      }
+    }
+  }
+  if (heldBytes > 0) yield Buffer.concat(held, heldBytes);
+}
+
+/**
  * Rebuilds a bucket's chunks from the archive's media files, at each file's `chunkSize` (its
  * `.files` documents are loaded with the collections; `rewriteId` maps a file id the same way
  * they were), `FILES_PARALLEL` files side by side. Answers the files written.
@@ -147,27 +177,19 @@ export async function loadBucket(
     const chunkSize = chunkSizes.get(BSON.EJSON.stringify({ id }, { relaxed: false })) ?? GRIDFS_DEFAULT_CHUNK;
     const perInsert = Math.max(1, Math.floor(CHUNK_BATCH_BYTES / chunkSize));
     let n = 0;
-    let pending: Buffer = Buffer.alloc(0);
     let batch: Document[] = [];
-    const flush = async () => {
-      if (batch.length > 0) await chunks.insertMany(batch, { ordered: false });
-      batch = [];
-      beat();
-    };
-    const take = async (bytes: Buffer) => {
-      batch.push({ files_id: id, n: n++, data: new Binary(bytes) });
-      if (batch.length >= perInsert) await flush();
-    };
-    for await (const chunk of source.store.get(objectKey(source.row, entry.file)) as AsyncIterable<Buffer>) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= chunkSize) {
-        await take(Buffer.from(pending.subarray(0, chunkSize)));
-        pending = pending.subarray(chunkSize);
+    const bytes = source.store.get(objectKey(source.row, entry.file), { chunkBytes: chunkSize }) as AsyncIterable<Buffer>;
+    for await (const data of pieces(bytes, chunkSize)) {
+      batch.push({ files_id: id, n: n++, data: new Binary(data) });
+      if (batch.length >= perInsert) {
+        await chunks.insertMany(batch, { ordered: false });
+        batch = [];
+        beat();
       }
     }
-    if (pending.length > 0) await take(Buffer.from(pending));
-    await flush();
+    if (batch.length > 0) await chunks.insertMany(batch, { ordered: false });
+    beat();
   };
-  for (let i = 0; i < media.length; i += FILES_PARALLEL) await Promise.all(media.slice(i, i + FILES_PARALLEL).map(loadFile));
+  await sideBySide(media, FILES_PARALLEL, loadFile);
   return media.length;
 }

@@ -15,8 +15,13 @@ import type { Config } from '../../core/config.ts';
 export interface BackupStore {
   /** Writes an object whole from `body` (memory stays one chunk): readers see it complete or not at all. Answers its byte count. */
   put(key: string, body: AsyncIterable<Buffer>): Promise<number>;
-  /** Streams an object (or bytes `start`..`end` inclusive). An absent object fails the stream with code `ENOENT`. */
-  get(key: string, range?: { start: number; end: number }): Readable;
+  /**
+   * Streams an object (or bytes `start`..`end` inclusive). An absent object fails the stream with
+   * code `ENOENT`. `chunkBytes` asks for chunks of that size (the last may be shorter; a hint, not a
+   * promise): a reader that cuts the bytes into pieces of its own (GridFS chunks) then gets them
+   * without copying.
+   */
+  get(key: string, options?: { range?: { start: number; end: number }; chunkBytes?: number }): Readable;
   /** An object's byte count, or null when there is none. */
   size(key: string): Promise<number | null>;
   /** Removes every object under `prefix` (a backup's folder); nothing there is not an error. */
@@ -56,8 +61,8 @@ export function localBackupStore(root: string): BackupStore {
       }
       return bytes;
     },
-    get(key, range) {
-      return createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {});
+    get(key, { range, chunkBytes } = {}) {
+      return createReadStream(pathOf(key), { ...(range ? { start: range.start, end: range.end } : {}), ...(chunkBytes ? { highWaterMark: chunkBytes } : {}) });
     },
     async size(key) {
       try {
