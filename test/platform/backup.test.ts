@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { GridFSBucket } from 'mongodb';
 import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,9 +42,25 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
   };
 
   it('backs up every collection and media file, downloads as a tar whose manifest counts and checksums hold, and restores it exactly', async () => {
+    // Two files written straight into the bucket, bigger than one insert of the restore's (4 MB of
+    // chunks, read into buffers it reuses): 9.5 MB at the default chunk size (three reads, the last
+    // short), 8 MB in chunks of 1 MB (exactly two, then an empty read).
+    const bucket = new GridFSBucket(db(a), { bucketName: 'media_files' });
+    for (const [id, bytes, chunkSizeBytes] of [
+      ['big-default-chunks', 9_500_000, undefined],
+      ['big-1mb-chunks', 8 * 1024 * 1024, 1024 * 1024],
+    ] as const) {
+      await new Promise((resolve, reject) =>
+        bucket
+          .openUploadStreamWithId(id as never, `${id}.bin`, chunkSizeBytes ? { chunkSizeBytes } : {})
+          .on('finish', resolve)
+          .on('error', reject)
+          .end(randomBytes(bytes)),
+      );
+    }
     const before = await dumpDatabase(db(a));
     const mediaBefore = await mediaDigests(db(a));
-    expect(Object.keys(mediaBefore)).toHaveLength(2);
+    expect(Object.keys(mediaBefore)).toHaveLength(4);
     const indexesBefore = await indexSpecs(db(a));
     expect(indexesBefore['content_entries'].length).toBeGreaterThan(5);
     expect(indexesBefore['media_files.chunks'].length).toBe(2);
@@ -51,7 +68,7 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     const backup = await backupOf(a);
     expect(backup.state, backup.error).toBe('succeeded');
     expect(backup.size).toBeGreaterThan(700_000);
-    expect(backup.progress.mediaFilesDone).toBe(2);
+    expect(backup.progress.mediaFilesDone).toBe(4);
     expect(backup.progress.collectionsDone).toBe(backup.progress.collections);
     expect((await workspaceRow(bw.world, a.workspaceId))?.writeHold ?? null).toBeNull();
 
@@ -68,7 +85,7 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
       expect(sha(files.get(collection.file)!)).toBe(collection.sha256);
       expect(files.get(collection.file)!.toString('utf8').split('\n').filter(Boolean)).toHaveLength(collection.documents);
     }
-    expect(manifest.media).toHaveLength(2);
+    expect(manifest.media).toHaveLength(4);
     for (const media of manifest.media) expect(`${media.bytes}:${sha(files.get(media.file)!)}`).toBe(`${media.bytes}:${media.sha256}`);
 
     // Changes after the snapshot: an entry changed, one added, a media file deleted, a typed document gone.

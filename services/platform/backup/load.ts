@@ -13,7 +13,7 @@ import { sideBySide } from './lanes.ts';
 const INSERT_BATCH_DOCS = 2000;
 const INSERT_BATCH_BYTES = 8 * 1024 * 1024;
 const GRIDFS_DEFAULT_CHUNK = 255 * 1024;
-/** Media files loaded side by side (each one insert batch at a time). */
+/** Media files loaded side by side (each with one insert in flight while its next batch is read). */
 const FILES_PARALLEL = 4;
 /** A GridFS file's chunks per insert. */
 const CHUNK_BATCH_BYTES = 4 * 1024 * 1024;
@@ -123,35 +123,6 @@ export async function loadCollection(db: Db, source: Source, name: string, beat:
 }
 
 /**
- * Cuts bytes into pieces of `size` (the last may be shorter). A piece that lies within one chunk of
- * the stream is a view of it (the store yields chunks of `size` when asked, so most are); only one
- * that straddles two is copied.
- */
-async function* pieces(stream: AsyncIterable<Buffer>, size: number): AsyncGenerator<Buffer> {
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  for await (let chunk of stream) {
-    while (chunk.length > 0) {
-      if (heldBytes === 0 && chunk.length >= size) {
-        yield chunk.subarray(0, size);
-        chunk = chunk.subarray(size);
-        continue;
-      }
-      const take = Math.min(size - heldBytes, chunk.length);
-      held.push(chunk.subarray(0, take));
-      heldBytes += take;
-      chunk = chunk.subarray(take);
-      if (heldBytes === size) {
-        yield Buffer.concat(held, size);
-        held = [];
-        heldBytes = 0;
-      }
-    }
-  }
-  if (heldBytes > 0) yield Buffer.concat(held, heldBytes);
-}
-
-/**
  * Rebuilds a bucket's chunks from the archive's media files, at each file's `chunkSize` (its
  * `.files` documents are loaded with the collections; `rewriteId` maps a file id the same way
  * they were), `FILES_PARALLEL` files side by side. Answers the files written.
@@ -172,23 +143,39 @@ export async function loadBucket(
   for await (const info of db.collection(`${bucket}.files`).find({}, { projection: { chunkSize: 1 } })) {
     if (typeof info.chunkSize === 'number' && info.chunkSize > 0) chunkSizes.set(BSON.EJSON.stringify({ id: info._id }, { relaxed: false }), info.chunkSize);
   }
-  const loadFile = async (entry: (typeof media)[number]) => {
+  // Each lane reads into two buffers of its own, reused file after file: one insert in flight while the next batch is read.
+  const laneBuffers: Buffer[][] = [];
+  const loadFile = async (entry: (typeof media)[number], lane: number) => {
     const id = rewriteId(idFromText(entry.id));
     const chunkSize = chunkSizes.get(BSON.EJSON.stringify({ id }, { relaxed: false })) ?? GRIDFS_DEFAULT_CHUNK;
-    const perInsert = Math.max(1, Math.floor(CHUNK_BATCH_BYTES / chunkSize));
+    const batchBytes = Math.max(1, Math.floor(CHUNK_BATCH_BYTES / chunkSize)) * chunkSize;
+    const buffers = (laneBuffers[lane] ??= []);
+    for (const i of [0, 1]) if (!(buffers[i]?.length >= batchBytes)) buffers[i] = Buffer.allocUnsafe(batchBytes);
+    const key = objectKey(source.row, entry.file);
+    let position = 0;
     let n = 0;
-    let batch: Document[] = [];
-    const bytes = source.store.get(objectKey(source.row, entry.file), { chunkBytes: chunkSize }) as AsyncIterable<Buffer>;
-    for await (const data of pieces(bytes, chunkSize)) {
-      batch.push({ files_id: id, n: n++, data: new Binary(data) });
-      if (batch.length >= perInsert) {
-        await chunks.insertMany(batch, { ordered: false });
-        batch = [];
+    let inflight: Promise<unknown> = Promise.resolve();
+    try {
+      for (let which = 0; ; which ^= 1) {
+        const into = buffers[which].subarray(0, batchBytes);
+        const read = await source.store.read(key, into, position);
+        position += read;
+        const batch: Document[] = [];
+        for (let at = 0; at < read; at += chunkSize) batch.push({ files_id: id, n: n++, data: new Binary(into.subarray(at, Math.min(at + chunkSize, read))) });
+        // The buffer read into next was the one of the insert before this one: it must be done with it.
+        await inflight;
+        if (batch.length > 0) {
+          inflight = chunks.insertMany(batch, { ordered: false });
+          inflight.catch(() => undefined);
+        }
         beat();
+        if (read < batchBytes) break;
       }
+      await inflight;
+    } finally {
+      // A failed read leaves no insert behind that still reads a buffer the lane hands to its next file.
+      await inflight.catch(() => undefined);
     }
-    if (batch.length > 0) await chunks.insertMany(batch, { ordered: false });
-    beat();
   };
   await sideBySide(media, FILES_PARALLEL, loadFile);
   return media.length;

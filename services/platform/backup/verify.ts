@@ -7,20 +7,22 @@ import { sideBySide } from './lanes.ts';
 /** Why an archive is refused; the restore route answers it as a 409 and the workflow stops on it before any change. */
 export class BackupVerificationError extends Error {}
 
-/** Parts hashed side by side (reading one while another is hashed), each read in chunks of `HASH_READ_BYTES`. */
+/** Parts hashed side by side (reading one while another is hashed), each lane reading into one buffer of `HASH_READ_BYTES`. */
 const HASH_PARALLEL = 4;
 const HASH_READ_BYTES = 1024 * 1024;
 /** Parts whose size is asked side by side (a store's size is a round trip: a stat, an S3 HEAD). */
 const SIZE_PARALLEL = 16;
 
-async function sha256Of(store: BackupStore, key: string): Promise<{ bytes: number; sha256: string }> {
+/** A part's byte count and sha256, read into `buffer` (the caller's, reused) one piece at a time. */
+async function sha256Of(store: BackupStore, key: string, buffer: Buffer): Promise<{ bytes: number; sha256: string }> {
   const hash = createHash('sha256');
   let bytes = 0;
-  for await (const chunk of store.get(key, { chunkBytes: HASH_READ_BYTES }) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    bytes += chunk.length;
+  for (;;) {
+    const read = await store.read(key, buffer, bytes);
+    hash.update(buffer.subarray(0, read));
+    bytes += read;
+    if (read < buffer.length) return { bytes, sha256: hash.digest('hex') };
   }
-  return { bytes, sha256: hash.digest('hex') };
 }
 
 /**
@@ -64,8 +66,13 @@ export async function checkArchive(store: BackupStore, row: BackupRow, workspace
  */
 export async function verifyArchive(store: BackupStore, row: BackupRow, workspaceId: string): Promise<Manifest> {
   const manifest = await checkArchive(store, row, workspaceId);
-  await sideBySide([...manifest.collections, ...manifest.media], HASH_PARALLEL, async (part) => {
-    const found = await sha256Of(store, objectKey(row, part.file));
+  const buffers: Buffer[] = [];
+  await sideBySide([...manifest.collections, ...manifest.media], HASH_PARALLEL, async (part, lane) => {
+    const found = await sha256Of(store, objectKey(row, part.file), (buffers[lane] ??= Buffer.allocUnsafe(HASH_READ_BYTES))).catch((error: unknown) => {
+      // Gone since `checkArchive` saw it.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new BackupVerificationError(`Backup archive is missing ${part.file}`);
+      throw error;
+    });
     if (found.bytes !== part.bytes || found.sha256 !== part.sha256)
       throw new BackupVerificationError(`Backup archive is corrupted: ${part.file} does not match its checksum`);
   });
