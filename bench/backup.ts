@@ -27,6 +27,12 @@ const load = () =>
     .map((v) => v.toFixed(2))
     .join(' ');
 const loadAtStart = load();
+// A process's CPU seconds (user + system, /proc/<pid>/stat; clock ticks of 10 ms): less moved by the
+// machine's load than the wall time.
+const cpuOf = (pid: number) => {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 
 // Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal; BENCH_MONGO_PORT and
 // BENCH_TEMPORAL_PORT move them, when a shared machine hands out another range).
@@ -43,6 +49,15 @@ const failed = (error: unknown) => {
 };
 process.on('unhandledRejection', failed);
 process.on('uncaughtException', failed);
+// With engines of its own, the MongoDB engine's CPU is read too (its pid file): the restore's CPU
+// (engine + worker) against the baseline's (engine + this process's driver) is a ratio the
+// machine's load moves less than the times'.
+const enginePid = process.env.BENCH_OWN_ENGINES_DIR ? Number(readFileSync(join(process.env.BENCH_OWN_ENGINES_DIR, 'mongo.pid'), 'utf8').trim()) : null;
+const engineCpu = () => (enginePid ? cpuOf(enginePid) : 0);
+const selfCpu = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1e6;
+};
 const backupDir = mkdtempSync(join(tmpdir(), 'cwb-bench-backups-'));
 const world = await startBenchWorld({ env: { BACKUP_DIR: backupDir } });
 const { config, services } = world;
@@ -91,6 +106,7 @@ await new Promise((resolve) => out.end(resolve));
 const baselineReadSec = (performance.now() - readStarted) / 1000;
 const copy = services.mongo.db(`${config.DB_PREFIX}baseline`);
 const writeStarted = performance.now();
+const writeCpuStart = { engine: engineCpu(), self: selfCpu() };
 // The bucket's `.files` documents are written by the GridFS uploads below, with the chunks.
 // Each collection with the source's indexes, made first (as a restore writes into indexed collections).
 for (const name of collections) {
@@ -112,6 +128,7 @@ for (const name of collections.filter((c) => c !== 'media_files.files')) {
 }
 await uploadBenchMedia(copy, MEDIA_MB, file);
 const baselineWriteSec = (performance.now() - writeStarted) / 1000;
+const baselineWriteCpu = { engine: engineCpu() - writeCpuStart.engine, driver: selfCpu() - writeCpuStart.self };
 rmSync(scratch);
 
 // --- the worker in its own process, as production runs it, its memory sampled -----------------------
@@ -176,12 +193,6 @@ await new Promise<void>((resolve, reject) => {
 await new Promise((resolve) => setTimeout(resolve, 5000));
 const rssOf = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 const idleRss = rssOf(worker.pid!);
-// The worker's CPU seconds (user + system, /proc/<pid>/stat; clock ticks of 10 ms): less moved by
-// the machine's load than the wall time.
-const cpuOf = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
 const idleCpu = cpuOf(worker.pid!);
 let peakRss = idleRss;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(worker.pid!))), 25);
@@ -202,6 +213,7 @@ if (backup.state !== 'succeeded') throw new Error(`backup ${backup.state}: ${bac
 const backupPeakRss = peakRss;
 const backupCpu = cpuOf(worker.pid!) - idleCpu;
 const restoreStarted = performance.now();
+const restoreEngineStart = engineCpu();
 const { restore: asked } = await api('POST', `/tenants/${workspace._id}/restore`, { backupId: backup.id });
 const restoreAnsweredSec = (performance.now() - restoreStarted) / 1000;
 const restore = await until(`/tenants/${workspace._id}/restores/${asked.id}`, 'restore');
@@ -209,6 +221,7 @@ const restoreSec = (performance.now() - restoreStarted) / 1000;
 if (restore.state !== 'succeeded') throw new Error(`restore ${restore.state}: ${restore.error}`);
 clearInterval(sampler);
 const restoreCpu = cpuOf(worker.pid!) - idleCpu - backupCpu;
+const restoreEngineCpu = engineCpu() - restoreEngineStart;
 
 const bytes = backup.size as number;
 const row = (name: string, sec: number, base: number) =>
@@ -247,6 +260,13 @@ console.log(
   `Restore steps: ${await steps(restoreWorkflowId(workspace._id, restore.id))} (the route's own verification before its 202: ${restoreAnsweredSec.toFixed(1)} s).`,
 );
 const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
+if (enginePid) {
+  const ours = restoreEngineCpu + restoreCpu;
+  const theirs = baselineWriteCpu.engine + baselineWriteCpu.driver;
+  console.log(
+    `\nCPU seconds: restore ${ours.toFixed(1)} (engine ${restoreEngineCpu.toFixed(1)}, worker ${restoreCpu.toFixed(1)}) against the baseline's write ${theirs.toFixed(1)} (engine ${baselineWriteCpu.engine.toFixed(1)}, driver ${baselineWriteCpu.driver.toFixed(1)}): ratio ${(theirs / ours).toFixed(2)}`,
+  );
+}
 console.log(`\nbackup ratio ${(baselineReadSec / backupSec).toFixed(2)} (target ≥ 0.5): ${mark(baselineReadSec / backupSec >= 0.5)}`);
 console.log(`restore ratio ${(baselineWriteSec / restoreSec).toFixed(2)} (target ≥ 0.5): ${mark(baselineWriteSec / restoreSec >= 0.5)}`);
 console.log(

@@ -29,6 +29,8 @@ export async function ownEnginesIfAsked(ports?: { mongo: number; temporal: numbe
   const engines = await ensureEngines({ dataDir, mongoPort, temporalPort, ...temporalPorts, log: () => undefined, timeoutMs: 180_000 });
   process.env.MONGODB_URI = engines.mongoUri;
   process.env.TEMPORAL_ADDRESS = engines.temporalAddress;
+  // Where its pid files are: a benchmark may read the engine's CPU time from /proc (bench/backup.ts).
+  process.env.BENCH_OWN_ENGINES_DIR = dataDir;
   return async () => {
     await stopEngines({ dataDir, log: () => undefined });
     fs.rmSync(dataDir, { recursive: true, force: true });

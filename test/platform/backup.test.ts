@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { GridFSBucket } from 'mongodb';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -41,9 +42,25 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
   };
 
   it('backs up every collection and media file, downloads as a tar whose manifest counts and checksums hold, and restores it exactly', async () => {
+    // Two files written straight into the bucket, bigger than one insert of the restore's (4 MB of
+    // chunks, read into buffers it reuses): 9.5 MB at the default chunk size (three reads, the last
+    // short), 8 MB in chunks of 1 MB (exactly two, then an empty read).
+    const bucket = new GridFSBucket(db(a), { bucketName: 'media_files' });
+    for (const [id, bytes, chunkSizeBytes] of [
+      ['big-default-chunks', 9_500_000, undefined],
+      ['big-1mb-chunks', 8 * 1024 * 1024, 1024 * 1024],
+    ] as const) {
+      await new Promise((resolve, reject) =>
+        bucket
+          .openUploadStreamWithId(id as never, `${id}.bin`, chunkSizeBytes ? { chunkSizeBytes } : {})
+          .on('finish', resolve)
+          .on('error', reject)
+          .end(randomBytes(bytes)),
+      );
+    }
     const before = await dumpDatabase(db(a));
     const mediaBefore = await mediaDigests(db(a));
-    expect(Object.keys(mediaBefore)).toHaveLength(2);
+    expect(Object.keys(mediaBefore)).toHaveLength(4);
     const indexesBefore = await indexSpecs(db(a));
     expect(indexesBefore['content_entries'].length).toBeGreaterThan(5);
     expect(indexesBefore['media_files.chunks'].length).toBe(2);
@@ -51,7 +68,7 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     const backup = await backupOf(a);
     expect(backup.state, backup.error).toBe('succeeded');
     expect(backup.size).toBeGreaterThan(700_000);
-    expect(backup.progress.mediaFilesDone).toBe(2);
+    expect(backup.progress.mediaFilesDone).toBe(4);
     expect(backup.progress.collectionsDone).toBe(backup.progress.collections);
     expect((await workspaceRow(bw.world, a.workspaceId))?.writeHold ?? null).toBeNull();
 
@@ -68,7 +85,7 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
       expect(sha(files.get(collection.file)!)).toBe(collection.sha256);
       expect(files.get(collection.file)!.toString('utf8').split('\n').filter(Boolean)).toHaveLength(collection.documents);
     }
-    expect(manifest.media).toHaveLength(2);
+    expect(manifest.media).toHaveLength(4);
     for (const media of manifest.media) expect(`${media.bytes}:${sha(files.get(media.file)!)}`).toBe(`${media.bytes}:${media.sha256}`);
 
     // Changes after the snapshot: an entry changed, one added, a media file deleted, a typed document gone.
@@ -103,31 +120,50 @@ describe('workspace backups and restore (real engines, in-process worker)', () =
     expect(file.statusCode).toBe(200);
   }, 240_000);
 
-  it('refuses a tampered or foreign archive with a 409 naming why, and changes nothing', async () => {
+  it('refuses a foreign, replaced, incomplete or truncated archive with a 409 naming why, fails a restore of a tampered one before any change, and changes nothing', async () => {
     const backup = await backupOf(b);
     expect(backup.state, backup.error).toBe('succeeded');
     const before = await dumpDatabase(db(b));
+    const restores = async () => (await bw.world.services.platformDb.collection('restores').countDocuments({ workspaceId: b.workspaceId })) as number;
+    const restoresBefore = await restores();
 
     // Foreign: a backup of another workspace.
     const foreign = await bw.call('POST', `/tenants/${a.workspaceId}/restore`, { backupId: backup.id });
     expect(foreign.statusCode).toBe(409);
     expect(foreign.json().error).toMatch(/another workspace/);
 
-    // Tampered: one byte of one collection file flipped (same size).
     const folder = join(bw.backupDir, b.workspaceId, backup.id, 'collections');
     const target = join(
       folder,
       readdirSync(folder).find((name) => name.startsWith('content_entries'))!,
     );
     const original = readFileSync(target);
+
+    // Truncated (one byte short) or missing: the route sees it without reading the parts.
+    writeFileSync(target, original.subarray(0, original.length - 1));
+    const truncated = await bw.call('POST', `/tenants/${b.workspaceId}/restore`, { backupId: backup.id });
+    expect(truncated.statusCode).toBe(409);
+    expect(truncated.json().error).toMatch(/corrupted: collections\/content_entries\.ndjson does not have the size/);
+    rmSync(target);
+    const missing = await bw.call('POST', `/tenants/${b.workspaceId}/restore`, { backupId: backup.id });
+    expect(missing.statusCode).toBe(409);
+    expect(missing.json().error).toMatch(/missing collections\/content_entries\.ndjson/);
+    expect(await restores()).toBe(restoresBefore);
+
+    // Tampered: one byte of one collection file flipped (same size). Only its checksum tells, which
+    // the workflow's first step reads before anything changes: the restore ends `failed` naming why.
     const changed = Buffer.from(original);
     changed[10] = changed[10] === 0x41 ? 0x42 : 0x41;
     writeFileSync(target, changed);
     const tampered = await bw.call('POST', `/tenants/${b.workspaceId}/restore`, { backupId: backup.id });
-    expect(tampered.statusCode).toBe(409);
-    expect(tampered.json().error).toMatch(/corrupted: collections\/content_entries/);
+    expect(tampered.statusCode, tampered.body).toBe(202);
+    const failed = await waitForState(bw.call, `/tenants/${b.workspaceId}/restores/${tampered.json().restore.id}`, 'restore', ['succeeded', 'failed']);
+    expect(failed.state).toBe('failed');
+    expect(failed.error).toBe('Backup archive is corrupted: collections/content_entries.ndjson does not match its checksum');
+    expect(failed.progress).toEqual({ collectionsDone: 0, documents: 0, mediaFiles: 0 });
     expect(await dumpDatabase(db(b))).toEqual(before);
-    expect((await workspaceRow(bw.world, b.workspaceId))?.status).toBe('active');
+    const row = await workspaceRow(bw.world, b.workspaceId);
+    expect(row?.status).toBe('active');
 
     // A replaced manifest (even a well-formed one) is not the one recorded.
     writeFileSync(target, original);

@@ -147,8 +147,9 @@ export const restoreTenantOp = defineOperation({
   path: '/tenants/:id/restore',
   summary: 'Restore a workspace from one of its backups',
   description:
-    'Every part of the archive is checked against its manifest first: a foreign, incomplete or corrupted archive is a 409 naming why, and nothing changes. ' +
-    'Then 202: the workspace is suspended, its data replaced by the snapshot, and it comes back to its status before (poll GET …/restores/{restoreId}). docs/backups.md.',
+    'The archive is checked first without reading its parts: a foreign, replaced or incomplete archive, or a part of another size than its manifest says, is a 409 naming why, and nothing changes. ' +
+    'Then 202 (poll GET …/restores/{restoreId}): the workflow hashes every part before anything changes (a mismatch ends the restore `failed` naming the part, the workspace untouched), ' +
+    'then the workspace is suspended, its data replaced by the snapshot, and it comes back to its status before. docs/backups.md.',
   requires: 'platform:manage',
   errors: [409],
   status: 202,

@@ -19,7 +19,7 @@ import { backupPrefix } from './archive.ts';
 import { endBackup } from './snapshot.ts';
 import { failRestore } from './restore.ts';
 import { backupStore } from './store.ts';
-import { BackupVerificationError, verifyArchive } from './verify.ts';
+import { BackupVerificationError, checkArchive } from './verify.ts';
 
 /** A workspace a backup or a restore may start on: active or suspended, with neither running. */
 export async function idleWorkspace(services: Services, workspaceId: string): Promise<Workspace> {
@@ -115,15 +115,18 @@ export async function deleteBackup(services: Services, row: BackupRow): Promise<
 }
 
 /**
- * Verifies the archive (every part's checksum, before anything changes: a foreign or corrupted
- * archive is a 409 naming why), records the restore as `running` and starts its workflow.
+ * Checks the archive without reading its parts (verify.ts `checkArchive`: a foreign, replaced or
+ * incomplete archive, or a part of the wrong size, is a 409 naming why), records the restore as
+ * `running` and starts its workflow, whose first step hashes every part before anything changes
+ * (a mismatch ends the restore `failed`, the workspace untouched): the archive is read once, not
+ * twice (docs/backups.md, "Verification").
  */
 export async function startRestore(services: Services, workspaceId: string, backupId: string): Promise<RestoreRow> {
   const workspace = await idleWorkspace(services, workspaceId);
   const backup = await backupCollections(services).backups.findOne({ _id: backupId });
   if (!backup) throw new NotFoundError('Backup not found');
   try {
-    await verifyArchive(backupStore(services.config), backup, workspaceId);
+    await checkArchive(backupStore(services.config), backup, workspaceId);
   } catch (error) {
     if (error instanceof BackupVerificationError) throw new ConflictError(error.message);
     throw error;

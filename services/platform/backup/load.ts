@@ -5,6 +5,7 @@ import { collectionFile, idFromText, ndjsonLines, objectKey, parseDocumentLine, 
 import type { BackupRow } from './model.ts';
 import type { BackupStore } from './store.ts';
 import type { Beat } from './steps.ts';
+import { sideBySide } from './lanes.ts';
 
 // The one reader of an archive into a database: a restore loads its own workspace with it, a clone
 // a new one (with `rewrite`: new site ids, secrets left behind; clone-fixups.ts).
@@ -12,7 +13,7 @@ import type { Beat } from './steps.ts';
 const INSERT_BATCH_DOCS = 2000;
 const INSERT_BATCH_BYTES = 8 * 1024 * 1024;
 const GRIDFS_DEFAULT_CHUNK = 255 * 1024;
-/** Media files loaded side by side (each one insert batch at a time). */
+/** Media files loaded side by side (each with one insert in flight while its next batch is read). */
 const FILES_PARALLEL = 4;
 /** A GridFS file's chunks per insert. */
 const CHUNK_BATCH_BYTES = 4 * 1024 * 1024;
@@ -142,32 +143,40 @@ export async function loadBucket(
   for await (const info of db.collection(`${bucket}.files`).find({}, { projection: { chunkSize: 1 } })) {
     if (typeof info.chunkSize === 'number' && info.chunkSize > 0) chunkSizes.set(BSON.EJSON.stringify({ id: info._id }, { relaxed: false }), info.chunkSize);
   }
-  const loadFile = async (entry: (typeof media)[number]) => {
+  // Each lane reads into two buffers of its own, reused file after file: one insert in flight while the next batch is read.
+  const laneBuffers: Buffer[][] = [];
+  const loadFile = async (entry: (typeof media)[number], lane: number) => {
     const id = rewriteId(idFromText(entry.id));
     const chunkSize = chunkSizes.get(BSON.EJSON.stringify({ id }, { relaxed: false })) ?? GRIDFS_DEFAULT_CHUNK;
-    const perInsert = Math.max(1, Math.floor(CHUNK_BATCH_BYTES / chunkSize));
+    const batchBytes = Math.max(1, Math.floor(CHUNK_BATCH_BYTES / chunkSize)) * chunkSize;
+    const buffers = (laneBuffers[lane] ??= []);
+    for (const i of [0, 1]) if (!(buffers[i]?.length >= batchBytes)) buffers[i] = Buffer.allocUnsafe(batchBytes);
+    const key = objectKey(source.row, entry.file);
+    let position = 0;
     let n = 0;
-    let pending: Buffer = Buffer.alloc(0);
-    let batch: Document[] = [];
-    const flush = async () => {
-      if (batch.length > 0) await chunks.insertMany(batch, { ordered: false });
-      batch = [];
-      beat();
-    };
-    const take = async (bytes: Buffer) => {
-      batch.push({ files_id: id, n: n++, data: new Binary(bytes) });
-      if (batch.length >= perInsert) await flush();
-    };
-    for await (const chunk of source.store.get(objectKey(source.row, entry.file)) as AsyncIterable<Buffer>) {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= chunkSize) {
-        await take(Buffer.from(pending.subarray(0, chunkSize)));
-        pending = pending.subarray(chunkSize);
+    let inflight: Promise<unknown> = Promise.resolve();
+    try {
+      for (let which = 0; ; which ^= 1) {
+        const into = buffers[which].subarray(0, batchBytes);
+        const read = await source.store.read(key, into, position);
+        position += read;
+        const batch: Document[] = [];
+        for (let at = 0; at < read; at += chunkSize) batch.push({ files_id: id, n: n++, data: new Binary(into.subarray(at, Math.min(at + chunkSize, read))) });
+        // The buffer read into next was the one of the insert before this one: it must be done with it.
+        await inflight;
+        if (batch.length > 0) {
+          inflight = chunks.insertMany(batch, { ordered: false });
+          inflight.catch(() => undefined);
+        }
+        beat();
+        if (read < batchBytes) break;
       }
+      await inflight;
+    } finally {
+      // A failed read leaves no insert behind that still reads a buffer the lane hands to its next file.
+      await inflight.catch(() => undefined);
     }
-    if (pending.length > 0) await take(Buffer.from(pending));
-    await flush();
   };
-  for (let i = 0; i < media.length; i += FILES_PARALLEL) await Promise.all(media.slice(i, i + FILES_PARALLEL).map(loadFile));
+  await sideBySide(media, FILES_PARALLEL, loadFile);
   return media.length;
 }

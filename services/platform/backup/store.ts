@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
@@ -8,15 +8,22 @@ import type { Config } from '../../core/config.ts';
 
 /**
  * Where backup archives are kept, as named objects (`<workspaceId>/<backupId>/<part>`). The local
- * directory is the default; an S3-compatible bucket implements the same four calls (put = a
- * multipart upload completed only at the end; get = GetObject with Range; size = HeadObject;
- * remove = list + DeleteObjects under the prefix). docs/backups.md.
+ * directory is the default; an S3-compatible bucket implements the same five calls (put = a
+ * multipart upload completed only at the end; get = GetObject with Range; read = the same, copied
+ * into the caller's buffer; size = HeadObject; remove = list + DeleteObjects under the prefix). docs/backups.md.
  */
 export interface BackupStore {
   /** Writes an object whole from `body` (memory stays one chunk): readers see it complete or not at all. Answers its byte count. */
   put(key: string, body: AsyncIterable<Buffer>): Promise<number>;
   /** Streams an object (or bytes `start`..`end` inclusive). An absent object fails the stream with code `ENOENT`. */
   get(key: string, range?: { start: number; end: number }): Readable;
+  /**
+   * Reads an object's bytes from `position` into `into` (as many as fit, fewer at its end) and
+   * answers how many. The memory is the caller's, reused from one read to the next: a reader of a
+   * gigabyte allocates nothing per read (each allocation of that size costs the worker page faults
+   * and garbage collections; docs/backups.md). An absent object fails with code `ENOENT`.
+   */
+  read(key: string, into: Buffer, position: number): Promise<number>;
   /** An object's byte count, or null when there is none. */
   size(key: string): Promise<number | null>;
   /** Removes every object under `prefix` (a backup's folder); nothing there is not an error. */
@@ -58,6 +65,20 @@ export function localBackupStore(root: string): BackupStore {
     },
     get(key, range) {
       return createReadStream(pathOf(key), range ? { start: range.start, end: range.end } : {});
+    },
+    async read(key, into, position) {
+      const file = await open(pathOf(key), 'r');
+      try {
+        let filled = 0;
+        while (filled < into.length) {
+          const { bytesRead } = await file.read(into, filled, into.length - filled, position + filled);
+          if (bytesRead === 0) break;
+          filled += bytesRead;
+        }
+        return filled;
+      } finally {
+        await file.close();
+      }
     },
     async size(key) {
       try {
