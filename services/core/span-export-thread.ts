@@ -9,12 +9,11 @@ import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
  * settings): the main thread serializes a batch and posts the bytes.
  *
  * Why (bench/RESULTS.md, "Metrics and traces on against off", session 11): an `http.request` from
- * the gateway's main thread, however rare, costs its HTTP server a fifth more CPU per answer for
- * the rest of the process's life. The client runs Node's shared HTTP and stream internals
- * (`process.nextTick`'s tick objects, `OutgoingMessage`, the socket streams) with shapes and
- * arguments the server never uses; V8 then re-optimizes those functions for both, and the
- * server's hot path loses its fast paths. The same request from another isolate does not touch
- * the main isolate's feedback.
+ * the main thread, however rare, can leave the process's HTTP server spending more CPU on every
+ * answer for the rest of its life (a third more in a minimal server; 6–11 % of the traced
+ * gateway's cache-lane answer). The client runs Node's shared internals (`process.nextTick`'s tick
+ * objects, the HTTP and stream machinery) with shapes and arguments the server never uses, and V8
+ * re-optimizes them for both. A request sent from another isolate leaves the main one's alone.
  */
 export class ThreadedOtlpSpanExporter implements SpanExporter {
   private readonly worker: Worker;
