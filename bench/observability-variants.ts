@@ -26,7 +26,9 @@ const durationSec = Number(process.env.BENCH_DURATION ?? 3);
 const world = await startBenchWorld();
 const scope = (await world.services.sites.resolve('localhost'))!;
 await seedPublishedEntries(createContext(world.services, scope, systemPrincipal('benchmark seed'), { id: 'bench', ip: '127.0.0.1' }), 60);
+let exports = 0;
 const collector = http.createServer((request, response) => {
+  exports++;
   request.resume();
   request.on('end', () => response.writeHead(200, { 'content-type': String(request.headers['content-type'] ?? 'application/x-protobuf') }).end());
 });
@@ -131,6 +133,7 @@ for (const g of gws) {
   }
   console.log(g.name, JSON.stringify(byName));
 }
+console.log(`collector: ${exports} exports`);
 for (const child of children) child.kill('SIGTERM');
 await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
 collector.close();

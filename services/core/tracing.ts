@@ -12,11 +12,10 @@ import {
   type Sampler,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
-import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { OTLPTraceExporter as ProtobufExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import type { Config } from './config.ts';
+import { ThreadedOtlpSpanExporter } from './span-export-thread.ts';
 import { serviceVersion } from './version.ts';
 
 /** Which process the services run in: names the traces' service when `OTEL_SERVICE_NAME` does not. */
@@ -69,8 +68,9 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
     };
   }
   const protocol = config.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? config.OTEL_EXPORTER_OTLP_PROTOCOL;
-  // Both exporters read the endpoint, headers and timeout from the standard variables themselves.
-  const exporter = protocol === 'http/json' ? new JsonExporter() : new ProtobufExporter();
+  // The exporter reads the endpoint, headers and timeout from the standard variables itself, in
+  // a thread of its own (span-export-thread.ts says why).
+  const exporter = new ThreadedOtlpSpanExporter(protocol);
   const resource = defaultResource()
     .merge(resourceFromAttributes({ [ATTR_SERVICE_NAME]: `cwb-${role}`, [ATTR_SERVICE_VERSION]: serviceVersion }))
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over the defaults above.
