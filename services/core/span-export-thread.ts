@@ -20,6 +20,8 @@ export class ThreadedOtlpSpanExporter implements SpanExporter {
   private readonly serializer: typeof ProtobufTraceSerializer | typeof JsonTraceSerializer;
   private readonly pending = new Map<number, (result: ExportResult) => void>();
   private nextId = 0;
+  /** Why the thread is gone, once it is: what is sent after that fails at once (a drain must not wait on it). */
+  private gone: Error | null = null;
 
   constructor(protocol: 'http/protobuf' | 'http/json') {
     const json = protocol === 'http/json';
@@ -33,7 +35,10 @@ export class ThreadedOtlpSpanExporter implements SpanExporter {
       done?.({ code: message.code, ...(message.error ? { error: new Error(message.error) } : {}) });
     });
     this.worker.on('error', (error) => this.failAll(error));
-    this.worker.on('exit', () => this.failAll(new Error('the span export thread stopped')));
+    this.worker.on('exit', () => {
+      this.gone ??= new Error('the span export thread stopped');
+      this.failAll(this.gone);
+    });
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
@@ -53,6 +58,7 @@ export class ThreadedOtlpSpanExporter implements SpanExporter {
   }
 
   private send(message: Record<string, unknown>, done: (result: ExportResult) => void): void {
+    if (this.gone) return done({ code: ExportResultCode.FAILED, error: this.gone });
     const id = this.nextId++;
     this.pending.set(id, done);
     this.worker.postMessage({ ...message, id });
