@@ -8,33 +8,18 @@
 // Measured: the engine process's CPU per page (Linux /proc, so the machine's load barely moves
 // it), entries/s, the data file's size. Engines of its own on ports 27941/27942.
 //   npx tsx bench/engine-documents.ts         Env: BENCH_DOCS (100000)
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { MongoClient } from 'mongodb';
+import { installLauncher, startLauncher, stopLauncher } from './support/launcher-engine.ts';
+import { processCpuMs as cpuMs } from './support/process-cpu.ts';
 
 const docs = Number(process.env.BENCH_DOCS ?? 100_000);
-const root = path.resolve(import.meta.dirname, '..');
-execFileSync(process.execPath, [path.join(root, 'scripts/engines.mjs'), 'install'], { stdio: 'inherit' });
-const engineDir = process.env.ENGINE_DIR ?? path.join(root, '.engines');
-const classpath = [path.join(engineDir, 'mongo/classes'), path.join(engineDir, 'mongo/lib/*')].join(path.delimiter);
+const classpath = installLauncher();
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-documents-'));
 
-async function startEngine(mode: 'bson' | 'legacy', port: number, file: string): Promise<ChildProcess> {
-  const args = ['-Xmx512m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-cp', classpath, 'Launcher', String(port), file, '--no-oplog', '--values', mode];
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'ignore'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => String(chunk).includes('READY') && resolve());
-    child.on('exit', (code) => reject(new Error(`engine exited ${code}`)));
-  });
-  return child;
-}
-const stopEngine = (child: ChildProcess) => new Promise<void>((resolve) => (child.on('exit', () => resolve()), child.kill('SIGTERM')));
-const cpuMs = (pid: number) => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
-};
+const startEngine = (mode: 'bson' | 'legacy', port: number, file: string) => startLauncher(classpath, { port, file, args: ['--values', mode] });
 const words = (n: number, seed: number) => Array.from({ length: n }, (_, k) => `word${(seed * 7 + k * 13) % 997}`).join(' ');
 const entry = (i: number) => ({
   _id: `e${String(i).padStart(9, '0')}`,
@@ -74,7 +59,7 @@ async function measure(mode: 'bson' | 'legacy', port: number) {
   for (let from = 0; from < docs; from += 1000) await entries.insertMany(Array.from({ length: Math.min(1000, docs - from) }, (_, k) => entry(from + k)));
   const insertCpuPerDoc = (cpuMs(engine.pid!) - seedCpu) / docs;
   await client.close();
-  await stopEngine(engine);
+  await stopLauncher(engine);
   engine = await startEngine(mode, port, file);
   client = await MongoClient.connect(`mongodb://127.0.0.1:${port}`);
   entries = client.db('ws').collection('entries');
@@ -101,7 +86,7 @@ async function measure(mode: 'bson' | 'legacy', port: number) {
     crawls.push({ pass, read, cpuPerPage: (cpuMs(engine.pid!) - cpu0) / pages, perSecond: read / seconds });
   }
   await client.close();
-  await stopEngine(engine);
+  await stopLauncher(engine);
   return { mode, fileMb: fs.statSync(file).size / 1e6, insertCpuPerDoc, crawls };
 }
 

@@ -12,7 +12,6 @@
 // Env: BENCH_SIZES (10000,50000,100000), BENCH_WRITES (2000), BENCH_MONGO_PORT (28640),
 //      MONGO_HEAP (3g), BENCH_FORMS (indexed,plain), BENCH_JFR=1 (a flight recording of each run
 //      into the temporary folder, kept and named at the end).
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +19,8 @@ import { MongoClient, type Collection, type IndexSpecification, type CreateIndex
 import { contentFeature } from '../services/content/feature.ts';
 import { COLLECTIONS } from '../services/content/model.ts';
 import { newId } from '../services/core/ids.ts';
+import { installLauncher, startLauncher, stopLauncher } from './support/launcher-engine.ts';
+import { processCpuMs as cpuMs } from './support/process-cpu.ts';
 
 const sizes = (process.env.BENCH_SIZES ?? '10000,50000,100000').split(',').map(Number);
 const writes = Number(process.env.BENCH_WRITES ?? 2000);
@@ -27,27 +28,11 @@ const port = Number(process.env.BENCH_MONGO_PORT ?? 28640);
 const heap = process.env.MONGO_HEAP ?? '3g';
 const forms = (process.env.BENCH_FORMS ?? 'indexed,plain').split(',') as ('indexed' | 'plain')[];
 const jfr = process.env.BENCH_JFR === '1';
-const root = path.resolve(import.meta.dirname, '..');
-execFileSync(process.execPath, [path.join(root, 'scripts/engines.mjs'), 'install'], { stdio: 'inherit' });
-const engineDir = process.env.ENGINE_DIR ?? path.join(root, '.engines');
-const classpath = [path.join(engineDir, 'mongo/classes'), path.join(engineDir, 'mongo/lib/*')].join(path.delimiter);
+const classpath = installLauncher();
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'engine-inserts-'));
 
-async function startEngine(file: string, recording: string | null): Promise<ChildProcess> {
-  const flight = recording ? [`-XX:StartFlightRecording=filename=${recording},settings=profile`] : [];
-  const args = [`-Xmx${heap}`, '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', ...flight, '-cp', classpath, 'Launcher', String(port), file, '--no-oplog'];
-  const child = spawn('java', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk) => String(chunk).includes('READY') && resolve());
-    child.on('exit', (code) => reject(new Error(`engine exited ${code}`)));
-  });
-  return child;
-}
-const stopEngine = (child: ChildProcess) => new Promise<void>((resolve) => (child.on('exit', () => resolve()), child.kill('SIGTERM')));
-const cpuMs = (pid: number) => {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
-};
+const startEngine = (file: string, recording: string | null) =>
+  startLauncher(classpath, { port, file, heap, jvm: recording ? [`-XX:StartFlightRecording=filename=${recording},settings=profile`] : [] });
 
 const entryIndexes = (contentFeature.indexes ?? []).filter((index) => index.collection === COLLECTIONS.entries);
 const siteId = newId();
@@ -130,7 +115,7 @@ async function measure(form: 'indexed' | 'plain', n: number) {
     return { form, n, indexes: form === 'indexed' ? entryIndexes.length : 0, tenths, update, remove, writes: targets.length };
   } finally {
     await client.close();
-    await stopEngine(engine);
+    await stopLauncher(engine);
     fs.rmSync(file, { force: true });
   }
 }
