@@ -1,6 +1,5 @@
 import { MongoClient, type Db } from 'mongodb';
 import { Client, Connection } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import pino, { type Logger } from 'pino';
 import type { Config } from './config.ts';
 import type { CoreServices, EventPublisher } from './context.ts';
@@ -18,6 +17,7 @@ import type { IndexSpec } from './feature.ts';
 import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
 import { traceMongoCommands } from './mongo-tracing.ts';
+import { workflowClientTracing } from './temporal-tracing.ts';
 import { createEngineWatch, temporalCalls, unreachableEngine, type Engine, type EngineWatch } from './engines.ts';
 import { createClusterPool } from './clusters.ts';
 import { createPlacement } from './placement.ts';
@@ -58,9 +58,9 @@ export async function createServices(config: Config, options: CoreServiceOptions
     // shorter `connectTimeoutMS`: a killed server refuses at once, and the monitor's checks of a
     // slow one (a loaded host) would time out and clear the pool.
     serverSelectionTimeoutMS: config.ENGINE_WAIT_MS,
-    monitorCommands: (options.monitorCommands ?? false) || tracing.enabled,
+    monitorCommands: options.monitorCommands ?? false,
   });
-  if (tracing.enabled) traceMongoCommands(mongo, tracing.tracer);
+  if (tracing.enabled && !traceMongoCommands(tracing.tracer)) log.warn('the MongoDB driver has no Connection.command to trace: traces hold no MongoDB spans');
   // A process starting while the engine is slow to accept (or restarting) waits up to 30 s for it.
   const connectBy = Date.now() + 30_000;
   for (;;) {
@@ -95,7 +95,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
   engineUp.set(series('temporal', null), 1);
   engines.onChange((engine, up, cluster) => engineUp.set(series(engine, cluster), up ? 1 : 0));
   // Traced: every start, signal and update carries the caller's span to the workflow (its headers).
-  const interceptors = tracing.enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] } : undefined;
+  const interceptors = tracing.enabled ? { workflow: [workflowClientTracing(tracing)] } : undefined;
   const client = new Client({ connection, namespace: config.TEMPORAL_NAMESPACE, interceptors });
   const dbs = new Map<string, Db>();
   const platformDb = mongo.db(`${config.DB_PREFIX}platform`);

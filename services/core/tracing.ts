@@ -1,4 +1,17 @@
-import { context, ROOT_CONTEXT, trace, type Span, type SpanKind, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type Context,
+  type HrTime,
+  type SpanContext,
+  type Tracer,
+} from '@opentelemetry/api';
+import { hrTime, hrTimeDuration, type InstrumentationScope } from '@opentelemetry/core';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -6,10 +19,10 @@ import {
   NodeTracerProvider,
   ParentBasedSampler,
   RandomIdGenerator,
-  SamplingDecision,
   TraceIdRatioBasedSampler,
   type IdGenerator,
   type Sampler,
+  type ReadableSpan,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes, type Resource } from '@opentelemetry/resources';
@@ -32,15 +45,31 @@ export type ProcessRole = 'gateway' | 'worker';
 export interface Tracing {
   readonly enabled: boolean;
   readonly tracer: Tracer;
-  /** A random W3C trace id: a cache lane draws it before deciding anything (`startRootSpan`). */
+  /**
+   * A root trace decided before anything is built (the cache lanes, request-telemetry.ts): one
+   * random draw (`rootDraw`); undefined when the sampler would drop it, else a trace id it keeps.
+   */
+  drawRootTrace(): string | undefined;
+  /**
+   * A root server span of a trace `drawRootTrace` kept, recorded once it is over, without the SDK's
+   * span objects (a cache lane's answer): handed to the span processor like any finished span.
+   * Making and ending an SDK span on the lane cost every lane answer after it more CPU than the
+   * span itself (bench/RESULTS.md, session 12).
+   */
+  recordRoot(root: FinishedRoot): void;
+  /** A span id for such a root, known before it ends (its access-log line names it). */
+  newSpanId(): string;
+  /** A random trace id (the context of a call made outside any trace: temporal-tracing.ts). */
   newTraceId(): string;
   /**
-   * A root span decided before anything is built (the cache lanes, request-telemetry.ts): the
-   * sampler is asked about `traceId` first, and when it drops the trace nothing is made (undefined);
-   * else the span starts on that very trace id, so the ratio samplers, a function of the trace id,
-   * decide the same as for any other root span. No context is entered.
+   * Runs `run` inside `ctx` (a request's span: what it awaits follows it) and returns the release
+   * of that hold, called when the request is over. The context's AsyncLocalStorage is enabled only
+   * while some hold is open: enabled, Node 20 runs a hook for every promise the process makes, a
+   * tenth of a write's CPU (bench/RESULTS.md, session 12), for the requests the sampler dropped too.
+   * In the gateway only: a worker's activities run in contexts Temporal's interceptor enters
+   * without a hold, which disabling the storage would cut, so there a release does nothing.
    */
-  startRootSpan(traceId: string, name: string, kind: SpanKind): Span | undefined;
+  holdContext(ctx: Context, run: () => void): () => void;
   /** The worker hands these to Temporal's workflow span sink (the isolate has no exporter). */
   readonly spanProcessor?: SpanProcessor;
   readonly resource?: Resource;
@@ -62,8 +91,14 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
     return {
       enabled: false,
       tracer: trace.getTracer('cwb'),
+      drawRootTrace: () => undefined,
+      recordRoot: () => undefined,
+      newSpanId: () => ids.generateSpanId(),
       newTraceId: () => ids.generateTraceId(),
-      startRootSpan: () => undefined,
+      holdContext: (_ctx, run) => {
+        run();
+        return () => undefined;
+      },
       shutdown: async () => undefined,
     };
   }
@@ -77,18 +112,26 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
     .merge(detectResources({ detectors: [envDetector] }));
   const spanProcessor = new BatchSpanProcessor(exporter);
   const sampler = samplerOf(config);
-  const ids = new DrawnTraceIds();
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler, idGenerator: ids });
-  provider.register();
-  const tracer = provider.getTracer('cwb', serviceVersion);
+  const ids = new RandomIdGenerator();
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler });
+  const contextManager = new AsyncLocalStorageContextManager();
+  provider.register({ contextManager });
+  const holds = role === 'gateway' ? new ContextHolds(contextManager) : undefined;
+  const scope: InstrumentationScope = { name: 'cwb', version: serviceVersion };
+  const tracer = provider.getTracer(scope.name, scope.version);
   return {
     enabled: true,
     tracer,
-    newTraceId: () => ids.random.generateTraceId(),
-    startRootSpan(traceId, name, kind) {
-      if (sampler.shouldSample(ROOT_CONTEXT, traceId, name, kind, {}, []).decision === SamplingDecision.NOT_RECORD) return undefined;
-      return ids.startingOn(traceId, () => tracer.startSpan(name, { kind }, ROOT_CONTEXT));
-    },
+    drawRootTrace: rootDraw(config, ids),
+    recordRoot: (root) => spanProcessor.onEnd(new FinishedRootSpan(root, resource, scope)),
+    newSpanId: () => ids.generateSpanId(),
+    newTraceId: () => ids.generateTraceId(),
+    holdContext: holds
+      ? (ctx, run) => holds.hold(ctx, run)
+      : (ctx, run) => {
+          contextManager.with(ctx, run);
+          return () => undefined;
+        },
     spanProcessor,
     resource,
     shutdown: () => provider.shutdown(),
@@ -96,28 +139,120 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
 }
 
 /**
- * The provider's id generator, which can be handed the trace id of the root span about to start:
- * the SDK's tracer takes no trace id, and a lane's sampling is decided on the id before the span
- * exists. Synchronous: `startSpan` draws its root trace id before returning.
+ * The open holds of a context manager (`Tracing.holdContext`): the last release disables its
+ * AsyncLocalStorage, the next hold's `with` enables it again. What a released request still has
+ * running (work it left behind its answer) then runs outside its span: its spans are not made.
  */
-class DrawnTraceIds implements IdGenerator {
-  readonly random = new RandomIdGenerator();
-  private drawn: string | undefined;
+class ContextHolds {
+  private open = 0;
 
-  generateTraceId(): string {
-    return this.drawn ?? this.random.generateTraceId();
-  }
+  constructor(readonly manager: AsyncLocalStorageContextManager) {}
 
-  generateSpanId(): string {
-    return this.random.generateSpanId();
-  }
-
-  startingOn<T>(traceId: string, start: () => T): T {
-    this.drawn = traceId;
+  hold(ctx: Context, run: () => void): () => void {
+    this.open++;
+    let released = false;
     try {
-      return start();
-    } finally {
-      this.drawn = undefined;
+      this.manager.with(ctx, run);
+    } catch (error) {
+      this.release();
+      throw error;
+    }
+    return () => {
+      if (released) return;
+      released = true;
+      this.release();
+    };
+  }
+
+  private release(): void {
+    if (--this.open === 0) this.manager.disable();
+  }
+}
+
+/** A root server span that is over: what a cache lane knows of its answer (`Tracing.recordRoot`). */
+export interface FinishedRoot {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly name: string;
+  /** `performance.now()` when the answer started and when it ended. */
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly attributes: Attributes;
+  readonly failed: boolean;
+}
+
+/** A `FinishedRoot` as the span processor and the OTLP serializer read a span. */
+class FinishedRootSpan implements ReadableSpan {
+  readonly kind = SpanKind.SERVER;
+  readonly name: string;
+  readonly startTime: HrTime;
+  readonly endTime: HrTime;
+  readonly duration: HrTime;
+  readonly status: ReadableSpan['status'];
+  readonly attributes: Attributes;
+  readonly links = [];
+  readonly events = [];
+  readonly ended = true;
+  readonly droppedAttributesCount = 0;
+  readonly droppedEventsCount = 0;
+  readonly droppedLinksCount = 0;
+  private readonly context: SpanContext;
+
+  constructor(
+    root: FinishedRoot,
+    readonly resource: Resource,
+    readonly instrumentationScope: InstrumentationScope,
+  ) {
+    this.name = root.name;
+    this.startTime = hrTime(root.startedAt);
+    this.endTime = hrTime(root.endedAt);
+    this.duration = hrTimeDuration(this.startTime, this.endTime);
+    this.status = { code: root.failed ? SpanStatusCode.ERROR : SpanStatusCode.UNSET };
+    this.attributes = root.attributes;
+    this.context = { traceId: root.traceId, spanId: root.spanId, traceFlags: TraceFlags.SAMPLED };
+  }
+
+  spanContext(): SpanContext {
+    return this.context;
+  }
+}
+
+/**
+ * A root trace's sampling in one `Math.random()`: the trace id of a kept root span, or undefined
+ * for a dropped one. Asking the sampler costs a trace id drawn and hex-encoded and, for a ratio, the
+ * id parsed back into words, on every request a cache lane answers, 99 in 100 of them for nothing
+ * (bench/RESULTS.md). The ratio samplers keep a trace id whose four 32-bit words XOR below
+ * `floor(ratio * 0xffffffff)` (`TraceIdRatioBasedSampler`): the draw keeps a trace with that very
+ * probability, then makes its id uniformly among the ids the sampler keeps (three random words, the
+ * fourth chosen to XOR to a random value under the bound). test/foundation/root-draw.test.ts holds
+ * the SDK's sampler to that rule.
+ */
+export function rootDraw(config: Pick<Config, 'OTEL_TRACES_SAMPLER' | 'OTEL_TRACES_SAMPLER_ARG'>, ids: IdGenerator): () => string | undefined {
+  switch (config.OTEL_TRACES_SAMPLER) {
+    case 'always_on':
+    case 'parentbased_always_on':
+      return () => ids.generateTraceId();
+    case 'always_off':
+    case 'parentbased_always_off':
+      return () => undefined;
+    case 'traceidratio':
+    case 'parentbased_traceidratio': {
+      const bound = Math.floor(config.OTEL_TRACES_SAMPLER_ARG * 0xffffffff);
+      const word = () => (Math.random() * 0x1_0000_0000) >>> 0;
+      const bytes = Buffer.alloc(16);
+      return () => {
+        if (Math.random() * 0x1_0000_0000 >= bound) return undefined;
+        const [a, b, c] = [word(), word(), word()];
+        const d = (Math.floor(Math.random() * bound) ^ a ^ b ^ c) >>> 0;
+        // Four zero words are no valid trace id (one chance in 2^96): that trace is dropped.
+        if ((a | b | c | d) === 0) return undefined;
+        bytes.writeUInt32BE(a, 0);
+        bytes.writeUInt32BE(b, 4);
+        bytes.writeUInt32BE(c, 8);
+        bytes.writeUInt32BE(d, 12);
+        // Hex-encoded like the SDK's own ids (one flat string, not one built of pieces).
+        return bytes.toString('hex');
+      };
     }
   }
 }

@@ -11,7 +11,7 @@ import type { LiveResult } from '../access/live-state.ts';
 import type { ReadyAnswer } from '../public-read/state.ts';
 import type { HeldKeyedAnswer } from '../manage-read/held-answers.ts';
 import { requestIdOf } from './request-id.ts';
-import { laneRecorder, laneSpans } from './request-telemetry.ts';
+import { laneLogLine, laneRecorder, laneSpans } from './request-telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -90,7 +90,7 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
     const responseTime = performance.now() - started;
     record(held.operation, response.statusCode, responseTime / 1000);
     span?.end(response.statusCode);
-    log().info({ reqId, res: { statusCode: response.statusCode }, responseTime, ...span?.logFields }, 'request completed');
+    log().info(laneLogLine(reqId, response.statusCode, responseTime, span), 'request completed');
   }
 
   return {

@@ -8,7 +8,7 @@ import { requestHost } from '../core/tenants.ts';
 import type { LaneAdmission } from '../access/lane-admission.ts';
 import { peekReadyAnswer, readyAnswerSlot, type ReadyAnswer } from '../public-read/state.ts';
 import { requestIdOf } from './request-id.ts';
-import { laneRecorder, laneSpans } from './request-telemetry.ts';
+import { laneLogLine, laneRecorder, laneSpans } from './request-telemetry.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -87,7 +87,7 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
       record(held.operation, response.statusCode, responseTime / 1000);
       span?.end(response.statusCode);
       // The one access-log line the full path writes (Fastify's "request completed").
-      log().info({ reqId, res: { statusCode: response.statusCode }, responseTime, ...span?.logFields }, 'request completed');
+      log().info(laneLogLine(reqId, response.statusCode, responseTime, span), 'request completed');
       return true;
     },
   };

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
+import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
@@ -102,16 +102,20 @@ function startRequestSpan(tracer: Tracer, request: IncomingMessage, route?: stri
 const spanName = (request: IncomingMessage, route?: string) => (route ? `${request.method ?? 'GET'} ${route}` : (request.method ?? 'GET'));
 
 function describeRequest(span: Span, request: IncomingMessage, route?: string): void {
-  if (!span.isRecording()) return;
+  if (span.isRecording()) span.setAttributes(requestAttributes(request, route));
+}
+
+/** The HTTP server span's attributes (OpenTelemetry HTTP semantic conventions). */
+function requestAttributes(request: IncomingMessage, route?: string): Attributes {
   const url = request.url ?? '/';
   const query = url.indexOf('?');
-  span.setAttributes({
+  return {
     'http.request.method': request.method ?? 'GET',
     'url.path': query === -1 ? url : url.slice(0, query),
     'url.scheme': 'http',
     'network.peer.address': request.socket.remoteAddress,
     ...(route ? { 'http.route': route } : {}),
-  });
+  };
 }
 
 function endRequestSpan(span: Span, status: number): void {
@@ -123,29 +127,56 @@ function endRequestSpan(span: Span, status: number): void {
 
 /**
  * Traced: runs Fastify's dispatch inside a server span, so everything the request does (its MongoDB
- * commands, the Temporal calls, its log lines) happens in that span's context. Untraced: null, and
- * the server dispatches as it always did.
+ * commands, the Temporal calls, its log lines) happens in that span's context. A request the
+ * sampler dropped that continues no caller's trace gets no context, like a lane's (nothing under it
+ * would be kept, and a context costs the process a hook per promise: `Tracing.holdContext`).
+ * Untraced: null, and the server dispatches as it always did.
  */
 export function requestSpans(services: Services): ((request: IncomingMessage, response: ServerResponse, dispatch: () => void) => void) | null {
   const { tracing } = services;
   if (!tracing.enabled) return null;
   return (request, response, dispatch) => {
     const { span, parent } = startRequestSpan(tracing.tracer, request);
-    response.once('close', () => endRequestSpan(span, response.statusCode));
-    context.with(trace.setSpan(parent, span), dispatch);
+    if (!span.isRecording() && request.headers.traceparent === undefined) return dispatch();
+    const release = tracing.holdContext(trace.setSpan(parent, span), dispatch);
+    response.once('close', () => {
+      endRequestSpan(span, response.statusCode);
+      // After Fastify's own 'close' work (its "request completed" line is written in the context).
+      setImmediate(release);
+    });
   };
 }
 
-/** A lane answer's trace: the fields of its access-log line, and the span's end. */
+/** A lane answer's trace: its ids for the access-log line, and the span's end. */
 export interface LaneTrace {
-  readonly logFields: Readonly<Record<string, string>>;
+  readonly traceId: string;
+  readonly spanId: string;
+  /** As the log data model writes them: `01` for a sampled trace. */
+  readonly traceFlags: string;
   end(status: number): void;
+}
+
+/**
+ * A lane answer's access-log line (the full path's "request completed"): one shape whether or not
+ * the answer is traced, the trace fields undefined (pino leaves them out) when it is not. The one in
+ * a hundred lines of another shape made the logger's serialization slower for every line after
+ * (bench/RESULTS.md, session 12).
+ */
+export function laneLogLine(reqId: string, statusCode: number, responseTime: number, trace: LaneTrace | undefined) {
+  return {
+    reqId,
+    res: { statusCode },
+    responseTime,
+    trace_id: trace?.traceId,
+    span_id: trace?.spanId,
+    trace_flags: trace?.traceFlags,
+  };
 }
 
 /**
  * A lane's trace, around an answer sent from memory without entering a context (a context costs
  * the lanes more than their answer). A request without a `traceparent` has its sampling decided
- * before anything is built (`startRootSpan`: a trace id drawn, the sampler asked): when the sampler
+ * before anything is built (`drawRootTrace`: one random draw): when the sampler
  * drops it (99 in 100 by default) there is nothing at all, no span and no trace fields in its log
  * line (undefined; docs/observability.md, "Trace ids in the logs"). A sampled one, or one continuing
  * a caller's `traceparent`, gets its server span and the span's ids in its log line.
@@ -155,17 +186,25 @@ export function laneSpans(services: Services) {
   const { tracing } = services;
   if (!tracing.enabled) return null;
   return (request: IncomingMessage, route: string): LaneTrace | undefined => {
-    let span: Span;
     if (request.headers.traceparent === undefined) {
-      const root = tracing.startRootSpan(tracing.newTraceId(), spanName(request, route), SpanKind.SERVER);
-      if (!root) return undefined;
-      span = root;
-      describeRequest(span, request, route);
-    } else span = startRequestSpan(tracing.tracer, request, route).span;
+      const traceId = tracing.drawRootTrace();
+      if (traceId === undefined) return undefined;
+      const spanId = tracing.newSpanId();
+      const startedAt = performance.now();
+      const end = (status: number) =>
+        tracing.recordRoot({
+          traceId,
+          spanId,
+          name: spanName(request, route),
+          startedAt,
+          endedAt: performance.now(),
+          attributes: { ...requestAttributes(request, route), 'http.response.status_code': status },
+          failed: status >= 500,
+        });
+      return { traceId, spanId, traceFlags: '01', end };
+    }
+    const { span } = startRequestSpan(tracing.tracer, request, route);
     const { traceId, spanId, traceFlags } = span.spanContext();
-    return {
-      logFields: { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}` },
-      end: (status) => endRequestSpan(span, status),
-    };
+    return { traceId, spanId, traceFlags: `0${traceFlags.toString(16)}`, end: (status) => endRequestSpan(span, status) };
   };
 }
