@@ -38,7 +38,8 @@ export interface CoreServices {
   engines: EngineWatch;
   mongo: MongoClient;
   platformDb: Db;
-  temporal: { client: Client; taskQueue: string };
+  /** `settleCalls`: before the connection closes (`core/engines.ts` `TemporalCalls.settle`). */
+  temporal: { client: Client; taskQueue: string; settleCalls(): Promise<void> };
   hooks: Hooks;
   cursors: CursorCodec;
   clock: Clock;

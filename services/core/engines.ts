@@ -30,9 +30,21 @@ type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
  * ENGINE_WAIT_MS and that much more. While the watch knows Temporal is missing (`missing()`), such
  * a call fails at once: its probe (which sets its own deadline) says when it is back.
  */
-export function temporalCalls(waitMs: number, missing: () => boolean): GrpcInterceptor {
+export interface TemporalCalls {
+  readonly interceptor: GrpcInterceptor;
+  /**
+   * Before the connection closes: no call is retried any more, and the retries already waiting on
+   * their backoff are waited out (at most `waitMs`). A retry whose timer fires after the close
+   * meets a shut channel and throws where no caller can catch it (an uncaught exception).
+   */
+  settle(): Promise<void>;
+}
+
+export function temporalCalls(waitMs: number, missing: () => boolean): TemporalCalls {
   const backoff = defaultGrpcRetryOptions();
-  return (options, nextCall) => {
+  let closing = false;
+  let lastRetryAt = 0;
+  const interceptor: GrpcInterceptor = (options, nextCall) => {
     const method = options.method_definition.path.slice(options.method_definition.path.lastIndexOf('/') + 1);
     const own = options.deadline !== undefined || WAITING_CALLS.has(method);
     const deadline = own ? options.deadline : Date.now() + (missing() ? 0 : waitMs);
@@ -41,11 +53,22 @@ export function temporalCalls(waitMs: number, missing: () => boolean): GrpcInter
     const retrying = makeGrpcRetryInterceptor({
       retryableDecider(attempt, status) {
         delay = backoff.delayFunction(attempt, status);
-        return backoff.retryableDecider(attempt, status) && Date.now() + delay < endsAt;
+        const retry = !closing && backoff.retryableDecider(attempt, status) && Date.now() + delay < endsAt;
+        if (retry) lastRetryAt = Math.max(lastRetryAt, Date.now() + delay);
+        return retry;
       },
       delayFunction: () => delay,
     });
     return retrying({ ...options, deadline }, nextCall);
+  };
+  return {
+    interceptor,
+    async settle() {
+      closing = true;
+      const wait = Math.min(lastRetryAt - Date.now(), waitMs);
+      // A little past the timer: the retried call is made on the open channel, then answered.
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 100));
+    },
   };
 }
 

@@ -74,10 +74,8 @@ export async function createServices(config: Config, options: CoreServiceOptions
   const metrics = createMetrics();
   // Every call without a deadline of its own gets ENGINE_WAIT_MS, its retries within it.
   const temporalMissing = () => engines.state('temporal').up === false;
-  const connection = Connection.lazy({
-    address: config.TEMPORAL_ADDRESS,
-    interceptors: [temporalCalls(config.ENGINE_WAIT_MS, temporalMissing)],
-  });
+  const calls = temporalCalls(config.ENGINE_WAIT_MS, temporalMissing);
+  const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS, interceptors: [calls.interceptor] });
   // The other clusters' clients are made like the default one (docs/placement.md).
   const pool = createClusterPool(mongo, config.MONGODB_CLUSTERS, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
   const engines: EngineWatch = createEngineWatch({
@@ -128,7 +126,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     changeFeed,
     writes,
     publicGeneration: createPublicGeneration(changeFeed, options.publicCollections ?? []),
-    temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE },
+    temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE, settleCalls: calls.settle },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
     clock: options.clock ?? systemClock,
@@ -151,6 +149,7 @@ export async function closeServices(services: CoreServices): Promise<void> {
   services.engines.stop();
   await services.changeFeed.stop();
   await services.tracing.shutdown();
+  await services.temporal.settleCalls();
   await services.temporal.client.connection.close().catch(() => undefined);
   await services.placement.pool.close();
   await services.mongo.close();
