@@ -114,9 +114,9 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
   const sampler = samplerOf(config);
   const ids = new RandomIdGenerator();
   const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], sampler });
-  const contextManager = new AsyncLocalStorageContextManager();
+  const held = role === 'gateway' ? new HeldContextManager() : undefined;
+  const contextManager = held ?? new AsyncLocalStorageContextManager();
   provider.register({ contextManager });
-  const holds = role === 'gateway' ? new ContextHolds(contextManager) : undefined;
   const scope: InstrumentationScope = { name: 'cwb', version: serviceVersion };
   const tracer = provider.getTracer(scope.name, scope.version);
   return {
@@ -126,8 +126,8 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
     recordRoot: (root) => spanProcessor.onEnd(new FinishedRootSpan(root, resource, scope)),
     newSpanId: () => ids.generateSpanId(),
     newTraceId: () => ids.generateTraceId(),
-    holdContext: holds
-      ? (ctx, run) => holds.hold(ctx, run)
+    holdContext: held
+      ? (ctx, run) => held.hold(ctx, run)
       : (ctx, run) => {
           contextManager.with(ctx, run);
           return () => undefined;
@@ -139,33 +139,37 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
 }
 
 /**
- * The open holds of a context manager (`Tracing.holdContext`): the last release disables its
- * AsyncLocalStorage, the next hold's `with` enables it again. What a released request still has
- * running (work it left behind its answer) then runs outside its span: its spans are not made.
+ * The gateway's context manager: its AsyncLocalStorage is enabled only while a hold is open
+ * (`Tracing.holdContext`). The last release disables it, and so does the end of any `with` entered
+ * outside a hold (the span processor's export enters one): what runs after that (work a request
+ * left behind its answer, an export's callback) runs outside the span, and its spans are not made.
  */
-class ContextHolds {
+class HeldContextManager extends AsyncLocalStorageContextManager {
   private open = 0;
 
-  constructor(readonly manager: AsyncLocalStorageContextManager) {}
+  override with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
+    try {
+      return super.with(ctx, fn, thisArg, ...args);
+    } finally {
+      if (this.open === 0) this.disable();
+    }
+  }
 
   hold(ctx: Context, run: () => void): () => void {
     this.open++;
     let released = false;
-    try {
-      this.manager.with(ctx, run);
-    } catch (error) {
-      this.release();
-      throw error;
-    }
-    return () => {
+    const release = () => {
       if (released) return;
       released = true;
-      this.release();
+      if (--this.open === 0) this.disable();
     };
-  }
-
-  private release(): void {
-    if (--this.open === 0) this.manager.disable();
+    try {
+      this.with(ctx, run);
+    } catch (error) {
+      release();
+      throw error;
+    }
+    return release;
   }
 }
 
