@@ -1,17 +1,20 @@
-// What metrics and traces cost (issue 26): two gateway processes (services/gateway.ts, the real
-// entry) on the same databases, one with both off, one with its metrics listener (METRICS_PORT) and
-// tracing to an OTLP/HTTP collector on loopback (this process: it takes and drops the exports) at the
-// documented default sampling; the same requests against each, alternating rounds, median round kept.
+// What metrics and traces cost (issue 26): pairs of gateway processes (services/gateway.ts, the real
+// entry) on the same databases, in each pair one with both off, one with its metrics listener
+// (METRICS_PORT) and tracing to an OTLP/HTTP collector on loopback (this process: it takes and drops
+// the exports) at the documented default sampling; the same requests against each, alternating
+// rounds, median round kept per gateway; the result is the median of the pairs' ratios. Several
+// pairs because one process draws its JIT state once for its life: two processes of the same code
+// differ by as much as the targets' margins (bench/RESULTS.md, sessions 11 and 12).
 // The load generator (autocannon) runs in its own process (bench/support/load.ts). Both gateways log
 // at `info` (one access line per request, to /dev/null), so the trace ids the traced one adds to each
 // line are part of what is measured; the traced one is scraped after each of its rounds.
 // Targets: cached public list (the cache-hit lane) on ≥ 0.95 of off; a write (POST a draft entry) ≥ 0.9 of off.
 //   npx tsx bench/observability.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
 // Env: BENCH_CONNECTIONS (50 for reads), BENCH_WRITE_CONNECTIONS (10), BENCH_DURATION (5 s per round),
-// BENCH_ROUNDS (3), BENCH_ENTRIES (60), BENCH_SAMPLER / BENCH_SAMPLER_ARG (OTEL_TRACES_SAMPLER(_ARG)
+// BENCH_ROUNDS (3), BENCH_PAIRS (3), BENCH_ENTRIES (60), BENCH_SAMPLER / BENCH_SAMPLER_ARG (OTEL_TRACES_SAMPLER(_ARG)
 // of the traced gateway; unset: the documented default), BENCH_ONLY (`list` or `write`: that target
 // alone, for a quicker look), BENCH_CPU_PROF (a folder: each gateway writes its V8 CPU profiles, one
-// per thread, the largest the main thread's, under `off/` and `on/` there when it stops).
+// per thread, the largest the main thread's, under `off-<pair>/` and `on-<pair>/` there when it stops).
 import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -29,6 +32,7 @@ const writeConnections = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 10);
 const durationSec = Number(process.env.BENCH_DURATION ?? 5);
 const writeDurationSec = Number(process.env.BENCH_WRITE_DURATION ?? 10);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const pairs = Number(process.env.BENCH_PAIRS ?? 3);
 const entries = Number(process.env.BENCH_ENTRIES ?? 60);
 
 const world = await startBenchWorld();
@@ -60,16 +64,18 @@ const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().
 const children: ChildProcess[] = [];
 // A failed run leaves no gateway behind.
 process.on('exit', () => children.forEach((child) => child.exitCode === null && child.kill('SIGTERM')));
-const pids: Record<string, number> = {};
 const profileDir = process.env.BENCH_CPU_PROF;
-async function startGateway(side: 'off' | 'on', env: Record<string, string>): Promise<string> {
-  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}/${side}`] : [];
+interface Gateway {
+  base: string;
+  pid: number;
+  metricsPort?: number;
+}
+async function startGateway(name: string, env: Record<string, string>, metricsPort?: number): Promise<Gateway> {
+  const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}/${name}`] : [];
   const { base, pid } = await startGatewayProcess(world, env, { nodeArgs, children });
-  pids[base] = pid;
-  return base;
+  return { base, pid, metricsPort };
 }
 
-const metricsPort = await freePort();
 const sampler: Record<string, string> = process.env.BENCH_SAMPLER
   ? { OTEL_TRACES_SAMPLER: process.env.BENCH_SAMPLER, OTEL_TRACES_SAMPLER_ARG: process.env.BENCH_SAMPLER_ARG ?? '' }
   : {};
@@ -77,14 +83,23 @@ const sampler: Record<string, string> = process.env.BENCH_SAMPLER
 // then not scraped); BENCH_TRACES=0: metrics only; both: the noise floor of the comparison.
 const metricsOn = process.env.BENCH_METRICS !== '0';
 const tracesOn = process.env.BENCH_TRACES !== '0';
-const [off, on] = await Promise.all([
-  startGateway('off', {}),
-  startGateway('on', {
-    ...(metricsOn ? { METRICS_PORT: String(metricsPort) } : {}),
-    ...(tracesOn ? { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, ...sampler } : {}),
-  }),
-]);
-const gateways = { off, on } as const;
+type Side = 'off' | 'on';
+const gatewayPairs: Record<Side, Gateway>[] = [];
+for (let pair = 0; pair < pairs; pair++) {
+  const metricsPort = metricsOn ? await freePort() : undefined;
+  const [off, on] = await Promise.all([
+    startGateway(`off-${pair}`, {}),
+    startGateway(
+      `on-${pair}`,
+      {
+        ...(metricsPort ? { METRICS_PORT: String(metricsPort) } : {}),
+        ...(tracesOn ? { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, ...sampler } : {}),
+      },
+      metricsPort,
+    ),
+  ]);
+  gatewayPairs.push({ off, on });
+}
 
 const LIST = '/api/v1/content?limit=20';
 const write = (base: string): LoadJob => ({
@@ -98,27 +113,34 @@ const write = (base: string): LoadJob => ({
 });
 const read = (base: string): LoadJob => ({ url: `${base}${LIST}`, connections, durationSec });
 
-// Warm both: the lane holds the list after the first full-path answer; the JIT settles.
-for (const base of [off, on]) {
-  await runLoad({ ...read(base), durationSec: 2 });
-  await runLoad({ ...write(base), durationSec: 1 });
+// Warm every gateway: the lane holds the list after the first full-path answer; the JIT settles.
+for (const gateway of gatewayPairs.flatMap((pair) => [pair.off, pair.on])) {
+  await runLoad({ ...read(gateway.base), durationSec: 2 });
+  await runLoad({ ...write(gateway.base), durationSec: 1 });
 }
 
 // Each gateway's CPU with no request at all (its timers, the change feed's polls, and their
 // monitoring): a load that runs slower on a busy machine carries more of it per request.
 const idleSec = 5;
-const idleBefore = { off: cpuMicros(pids[off]), on: cpuMicros(pids[on]) };
+const idleBefore = gatewayPairs.map((pair) => ({ off: cpuMicros(pair.off.pid), on: cpuMicros(pair.on.pid) }));
 await new Promise((resolve) => setTimeout(resolve, idleSec * 1000));
-const idleMsPerSec = { off: (cpuMicros(pids[off]) - idleBefore.off) / 1000 / idleSec, on: (cpuMicros(pids[on]) - idleBefore.on) / 1000 / idleSec };
+const idleMsPerSec = Object.fromEntries(
+  (['off', 'on'] as const).map((side) => [
+    side,
+    gatewayPairs.reduce((sum, pair, i) => sum + (cpuMicros(pair[side].pid) - idleBefore[i][side]) / 1000 / idleSec, 0) / pairs,
+  ]),
+) as Record<Side, number>;
 
-type Side = keyof typeof gateways;
-const targets: { name: string; side: Side; job: LoadJob }[] = [];
+type Kind = 'cached public list' | 'write (POST draft entry)';
+const kinds: Kind[] = [];
 const only = process.env.BENCH_ONLY;
-if (only !== 'write') for (const side of ['off', 'on'] as const) targets.push({ name: `cached public list, ${side}`, side, job: read(gateways[side]) });
-if (only !== 'list') for (const side of ['off', 'on'] as const) targets.push({ name: `write (POST draft entry), ${side}`, side, job: write(gateways[side]) });
+if (only !== 'write') kinds.push('cached public list');
+if (only !== 'list') kinds.push('write (POST draft entry)');
+const jobOf = (kind: Kind, base: string) => (kind === 'cached public list' ? read(base) : write(base));
 
 type Run = ProcessLoadResult & { cpuMicrosPerRequest: number };
-const runs = new Map<string, Run[]>(targets.map((t) => [t.name, []]));
+/** runs[pair][kind][side]: one per round. */
+const runs = gatewayPairs.map(() => Object.fromEntries(kinds.map((kind) => [kind, { off: [] as Run[], on: [] as Run[] }])));
 let scrapeBytes = 0;
 let laneShare = 0;
 /** Of the traced gateway's public list answers so far, the share the cache-hit lane sent (its own series). */
@@ -134,52 +156,57 @@ const laneShareOf = (text: string) => {
 let scrapeMs = 0;
 for (let round = 0; round < rounds; round++) {
   // Alternate the order each round, so neither side always runs first.
-  const ordered = round % 2 === 0 ? targets : [...targets].reverse();
-  for (const target of ordered) {
-    const pid = pids[gateways[target.side]];
-    const cpuBefore = cpuMicros(pid);
-    const result = await runLoad(target.job);
-    runs.get(target.name)!.push({ ...result, cpuMicrosPerRequest: (cpuMicros(pid) - cpuBefore) / Math.max(1, result.requests) });
-    if (target.side === 'on' && metricsOn) {
-      const started = performance.now();
-      const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
-      scrapeMs = performance.now() - started;
-      scrapeBytes = text.length;
-      if (!text.includes('http_server_request_duration_seconds_bucket')) throw new Error('the traced gateway serves no request series');
-      laneShare = laneShareOf(text);
-    }
-  }
+  const sides: Side[] = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
+  for (const kind of kinds)
+    for (const [pair, gateways] of gatewayPairs.entries())
+      for (const side of sides) {
+        const gateway = gateways[side];
+        const cpuBefore = cpuMicros(gateway.pid);
+        const result = await runLoad(jobOf(kind, gateway.base));
+        runs[pair][kind][side].push({ ...result, cpuMicrosPerRequest: (cpuMicros(gateway.pid) - cpuBefore) / Math.max(1, result.requests) });
+        if (gateway.metricsPort !== undefined) {
+          const started = performance.now();
+          const text = await (await fetch(`http://127.0.0.1:${gateway.metricsPort}/metrics`)).text();
+          scrapeMs = performance.now() - started;
+          scrapeBytes = text.length;
+          if (!text.includes('http_server_request_duration_seconds_bucket')) throw new Error('the traced gateway serves no request series');
+          laneShare = laneShareOf(text);
+        }
+      }
 }
-const median = (name: string) => [...runs.get(name)!].sort((a, b) => a.requestsPerSec - b.requestsPerSec)[Math.floor(rounds / 2)];
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const rate = (list: Run[]) => median(list.map((r) => r.requestsPerSec));
+const cpu = (list: Run[]) => median(list.map((r) => r.cpuMicrosPerRequest));
 
-const rows = targets.map((t) => ({ ...t, result: median(t.name) }));
-const ratio = (kind: 'cached public list' | 'write (POST draft entry)') =>
-  median(`${kind}, on`).requestsPerSec / Math.max(1, median(`${kind}, off`).requestsPerSec);
 console.log(
-  `\n${[metricsOn && 'metrics', tracesOn && 'traces'].filter(Boolean).join(' + ') || 'nothing'} on vs off, ${rounds} rounds of ${durationSec} s, median round (sampler: ${process.env.BENCH_SAMPLER ?? 'documented default'})`,
+  `\n${[metricsOn && 'metrics', tracesOn && 'traces'].filter(Boolean).join(' + ') || 'nothing'} on vs off, ${pairs} pairs of gateways, ${rounds} rounds of ${durationSec} s (writes ${writeDurationSec} s), median round per gateway (sampler: ${process.env.BENCH_SAMPLER ?? 'documented default'})`,
 );
-console.log('| target | req/s | p50 ms | p99 ms | gateway CPU µs/request (median round) | non-2xx+errors | statuses |');
+console.log('| target | pair | req/s off / on | ratio | gateway CPU µs/request off / on | ratio | non-2xx+errors |');
 console.log('|---|---|---|---|---|---|---|');
-const cpuMedian = (name: string) => [...runs.get(name)!.map((r) => r.cpuMicrosPerRequest)].sort((a, b) => a - b)[Math.floor(rounds / 2)];
-for (const { name, result } of rows)
-  console.log(
-    `| ${name} | ${result.requestsPerSec} | ${result.p50} | ${result.p99} | ${cpuMedian(name).toFixed(1)} | ${result.non2xx + result.errors} | ${JSON.stringify(result.statuses)} |`,
-  );
-const kinds = [...new Set(targets.map((t) => t.name.slice(0, t.name.lastIndexOf(','))))] as ('cached public list' | 'write (POST draft entry)')[];
 const goal = { 'cached public list': 0.95, 'write (POST draft entry)': 0.9 } as const;
-console.log('');
+const verdicts: string[] = [];
 for (const kind of kinds) {
-  const byRate = ratio(kind);
-  console.log(`${kind} on/off: ${byRate.toFixed(3)} (target ≥ ${goal[kind]}) ${byRate >= goal[kind] ? 'met' : 'NOT MET'}`);
-}
-for (const kind of kinds) {
-  const byCpu = cpuMedian(`${kind}, off`) / cpuMedian(`${kind}, on`);
-  console.log(
-    `${kind}: gateway CPU per request off/on ${byCpu.toFixed(3)} (the throughput ratio a CPU-bound gateway would see; target ≥ ${goal[kind]}) ${byCpu >= goal[kind] ? 'met' : 'NOT MET'}`,
+  const byRate: number[] = [];
+  const byCpu: number[] = [];
+  for (const [pair, byKind] of runs.entries()) {
+    const { off, on } = byKind[kind];
+    byRate.push(rate(on) / Math.max(1, rate(off)));
+    byCpu.push(cpu(off) / cpu(on));
+    const failed = [...off, ...on].reduce((sum, r) => sum + r.non2xx + r.errors, 0);
+    console.log(
+      `| ${kind} | ${pair + 1} | ${rate(off)} / ${rate(on)} | ${byRate.at(-1)!.toFixed(3)} | ${cpu(off).toFixed(1)} / ${cpu(on).toFixed(1)} | ${byCpu.at(-1)!.toFixed(3)} | ${failed} |`,
+    );
+  }
+  const [r, c] = [median(byRate), median(byCpu)];
+  verdicts.push(`${kind} on/off, median of ${pairs} pairs: ${r.toFixed(3)} (target ≥ ${goal[kind]}) ${r >= goal[kind] ? 'met' : 'NOT MET'}`);
+  verdicts.push(
+    `${kind}: gateway CPU per request off/on, median of ${pairs} pairs: ${c.toFixed(3)} (the throughput ratio a CPU-bound gateway would see; target ≥ ${goal[kind]}) ${c >= goal[kind] ? 'met' : 'NOT MET'}`,
   );
 }
-console.log(`idle gateway CPU (no requests, ${idleSec} s): off ${idleMsPerSec.off.toFixed(1)} ms/s, on ${idleMsPerSec.on.toFixed(1)} ms/s`);
-console.log(`traced gateway: ${(laneShare * 100).toFixed(2)} % of its public list answers came from the cache-hit lane`);
+console.log('');
+for (const line of verdicts) console.log(line);
+console.log(`idle gateway CPU (no requests, ${idleSec} s, mean of the pairs): off ${idleMsPerSec.off.toFixed(1)} ms/s, on ${idleMsPerSec.on.toFixed(1)} ms/s`);
+if (metricsOn) console.log(`traced gateway: ${(laneShare * 100).toFixed(2)} % of its public list answers came from the cache-hit lane`);
 console.log(`collector: ${exports} exports, ${(exportedBytes / 1e6).toFixed(1)} MB; last scrape ${scrapeBytes} bytes in ${scrapeMs.toFixed(1)} ms`);
 
 for (const child of children) child.kill('SIGTERM');
