@@ -13,6 +13,7 @@ import { join, resolve as resolvePath } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GridFSBucket, type Document, type IndexDescription } from 'mongodb';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
+import { processCpuMs } from './support/process-cpu.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { seedBulk, uploadBenchMedia } from './support/seed-bulk.ts';
 import { WORKER_ENV, WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
@@ -27,12 +28,8 @@ const load = () =>
     .map((v) => v.toFixed(2))
     .join(' ');
 const loadAtStart = load();
-// A process's CPU seconds (user + system, /proc/<pid>/stat; clock ticks of 10 ms): less moved by the
-// machine's load than the wall time.
-const cpuOf = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
+// A process's CPU seconds (user + system): less moved by the machine's load than the wall time.
+const cpuOf = (pid: number | null) => processCpuMs(pid) / 1000;
 
 // Engines of its own on ports of its own (28690 MongoDB, 28691-28693 Temporal; BENCH_MONGO_PORT and
 // BENCH_TEMPORAL_PORT move them, when a shared machine hands out another range).
@@ -53,7 +50,7 @@ process.on('uncaughtException', failed);
 // (engine + worker) against the baseline's (engine + this process's driver) is a ratio the
 // machine's load moves less than the times'.
 const enginePid = process.env.BENCH_OWN_ENGINES_DIR ? Number(readFileSync(join(process.env.BENCH_OWN_ENGINES_DIR, 'mongo.pid'), 'utf8').trim()) : null;
-const engineCpu = () => (enginePid ? cpuOf(enginePid) : 0);
+const engineCpu = () => cpuOf(enginePid);
 const selfCpu = () => {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1e6;

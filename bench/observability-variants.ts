@@ -14,6 +14,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort, startGatewayProcess } from './support/gateway-process.ts';
+import { processCpuMs } from './support/process-cpu.ts';
 import { startBenchWorld } from './support/world.ts';
 import { seedPublishedEntries } from './support/seed-entries.ts';
 import { runLoad } from './support/load.ts';
@@ -35,10 +36,7 @@ const collector = http.createServer((request, response) => {
 await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
 const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim() || 100);
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-}
+const cpuMicros = (pid: number) => processCpuMs(pid) * 1000;
 const children: ChildProcess[] = [];
 process.on('exit', () => children.forEach((child) => child.exitCode === null && child.kill('SIGTERM')));
 const profileDir = process.env.BENCH_CPU_PROF;

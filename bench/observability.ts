@@ -15,11 +15,11 @@
 // of the traced gateway; unset: the documented default), BENCH_ONLY (`list` or `write`: that target
 // alone, for a quicker look), BENCH_CPU_PROF (a folder: each gateway writes its V8 CPU profiles, one
 // per thread, the largest the main thread's, under `off-<pair>/` and `on-<pair>/` there when it stops).
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort, startGatewayProcess } from './support/gateway-process.ts';
+import { processCpuMs } from './support/process-cpu.ts';
 import { startBenchWorld } from './support/world.ts';
 import { seedPublishedEntries } from './support/seed-entries.ts';
 import { createApiKey } from './support/operator-key.ts';
@@ -54,12 +54,7 @@ await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 const collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
 
 /** CPU time (user + system, µs) a process used so far: per request, what a path costs whatever the machine's load. */
-function cpuMicros(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  // utime and stime are fields 14 and 15 of the whole line (12 and 13 after the command), in clock ticks.
-  return ((Number(fields[11]) + Number(fields[12])) * 1e6) / CLOCK_TICKS;
-}
-const CLOCK_TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim() || 100);
+const cpuMicros = (pid: number) => processCpuMs(pid) * 1000;
 
 const children: ChildProcess[] = [];
 // A failed run leaves no gateway behind.
