@@ -20,6 +20,8 @@ declare module 'fastify' {
 }
 
 const MANAGE_PREFIX = '/api/manage/v1/';
+/** The prefix of the routes' patterns (an operation's path starts with its own slash). */
+const MANAGE_ROUTE_PREFIX = MANAGE_PREFIX.slice(0, -1);
 
 /**
  * The management lane (docs/access.md, "Held management reads"): the public lane's counterpart for
@@ -68,7 +70,7 @@ export function createManageLane(services: Services, access: LaneAdmission, log:
       return;
     }
     answered++;
-    const span = spans?.(request, MANAGE_PREFIX.slice(0, -1) + held.operation.path);
+    const span = spans?.(request, MANAGE_ROUTE_PREFIX, held.operation.path);
     const reqId = requestIdOf(request);
     // The headers, in the order, the full path sends them (test/access/held-reads.test.ts compares both).
     const { ratelimit, 'ratelimit-policy': policy } = admission.headers;

@@ -66,7 +66,7 @@ export function createPublicLane(services: Services, access: LaneAdmission, log:
       if (!held || !access.admitsReadyAnswer(scope, held.operation, headers.cookie ? fastifyCookie.parse(headers.cookie) : {})) return false;
       const started = performance.now();
       answered++;
-      const span = spans?.(request, PUBLIC_PREFIX + held.operation.path);
+      const span = spans?.(request, PUBLIC_PREFIX, held.operation.path);
       const reqId = requestIdOf(request);
       // The headers, in the order, the full path sends them (test/content/ready-answers.test.ts compares both).
       if (etagMatches(headers['if-none-match'], held.etag)) {

@@ -185,10 +185,12 @@ export function laneLogLine(reqId: string, statusCode: number, responseTime: num
 export function laneSpans(services: Services) {
   const { tracing } = services;
   if (!tracing.enabled) return null;
-  return (request: IncomingMessage, route: string): LaneTrace | undefined => {
+  // The route is the surface's prefix and the operation's path, joined only for a trace that is kept.
+  return (request: IncomingMessage, prefix: string, path: string): LaneTrace | undefined => {
     if (request.headers.traceparent === undefined) {
       const traceId = tracing.drawRootTrace();
       if (traceId === undefined) return undefined;
+      const route = prefix + path;
       const spanId = tracing.newSpanId();
       const startedAt = performance.now();
       const end = (status: number) =>
@@ -203,7 +205,7 @@ export function laneSpans(services: Services) {
         });
       return { traceId, spanId, traceFlags: '01', end };
     }
-    const { span } = startRequestSpan(tracing.tracer, request, route);
+    const { span } = startRequestSpan(tracing.tracer, request, prefix + path);
     const { traceId, spanId, traceFlags } = span.spanContext();
     return { traceId, spanId, traceFlags: `0${traceFlags.toString(16)}`, end: (status) => endRequestSpan(span, status) };
   };

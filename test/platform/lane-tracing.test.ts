@@ -56,7 +56,7 @@ describe('cache lanes under tracing', () => {
   it('decides sampling before building a span: a dropped request has no span and no trace fields, a kept one is a span on the trace id the sampler chose', async () => {
     expect(world.services.tracing.enabled).toBe(true);
     const lane = laneSpans(world.services)!;
-    const answers = Array.from({ length: 64 }, () => lane(laneRequest(), ROUTE));
+    const answers = Array.from({ length: 64 }, () => lane(laneRequest(), '/api/v1', '/content'));
     const kept = answers.filter((answer): answer is LaneTrace => answer !== undefined);
     // Binomial(64, 0.5): outside 9..55 once in ten million runs.
     expect(kept.length).toBeGreaterThan(8);
@@ -92,7 +92,7 @@ describe('cache lanes under tracing', () => {
     const lane = laneSpans(world.services)!;
     const unsampledTrace = randomBytes(16).toString('hex');
     const caller = randomBytes(8).toString('hex');
-    const unsampled = lane(laneRequest({ traceparent: `00-${unsampledTrace}-${caller}-00` }), ROUTE);
+    const unsampled = lane(laneRequest({ traceparent: `00-${unsampledTrace}-${caller}-00` }), '/api/v1', '/content');
     expect(unsampled).toMatchObject({ traceId: unsampledTrace, traceFlags: '00' });
     expect(unsampled?.spanId).not.toBe(caller);
     unsampled!.end(200);
