@@ -6,8 +6,8 @@
 // baseline (target ≥ 0.5), peak worker memory (target ≤ 256 MB). docs/backups.md.
 //   BENCH_BACKUP_ENTRIES=100000 BENCH_BACKUP_MEDIA_MB=1024 npx tsx bench/backup.ts
 // (MONGODB_URI / TEMPORAL_ADDRESS of running engines, or BENCH_OWN_ENGINES=1, as bench/export.ts.)
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve as resolvePath } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -16,6 +16,7 @@ import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { processCpuMs } from './support/process-cpu.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { seedBulk, uploadBenchMedia } from './support/seed-bulk.ts';
+import { buildCompiledApp } from './support/compiled-app.ts';
 import { WORKER_ENV, WORKER_NODE_FLAGS } from '../scripts/worker-node-flags.mjs';
 import { provisionInProcess, requestWorkspace } from '../services/platform/provisioning.ts';
 import { backupWorkflowId, restoreWorkflowId } from '../workflows/contracts/backup.ts';
@@ -136,17 +137,7 @@ rmSync(scratch);
 // BENCH_WORKER_LOG=<file>: its log lines (LOG_LEVEL info) go there.
 const ROOT = resolvePath(import.meta.dirname, '..');
 const fromSource = process.env.BENCH_WORKER === 'source';
-let app = process.env.BENCH_WORKER_BUILD ?? '';
-if (!fromSource && !app) {
-  app = mkdtempSync(join(tmpdir(), 'cwb-bench-build-'));
-  symlinkSync(join(ROOT, 'node_modules'), join(app, 'node_modules'), 'dir');
-  const build = spawnSync(process.execPath, ['scripts/build.mjs', '--out-dir', join(app, 'dist')], {
-    cwd: ROOT,
-    encoding: 'utf8',
-    env: { ...process.env, NODE_OPTIONS: '' },
-  });
-  if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
-}
+const app = fromSource ? undefined : buildCompiledApp(process.env.BENCH_WORKER_BUILD);
 // BENCH_WORKER_FLAGS (space separated): other Node flags than the worker's, to try them;
 // BENCH_WORKER_ENV=none starts it without the worker's allocator environment (WORKER_ENV), to compare.
 const flags = process.env.BENCH_WORKER_FLAGS?.split(' ').filter(Boolean) ?? WORKER_NODE_FLAGS;
@@ -156,7 +147,7 @@ const worker: ChildProcess = spawn(
   process.execPath,
   fromSource ? [...flags, ...profile, '--import', 'tsx', 'services/worker.ts'] : [...flags, ...profile, 'dist/services/worker.js'],
   {
-    cwd: fromSource ? ROOT : app,
+    cwd: app?.dir ?? ROOT,
     env: {
       ...process.env,
       ...workerEnv,
@@ -275,6 +266,6 @@ await new Promise((resolve) => worker.once('exit', resolve));
 await services.mongo.db(`${config.DB_PREFIX}baseline`).dropDatabase();
 await world.close();
 rmSync(backupDir, { recursive: true, force: true });
-if (!fromSource && !process.env.BENCH_WORKER_BUILD) rmSync(app, { recursive: true, force: true });
+app?.remove();
 await stopOwnEngines();
 process.exit(0);

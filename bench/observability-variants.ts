@@ -5,7 +5,9 @@
 // rounds are the least disturbed), and the paired ratio against the first variant.
 //   BENCH_VARIANTS='[{"name":"off","env":{}},{"name":"on","env":{"OTEL_EXPORTER_OTLP_ENDPOINT":"$COLLECTOR","METRICS_PORT":"$METRICS"}}]' \
 //   MONGODB_URI=mongodb://127.0.0.1:27117 TEMPORAL_ADDRESS=127.0.0.1:7233 npx tsx bench/observability-variants.ts
-// `$COLLECTOR` is this process's OTLP/HTTP sink (takes and drops exports), `$METRICS` a free port.
+// `$COLLECTOR` is this process's OTLP/HTTP sink (takes and drops exports), `$METRICS` a free port;
+// `"compiled": true` in a variant runs the production build (`node dist/services/gateway.js`) instead
+// of the sources under tsx (BENCH_GATEWAY_BUILD=<app folder> reuses a build).
 // Env: BENCH_ROUNDS (10), BENCH_DURATION (3 s), BENCH_CPU_PROF (a folder: V8 CPU profiles per variant),
 // BENCH_NODE_FLAGS (node flags for every gateway, `$NAME` the variant's name: e.g. `--perf-basic-prof`),
 // BENCH_PERF=1 (`perf record -e cpu-clock` of rounds 1 and 2 into $BENCH_PERF_DIR (/tmp)/perf-<name>-<round>.data).
@@ -14,6 +16,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort, startGatewayProcess } from './support/gateway-process.ts';
+import { buildCompiledApp } from './support/compiled-app.ts';
 import { processCpuMs } from './support/process-cpu.ts';
 import { startBenchWorld } from './support/world.ts';
 import { seedPublishedEntries } from './support/seed-entries.ts';
@@ -21,7 +24,9 @@ import { runLoad } from './support/load.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 
-const variants = JSON.parse(process.env.BENCH_VARIANTS!) as { name: string; env: Record<string, string> }[];
+const variants = JSON.parse(process.env.BENCH_VARIANTS!) as { name: string; env: Record<string, string>; compiled?: boolean }[];
+// A variant with `"compiled": true` runs the production build (support/compiled-app.ts), built once.
+const app = variants.some((v) => v.compiled) ? buildCompiledApp(process.env.BENCH_GATEWAY_BUILD) : undefined;
 const rounds = Number(process.env.BENCH_ROUNDS ?? 10);
 const durationSec = Number(process.env.BENCH_DURATION ?? 3);
 const world = await startBenchWorld();
@@ -40,16 +45,16 @@ const cpuMicros = (pid: number) => processCpuMs(pid) * 1000;
 const children: ChildProcess[] = [];
 process.on('exit', () => children.forEach((child) => child.exitCode === null && child.kill('SIGTERM')));
 const profileDir = process.env.BENCH_CPU_PROF;
-async function startGateway(name: string, env: Record<string, string>) {
+async function startGateway(name: string, env: Record<string, string>, compiled?: boolean) {
   const metricsPort = await freePort();
   const resolved = Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v.replace('$COLLECTOR', collectorUrl).replace('$METRICS', String(metricsPort))]));
   const profile = profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}/${name}`] : [];
   const extra = process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.replaceAll('$NAME', name).split(' ') : [];
-  const { base, pid } = await startGatewayProcess(world, resolved, { nodeArgs: [...profile, ...extra], children });
+  const { base, pid } = await startGatewayProcess(world, resolved, { nodeArgs: [...profile, ...extra], children, app: compiled ? app!.dir : undefined });
   return { name, base, pid };
 }
 
-const gws = await Promise.all(variants.map((v) => startGateway(v.name, v.env)));
+const gws = await Promise.all(variants.map((v) => startGateway(v.name, v.env, v.compiled)));
 const LIST = '/api/v1/content?limit=20';
 for (const g of gws) await runLoad({ url: `${g.base}${LIST}`, connections: 50, durationSec: 2 });
 const cpu: Record<string, number[]> = {};
@@ -78,6 +83,7 @@ for (let round = 0; round < rounds; round++) {
             'perf',
             [
               'record',
+              ...(process.env.BENCH_PERF === 'g' ? ['-g'] : []),
               '-e',
               'cpu-clock',
               '-F',
@@ -136,4 +142,5 @@ for (const child of children) child.kill('SIGTERM');
 await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
 collector.close();
 await world.close();
+app?.remove();
 process.exit(0);

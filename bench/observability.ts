@@ -14,11 +14,15 @@
 // BENCH_ROUNDS (3), BENCH_PAIRS (3), BENCH_ENTRIES (60), BENCH_SAMPLER / BENCH_SAMPLER_ARG (OTEL_TRACES_SAMPLER(_ARG)
 // of the traced gateway; unset: the documented default), BENCH_ONLY (`list` or `write`: that target
 // alone, for a quicker look), BENCH_CPU_PROF (a folder: each gateway writes its V8 CPU profiles, one
-// per thread, the largest the main thread's, under `off-<pair>/` and `on-<pair>/` there when it stops).
+// per thread, the largest the main thread's, under `off-<pair>/` and `on-<pair>/` there when it stops),
+// BENCH_GATEWAY (`compiled`, the default: the production build as the image runs it, built once into a
+// temporary folder; `source`: services/gateway.ts under tsx, what `npm start` runs),
+// BENCH_GATEWAY_BUILD (an app folder built before, reused).
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort, startGatewayProcess } from './support/gateway-process.ts';
+import { buildCompiledApp } from './support/compiled-app.ts';
 import { processCpuMs } from './support/process-cpu.ts';
 import { startBenchWorld } from './support/world.ts';
 import { seedPublishedEntries } from './support/seed-entries.ts';
@@ -60,6 +64,7 @@ const children: ChildProcess[] = [];
 // A failed run leaves no gateway behind.
 process.on('exit', () => children.forEach((child) => child.exitCode === null && child.kill('SIGTERM')));
 const profileDir = process.env.BENCH_CPU_PROF;
+const app = process.env.BENCH_GATEWAY === 'source' ? undefined : buildCompiledApp(process.env.BENCH_GATEWAY_BUILD);
 interface Gateway {
   base: string;
   pid: number;
@@ -67,7 +72,7 @@ interface Gateway {
 }
 async function startGateway(name: string, env: Record<string, string>, metricsPort?: number): Promise<Gateway> {
   const nodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-interval=250', `--cpu-prof-dir=${profileDir}/${name}`] : [];
-  const { base, pid } = await startGatewayProcess(world, env, { nodeArgs, children });
+  const { base, pid } = await startGatewayProcess(world, env, { nodeArgs, children, app: app?.dir });
   return { base, pid, metricsPort };
 }
 
@@ -174,7 +179,7 @@ const rate = (list: Run[]) => median(list.map((r) => r.requestsPerSec));
 const cpu = (list: Run[]) => median(list.map((r) => r.cpuMicrosPerRequest));
 
 console.log(
-  `\n${[metricsOn && 'metrics', tracesOn && 'traces'].filter(Boolean).join(' + ') || 'nothing'} on vs off, ${pairs} pairs of gateways, ${rounds} rounds of ${durationSec} s (writes ${writeDurationSec} s), median round per gateway (sampler: ${process.env.BENCH_SAMPLER ?? 'documented default'})`,
+  `\n${[metricsOn && 'metrics', tracesOn && 'traces'].filter(Boolean).join(' + ') || 'nothing'} on vs off, ${pairs} pairs of gateways, ${rounds} rounds of ${durationSec} s (writes ${writeDurationSec} s), median round per gateway (sampler: ${process.env.BENCH_SAMPLER ?? 'documented default'}; gateways ${app ? 'compiled' : 'from source under tsx'})`,
 );
 console.log('| target | pair | req/s off / on | ratio | gateway CPU µs/request off / on | ratio | non-2xx+errors |');
 console.log('|---|---|---|---|---|---|---|');
@@ -208,4 +213,5 @@ for (const child of children) child.kill('SIGTERM');
 await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
 collector.close();
 await world.close();
+app?.remove();
 process.exit(0);

@@ -18,17 +18,23 @@ interface WorldIdentity {
 /**
  * A gateway process (`services/gateway.ts`, the real entry) on a bench world's databases and task
  * queue, logging at `info` (to /dev/null), `env` on top; answers once its `/healthz` does. The
- * child joins `children` so the caller stops it.
+ * child joins `children` so the caller stops it. `app`: a compiled app folder
+ * (support/compiled-app.ts), run as the image runs it (`node dist/services/gateway.js`); without
+ * it, the sources under tsx (what `npm start` runs).
  */
 export async function startGatewayProcess(
   world: WorldIdentity,
   env: Record<string, string>,
-  options: { nodeArgs?: string[]; children: ChildProcess[] },
+  options: { nodeArgs?: string[]; children: ChildProcess[]; app?: string },
 ): Promise<{ base: string; pid: number }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'services/gateway.ts'], {
+  const entry = options.app ? ['dist/services/gateway.js'] : ['--import', 'tsx', 'services/gateway.ts'];
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry], {
+    ...(options.app ? { cwd: options.app } : {}),
     env: {
       ...process.env,
+      // Nothing of this process's loaders reaches a compiled gateway.
+      ...(options.app ? { NODE_OPTIONS: '' } : {}),
       NODE_ENV: 'production',
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
