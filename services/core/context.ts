@@ -14,7 +14,7 @@ import type { Principal } from './principal.ts';
 import type { Site, Workspace } from './tenants.ts';
 import { contextScope, type ScopeGuard } from './scope.ts';
 import type { ChangeNotes } from './audit-notes.ts';
-import type { EngineWatch } from './engines.ts';
+import type { BoundedTemporalCalls, EngineWatch } from './engines.ts';
 import type { Placement, PlacedWorkspace } from './placement.ts';
 
 /** Publishes a domain event to whoever subscribed (webhooks). Never throws into the operation. */
@@ -38,8 +38,12 @@ export interface CoreServices {
   engines: EngineWatch;
   mongo: MongoClient;
   platformDb: Db;
-  /** `settleCalls`: before the connection closes (`core/engines.ts` `TemporalCalls.settle`). */
-  temporal: { client: Client; taskQueue: string; settleCalls(): Promise<void> };
+  /**
+   * `bounded`: Temporal calls under a deadline or an abort signal (never the client's own
+   * `withDeadline` / `withAbortSignal`: `boundedTemporalCalls` in core/engines.ts says why).
+   * `settleCalls`: before the connection closes (`core/engines.ts` `TemporalCalls.settle`).
+   */
+  temporal: { client: Client; taskQueue: string; bounded: BoundedTemporalCalls; settleCalls(): Promise<void> };
   hooks: Hooks;
   cursors: CursorCodec;
   clock: Clock;

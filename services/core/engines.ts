@@ -1,5 +1,12 @@
 import { MongoBulkWriteError, MongoNetworkError, MongoServerSelectionError, type MongoClient, type TopologyDescriptionChangedEvent } from 'mongodb';
-import { defaultGrpcRetryOptions, isGrpcServiceError, makeGrpcRetryInterceptor, ServiceError, type ConnectionOptions } from '@temporalio/client';
+import {
+  defaultGrpcRetryOptions,
+  isGrpcServiceError,
+  makeGrpcRetryInterceptor,
+  ServiceError,
+  type Connection,
+  type ConnectionOptions,
+} from '@temporalio/client';
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
 import { EngineUnavailableError } from './errors.ts';
@@ -69,6 +76,29 @@ export function temporalCalls(waitMs: number, missing: () => boolean): TemporalC
       // A little past the timer: the retried call is made on the open channel, then answered.
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait + 100));
     },
+  };
+}
+
+/** Runs Temporal calls under a deadline (epoch ms) or an abort signal: `TemporalServices.bounded`. */
+export type BoundedTemporalCalls = <T>(limit: number | AbortSignal, calls: () => Promise<T>) => Promise<T>;
+
+/**
+ * The connection's `withDeadline` / `withAbortSignal`, with its call context (an AsyncLocalStorage)
+ * disabled again once no such run is open. Enabled, a storage makes Node 20 run a hook for every
+ * promise the process makes, each writing the store onto the promise: the engine watch's Temporal
+ * check, every 5 s, left it enabled for the life of every gateway, and every request through the
+ * full path paid it (bench/RESULTS.md, session 13). The deadline is read when a call starts, so a
+ * call already sent keeps it.
+ */
+export function boundedTemporalCalls(connection: Connection): BoundedTemporalCalls {
+  let open = 0;
+  return async (limit, calls) => {
+    open++;
+    try {
+      return await (typeof limit === 'number' ? connection.withDeadline(limit, calls) : connection.withAbortSignal(limit, calls));
+    } finally {
+      if (--open === 0) connection.callContextStorage.disable();
+    }
   };
 }
 

@@ -18,7 +18,7 @@ import { createMetrics } from './metrics.ts';
 import { createTracing, type ProcessRole } from './tracing.ts';
 import { traceMongoCommands } from './mongo-tracing.ts';
 import { workflowClientTracing } from './temporal-tracing.ts';
-import { createEngineWatch, temporalCalls, unreachableEngine, type Engine, type EngineWatch } from './engines.ts';
+import { boundedTemporalCalls, createEngineWatch, temporalCalls, unreachableEngine, type Engine, type EngineWatch } from './engines.ts';
 import { createClusterPool } from './clusters.ts';
 import { createPlacement } from './placement.ts';
 
@@ -76,13 +76,14 @@ export async function createServices(config: Config, options: CoreServiceOptions
   const temporalMissing = () => engines.state('temporal').up === false;
   const calls = temporalCalls(config.ENGINE_WAIT_MS, temporalMissing);
   const connection = Connection.lazy({ address: config.TEMPORAL_ADDRESS, interceptors: [calls.interceptor] });
+  const bounded = boundedTemporalCalls(connection);
   // The other clusters' clients are made like the default one (docs/placement.md).
   const pool = createClusterPool(mongo, config.MONGODB_CLUSTERS, { maxPoolSize: 50, serverSelectionTimeoutMS: 10_000 });
   const engines: EngineWatch = createEngineWatch({
     mongo,
     clusters: pool,
     temporalAddress: config.TEMPORAL_ADDRESS,
-    temporalAnswers: (deadline) => connection.withDeadline(deadline, () => connection.workflowService.getSystemInfo({})),
+    temporalAnswers: (deadline) => bounded(deadline, () => connection.workflowService.getSystemInfo({})),
     waitMs: config.ENGINE_WAIT_MS,
     log,
   });
@@ -126,7 +127,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
     changeFeed,
     writes,
     publicGeneration: createPublicGeneration(changeFeed, options.publicCollections ?? []),
-    temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE, settleCalls: calls.settle },
+    temporal: { client, taskQueue: config.TEMPORAL_TASK_QUEUE, bounded, settleCalls: calls.settle },
     hooks: createHooks(),
     cursors: createCursorCodec(config.SECRET_KEY),
     clock: options.clock ?? systemClock,

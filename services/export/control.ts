@@ -69,7 +69,7 @@ export async function exportProgress(ctx: OperationContext): Promise<{ running: 
   try {
     return {
       running: true,
-      progress: await ctx.services.temporal.client.withDeadline(Date.now() + QUERY_DEADLINE_MS, () => handle.query(exportProgressQuery)),
+      progress: await ctx.services.temporal.bounded(Date.now() + QUERY_DEADLINE_MS, () => handle.query(exportProgressQuery)),
     };
   } catch (error) {
     ctx.services.log.warn({ err: error instanceof Error ? error.message : String(error) }, 'export progress query unanswered');

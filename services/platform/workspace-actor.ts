@@ -47,11 +47,11 @@ export async function sendWorkspaceCommand(services: Services, workspaceId: stri
  * command has ended; Temporal away): the caller reads the row either way.
  */
 async function commandRan(services: Services, workspaceId: string, commandId: string): Promise<boolean> {
-  const { client } = services.temporal;
+  const { client, bounded } = services.temporal;
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), services.config.LIFECYCLE_WAIT_MS);
   try {
-    await client.withAbortSignal(deadline.signal, () =>
+    await bounded(deadline.signal, () =>
       client.workflow.getHandle(workspaceWorkflowId(workspaceId)).executeUpdate(workspaceCommandDoneUpdate, { args: [commandId] }),
     );
     return true;
