@@ -13,6 +13,22 @@ export default tseslint.config(
     },
   },
   {
+    // The Temporal client's call context is an AsyncLocalStorage that, once enabled, costs every
+    // promise of the process a hook: deadlines and abort signals go through services.temporal.bounded
+    // (core/engines.ts), which disables it again.
+    files: ['services/**/*.ts', 'activities/**/*.ts'],
+    ignores: ['services/core/engines.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "CallExpression > MemberExpression.callee > Identifier.property[name=/^with(Deadline|AbortSignal|Metadata)$/]",
+          message: 'Temporal calls under a deadline or signal go through services.temporal.bounded (core/engines.ts says why; metadata would be added there).',
+        },
+      ],
+    },
+  },
+  {
     // Workflow code is replayed: it must be deterministic, so no Node built-ins and activities
     // only as types (the real functions run in the worker, never inside the workflow sandbox).
     files: ['workflows/**/*.ts'],
