@@ -22,7 +22,7 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         {
-          selector: "CallExpression > MemberExpression.callee > Identifier.property[name=/^with(Deadline|AbortSignal|Metadata)$/]",
+          selector: 'CallExpression > MemberExpression.callee > Identifier.property[name=/^with(Deadline|AbortSignal|Metadata)$/]',
           message: 'Temporal calls under a deadline or signal go through services.temporal.bounded (core/engines.ts says why; metadata would be added there).',
         },
       ],
