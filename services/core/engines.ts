@@ -79,7 +79,7 @@ export function temporalCalls(waitMs: number, missing: () => boolean): TemporalC
   };
 }
 
-/** Runs Temporal calls under a deadline (epoch ms) or an abort signal: `TemporalServices.bounded`. */
+/** Runs Temporal calls under a deadline (epoch ms) or an abort signal: `services.temporal.bounded`. */
 export type BoundedTemporalCalls = <T>(limit: number | AbortSignal, calls: () => Promise<T>) => Promise<T>;
 
 /**

@@ -6,7 +6,7 @@ import { activeTraceFields, NO_TRACE_FIELDS } from './tracing.ts';
  * `traced`: every line written inside a span carries its trace and span ids (docs/observability.md).
  * A line outside any span (the cache lanes' access lines among them) merges nothing: pino's own
  * merge would copy the line's fields into a new object every time. Secrets are replaced before
- * anything is written (log-redaction.ts), in a line's fields and in a child logger's bindings.
+ * anything is written (log-redaction.ts), in a line's fields and in the logger's own bindings.
  */
 export function loggerOptions(level: string, traced = false): LoggerOptions {
   return {
