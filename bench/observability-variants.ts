@@ -10,7 +10,8 @@
 // of the sources under tsx (BENCH_GATEWAY_BUILD=<app folder> reuses a build).
 // Env: BENCH_ROUNDS (10), BENCH_DURATION (3 s), BENCH_CPU_PROF (a folder: V8 CPU profiles per variant),
 // BENCH_NODE_FLAGS (node flags for every gateway, `$NAME` the variant's name: e.g. `--perf-basic-prof`),
-// BENCH_PERF=1 (`perf record -e cpu-clock` of rounds 1 and 2 into $BENCH_PERF_DIR (/tmp)/perf-<name>-<round>.data).
+// BENCH_PERF=1 (`perf record -e cpu-clock` of rounds 1 and 2 into $BENCH_PERF_DIR (/tmp)/perf-<name>-<round>.data;
+// BENCH_PERF=g: with call graphs, `perf record -g`).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import http from 'node:http';
