@@ -9,7 +9,9 @@
 // at `info` (one access line per request, to /dev/null), so the trace ids the traced one adds to each
 // line are part of what is measured; the traced one is scraped after each of its rounds.
 // Targets: cached public list (the cache-hit lane) on ≥ 0.95 of off; a write (POST a draft entry) ≥ 0.9 of off.
-//   npx tsx bench/observability.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
+//   npx tsx bench/observability.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones;
+//   the write rounds leave tens of thousands of entries with their postings: give a local engine
+//   MONGO_HEAP=2g, its 512 MB default filled up in sessions 12 and 13)
 // Env: BENCH_CONNECTIONS (50 for reads), BENCH_WRITE_CONNECTIONS (10), BENCH_DURATION (5 s per round),
 // BENCH_ROUNDS (3), BENCH_PAIRS (3), BENCH_ENTRIES (60), BENCH_SAMPLER / BENCH_SAMPLER_ARG (OTEL_TRACES_SAMPLER(_ARG)
 // of the traced gateway; unset: the documented default), BENCH_ONLY (`list` or `write`: that target
