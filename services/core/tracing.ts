@@ -283,10 +283,13 @@ function samplerOf(config: Config): Sampler {
 /** What `activeTraceFields` gives a line written outside any span: nothing to merge (logger.ts). */
 export const NO_TRACE_FIELDS: Readonly<Record<string, string>> = Object.freeze({});
 
+/** Trace flags as the OpenTelemetry log data model writes them: `01` for a sampled trace. */
+export const logTraceFlags = (flags: number): string => `0${flags.toString(16)}`;
+
 /** The active span's ids for a log line (pino's mixin): the OpenTelemetry log data model's field names. */
 export function activeTraceFields(): Readonly<Record<string, string>> {
   const span = trace.getSpan(context.active());
   if (!span) return NO_TRACE_FIELDS;
   const { traceId, spanId, traceFlags } = span.spanContext();
-  return { trace_id: traceId, span_id: spanId, trace_flags: `0${traceFlags.toString(16)}` };
+  return { trace_id: traceId, span_id: spanId, trace_flags: logTraceFlags(traceFlags) };
 }

@@ -1,9 +1,21 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter, type Tracer } from '@opentelemetry/api';
+import {
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  TraceFlags,
+  type Attributes,
+  type Span,
+  type TextMapGetter,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
 import { statusClass, type HistogramSeries } from '../core/metrics.ts';
+import { logTraceFlags } from '../core/tracing.ts';
 
 /** Where a request was answered: Fastify's full path, or one of the lanes in front of it (lane-server.ts). */
 export type Lane = 'full' | 'public-cache' | 'manage-held';
@@ -151,7 +163,7 @@ export function requestSpans(services: Services): ((request: IncomingMessage, re
 export interface LaneTrace {
   readonly traceId: string;
   readonly spanId: string;
-  /** As the log data model writes them: `01` for a sampled trace. */
+  /** `logTraceFlags` of the trace. */
   readonly traceFlags: string;
   end(status: number): void;
 }
@@ -203,10 +215,10 @@ export function laneSpans(services: Services) {
           attributes: { ...requestAttributes(request, route), 'http.response.status_code': status },
           failed: status >= 500,
         });
-      return { traceId, spanId, traceFlags: '01', end };
+      return { traceId, spanId, traceFlags: logTraceFlags(TraceFlags.SAMPLED), end };
     }
     const { span } = startRequestSpan(tracing.tracer, request, prefix + path);
     const { traceId, spanId, traceFlags } = span.spanContext();
-    return { traceId, spanId, traceFlags: `0${traceFlags.toString(16)}`, end: (status) => endRequestSpan(span, status) };
+    return { traceId, spanId, traceFlags: logTraceFlags(traceFlags), end: (status) => endRequestSpan(span, status) };
   };
 }
