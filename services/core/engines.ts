@@ -10,6 +10,7 @@ import {
 import { connect } from 'node:net';
 import type { Logger } from 'pino';
 import { EngineUnavailableError } from './errors.ts';
+import { StorageHolds } from './storage-holds.ts';
 import { DEFAULT_CLUSTER, type ClusterPool } from './clusters.ts';
 
 /** The engines a request can need: MongoDB and Temporal. */
@@ -84,20 +85,18 @@ export type BoundedTemporalCalls = <T>(limit: number | AbortSignal, calls: () =>
 
 /**
  * The connection's `withDeadline` / `withAbortSignal`, with its call context (an AsyncLocalStorage)
- * disabled again once no such run is open. Enabled, a storage makes Node 20 run a hook for every
- * promise the process makes, each writing the store onto the promise: the engine watch's Temporal
- * check, every 5 s, left it enabled for the life of every gateway, and every request through the
- * full path paid it (bench/RESULTS.md, session 13). The deadline is read when a call starts, so a
- * call already sent keeps it.
+ * disabled again once no such run is open (`StorageHolds` says why): the engine watch's Temporal
+ * check, every 5 s, had left it enabled for the life of every process, and every request through
+ * the full path paid its hook. The deadline is read when a call starts, so a call already sent keeps it.
  */
 export function boundedTemporalCalls(connection: Connection): BoundedTemporalCalls {
-  let open = 0;
+  const holds = new StorageHolds(() => connection.callContextStorage.disable());
   return async (limit, calls) => {
-    open++;
+    const release = holds.hold();
     try {
       return await (typeof limit === 'number' ? connection.withDeadline(limit, calls) : connection.withAbortSignal(limit, calls));
     } finally {
-      if (--open === 0) connection.callContextStorage.disable();
+      release();
     }
   };
 }

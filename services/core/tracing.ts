@@ -12,6 +12,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { hrTime, hrTimeDuration, type InstrumentationScope } from '@opentelemetry/core';
+import { StorageHolds } from './storage-holds.ts';
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
@@ -145,24 +146,18 @@ export function createTracing(config: Config, role: ProcessRole): Tracing {
  * left behind its answer, an export's callback) runs outside the span, and its spans are not made.
  */
 class HeldContextManager extends AsyncLocalStorageContextManager {
-  private open = 0;
+  private readonly holds = new StorageHolds(() => this.disable());
 
   override with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
     try {
       return super.with(ctx, fn, thisArg, ...args);
     } finally {
-      if (this.open === 0) this.disable();
+      if (this.holds.none) this.disable();
     }
   }
 
   hold(ctx: Context, run: () => void): () => void {
-    this.open++;
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      if (--this.open === 0) this.disable();
-    };
+    const release = this.holds.hold();
     try {
       this.with(ctx, run);
     } catch (error) {
