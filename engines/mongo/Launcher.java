@@ -15,6 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.CountDownLatch;
 import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
 
 import io.netty.channel.Channel;
 import org.h2.mvstore.MVMap;
@@ -30,8 +31,10 @@ import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
 import de.bwaldvogel.mongo.backend.AbstractUniqueIndex;
+import de.bwaldvogel.mongo.backend.ArrayFilters;
 import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
@@ -918,10 +921,46 @@ public final class Launcher {
             });
         }
 
+        /**
+         * Set (under the collection's lock) while an update reads the documents it changes. The
+         * library's update changes the document its query returned in place and then puts it back;
+         * that object is the data map's own value, which MVStore's background commit may be encoding
+         * at that moment and which older versions of the map (a read in progress) still hold: the
+         * commit thread met a ConcurrentModificationException, MVStore closed itself ("This store is
+         * closed") and the file's last chunk was left unreadable. An update gets copies instead, and
+         * the copy it changed is what it puts back; a stored document is never changed.
+         */
+        private boolean readingForUpdate = false;
+
+        private <T> T forUpdate(java.util.function.Supplier<T> update) {
+            boolean outer = readingForUpdate;
+            readingForUpdate = true;
+            try {
+                return update.get();
+            } finally {
+                readingForUpdate = outer;
+            }
+        }
+
+        @Override
+        public synchronized Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters,
+                                                     boolean isMulti, boolean isUpsert, Oplog oplog) {
+            return forUpdate(() -> super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog));
+        }
+
+        @Override
+        public synchronized Document findAndModify(Document query) {
+            return forUpdate(() -> super.findAndModify(query));
+        }
+
         @Override
         protected QueryResult queryDocuments(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
                                              Document fieldSelector) {
-            return withVersionKept(() -> plannedQuery(query, orderBy, numberToSkip, limit, batchSize, fieldSelector));
+            QueryResult stored = withVersionKept(() -> plannedQuery(query, orderBy, numberToSkip, limit, batchSize, fieldSelector));
+            if (!readingForUpdate) return stored;
+            // Copied as the update reaches them: a single update copies the one document it changes.
+            Iterable<Document> copies = () -> StreamSupport.stream(stored.spliterator(), false).map(Document::cloneDeeply).iterator();
+            return new QueryResult(copies, stored.getCursorId());
         }
 
         private QueryResult plannedQuery(Document query, Document orderBy, int numberToSkip, int limit, int batchSize,
