@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { kill9 } from '../support/worker-process.ts';
-import { useContentCrashWorld } from './support.ts';
+import { historyOnceRevised, useContentCrashWorld } from './support.ts';
 import { eventually } from '../support/polling.ts';
 
 // Issue 22: a publish date that passes while the worker is down (SIGKILLed) fires when a worker is
@@ -32,7 +32,11 @@ describe('a schedule across a worker SIGKILL', { timeout: 300_000 }, () => {
       250,
     );
     expect(published).toMatchObject({ publishOn: null, version: 3 });
-    const history = (await cw.manage('GET', `/content/${entry.id}/revisions`)).json().data;
+    const history = await historyOnceRevised(
+      () => cw.manage('GET', `/content/${entry.id}/revisions`),
+      (latest) => latest.version === 3,
+      'the late publish in the history',
+    );
     expect(history[0]).toMatchObject({ version: 3, status: 'published', note: expect.stringContaining(`due ${publishOn.toISOString()}, applied late`) });
     expect((await cw.pub('/content/outlives')).statusCode).toBe(200);
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { eventually } from '../support/polling.ts';
+import { historyOnceRevised } from './support.ts';
 import { caller, createTenant, keyOnHost, operatorCaller } from '../platform/support.ts';
 
 // Issue 22: a publish date that passes while the workspace is suspended is not lost: it fires at
@@ -41,7 +42,11 @@ describe('a schedule across a suspension', () => {
       250,
     );
     expect(published).toMatchObject({ status: 'published', publishOn: null });
-    const history = (await call('GET', `/content/${entry.id}/revisions`, undefined, key, host)).json().data;
+    const history = await historyOnceRevised(
+      () => call('GET', `/content/${entry.id}/revisions`, undefined, key, host),
+      (latest) => latest.status === 'published',
+      'the late publish in the history',
+    );
     expect(history[0]).toMatchObject({ status: 'published', note: expect.stringContaining(`due ${publishOn.toISOString()}, applied late`) });
     const publicRead = await world.app.inject({ url: '/api/v1/content/wakes-up', headers: { host } });
     expect(publicRead.statusCode).toBe(200);

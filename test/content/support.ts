@@ -8,6 +8,7 @@ import { CAPABILITIES, type Capability } from '../../services/core/capabilities.
 import type { KeyScope } from '../../services/core/principal.ts';
 import { emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
 import { newId } from '../../services/core/ids.ts';
+import { eventually } from '../support/polling.ts';
 
 export interface ContentWorld {
   world: World;
@@ -69,6 +70,23 @@ export async function startContentWorld(options: WorldOptions = {}): Promise<Con
 }
 
 export { defaultSiteContext, signIn };
+
+/**
+ * An entry's history once its latest revision is the one `wanted` accepts: a worker's change records
+ * the revision a round trip after the entry itself (services/content/write-path.ts, step 6), so a
+ * test that saw the entry change may read the history a moment early.
+ */
+export function historyOnceRevised(read: () => Promise<LightMyRequestResponse>, wanted: (latest: Record<string, unknown>) => boolean, what: string) {
+  return eventually(
+    async () => {
+      const data = (await read()).json().data as Array<Record<string, unknown>>;
+      return data[0] && wanted(data[0]) && data;
+    },
+    what,
+    10_000,
+    100,
+  );
+}
 
 /** Every page of a Management list, following `nextCursor`. */
 export async function allPages<T>(cw: ContentWorld, url: string): Promise<T[]> {
