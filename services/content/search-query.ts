@@ -94,17 +94,28 @@ async function readKey(postings: Collection<PostingDoc>, filter: Filter<PostingD
   return { hits: best(rows.slice(0, cap)), complete: rows.length <= cap };
 }
 
-/** A key's weight in each candidate that holds it: a seek per candidate and view on the entry index (`w` among its keys: covered). */
-async function readAmong(
-  postings: Collection<PostingDoc>,
-  siteId: string,
-  views: readonly PostingView[],
-  key: Key,
-  candidates: readonly Hit[],
-): Promise<Map<string, number>> {
-  const filter = { siteId, entryId: { $in: candidates.map((hit) => hit.entryId) }, view: { $in: [...views] }, token: tokenMatch(key) };
-  const rows = (await postings.find(filter as Filter<PostingDoc>, { projection: { _id: 0, entryId: 1, w: 1 } }).toArray()) as Array<Pick<Hit, 'entryId' | 'w'>>;
-  return new Map([...best(rows)].map(([id, row]) => [id, row.w]));
+/**
+ * A key's weight in each candidate that holds it: a seek per candidate on the entry index (`w` among
+ * its keys: covered), in the view its hit was read from. An entry's words are all in view `b`, or
+ * all in `p` and `w` (`postingsOf`), so the other view of the search holds none of them: one seek per
+ * candidate, not one per candidate and view (docs/content.md, "Search").
+ */
+async function readAmong(postings: Collection<PostingDoc>, siteId: string, key: Key, candidates: readonly Hit[]): Promise<Map<string, number>> {
+  const byView = new Map<PostingView, string[]>();
+  for (const hit of candidates) {
+    const ids = byView.get(hit.view);
+    if (ids) ids.push(hit.entryId);
+    else byView.set(hit.view, [hit.entryId]);
+  }
+  const reads = await Promise.all(
+    [...byView].map(
+      ([view, ids]) =>
+        postings
+          .find({ siteId, entryId: { $in: ids }, view, token: tokenMatch(key) } as Filter<PostingDoc>, { projection: { _id: 0, entryId: 1, w: 1 } })
+          .toArray() as Promise<Array<Pick<Hit, 'entryId' | 'w'>>>,
+    ),
+  );
+  return new Map([...best(reads.flat())].map(([id, row]) => [id, row.w]));
 }
 
 /** How many postings of the request's views and locales hold each whole word (its frequency rows: a hint, see `countFrequencies`). */
@@ -186,7 +197,7 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
     const list = lists.get(key);
     const found = new Map([...(list?.hits.values() ?? [])].map((hit) => [hit.entryId, hit.w]));
     const missing = list?.complete ? [] : candidates.filter((hit) => !found.has(hit.entryId));
-    if (missing.length > 0) for (const [id, w] of await readAmong(postings, ctx.site._id, views, key, missing)) found.set(id, w);
+    if (missing.length > 0) for (const [id, w] of await readAmong(postings, ctx.site._id, key, missing)) found.set(id, w);
     weights.set(key, found);
     candidates = candidates.filter((hit) => found.has(hit.entryId));
   }

@@ -179,6 +179,18 @@ describe('search', () => {
     expect(await everywhere('small raptor')).toEqual(['bird-7']);
   });
 
+  it('finds every word of an entry in the view its first word was found in, edited since its publish or not', async () => {
+    const edited = await cw.create({ title: 'Lanner stooping', slug: 'lanner-edited' });
+    await publish(edited);
+    await cw.manage('PATCH', `/content/${edited.id}`, { excerpt: 'changed since' }); // its words now in views p and w
+    const asPublished = await cw.create({ title: 'Lanner stalling', slug: 'lanner-as-published' });
+    await publish(asPublished); // its words in view b
+    expect((await publicSlugs('lanner st')).sort()).toEqual(['lanner-as-published', 'lanner-edited']);
+    expect((await manageSlugs('lanner st')).sort()).toEqual(['lanner-as-published', 'lanner-edited']);
+    expect((await manageSlugs('lanner changed')).sort()).toEqual(['lanner-edited']);
+    expect(await publicSlugs('lanner changed')).toEqual([]);
+  });
+
   it('forgets a trashed entry at once, finds a restored one as a draft, and nothing of a purged one', async () => {
     const e = await cw.create({ title: 'Osprey fishing', slug: 'osprey' });
     await publish(e);
