@@ -277,6 +277,18 @@ public final class Launcher {
             manyValues = new boolean[keys.size()];
         }
 
+        /**
+         * The index's own instance of a query's value, when it keeps one (a key of few distinct values):
+         * a scan's bounds then compare to the entries' equal values by identity. A value decoded from
+         * the request is a new string, and a seek compared it to every entry on its way in full (a
+         * site id of 26 characters, on every level of the list).
+         */
+        Object shared(int key, Object value) {
+            if (!(value instanceof String) || manyValues[key]) return value;
+            String mine = interned[key].get(value);
+            return mine != null ? mine : value;
+        }
+
         private Object intern(int key, Object value) {
             if (!(value instanceof String) || manyValues[key]) return value;
             String shared = interned[key].putIfAbsent((String) value, (String) value);
@@ -1092,7 +1104,7 @@ public final class Launcher {
                 for (Object[] start : starts) {
                     for (Object point : points) {
                         Object[] longer = Arrays.copyOf(start, start.length + 1);
-                        longer[start.length] = Missing.isNullOrMissing(point) ? null : point;
+                        longer[start.length] = Missing.isNullOrMissing(point) ? null : index.shared(start.length, point);
                         next.add(longer);
                     }
                 }
