@@ -21,6 +21,8 @@ const INDEXES = [
   { n: -1 },
   { score: 1, name: -1 },
   { locale: 1, tags: 1 },
+  // A second key of many strings (as a search posting's entry id): the engine groups its entries by the first two.
+  { siteId: 1, ref: 1, status: 1 },
 ] as const;
 
 /** A seeded pseudo-random sequence: the same documents on every run. */
@@ -48,6 +50,7 @@ function documents(count: number): Document[] {
       // Unique values of mixed types (int, double, string): a sort on n has no ties.
       n: i % 7 === 0 ? `m${String(i).padStart(5, '0')}` : i % 2 ? i : i + 0.5,
       score: pick([1, 2, 3, 3.0, null]),
+      ref: `r${i}`,
     };
     const trashed = next();
     if (trashed < 0.2) doc.trashedAt = new Date(base + i * 1000);
@@ -94,6 +97,12 @@ function queries(ids: ObjectId[]): Query[] {
     { filter: { score: null }, sort: { name: -1, _id: 1 } },
     { filter: { score: { $in: [1, 2] } }, sort: { name: 1, _id: 1 }, limit: 25 },
     { filter: { siteId: 's2', trashedAt: { $ne: null } }, sort: { _id: -1 } },
+    // Lookups in the groups of the first two keys (site and ref fixed), and scans that are not.
+    { filter: { siteId: 's1', ref: { $in: ['r1', 'r4', 'r7', 'r2001', 'r2999', 'r12000', 'none'] }, status: { $in: ['draft', 'published'] } } },
+    { filter: { siteId: { $in: ['s2', 's3'] }, ref: { $in: ['r10', 'r11', 'r12', 'r13', 'r10100'] } }, projection: { siteId: 1, ref: 1, status: 1 } },
+    { filter: { siteId: 's3', ref: 'r12', status: { $gte: 'a' } } },
+    { filter: { siteId: { $in: ['s1', 's2', 's3'] }, ref: { $in: ['r2500', 'r2501', 'r2502'] } } },
+    { filter: { siteId: 's1', ref: { $gte: 'r100', $lt: 'r101' } } },
     { filter: { _id: ids[7], siteId: ids.length ? 's1' : 's2', trashedAt: null } },
     { filter: { _id: { $in: ids.slice(0, 40) }, siteId: 's3' } },
     { filter: { $and: [{ siteId: 's1' }, { status: 'draft' }], locale: 'en' }, sort: { _id: -1 } },
@@ -182,7 +191,7 @@ describe('local engine: secondary indexes', () => {
     );
     await both((c) => c.deleteMany({ siteId: 's3', status: 'archived' }));
     await both((c) => c.findOneAndDelete({ siteId: 's1', trashedAt: null }, { sort: { _id: -1 } }));
-    const added = documents(200).map((d, i) => ({ ...d, _id: new ObjectId(), n: 10_000 + i }));
+    const added = documents(200).map((d, i) => ({ ...d, _id: new ObjectId(), n: 10_000 + i, ref: `r${10_000 + i}` }));
     await both((c) => c.insertMany(added.map((d) => ({ ...d }))));
     const upserted = new ObjectId();
     await both((c) => c.updateOne({ _id: upserted, siteId: 's9', 'live.slug': 'new' }, { $set: { status: 'draft' } }, { upsert: true }));

@@ -241,6 +241,77 @@ public final class Launcher {
 
         private final boolean[] ascending;
         private final NavigableSet<Entry> entries;
+        /**
+         * The same entries grouped by their first two values, when both are strings and the second key
+         * has many values (an index led by a site and an entry id): a scan whose bounds fix both (a
+         * search's lookups among candidates) reads its group's few entries, found by hash, instead of
+         * seeking through every entry of the index. A seek in a skip list of millions walks about forty
+         * nodes, each a cache miss or more: ~25 µs per lookup (bench/RESULTS.md, search, session 14).
+         * Made when the second key turns out to have many values, then kept with `entries` by every
+         * write (writes hold the collection's lock).
+         */
+        private volatile ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> groups;
+
+        record GroupKey(String first, String second) {
+        }
+
+        /** An entry's (or a bound's) group, or null when its first two values are not both strings. */
+        private GroupKey groupOf(Object[] values) {
+            return values.length >= 3 && values[0] instanceof String first && values[1] instanceof String second ? new GroupKey(first, second) : null;
+        }
+
+        private void put(Entry entry) {
+            entries.add(entry);
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
+            if (grouped == null) {
+                if (ascending.length >= 3 && manyValues[1]) startGroups();
+                return;
+            }
+            GroupKey group = groupOf(entry.values);
+            if (group != null) grouped.computeIfAbsent(group, g -> newGroup()).add(entry);
+        }
+
+        private void delete(Entry entry) {
+            entries.remove(entry);
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
+            GroupKey group = grouped == null ? null : groupOf(entry.values);
+            if (group == null) return;
+            ConcurrentSkipListSet<Entry> members = grouped.get(group);
+            if (members == null) return;
+            members.remove(entry);
+            if (members.isEmpty()) grouped.remove(group, members);
+        }
+
+        private void startGroups() {
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = new ConcurrentHashMap<>();
+            for (Entry entry : entries) {
+                GroupKey group = groupOf(entry.values);
+                if (group != null) grouped.computeIfAbsent(group, g -> newGroup()).add(entry);
+            }
+            groups = grouped;
+        }
+
+        /** A group's entries share their first two values: ordered from the third on (the second, an id, compared in full on every step otherwise). */
+        private ConcurrentSkipListSet<Entry> newGroup() {
+            return new ConcurrentSkipListSet<>((x, y) -> compareAfter(x, y, 2));
+        }
+
+        private void clearEntries() {
+            groups = null;
+            entries.clear();
+        }
+
+        /** The entries between two bounds (both included): from their group when both fix it. */
+        private NavigableSet<Entry> range(Object[] from, Object[] to) {
+            NavigableSet<Entry> within = entries;
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
+            GroupKey group = grouped == null ? null : groupOf(from);
+            if (group != null && group.equals(groupOf(to))) {
+                within = grouped.get(group);
+                if (within == null) return java.util.Collections.emptyNavigableSet();
+            }
+            return within.subSet(new Entry(from, LOW), true, new Entry(to, HIGH), true);
+        }
         /** An array value was indexed: its entries' order is not a sort order (MongoDB sorts arrays by their least/greatest element). */
         private volatile boolean multikey;
         /** A document could not be indexed (an empty array, a value the comparator refuses): never used to answer queries. */
@@ -382,7 +453,7 @@ public final class Launcher {
          * holds the collection's lock throughout (no write runs meanwhile).
          */
         void startBuild() {
-            entries.clear();
+            clearEntries();
             multikey = false;
             incomplete = false;
         }
@@ -449,7 +520,7 @@ public final class Launcher {
             try {
                 Object[] plain = plainValues(document);
                 if (plain != null) {
-                    entries.add(new Entry(plain, position));
+                    put(new Entry(plain, position));
                     return;
                 }
                 List<Entry> list = entriesOf(document, position);
@@ -457,7 +528,7 @@ public final class Launcher {
                 for (String key : keys()) {
                     if (Utils.getSubdocumentValueCollectionAware(document, key) instanceof Collection) multikey = true;
                 }
-                entries.addAll(list);
+                for (Entry entry : list) put(entry);
             } catch (RuntimeException e) {
                 incomplete = true;
             }
@@ -468,7 +539,7 @@ public final class Launcher {
             Object position = positionOf(document);
             if (!built) return position;
             try {
-                entries.removeAll(entriesOf(document, position));
+                for (Entry entry : entriesOf(document, position)) delete(entry);
             } catch (RuntimeException e) {
                 incomplete = true;
             }
@@ -512,7 +583,7 @@ public final class Launcher {
             Object[] after = before == null ? null : plainValues(newDocument);
             if (after != null && sameValues(before, after)) return; // this index's keys did not change: its entry stays
             try {
-                entries.removeAll(entriesOf(oldDocument, position));
+                for (Entry entry : entriesOf(oldDocument, position)) delete(entry);
             } catch (RuntimeException e) {
                 incomplete = true;
             }
@@ -521,7 +592,7 @@ public final class Launcher {
 
         @Override
         public void drop() {
-            entries.clear();
+            clearEntries();
         }
 
         /**
@@ -536,7 +607,7 @@ public final class Launcher {
             java.util.PriorityQueue<Map.Entry<Entry, java.util.Iterator<Entry>>> heads =
                 new java.util.PriorityQueue<>((a, b) -> merged.compare(a.getKey(), b.getKey()));
             for (int i = 0; i < from.size(); i++) {
-                NavigableSet<Entry> range = entries.subSet(new Entry(from.get(i), LOW), true, new Entry(to.get(i), HIGH), true);
+                NavigableSet<Entry> range = range(from.get(i), to.get(i));
                 java.util.Iterator<Entry> iterator = (reverse ? range.descendingSet() : range).iterator();
                 if (iterator.hasNext()) heads.add(Map.entry(iterator.next(), iterator));
             }
@@ -568,7 +639,7 @@ public final class Launcher {
 
         /** The entries between two bounds (both included), in index order or reversed. */
         Stream<Entry> scan(Object[] from, Object[] to, boolean reverse) {
-            NavigableSet<Entry> range = entries.subSet(new Entry(from, LOW), true, new Entry(to, HIGH), true);
+            NavigableSet<Entry> range = range(from, to);
             return (reverse ? range.descendingSet() : range).stream();
         }
 
