@@ -255,63 +255,6 @@ public final class Launcher {
         record GroupKey(String first, String second) {
         }
 
-        /** An entry's (or a bound's) group, or null when its first two values are not both strings. */
-        private GroupKey groupOf(Object[] values) {
-            return values.length >= 3 && values[0] instanceof String first && values[1] instanceof String second ? new GroupKey(first, second) : null;
-        }
-
-        private void put(Entry entry) {
-            entries.add(entry);
-            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
-            if (grouped == null) {
-                if (ascending.length >= 3 && manyValues[1]) startGroups();
-                return;
-            }
-            GroupKey group = groupOf(entry.values);
-            if (group != null) grouped.computeIfAbsent(group, g -> newGroup()).add(entry);
-        }
-
-        private void delete(Entry entry) {
-            entries.remove(entry);
-            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
-            GroupKey group = grouped == null ? null : groupOf(entry.values);
-            if (group == null) return;
-            ConcurrentSkipListSet<Entry> members = grouped.get(group);
-            if (members == null) return;
-            members.remove(entry);
-            if (members.isEmpty()) grouped.remove(group, members);
-        }
-
-        private void startGroups() {
-            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = new ConcurrentHashMap<>();
-            for (Entry entry : entries) {
-                GroupKey group = groupOf(entry.values);
-                if (group != null) grouped.computeIfAbsent(group, g -> newGroup()).add(entry);
-            }
-            groups = grouped;
-        }
-
-        /** A group's entries share their first two values: ordered from the third on (the second, an id, compared in full on every step otherwise). */
-        private ConcurrentSkipListSet<Entry> newGroup() {
-            return new ConcurrentSkipListSet<>((x, y) -> compareAfter(x, y, 2));
-        }
-
-        private void clearEntries() {
-            groups = null;
-            entries.clear();
-        }
-
-        /** The entries between two bounds (both included): from their group when both fix it. */
-        private NavigableSet<Entry> range(Object[] from, Object[] to) {
-            NavigableSet<Entry> within = entries;
-            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
-            GroupKey group = grouped == null ? null : groupOf(from);
-            if (group != null && group.equals(groupOf(to))) {
-                within = grouped.get(group);
-                if (within == null) return java.util.Collections.emptyNavigableSet();
-            }
-            return within.subSet(new Entry(from, LOW), true, new Entry(to, HIGH), true);
-        }
         /** An array value was indexed: its entries' order is not a sort order (MongoDB sorts arrays by their least/greatest element). */
         private volatile boolean multikey;
         /** A document could not be indexed (an empty array, a value the comparator refuses): never used to answer queries. */
@@ -447,6 +390,64 @@ public final class Launcher {
             return built;
         }
 
+        /** An entry's (or a bound's) group, or null when its first two values are not both strings. */
+        private GroupKey groupOf(Object[] values) {
+            return values.length >= 3 && values[0] instanceof String first && values[1] instanceof String second ? new GroupKey(first, second) : null;
+        }
+
+        private void put(Entry entry) {
+            entries.add(entry);
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
+            if (grouped == null) {
+                if (ascending.length >= 3 && manyValues[1]) startGroups();
+                return;
+            }
+            addToGroup(grouped, entry);
+        }
+
+        private void addToGroup(ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped, Entry entry) {
+            GroupKey group = groupOf(entry.values);
+            if (group != null) grouped.computeIfAbsent(group, g -> newGroup()).add(entry);
+        }
+
+        private void delete(Entry entry) {
+            entries.remove(entry);
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
+            GroupKey group = grouped == null ? null : groupOf(entry.values);
+            if (group == null) return;
+            ConcurrentSkipListSet<Entry> members = grouped.get(group);
+            if (members == null) return;
+            members.remove(entry);
+            if (members.isEmpty()) grouped.remove(group, members);
+        }
+
+        private void startGroups() {
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = new ConcurrentHashMap<>();
+            for (Entry entry : entries) addToGroup(grouped, entry);
+            groups = grouped;
+        }
+
+        /** A group's entries share their first two values: ordered from the third on (the second, an id, compared in full on every step otherwise). */
+        private ConcurrentSkipListSet<Entry> newGroup() {
+            return new ConcurrentSkipListSet<>((x, y) -> compareAfter(x, y, 2));
+        }
+
+        private void clearEntries() {
+            groups = null;
+            entries.clear();
+        }
+
+        /** The entries between two bounds (both included): from their group when both fix it. */
+        private NavigableSet<Entry> range(Object[] from, Object[] to) {
+            NavigableSet<Entry> within = entries;
+            ConcurrentHashMap<GroupKey, ConcurrentSkipListSet<Entry>> grouped = groups;
+            GroupKey group = grouped == null ? null : groupOf(from);
+            if (group != null && group.equals(groupOf(to))) {
+                within = grouped.get(group);
+                if (within == null) return java.util.Collections.emptyNavigableSet();
+            }
+            return within.subSet(new Entry(from, LOW), true, new Entry(to, HIGH), true);
+        }
         /**
          * A build from the collection's documents, in three steps so that one pass over the documents
          * fills all of a collection's indexes (IndexedCollection.buildSecondaryIndexes); the caller
