@@ -303,6 +303,27 @@ function mongoSourceHash() {
   return h.digest('hex');
 }
 
+const COLLECTORS = { serial: '-XX:+UseSerialGC', parallel: '-XX:+UseParallelGC', g1: '-XX:+UseG1GC' };
+
+/**
+ * MONGO_GC picks the engine's collector. Default: the serial one up to a 1 GB heap (smallest
+ * footprint; a test run's or a dev session's heap is collected in milliseconds), G1 above it: with a
+ * big workspace's indexes live (1.5 GB at 100,000 entries) the serial collector stopped the engine
+ * for 0.5-1.4 s a young collection and 5 s a full one (engines/README.md, "The collector").
+ */
+function collectorFlag(heap) {
+  const chosen = process.env.MONGO_GC ?? (heapBytes(heap) > 1024 ** 3 ? 'g1' : 'serial');
+  const flag = COLLECTORS[chosen];
+  if (!flag) throw new Error(`MONGO_GC must be one of ${Object.keys(COLLECTORS).join(', ')} (got ${chosen})`);
+  return flag;
+}
+
+function heapBytes(heap) {
+  const match = /^(\d+)([kmg]?)$/i.exec(heap);
+  if (!match) throw new Error(`MONGO_HEAP must be a JVM size such as 512m or 3g (got ${heap})`);
+  return Number(match[1]) * 1024 ** ' kmg'.indexOf((match[2] || ' ').toLowerCase());
+}
+
 /** Returns { java, args } to run the launcher (args without port/file). */
 async function installMongo(engineDir, log) {
   const target = path.join(engineDir, 'mongo');
@@ -325,7 +346,8 @@ async function installMongo(engineDir, log) {
     // more CPU than it saved (engines/README.md). MONGO_JIT=c2 for the JVM's default tiers.
     const jit = process.env.MONGO_JIT === 'c2' ? [] : ['-XX:TieredStopAtLevel=1'];
     // MONGO_HEAP: a larger heap for runs with many workspace databases (bench/workspaces.ts at 1,000).
-    return { java, args: [`-Xmx${process.env.MONGO_HEAP ?? '512m'}`, '-XX:+UseSerialGC', ...jit, ...quiet, '-cp', cp, source ?? 'Launcher'] };
+    const heap = process.env.MONGO_HEAP ?? '512m';
+    return { java, args: [`-Xmx${heap}`, collectorFlag(heap), ...jit, ...quiet, '-cp', cp, source ?? 'Launcher'] };
   };
   if (readText(stamp)?.trim() === hash) return launch();
   return withLock(engineDir, 'install-mongo', async () => {
