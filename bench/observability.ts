@@ -4,7 +4,8 @@
 // the exports) at the documented default sampling; the same requests against each, alternating
 // rounds, median round kept per gateway; the result is the median of the pairs' ratios. Several
 // pairs because one process draws its JIT state once for its life: two processes of the same code
-// differ by as much as the targets' margins (bench/RESULTS.md, sessions 11 and 12).
+// differ by as much as the targets' margins (bench/RESULTS.md, sessions 11 and 12). One pair runs at a
+// time (its rounds, then it stops), the gateways on this process's core, the load generator on its own.
 // The load generator (autocannon) runs in its own process (bench/support/load.ts). Both gateways log
 // at `info` (one access line per request, to /dev/null), so the trace ids the traced one adds to each
 // line are part of what is measured; the traced one is scraped after each of its rounds.
@@ -29,7 +30,7 @@ import { processCpuMs } from './support/process-cpu.ts';
 import { startBenchWorld } from './support/world.ts';
 import { seedPublishedEntries } from './support/seed-entries.ts';
 import { createApiKey } from './support/operator-key.ts';
-import { runLoad, type LoadJob, type ProcessLoadResult } from './support/load.ts';
+import { loadCore, runLoad, type LoadJob, type ProcessLoadResult } from './support/load.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 
@@ -86,8 +87,8 @@ const sampler: Record<string, string> = process.env.BENCH_SAMPLER
 const metricsOn = process.env.BENCH_METRICS !== '0';
 const tracesOn = process.env.BENCH_TRACES !== '0';
 type Side = 'off' | 'on';
-const gatewayPairs: Record<Side, Gateway>[] = [];
-for (let pair = 0; pair < pairs; pair++) {
+type Pair = Record<Side, Gateway>;
+async function startPair(pair: number): Promise<Pair> {
   const metricsPort = metricsOn ? await freePort() : undefined;
   const [off, on] = await Promise.all([
     startGateway(`off-${pair}`, {}),
@@ -100,7 +101,13 @@ for (let pair = 0; pair < pairs; pair++) {
       metricsPort,
     ),
   ]);
-  gatewayPairs.push({ off, on });
+  return { off, on };
+}
+async function stopPair(pair: Pair): Promise<void> {
+  const pids = new Set([pair.off.pid, pair.on.pid]);
+  const stopping = children.filter((child) => pids.has(child.pid!));
+  for (const child of stopping) child.kill('SIGTERM');
+  await Promise.all(stopping.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
 }
 
 const LIST = '/api/v1/content?limit=20';
@@ -115,24 +122,6 @@ const write = (base: string): LoadJob => ({
 });
 const read = (base: string): LoadJob => ({ url: `${base}${LIST}`, connections, durationSec });
 
-// Warm every gateway: the lane holds the list after the first full-path answer; the JIT settles.
-for (const gateway of gatewayPairs.flatMap((pair) => [pair.off, pair.on])) {
-  await runLoad({ ...read(gateway.base), durationSec: 2 });
-  await runLoad({ ...write(gateway.base), durationSec: 1 });
-}
-
-// Each gateway's CPU with no request at all (its timers, the change feed's polls, and their
-// monitoring): a load that runs slower on a busy machine carries more of it per request.
-const idleSec = 5;
-const idleBefore = gatewayPairs.map((pair) => ({ off: cpuMicros(pair.off.pid), on: cpuMicros(pair.on.pid) }));
-await new Promise((resolve) => setTimeout(resolve, idleSec * 1000));
-const idleMsPerSec = Object.fromEntries(
-  (['off', 'on'] as const).map((side) => [
-    side,
-    gatewayPairs.reduce((sum, pair, i) => sum + (cpuMicros(pair[side].pid) - idleBefore[i][side]) / 1000 / idleSec, 0) / pairs,
-  ]),
-) as Record<Side, number>;
-
 type Kind = 'cached public list' | 'write (POST draft entry)';
 const kinds: Kind[] = [];
 const only = process.env.BENCH_ONLY;
@@ -142,7 +131,7 @@ const jobOf = (kind: Kind, base: string) => (kind === 'cached public list' ? rea
 
 type Run = ProcessLoadResult & { cpuMicrosPerRequest: number };
 /** runs[pair][kind][side]: one per round. */
-const runs = gatewayPairs.map(() => Object.fromEntries(kinds.map((kind) => [kind, { off: [] as Run[], on: [] as Run[] }])));
+const runs = Array.from({ length: pairs }, () => Object.fromEntries(kinds.map((kind) => [kind, { off: [] as Run[], on: [] as Run[] }])));
 let scrapeBytes = 0;
 let laneShare = 0;
 /** Of the traced gateway's public list answers so far, the share the cache-hit lane sent (its own series). */
@@ -156,11 +145,30 @@ const laneShareOf = (text: string) => {
   return count('public-cache') / Math.max(1, count('public-cache') + count('full'));
 };
 let scrapeMs = 0;
-for (let round = 0; round < rounds; round++) {
-  // Alternate the order each round, so neither side always runs first.
-  const sides: Side[] = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
-  for (const kind of kinds)
-    for (const [pair, gateways] of gatewayPairs.entries())
+// Each gateway's CPU with no request at all (its timers, the change feed's polls, and their
+// monitoring): a load that runs slower on a busy machine carries more of it per request.
+const idleSec = 5;
+const idleMs: Record<Side, number> = { off: 0, on: 0 };
+// One pair alive at a time: an idle gateway still spends 20-30 ms of CPU a second (its timers and
+// polls), so the pairs not being measured would load the two cores the measured one runs on (with
+// 15 pairs, 28 idle gateways: most of a core, and as many more connections for the engine to serve).
+// Pinned before any gateway starts, so each inherits this process's cores and never takes turns with
+// the load generator on its core (the first pair used to start unpinned: the pin came with the first load).
+loadCore();
+for (let pair = 0; pair < pairs; pair++) {
+  const gateways = await startPair(pair);
+  // Warm both: the lane holds the list after the first full-path answer; the JIT settles.
+  for (const gateway of [gateways.off, gateways.on]) {
+    if (kinds.includes('cached public list')) await runLoad({ ...read(gateway.base), durationSec: 2 });
+    await runLoad({ ...write(gateway.base), durationSec: 1 });
+  }
+  const idleBefore = { off: cpuMicros(gateways.off.pid), on: cpuMicros(gateways.on.pid) };
+  await new Promise((resolve) => setTimeout(resolve, idleSec * 1000));
+  for (const side of ['off', 'on'] as const) idleMs[side] += (cpuMicros(gateways[side].pid) - idleBefore[side]) / 1000 / idleSec / pairs;
+  for (let round = 0; round < rounds; round++) {
+    // Alternate the order each round, so neither side always runs first.
+    const sides: Side[] = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
+    for (const kind of kinds)
       for (const side of sides) {
         const gateway = gateways[side];
         const cpuBefore = cpuMicros(gateway.pid);
@@ -175,6 +183,8 @@ for (let round = 0; round < rounds; round++) {
           laneShare = laneShareOf(text);
         }
       }
+  }
+  await stopPair(gateways);
 }
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const rate = (list: Run[]) => median(list.map((r) => r.requestsPerSec));
@@ -207,7 +217,7 @@ for (const kind of kinds) {
 }
 console.log('');
 for (const line of verdicts) console.log(line);
-console.log(`idle gateway CPU (no requests, ${idleSec} s, mean of the pairs): off ${idleMsPerSec.off.toFixed(1)} ms/s, on ${idleMsPerSec.on.toFixed(1)} ms/s`);
+console.log(`idle gateway CPU (no requests, ${idleSec} s, mean of the pairs): off ${idleMs.off.toFixed(1)} ms/s, on ${idleMs.on.toFixed(1)} ms/s`);
 if (metricsOn) console.log(`traced gateway: ${(laneShare * 100).toFixed(2)} % of its public list answers came from the cache-hit lane`);
 console.log(`collector: ${exports} exports, ${(exportedBytes / 1e6).toFixed(1)} MB; last scrape ${scrapeBytes} bytes in ${scrapeMs.toFixed(1)} ms`);
 
