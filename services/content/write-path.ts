@@ -8,7 +8,7 @@ import { settleSchedule } from './lifecycle.ts';
 import { cancelSchedule } from './schedule-cancel.ts';
 import { countLanded, countNewEntry, countPurged, countRestoreUndone, countTrashed, takeEntries, takeRestoredEntry } from './entry-counts.ts';
 import { recordChange } from '../audit/record.ts';
-import { syncEntrySearch } from './search-index.ts';
+import { syncEntrySearch, syncNewEntriesSearch } from './search-index.ts';
 
 /**
  * The one write path for content (docs/ARCHITECTURE.md, "Content write path"). Every route, the
@@ -388,16 +388,20 @@ export async function createEntries(
   const created = admitted.filter((_, i) => !failed.has(i));
   for (const i of failed) refused.push({ doc: admitted[i], error: 'slug taken meanwhile by another entry in this locale' });
   // Under no limit nothing was taken and nothing is counted, as for a single create (entry-counts.ts).
-  await Promise.all([limited ? countLanded(ctx, -failed.size) : undefined, settleCreated(ctx, created, effects.note)]);
+  await Promise.all([limited ? countLanded(ctx, -failed.size) : undefined, settleCreated(ctx, created, effects.note, { fresh: true })]);
   recordChange(ctx, { action: 'content.imported', target: effects.audit, summary: { note: effects.note, affected: { entries: created.length } } });
   return { created, refused };
 }
 
-/** What follows a bulk create: the revisions and search postings (idempotent) and the events (at least once). A retry after a crash runs it again on what landed. */
-export async function settleCreated(ctx: OperationContext, created: readonly EntryDoc[], note: string): Promise<void> {
+/**
+ * What follows a bulk create: the revisions and search postings (idempotent) and the events (at
+ * least once). A retry after a crash runs it again on what landed. `fresh`: the entries were
+ * inserted by this call, so they have no postings yet and get theirs in one bulk write.
+ */
+export async function settleCreated(ctx: OperationContext, created: readonly EntryDoc[], note: string, { fresh = false } = {}): Promise<void> {
   await Promise.all([
     recordRevisions(ctx, created, note),
-    ...created.map((doc) => indexEntry(ctx, doc._id, doc)),
+    ...(fresh ? [syncNewEntriesSearch(ctx.services, bareDb(ctx), ctx.site._id, created)] : created.map((doc) => indexEntry(ctx, doc._id, doc))),
     ...created.flatMap((doc) => createdEvents(doc).map((event) => ctx.emit(event, eventData(doc)))),
   ]);
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, defaultSiteContext, signIn, type ContentWorld, type Entry } from './support.ts';
-import { backfillSearch, frequencyId, SEARCH_COLLECTION } from '../../services/content/search-index.ts';
+import { backfillSearch, frequencyId, SEARCH_COLLECTION, syncEntrySearch, syncNewEntriesSearch } from '../../services/content/search-index.ts';
 import { parseQuery, SEARCH_INDEX_VERSION, tokenize, weighWords } from '../../services/content/search-tokens.ts';
 import { emptyBlocks, type BlockDocument } from '../../services/content/model.ts';
 
@@ -240,6 +240,63 @@ describe('search', () => {
     );
     expect(tokens.sort()).toEqual(['contest', 'race', winner].sort());
     for (const word of racers) expect(await manageSlugs(word)).toEqual(word === winner ? ['race'] : []);
+  });
+
+  it("indexes a bulk create's entries at once as one at a time would, and an entry moved meanwhile from what it is now", async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });
+    const entries = db.collection<{ _id: string; version: number }>('content_entries');
+    const rows = db.collection<{ _id: string; n: number; entryId?: string }>(SEARCH_COLLECTION);
+    const held = async (word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, 'w', 'en', word) }))?.n ?? 0;
+    const now = new Date();
+    const docs = ['ochre', 'umber', 'sienna'].map((word, i) => ({
+      _id: `0000000000${i}bulk${word}`,
+      siteId: ctx.site._id,
+      type: 'post',
+      title: `Kestrel ${word}`,
+      titleLower: `kestrel ${word}`,
+      slug: `bulk-${word}`,
+      locale: 'en',
+      status: 'draft' as const,
+      excerpt: null,
+      blocks: emptyBlocks(),
+      fields: {},
+      live: null,
+      publishedAt: null,
+      authorId: null,
+      terms: {},
+      headerRef: { mode: 'default' },
+      schedule: null,
+      createdAt: now,
+      updatedAt: now,
+      version: 1,
+      trashedAt: null,
+    }));
+    await entries.insertMany(docs as never[]);
+    // Another writer changes the third between its insert and its postings.
+    await entries.updateOne({ _id: docs[2]._id }, { $set: { title: 'Merlin sienna', titleLower: 'merlin sienna' }, $inc: { version: 1 } });
+    await syncNewEntriesSearch(cw.world.services, db, ctx.site._id, docs as never[]);
+    expect([await held('kestrel'), await held('merlin'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
+    expect((await manageSlugs('kestrel')).sort()).toEqual(['bulk-ochre', 'bulk-umber']);
+    expect(await manageSlugs('merlin sienna')).toEqual(['bulk-sienna']);
+    // One entry at a time from what is stored now changes nothing: the same postings, the same counts.
+    const ids = docs.map((doc) => doc._id);
+    const bulk = await rows
+      .find({ entryId: { $in: ids } })
+      .sort({ _id: 1 })
+      .toArray();
+    for (const stored of await entries.find({ _id: { $in: ids } }).toArray()) {
+      await syncEntrySearch(cw.world.services, db, ctx.site._id, stored._id, stored as never);
+    }
+    expect(
+      await rows
+        .find({ entryId: { $in: ids } })
+        .sort({ _id: 1 })
+        .toArray(),
+    ).toEqual(bulk);
+    expect([await held('kestrel'), await held('merlin'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
+    await entries.deleteMany({ _id: { $in: ids } });
+    for (const id of ids) await syncEntrySearch(cw.world.services, db, ctx.site._id, id, null);
   });
 
   it('backfills entries written before the index, resuming where it stopped', async () => {
