@@ -17,6 +17,29 @@ const body = (...paragraphs: string[]): BlockDocument => ({
 });
 const publish = (e: Entry) => cw.manage('POST', `/content/${e.id}/publish`);
 const slugsOf = (items: Array<{ slug: string }>) => items.map((item) => item.slug);
+/** An entry document in the shape the write path leaves, written straight to the database by a test (no postings). */
+function storedEntry(siteId: string, _id: string, title: string, slug: string, published: boolean) {
+  const now = new Date();
+  const text = { title, titleLower: title.toLowerCase(), slug, excerpt: null, blocks: emptyBlocks(), fields: {} };
+  return {
+    _id,
+    siteId,
+    type: 'post',
+    ...text,
+    locale: 'en',
+    status: published ? ('published' as const) : ('draft' as const),
+    live: published ? text : null,
+    publishedAt: published ? now : null,
+    authorId: null,
+    terms: {},
+    headerRef: { mode: 'default' },
+    schedule: null,
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+    trashedAt: null,
+  };
+}
 
 /** The slugs each surface answers for a query, best first. */
 async function publicSlugs(q: string, extra = ''): Promise<string[]> {
@@ -248,30 +271,9 @@ describe('search', () => {
     const entries = db.collection<{ _id: string; version: number }>('content_entries');
     const rows = db.collection<{ _id: string; n: number; entryId?: string }>(SEARCH_COLLECTION);
     const held = async (word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, 'w', 'en', word) }))?.n ?? 0;
-    const now = new Date();
-    const docs = ['ochre', 'umber', 'sienna'].map((word, i) => ({
-      _id: `0000000000${i}bulk${word}`,
-      siteId: ctx.site._id,
-      type: 'post',
-      title: `Kestrel ${word}`,
-      titleLower: `kestrel ${word}`,
-      slug: `bulk-${word}`,
-      locale: 'en',
-      status: 'draft' as const,
-      excerpt: null,
-      blocks: emptyBlocks(),
-      fields: {},
-      live: null,
-      publishedAt: null,
-      authorId: null,
-      terms: {},
-      headerRef: { mode: 'default' },
-      schedule: null,
-      createdAt: now,
-      updatedAt: now,
-      version: 1,
-      trashedAt: null,
-    }));
+    const docs = ['ochre', 'umber', 'sienna'].map((word, i) =>
+      storedEntry(ctx.site._id, `0000000000${i}bulk${word}`, `Kestrel ${word}`, `bulk-${word}`, false),
+    );
     await entries.insertMany(docs as never[]);
     // Another writer changes the third between its insert and its postings.
     await entries.updateOne({ _id: docs[2]._id }, { $set: { title: 'Merlin sienna', titleLower: 'merlin sienna' }, $inc: { version: 1 } });
@@ -302,31 +304,8 @@ describe('search', () => {
   it('backfills entries written before the index, resuming where it stopped', async () => {
     const ctx = await defaultSiteContext(cw.world);
     const entries = ctx.db.collection('content_entries');
-    const now = new Date();
     // Three entries as an older release wrote them: no postings.
-    const docs = ['alpha', 'beta', 'gamma'].map((word, i) => ({
-      _id: `0000000000${i}old${word}`,
-      siteId: ctx.site._id,
-      type: 'post',
-      title: `Harrier ${word}`,
-      titleLower: `harrier ${word}`,
-      slug: `old-${word}`,
-      locale: 'en',
-      status: 'published',
-      excerpt: null,
-      blocks: emptyBlocks(),
-      fields: {},
-      live: { title: `Harrier ${word}`, titleLower: `harrier ${word}`, slug: `old-${word}`, excerpt: null, blocks: emptyBlocks(), fields: {} },
-      publishedAt: now,
-      authorId: null,
-      terms: {},
-      headerRef: { mode: 'default' },
-      schedule: null,
-      createdAt: now,
-      updatedAt: now,
-      version: 1,
-      trashedAt: null,
-    }));
+    const docs = ['alpha', 'beta', 'gamma'].map((word, i) => storedEntry(ctx.site._id, `0000000000${i}old${word}`, `Harrier ${word}`, `old-${word}`, true));
     await entries.insertMany(docs as never[]);
     expect(await publicSlugs('harrier')).toEqual([]);
     const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });
