@@ -16,9 +16,6 @@ import { importFilesOf, importsCollection, REJECTIONS_KEPT, type ImportDoc, type
 /** What a line sets on its entry: the content compared with the stored one (equal: nothing is written). */
 type Content = Pick<EntryDoc, 'type' | 'title' | 'titleLower' | 'excerpt' | 'blocks' | 'fields' | 'status' | 'live' | 'publishedAt' | 'terms' | 'headerRef'>;
 
-/** Entry look-ups in flight at once. */
-const LOOKUPS_AT_ONCE = 25;
-
 const note = (importId: string) => `import ${importId}`;
 const COMPARED: ReadonlyArray<keyof Content> = ['type', 'title', 'excerpt', 'blocks', 'fields', 'status', 'live', 'publishedAt', 'terms', 'headerRef'];
 const sameContent = (doc: EntryDoc, content: Content) => COMPARED.every((key) => canonical(doc[key]) === canonical(content[key]));
@@ -247,16 +244,19 @@ export async function importBatch(
   }));
   const lineOf = new Map(valid.map((v) => [keyOf(v), v]));
   const { entries } = contentCollections(ctx.db);
+  // The stored entries of some lines, in their order (null: none): one read per locale, the slugs an
+  // `$in` on the unique index (point lookups), instead of one read per line.
   const lookUp = async (wanted: readonly EntryDoc[]) => {
-    const found: Array<EntryDoc | null> = [];
-    for (let i = 0; i < wanted.length; i += LOOKUPS_AT_ONCE) {
-      found.push(
-        ...(await Promise.all(
-          wanted.slice(i, i + LOOKUPS_AT_ONCE).map((doc) => entries.findOne({ siteId: ctx.site._id, locale: doc.locale, slug: doc.slug })),
-        )),
-      );
+    const slugsByLocale = new Map<string, string[]>();
+    for (const doc of wanted) {
+      const slugs = slugsByLocale.get(doc.locale);
+      if (slugs) slugs.push(doc.slug);
+      else slugsByLocale.set(doc.locale, [doc.slug]);
     }
-    return found;
+    const stored = new Map<string, EntryDoc>();
+    const reads = [...slugsByLocale].map(([locale, slugs]) => entries.find({ siteId: ctx.site._id, locale, slug: { $in: slugs } }).toArray());
+    for (const doc of (await Promise.all(reads)).flat()) stored.set(`${doc.locale}/${doc.slug}`, doc);
+    return wanted.map((doc) => stored.get(`${doc.locale}/${doc.slug}`) ?? null);
   };
   let createdCount = 0;
   let unchanged = 0;
