@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPluginWorld, type PluginWorld } from './support.ts';
 import { activeThemeId } from '../../services/plugins/themes.ts';
+import { pinnedClock } from '../access/clock.ts';
 
 describe('themes', () => {
   let pw: PluginWorld;
@@ -8,7 +9,9 @@ describe('themes', () => {
   let reader: string;
 
   beforeAll(async () => {
-    pw = await startPluginWorld();
+    // The heavy-route limiter counts per minute of the service's clock: held still, so a test's calls
+    // cannot straddle two windows (a fresh-clone run's last call opened a new one and got 200).
+    pw = await startPluginWorld({ clock: pinnedClock() });
     admin = await pw.keyWith(['themes:read', 'themes:activate']);
     reader = await pw.keyWith(['themes:read']);
   }, 300_000);
@@ -62,25 +65,15 @@ describe('themes', () => {
 
   it('passes activations through the extra limiter for heavy routes (429 with Retry-After)', async () => {
     const key = await pw.keyWith(['themes:read', 'themes:activate']);
-    // The limiter counts per minute of the service's clock: held still, so the calls cannot straddle
-    // two windows (a fresh-clone run did: its last call was the first of a new minute).
-    const { services } = pw.world;
-    const clock = services.clock;
-    const at = clock.now();
-    services.clock = { now: () => new Date(at) };
-    try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 11; i++) statuses.push((await pw.manage('POST', '/themes/minimal/activate', key)).statusCode);
-      expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
-      const limited = await pw.manage('POST', '/themes/classic/activate', key);
-      expect(limited.statusCode).toBe(429);
-      expect(limited.json().error).toBeTruthy();
-      expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-      expect(await active()).toBe('minimal');
-      // Reads are not heavy.
-      expect((await pw.manage('GET', '/themes', key)).statusCode).toBe(200);
-    } finally {
-      services.clock = clock;
-    }
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) statuses.push((await pw.manage('POST', '/themes/minimal/activate', key)).statusCode);
+    expect(statuses.slice(0, 10).every((s) => s === 200)).toBe(true);
+    const limited = await pw.manage('POST', '/themes/classic/activate', key);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error).toBeTruthy();
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect(await active()).toBe('minimal');
+    // Reads are not heavy.
+    expect((await pw.manage('GET', '/themes', key)).statusCode).toBe(200);
   });
 });
