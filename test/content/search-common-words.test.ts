@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startContentWorld, defaultSiteContext, type ContentWorld } from './support.ts';
+import { startContentWorld, defaultSiteContext, storedEntryDoc, type ContentWorld } from './support.ts';
 import { countedIn, countFrequencies, postingsOf, searchTerms } from '../../services/content/search-index.ts';
 import { WORD_CAP } from '../../services/content/search-query.ts';
 import { reconcileEntryCounts } from '../../services/content/entry-counts.ts';
@@ -25,35 +25,17 @@ beforeAll(async () => {
   // "osprey" and "kite" in its body; one in ten also "osprey" in its title (heavier); entries 5 and
   // 251 hold "merlin"; entries 7 to 9 are pages.
   const docs: EntryDoc[] = Array.from({ length: COUNT }, (_, i) => {
-    const title = i % 10 === 0 ? `Osprey ${i}` : `Entry ${i}`;
-    const snapshot = {
-      title,
-      titleLower: title.toLowerCase(),
-      slug: `e-${i}`,
-      excerpt: null,
-      blocks: { version: 1, blocks: [{ type: 'paragraph', text: `osprey kite${i === 5 || i === 251 ? ' merlin' : ''}` }] },
-      fields: {},
-    };
-    const now = new Date(base + i * 1000);
-    ids.push(newId(now.getTime()));
-    return {
+    const at = new Date(base + i * 1000);
+    ids.push(newId(at.getTime()));
+    return storedEntryDoc(ctx.site._id, {
       _id: ids[i],
-      siteId: ctx.site._id,
+      title: i % 10 === 0 ? `Osprey ${i}` : `Entry ${i}`,
+      slug: `e-${i}`,
+      published: true,
       type: i >= 7 && i <= 9 ? 'page' : 'post',
-      ...snapshot,
-      locale: 'en',
-      status: 'published',
-      live: snapshot,
-      publishedAt: now,
-      authorId: null,
-      terms: {},
-      headerRef: { mode: 'default' },
-      schedule: null,
-      createdAt: now,
-      updatedAt: now,
-      version: 1,
-      trashedAt: null,
-    } as EntryDoc;
+      blocks: { version: 1, blocks: [{ type: 'paragraph', text: `osprey kite${i === 5 || i === 251 ? ' merlin' : ''}` }] },
+      at,
+    });
   });
   await contentCollections(db).entries.insertMany(docs);
   const postings = docs.flatMap(postingsOf);

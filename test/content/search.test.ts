@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startContentWorld, defaultSiteContext, signIn, type ContentWorld, type Entry } from './support.ts';
+import { startContentWorld, defaultSiteContext, signIn, storedEntryDoc, type ContentWorld, type Entry } from './support.ts';
 import { backfillSearch, frequencyId, SEARCH_COLLECTION, syncEntrySearch, syncNewEntriesSearch } from '../../services/content/search-index.ts';
 import { parseQuery, SEARCH_INDEX_VERSION, tokenize, weighWords } from '../../services/content/search-tokens.ts';
-import { emptyBlocks, type BlockDocument } from '../../services/content/model.ts';
+import type { BlockDocument } from '../../services/content/model.ts';
 
 /** Search (docs/content.md, "Search") on the three surfaces, against the real engines. */
 let cw: ContentWorld;
@@ -17,30 +17,6 @@ const body = (...paragraphs: string[]): BlockDocument => ({
 });
 const publish = (e: Entry) => cw.manage('POST', `/content/${e.id}/publish`);
 const slugsOf = (items: Array<{ slug: string }>) => items.map((item) => item.slug);
-/** An entry document in the shape the write path leaves, written straight to the database by a test (no postings). */
-function storedEntry(siteId: string, _id: string, title: string, slug: string, published: boolean) {
-  const now = new Date();
-  const text = { title, titleLower: title.toLowerCase(), slug, excerpt: null, blocks: emptyBlocks(), fields: {} };
-  return {
-    _id,
-    siteId,
-    type: 'post',
-    ...text,
-    locale: 'en',
-    status: published ? ('published' as const) : ('draft' as const),
-    live: published ? text : null,
-    publishedAt: published ? now : null,
-    authorId: null,
-    terms: {},
-    headerRef: { mode: 'default' },
-    schedule: null,
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-    trashedAt: null,
-  };
-}
-
 /** The slugs each surface answers for a query, best first. */
 async function publicSlugs(q: string, extra = ''): Promise<string[]> {
   const res = await cw.pub(`/search?q=${encodeURIComponent(q)}${extra}`);
@@ -272,7 +248,7 @@ describe('search', () => {
     const rows = db.collection<{ _id: string; n: number; entryId?: string }>(SEARCH_COLLECTION);
     const held = async (word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, 'w', 'en', word) }))?.n ?? 0;
     const docs = ['ochre', 'umber', 'sienna'].map((word, i) =>
-      storedEntry(ctx.site._id, `0000000000${i}bulk${word}`, `Kestrel ${word}`, `bulk-${word}`, false),
+      storedEntryDoc(ctx.site._id, { _id: `0000000000${i}bulk${word}`, title: `Kestrel ${word}`, slug: `bulk-${word}`, published: false }),
     );
     await entries.insertMany(docs as never[]);
     // Another writer changes the third between its insert and its postings.
@@ -305,7 +281,9 @@ describe('search', () => {
     const ctx = await defaultSiteContext(cw.world);
     const entries = ctx.db.collection('content_entries');
     // Three entries as an older release wrote them: no postings.
-    const docs = ['alpha', 'beta', 'gamma'].map((word, i) => storedEntry(ctx.site._id, `0000000000${i}old${word}`, `Harrier ${word}`, `old-${word}`, true));
+    const docs = ['alpha', 'beta', 'gamma'].map((word, i) =>
+      storedEntryDoc(ctx.site._id, { _id: `0000000000${i}old${word}`, title: `Harrier ${word}`, slug: `old-${word}`, published: true }),
+    );
     await entries.insertMany(docs as never[]);
     expect(await publicSlugs('harrier')).toEqual([]);
     const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });

@@ -105,40 +105,58 @@ export async function allPages<T>(cw: ContentWorld, url: string): Promise<T[]> {
 }
 
 /**
+ * Setup only: an entry document in the shape the write path leaves (no postings, no revision), for a
+ * test that writes straight to the database.
+ */
+export function storedEntryDoc(
+  siteId: string,
+  entry: { title: string; slug: string; published: boolean; _id?: string; type?: string; terms?: EntryDoc['terms']; blocks?: EntryDoc['blocks']; at?: Date },
+): EntryDoc {
+  const now = entry.at ?? new Date();
+  const text = {
+    title: entry.title,
+    titleLower: entry.title.toLowerCase(),
+    slug: entry.slug,
+    excerpt: null,
+    blocks: entry.blocks ?? emptyBlocks(),
+    fields: {},
+  };
+  return {
+    _id: entry._id ?? newId(now.getTime()),
+    siteId,
+    type: entry.type ?? 'post',
+    ...text,
+    locale: 'en',
+    status: entry.published ? 'published' : 'draft',
+    live: entry.published ? text : null,
+    publishedAt: entry.published ? now : null,
+    authorId: null,
+    terms: entry.terms ?? {},
+    headerRef: { mode: 'default' },
+    schedule: null,
+    createdAt: now,
+    updatedAt: now,
+    version: 1,
+    trashedAt: null,
+  };
+}
+
+/**
  * Setup only: `count` posts of one site carrying one tag, in the shape the write path leaves
  * (written straight to the database when a test's subject is a job over many entries).
  */
 export function taggedEntryDocs(siteId: string, tagId: string, count: number, options: { titlePrefix: string; published: boolean }): EntryDoc[] {
   const now = new Date();
-  return Array.from({ length: count }, (_, i) => {
-    const title = `${options.titlePrefix} ${i}`;
-    const snapshot = {
-      title,
-      titleLower: title.toLowerCase(),
-      slug: `${options.titlePrefix.toLowerCase()}-${i}`,
-      excerpt: null,
-      blocks: emptyBlocks(),
-      fields: {},
-    };
-    return {
+  return Array.from({ length: count }, (_, i) =>
+    storedEntryDoc(siteId, {
       _id: newId(now.getTime() + i),
-      siteId,
-      type: 'post',
-      ...snapshot,
-      locale: 'en',
-      status: options.published ? 'published' : 'draft',
-      live: options.published ? snapshot : null,
-      publishedAt: options.published ? now : null,
-      authorId: null,
+      title: `${options.titlePrefix} ${i}`,
+      slug: `${options.titlePrefix.toLowerCase()}-${i}`,
+      published: options.published,
       terms: { tag: [tagId] },
-      headerRef: { mode: 'default' },
-      schedule: null,
-      createdAt: now,
-      updatedAt: now,
-      version: 1,
-      trashedAt: null,
-    };
-  });
+      at: now,
+    }),
+  );
 }
 
 export interface ContentCrashWorld {

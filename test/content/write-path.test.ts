@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { startContentWorld, defaultSiteContext, type ContentWorld, type Entry } from './support.ts';
+import { startContentWorld, defaultSiteContext, storedEntryDoc, type ContentWorld, type Entry } from './support.ts';
 import { createApiKey } from '../support/access.ts';
 import { PLATFORM_KEY_CAPABILITIES } from '../platform/support.ts';
-import { contentCollections, emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
+import { contentCollections } from '../../services/content/model.ts';
 import { storedGeneration } from '../../services/core/public-generation.ts';
 import { ENTRY_COUNTS_ID, reconcileEntryCounts } from '../../services/content/entry-counts.ts';
 import { SITE_STATE_COLLECTION } from '../../services/core/site-state.ts';
-import { newId } from '../../services/core/ids.ts';
 import { accessCollections } from '../../services/access/model.ts';
 import { multipartBody, pdfOfSize } from '../media/support.ts';
 
@@ -323,28 +322,7 @@ describe('one write path: the same effects for every content-changing operation,
 
   it("the public generation: a draft's insert leaves it alone, a published entry's insert moves it (and the public read shows it at once)", async () => {
     const ctx = await defaultSiteContext(cw.world); // its database is the followed one, as every writer's
-    const doc = (status: EntryDoc['status'], slug: string): EntryDoc => {
-      const now = new Date();
-      const snapshot = { title: slug, titleLower: slug, slug, excerpt: null, blocks: emptyBlocks(), fields: {} };
-      return {
-        _id: newId(),
-        siteId,
-        type: 'post',
-        ...snapshot,
-        locale: 'en',
-        status,
-        live: status === 'published' ? snapshot : null,
-        publishedAt: status === 'published' ? now : null,
-        authorId: null,
-        terms: {},
-        headerRef: { mode: 'default' },
-        schedule: null,
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-        trashedAt: null,
-      };
-    };
+    const doc = (status: 'draft' | 'published', slug: string) => storedEntryDoc(siteId, { title: slug, slug, published: status === 'published' });
     await cw.pub('/content/inserted-published'); // a 404 held by the cache until the generation moves
     const start = await generation();
     expect((await cw.manage('POST', '/content', { title: 'Draft insert' })).statusCode).toBe(201);
