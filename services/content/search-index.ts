@@ -240,18 +240,12 @@ export async function syncNewEntriesSearch(services: Services, db: Db, siteId: s
         })
     : undefined;
   await Promise.all([insert, countFrequencies(db, [], countedIn(next))]);
-  const written = new Map(docs.map((doc) => [doc._id, doc.version]));
-  const current = (await contentCollections(db)
-    .entries.find({ _id: { $in: [...written.keys()] }, siteId }, { projection: SEARCHED_FIELDS })
+  const rows = (await contentCollections(db)
+    .entries.find({ _id: { $in: docs.map((doc) => doc._id) }, siteId }, { projection: SEARCHED_FIELDS })
     .toArray()) as SearchedEntry[];
-  const moved: Array<[string, SearchedEntry | null]> = [];
-  const found = new Set<string>();
-  for (const doc of current) {
-    found.add(doc._id);
-    if (doc.version !== written.get(doc._id)) moved.push([doc._id, doc]);
-  }
-  for (const id of written.keys()) if (!found.has(id)) moved.push([id, null]);
-  await Promise.all(moved.map(([id, doc]) => syncEntrySearch(services, db, siteId, id, doc)));
+  const current = new Map(rows.map((row) => [row._id, row]));
+  const moved = docs.filter((doc) => current.get(doc._id)?.version !== doc.version);
+  await Promise.all(moved.map((doc) => syncEntrySearch(services, db, siteId, doc._id, current.get(doc._id) ?? null)));
 }
 
 /** Batch of the backfill: entries read and indexed per round. */
