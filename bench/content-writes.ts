@@ -16,7 +16,7 @@ import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
 import { recordRevision } from '../services/content/entries.ts';
-import { syncEntrySearch } from '../services/content/search-index.ts';
+import { syncEntriesSearch } from '../services/content/search-index.ts';
 import { statusChange } from '../services/content/lifecycle.ts';
 import { changeEntryOrFail, createEntry, eventData } from '../services/content/write-path.ts';
 import { finishTermRemoval, removeTermBatch, BATCH } from '../services/content/term-removal.ts';
@@ -67,7 +67,7 @@ function entryDoc(terms: Record<string, string[]> = {}): EntryDoc {
 
 // ---- the baseline: the same effects by hand (the code before the write path) ----
 // The search postings (issue 24) are one of the effects since: both sides keep them.
-const handIndex = (doc: EntryDoc) => syncEntrySearch(world.services, raw, siteId, doc._id, doc);
+const handIndex = (doc: EntryDoc) => syncEntriesSearch(raw, siteId, [{ entryId: doc._id, doc }]);
 async function handCreate(): Promise<string> {
   const doc = entryDoc();
   await contentCollections(raw).entries.insertOne(doc);

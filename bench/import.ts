@@ -9,7 +9,8 @@
 //   npx tsx bench/import.ts          (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones)
 //   BENCH_OWN_ENGINES=1 BENCH_MONGO_PORT=28642 BENCH_TEMPORAL_PORT=28643 MONGO_HEAP=3g npx tsx bench/import.ts
 //                                    (engines of the run's own in a temporary folder, removed at the end)
-// Env: BENCH_LINES (100000), BENCH_RERUN=0 to skip the second run, BENCH_OWN_ENGINES=1.
+// Env: BENCH_LINES (100000), BENCH_RERUN=0 to skip the second run, BENCH_OWN_ENGINES=1, BENCH_CPU_PROF (a
+// folder: the worker writes its V8 CPU profile there).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
 import { enginePidOf, processCpuMs } from './support/process-cpu.ts';
@@ -98,10 +99,14 @@ await baseline.drop();
 process.stderr.write(`baseline insertMany: ${baseSec.toFixed(1)} s\n`);
 
 // --- the worker in its own process ----------------------------------------------------------------
-const worker: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bench/support/worker-process.ts'], {
-  env: { ...process.env, DB_PREFIX: config.DB_PREFIX, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, SECRET_KEY: config.SECRET_KEY, LOG_LEVEL: 'warn' },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
+const worker: ChildProcess = spawn(
+  process.execPath,
+  [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), '--import', 'tsx', 'bench/support/worker-process.ts'],
+  {
+    env: { ...process.env, DB_PREFIX: config.DB_PREFIX, TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE, SECRET_KEY: config.SECRET_KEY, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  },
+);
 await new Promise<void>((resolve, reject) => {
   let out = '';
   const on = (chunk: Buffer) => {

@@ -10,6 +10,7 @@ import type { PublicCache } from './public-read/state.ts';
 import type { ManageAnswers } from './manage-read/held-answers.ts';
 import type { AuditTrail } from './audit/trail.ts';
 import type { Mailer } from './mail/transport.ts';
+import type { SearchSync } from './content/search-sync.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -45,6 +46,8 @@ declare module './core/context.ts' {
     audit: AuditTrail;
     /** Outgoing mail: SMTP by SMTP_URL, else a local folder (`mail/transport.ts`). */
     mailer: Mailer;
+    /** The write path's search postings, written in groups per site (`content/search-sync.ts`). */
+    searchSync: SearchSync;
   }
 }
 

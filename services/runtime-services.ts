@@ -19,6 +19,7 @@ import { builtinCaches } from './cache/builtin-caches.ts';
 import { createRateCounters } from './access/rate-limit.ts';
 import { createAuditTrail, type AuditTrailOptions } from './audit/trail.ts';
 import { createMailer } from './mail/transport.ts';
+import { createSearchSync } from './content/search-sync.ts';
 
 export interface RuntimeOptions extends CoreServiceOptions {
   /** The feature list; `services/features.ts` unless a test adds probes. */
@@ -53,6 +54,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.rateCounters = createRateCounters();
   services.audit = createAuditTrail(services.log, options.audit);
   services.mailer = createMailer(config, services.log);
+  services.searchSync = createSearchSync();
   services.webhooks = createWebhookSettings(config, options.webhooks);
   services.events = (options.events ?? createWebhookPublisher)(services);
   installPluginHost(services);

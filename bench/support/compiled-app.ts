@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -15,11 +15,13 @@ export interface CompiledApp {
 /**
  * The production build (`npm run build`) in a temporary app folder beside a link to the project's
  * node_modules, so a benchmark measures what the image runs (`node dist/services/…`, no tsx and no
- * loader hooks) rather than the sources under tsx. `reuse`: an app folder built before.
+ * loader hooks) rather than the sources under tsx. `reuse`: an app folder built before, or to build
+ * into and keep when it is not there yet.
  */
 export function buildCompiledApp(reuse?: string): CompiledApp {
-  if (reuse) return { dir: reuse, remove: () => undefined };
-  const dir = mkdtempSync(join(tmpdir(), 'cwb-bench-build-'));
+  if (reuse && existsSync(join(reuse, 'dist'))) return { dir: reuse, remove: () => undefined };
+  const dir = reuse ?? mkdtempSync(join(tmpdir(), 'cwb-bench-build-'));
+  if (reuse) mkdirSync(reuse, { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   const build = spawnSync(process.execPath, ['scripts/build.mjs', '--out-dir', join(dir, 'dist')], {
     cwd: ROOT,
@@ -27,5 +29,5 @@ export function buildCompiledApp(reuse?: string): CompiledApp {
     env: { ...process.env, NODE_OPTIONS: '' },
   });
   if (build.status !== 0) throw new Error(`npm run build failed: ${build.stdout}${build.stderr}`);
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, remove: () => (reuse ? undefined : rmSync(dir, { recursive: true, force: true })) };
 }

@@ -183,75 +183,57 @@ export async function countFrequencies(db: Db, before: readonly string[], after:
   });
 }
 
+/** An entry to index: the state its writer wrote (null: it is gone); `fresh`: that writer just inserted it, so it has no postings yet. */
+export interface EntrySearchState {
+  entryId: string;
+  doc: SearchedEntry | null;
+  fresh?: boolean;
+}
+
 /**
- * Makes an entry's postings those of its current state. `doc` is the state the caller wrote (null:
- * the entry is gone; `fresh`: the caller just inserted it, so it has none yet); after replacing the postings with that state's, the entry is read again, and
- * if another write has moved it meanwhile, its postings are replaced again from what was read. So
- * whichever of two racing writers finishes last leaves the postings of the latest state (a replace
- * is a delete of all then an insert in which a posting already written by the other is skipped).
+ * Makes some entries' postings those of their current states, together: one read of the rows of
+ * view `f` they counted in (none for fresh entries), one delete of their postings (idem), one
+ * insert of the new ones, one upsert per frequency row the group moves (the counts summed), one
+ * read of the entries' versions. An entry another writer has moved meanwhile (its version differs,
+ * or it is gone) is then read and replaced again, with the others so moved, until the states read
+ * are the states indexed. So whichever of two racing writers finishes last leaves the postings of
+ * the latest state (a replace is a delete of all then an insert in which a posting already written
+ * by the other is skipped). An entry named twice is indexed once, from the state named last.
  */
-export async function syncEntrySearch(
-  services: Services,
-  db: Db,
-  siteId: string,
-  entryId: string,
-  doc: SearchedEntry | null,
-  { fresh = false }: { fresh?: boolean } = {},
-): Promise<void> {
+export async function syncEntriesSearch(db: Db, siteId: string, states: readonly EntrySearchState[]): Promise<void> {
   const postings = searchTerms(db);
   const { entries } = contentCollections(db);
-  let state = doc;
-  for (let attempt = 0; attempt < 8; attempt++) {
-    // A new entry has no postings to delete: postings another writer left meanwhile are found by the read below, which replaces them.
-    const first = fresh && attempt === 0;
-    const before = first ? [] : ((await postings.findOne({ _id: countedId(entryId), siteId }, { projection: { counted: 1 } }))?.counted ?? []);
-    const next = state ? postingsOf(state) : [];
+  let round = [...new Map(states.map((state) => [state.entryId, state])).values()];
+  for (let attempt = 0; attempt < 8 && round.length > 0; attempt++) {
+    const held = round.filter((state) => !state.fresh);
+    const ids = (list: readonly EntrySearchState[]) => list.map((state) => state.entryId);
+    const before = held.length
+      ? await postings.find({ _id: { $in: held.map((state) => countedId(state.entryId)) }, siteId }, { projection: { counted: 1 } }).toArray()
+      : [];
+    const next = round.flatMap((state) => (state.doc ? postingsOf(state.doc) : []));
     const replace = async () => {
-      if (!first) await postings.deleteMany({ siteId, entryId });
+      if (held.length) await postings.deleteMany({ siteId, entryId: { $in: ids(held) } });
       if (next.length === 0) return;
       await postings.insertMany(next, { ordered: false }).catch((error: unknown) => {
         if (!onlyDuplicateWrites(error)) throw error;
       });
     };
-    await Promise.all([replace(), countFrequencies(db, before, countedIn(next))]);
-    const current = (await entries.findOne({ _id: entryId, siteId }, { projection: SEARCHED_FIELDS })) as SearchedEntry | null;
-    if (current === null ? state === null : state !== null && current.version === state.version) return;
-    state = current;
+    await Promise.all([replace(), countFrequencies(db, countedIn(before), countedIn(next))]);
+    // Versions only: nearly every entry is as its writer left it; a moved one is read in full below.
+    const versions = await entries.find({ _id: { $in: ids(round) }, siteId }, { projection: { version: 1 } }).toArray();
+    const current = new Map(versions.map((row) => [row._id, row.version]));
+    const moved = round.filter((state) => (state.doc ? current.get(state.entryId) !== state.doc.version : current.has(state.entryId)));
+    round = await Promise.all(
+      moved.map(async ({ entryId }) => ({
+        entryId,
+        doc: current.has(entryId) ? ((await entries.findOne({ _id: entryId, siteId }, { projection: SEARCHED_FIELDS })) as SearchedEntry | null) : null,
+      })),
+    );
   }
-}
-
-/**
- * `syncEntrySearch` for entries a bulk create has just inserted (none of them can have postings
- * yet), all at once: one insert of every posting, one upsert per frequency row the batch moves
- * (its words' counts summed, not a row's `$inc` per entry), one read of the entries. An entry
- * another writer moved meanwhile (its version differs, or it is gone) is then replaced alone from
- * what was read, exactly as `syncEntrySearch` does after its first round. An import batch of 1,000
- * entries sent about 5,000 commands through `syncEntrySearch` one entry at a time, and as many
- * frequency upserts as the entries have distinct words.
- */
-export async function syncNewEntriesSearch(services: Services, db: Db, siteId: string, docs: readonly SearchedEntry[]): Promise<void> {
-  if (docs.length === 0) return;
-  const next = docs.flatMap((doc) => postingsOf(doc));
-  const insert = next.length
-    ? searchTerms(db)
-        .insertMany(next, { ordered: false })
-        .catch((error: unknown) => {
-          if (!onlyDuplicateWrites(error)) throw error;
-        })
-    : undefined;
-  await Promise.all([insert, countFrequencies(db, [], countedIn(next))]);
-  const rows = (await contentCollections(db)
-    .entries.find({ _id: { $in: docs.map((doc) => doc._id) }, siteId }, { projection: SEARCHED_FIELDS })
-    .toArray()) as SearchedEntry[];
-  const current = new Map(rows.map((row) => [row._id, row]));
-  const moved = docs.filter((doc) => current.get(doc._id)?.version !== doc.version);
-  await Promise.all(moved.map((doc) => syncEntrySearch(services, db, siteId, doc._id, current.get(doc._id) ?? null)));
 }
 
 /** Batch of the backfill: entries read and indexed per round. */
 const BACKFILL_BATCH = 200;
-/** Entries indexed side by side within a batch. */
-const BACKFILL_PARALLEL = 10;
 
 /**
  * Indexes the entries of one workspace database that the write path has not (those written before
@@ -274,9 +256,18 @@ export async function backfillSearch(services: Services, db: Db, maxBatches = Nu
       .toArray()) as SearchedEntry[];
     // A database with no entry yet keeps no search collection (created on first use): nothing to record.
     if (batch.length === 0 && !found && after === null) return 0;
-    for (let i = 0; i < batch.length; i += BACKFILL_PARALLEL) {
-      await Promise.all(batch.slice(i, i + BACKFILL_PARALLEL).map((doc) => syncEntrySearch(services, db, doc.siteId, doc._id, doc)));
+    const bySite = new Map<string, SearchedEntry[]>();
+    for (const doc of batch) {
+      const docs = bySite.get(doc.siteId);
+      if (docs) docs.push(doc);
+      else bySite.set(doc.siteId, [doc]);
     }
+    for (const [siteId, docs] of bySite)
+      await syncEntriesSearch(
+        db,
+        siteId,
+        docs.map((doc) => ({ entryId: doc._id, doc })),
+      );
     // Published entries became findable: the sites' public answers (search) are computed again.
     const sites = new Set(batch.filter((doc) => doc.status === 'published' && !doc.trashedAt).map((doc) => doc.siteId));
     await Promise.all([...sites].map((siteId) => services.publicGeneration.written(db, siteId)));

@@ -8,7 +8,7 @@ import { settleSchedule } from './lifecycle.ts';
 import { cancelSchedule } from './schedule-cancel.ts';
 import { countLanded, countNewEntry, countPurged, countRestoreUndone, countTrashed, takeEntries, takeRestoredEntry } from './entry-counts.ts';
 import { recordChange } from '../audit/record.ts';
-import { syncEntrySearch, syncNewEntriesSearch } from './search-index.ts';
+import { syncEntriesSearch } from './search-index.ts';
 
 /**
  * The one write path for content (docs/ARCHITECTURE.md, "Content write path"). Every route, the
@@ -76,7 +76,7 @@ async function clearOwed(ctx: OperationContext, marks: readonly OwedMark[]): Pro
 
 /** Makes the entry's search postings those of `doc` (null: it is gone), search-index.ts. */
 const indexEntry = (ctx: OperationContext, id: string, doc: EntryDoc | null, fresh = false) =>
-  syncEntrySearch(ctx.services, bareDb(ctx), ctx.site._id, id, doc, { fresh });
+  ctx.services.searchSync.index(bareDb(ctx), ctx.site._id, { entryId: id, doc, fresh });
 
 /** The workspace database without the public generation's follow (core/public-generation.ts). */
 const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
@@ -401,7 +401,11 @@ export async function createEntries(
 export async function settleCreated(ctx: OperationContext, created: readonly EntryDoc[], note: string, { fresh = false } = {}): Promise<void> {
   await Promise.all([
     recordRevisions(ctx, created, note),
-    ...(fresh ? [syncNewEntriesSearch(ctx.services, bareDb(ctx), ctx.site._id, created)] : created.map((doc) => indexEntry(ctx, doc._id, doc))),
+    syncEntriesSearch(
+      bareDb(ctx),
+      ctx.site._id,
+      created.map((doc) => ({ entryId: doc._id, doc, fresh })),
+    ),
     ...created.flatMap((doc) => createdEvents(doc).map((event) => ctx.emit(event, eventData(doc)))),
   ]);
 }

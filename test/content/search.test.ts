@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, defaultSiteContext, signIn, storedEntryDoc, type ContentWorld, type Entry } from './support.ts';
-import { backfillSearch, frequencyId, SEARCH_COLLECTION, syncEntrySearch, syncNewEntriesSearch } from '../../services/content/search-index.ts';
+import { backfillSearch, frequencyId, SEARCH_COLLECTION, syncEntriesSearch } from '../../services/content/search-index.ts';
 import { parseQuery, SEARCH_INDEX_VERSION, tokenize, weighWords } from '../../services/content/search-tokens.ts';
 import type { BlockDocument } from '../../services/content/model.ts';
 
 /** Search (docs/content.md, "Search") on the three surfaces, against the real engines. */
 let cw: ContentWorld;
 beforeAll(async () => {
-  cw = await startContentWorld();
+  // Commands watched: a site's concurrent writes share their postings' commands (below).
+  cw = await startContentWorld({ monitorCommands: true });
 });
 afterAll(async () => cw?.close());
 
@@ -241,6 +242,36 @@ describe('search', () => {
     for (const word of racers) expect(await manageSlugs(word)).toEqual(word === winner ? ['race'] : []);
   });
 
+  it("writes a site's concurrent changes' postings in groups, each write answering once its own are in", async () => {
+    const names = ['alder', 'birch', 'cedar', 'dogwood', 'elm', 'fir', 'ginkgo', 'hazel', 'ivy', 'juniper', 'kapok', 'larch'];
+    const made: Entry[] = [];
+    for (const name of names) made.push(await cw.create({ title: `Arboretum ${name}`, slug: `tree-${name}` }));
+    const deletes: string[] = [];
+    const watch = (event: { commandName: string; command: Record<string, unknown> }) => {
+      if (event.commandName === 'delete' && event.command.delete === SEARCH_COLLECTION) deletes.push(event.commandName);
+    };
+    cw.world.services.mongo.on('commandStarted', watch);
+    try {
+      // Twelve publishes at once; each one's words are public the moment it answers.
+      const found = await Promise.all(
+        made.map(async (e, i) => {
+          expect((await publish(e)).statusCode).toBe(200);
+          return publicSlugs(names[i]);
+        }),
+      );
+      expect(found).toEqual(names.map((name) => [`tree-${name}`]));
+    } finally {
+      cw.world.services.mongo.off('commandStarted', watch);
+    }
+    // One delete of postings per group, not per write.
+    expect(deletes.length).toBeGreaterThan(0);
+    expect(deletes.length).toBeLessThan(names.length);
+    expect((await publicSlugs('arboretum')).sort()).toEqual(names.map((name) => `tree-${name}`).sort());
+    const ctx = await defaultSiteContext(cw.world);
+    const held = await ctx.db.collection<{ _id: string; n: number }>(SEARCH_COLLECTION).findOne({ _id: frequencyId(ctx.site._id, 'b', 'en', 'arboretum') });
+    expect(held?.n).toBe(names.length);
+  });
+
   it("indexes a bulk create's entries at once as one at a time would, and an entry moved meanwhile from what it is now", async () => {
     const ctx = await defaultSiteContext(cw.world);
     const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });
@@ -253,7 +284,11 @@ describe('search', () => {
     await entries.insertMany(docs as never[]);
     // Another writer changes the third between its insert and its postings.
     await entries.updateOne({ _id: docs[2]._id }, { $set: { title: 'Merlin sienna', titleLower: 'merlin sienna' }, $inc: { version: 1 } });
-    await syncNewEntriesSearch(cw.world.services, db, ctx.site._id, docs as never[]);
+    await syncEntriesSearch(
+      db,
+      ctx.site._id,
+      docs.map((doc) => ({ entryId: doc._id, doc: doc as never, fresh: true })),
+    );
     expect([await held('kestrel'), await held('merlin'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
     expect((await manageSlugs('kestrel')).sort()).toEqual(['bulk-ochre', 'bulk-umber']);
     expect(await manageSlugs('merlin sienna')).toEqual(['bulk-sienna']);
@@ -264,7 +299,7 @@ describe('search', () => {
       .sort({ _id: 1 })
       .toArray();
     for (const stored of await entries.find({ _id: { $in: ids } }).toArray()) {
-      await syncEntrySearch(cw.world.services, db, ctx.site._id, stored._id, stored as never);
+      await syncEntriesSearch(db, ctx.site._id, [{ entryId: stored._id, doc: stored as never }]);
     }
     expect(
       await rows
@@ -274,7 +309,11 @@ describe('search', () => {
     ).toEqual(bulk);
     expect([await held('kestrel'), await held('merlin'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
     await entries.deleteMany({ _id: { $in: ids } });
-    for (const id of ids) await syncEntrySearch(cw.world.services, db, ctx.site._id, id, null);
+    await syncEntriesSearch(
+      db,
+      ctx.site._id,
+      ids.map((entryId) => ({ entryId, doc: null })),
+    );
   });
 
   it('backfills entries written before the index, resuming where it stopped', async () => {
