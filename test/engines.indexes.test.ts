@@ -200,12 +200,13 @@ describe('local engine: secondary indexes', () => {
 
   it('answers scans that fix no group from a grouped index, whatever was written since it grouped its entries', async () => {
     // Grouped by site and ref (many strings): the list of every entry is dropped until a scan needs it.
-    const [groupedPlain, grouped] = ['lazyplain', 'lazyindexed'].map((name) => client.db('indexes').collection(name));
+    type Row = { _id: string; siteId: string; ref: string | number; status: string };
+    const [groupedPlain, grouped] = ['lazyplain', 'lazyindexed'].map((name) => client.db('indexes').collection<Row>(name));
     await grouped.createIndex({ siteId: 1, ref: 1, status: 1 });
     const rows = Array.from({ length: 1500 }, (_, i) => ({ _id: `d${i}`, siteId: `s${i % 2}`, ref: `r${i}`, status: i % 3 ? 'a' : 'b' }));
-    const both = async (write: (c: Collection) => Promise<unknown>) => expect(await write(grouped)).toEqual(await write(groupedPlain));
+    const both = async (write: (c: Collection<Row>) => Promise<unknown>) => expect(await write(grouped)).toEqual(await write(groupedPlain));
     await both((c) => c.insertMany(rows.map((row) => ({ ...row }))));
-    const compare = async (filter: Filter<Document>, sort: Sort = { siteId: 1, ref: 1, status: 1, _id: 1 }) =>
+    const compare = async (filter: Filter<Row>, sort: Sort = { siteId: 1, ref: 1, status: 1, _id: 1 }) =>
       expect(await grouped.find(filter).sort(sort).toArray(), JSON.stringify(filter)).toEqual(await groupedPlain.find(filter).sort(sort).toArray());
     // A lookup by group (the index is built and groups its entries), then writes while no list of all is kept.
     await compare({ siteId: 's1', ref: { $in: ['r1', 'r3', 'r1001'] } });
