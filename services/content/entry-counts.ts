@@ -199,7 +199,8 @@ export function startEntryCountReconciler(services: Services, intervalMs = 10 * 
 /**
  * Takes up to `n` live entries at once (a bulk create, the content import): as many as the site's
  * and the workspace's limits leave room for, with one conditional `$inc` whose filter says that
- * room is still there (a racing writer makes it read again). Under no limit nothing is taken
+ * room is still there and that the counters were counted since the limits changed (a racing writer
+ * makes it read again; counters older than the limits are recounted first, as for one create). Under no limit nothing is taken
  * (`limited: false`): the caller counts what landed after its insert (`countLanded`), as a create does.
  */
 export async function takeEntries(ctx: OperationContext, n: number): Promise<{ granted: number; limited: boolean }> {
@@ -207,12 +208,16 @@ export async function takeEntries(ctx: OperationContext, n: number): Promise<{ g
   const siteMax = siteOwnLimit(ctx.site.quotas, 'entries');
   if (workspaceMax === null && siteMax === null) return { granted: n, limited: false };
   const siteField = `sites.${ctx.site._id}`;
+  const since = limitsSince(ctx);
   for (let attempt = 0; attempt < 8 && n > 0; attempt++) {
-    const current = (await counts(ctx.db).findOne({ _id: ID })) ?? (await reconcileEntryCounts(ctx.db, ctx.services.clock.now()));
+    let current = await counts(ctx.db).findOne({ _id: ID });
+    // No counter yet, or counted before the limits changed (creates under no limit are not counted): count once, as `take` does.
+    if (!current || !(current.reconciledAt >= since))
+      current = await reconcileEntryCounts(ctx.db, ctx.services.clock.now(), current ? olderThan(since) : undefined);
     const siteNow = current.sites?.[ctx.site._id] ?? 0;
     const room = Math.min(n, workspaceMax === null ? n : workspaceMax - current.total, siteMax === null ? n : siteMax - siteNow);
     if (room <= 0) return { granted: 0, limited: true };
-    const filter: Record<string, unknown> = { _id: ID };
+    const filter: Record<string, unknown> = { _id: ID, reconciledAt: { $gte: since } };
     if (workspaceMax !== null) filter.total = { $lte: workspaceMax - room };
     if (siteMax !== null) filter[siteField] = { $not: { $gt: siteMax - room } };
     const taken = await counts(ctx.db).updateOne(filter, { $inc: { total: room, [siteField]: room } });

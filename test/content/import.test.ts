@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { entryUsage } from '../../services/content/entry-counts.ts';
+import { ENTRY_COUNTS_ID, entryUsage, reconcileEntryCounts } from '../../services/content/entry-counts.ts';
+import { SITE_STATE_COLLECTION } from '../../services/core/site-state.ts';
+import { PLATFORM_KEY_CAPABILITIES } from '../platform/support.ts';
 import { startContentWorld, defaultSiteContext, type ContentWorld } from './support.ts';
 import { addLocalWorkspace } from '../support/world.ts';
 import { createApiKey, siteContext } from '../support/access.ts';
@@ -160,6 +162,37 @@ describe('content import and export', { timeout: 600_000 }, () => {
     expect(done).toMatchObject({ state: 'succeeded', created: 1, rejected: 1, rejections: [{ line: 2, error: "outside the importing key's scope" }] });
     const cancel = await cw.manage('POST', `/content/imports/${done.id}/cancel`);
     expect(cancel.statusCode).toBe(409);
+  });
+
+  it('takes the entries quota across the parts of a batch: the lines past the limit are refused, the counters hold what landed', async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const { entries } = contentCollections(ctx.db);
+    const live = () => entries.countDocuments({ siteId: ctx.site._id, trashedAt: null });
+    const operatorKey = (await createApiKey(cw.world, { capabilities: PLATFORM_KEY_CAPABILITIES })).key;
+    const setQuota = (quota: number | null) =>
+      cw.world.app.inject({
+        method: 'PUT',
+        url: `/api/manage/v1/sites/${ctx.site._id}/quotas`,
+        headers: { authorization: `Bearer ${operatorKey}` },
+        payload: { quotas: { entries: quota } },
+      });
+    const before = await live();
+    // Room for 620: the batch's first two parts of 250 land whole, the third in part, the fourth not at all.
+    expect((await setQuota(before + 620)).statusCode).toBe(200);
+    try {
+      const lines = Array.from({ length: 900 }, (_, i) => JSON.stringify({ type: 'page', slug: `quota-${i}`, title: `Quota ${i}` }));
+      const done = await importFinished(cw, (await postImport(cw, lines.join('\n'))).json().id);
+      expect(done).toMatchObject({ state: 'succeeded', created: 620, rejected: 280 });
+      expect((done.rejections as Array<{ error: string }>).every((r) => r.error === 'over the entries quota')).toBe(true);
+      expect(await live()).toBe(before + 620);
+      // The kept counters say what the collection holds (a recount finds the same): a create over the limit is refused.
+      const kept = await ctx.db.collection<{ _id: string; sites: Record<string, number> }>(SITE_STATE_COLLECTION).findOne({ _id: ENTRY_COUNTS_ID });
+      expect(kept?.sites[ctx.site._id]).toBe(before + 620);
+      expect((await reconcileEntryCounts(ctx.db)).sites[ctx.site._id]).toBe(before + 620);
+      expect((await cw.manage('POST', '/content', { title: 'One too many' })).statusCode).toBe(403);
+    } finally {
+      await setQuota(null);
+    }
   });
 
   it('cancels an import between batches: the batches done stay, nothing after', async () => {
