@@ -347,12 +347,16 @@ export async function changeTrashedEntries(ctx: OperationContext, filter: Filter
 /** The events of an entry created as it is (a bulk create may land it published). */
 const createdEvents = (doc: EntryDoc): ContentEvent[] => (doc.status === 'published' ? ['content.created', 'content.published'] : ['content.created']);
 
+/** Entries a bulk create inserts per command (`createEntries`). */
+const CREATE_PART = 250;
+
 /**
  * Creates many entries at once (the content import), with the effects of `createEntry` for each:
  * scope checked for every one first (a generic 401, nothing written); the quota taken for the batch
- * (`takeEntries`: as many as the limits allow, the rest refused); one `insertMany` (through the
- * followed handle: a published entry moves the public generation); the revisions in one round trip;
- * the events; one audit row for the batch (`audit`). An entry is one document, so each lands whole
+ * (`takeEntries`: as many as the limits allow, the rest refused); an `insertMany` per part of
+ * `CREATE_PART` (through the followed handle: a published entry moves the public generation); each
+ * part's revisions in one round trip and its postings in one group; the events; one audit row for
+ * the batch (`audit`). An entry is one document, so each lands whole
  * (with its terms) or not at all; a slug taken meanwhile refuses that entry only.
  *
  * Durable by its caller, not by a marker per entry: a job that records which entries a batch creates
@@ -370,25 +374,44 @@ export async function createEntries(
   const { granted, limited } = await takeEntries(ctx, docs.length);
   const refused = docs.slice(granted).map((doc) => ({ doc, error: 'over the entries quota' }));
   const admitted = docs.slice(0, granted);
-  const failed = new Set<number>();
+  const created: EntryDoc[] = [];
+  // In parts, each part's insert once the one before has landed, its effects (revisions, postings,
+  // events) meanwhile: the engine writes a part's postings while it inserts the next part's entries
+  // (another collection), and this process builds the next part's documents while the engine works.
+  let settling: Promise<unknown> = Promise.resolve();
   try {
-    if (admitted.length)
-      await contentCollections(ctx.db).entries.insertMany(
-        admitted.map((doc) => ({ ...doc })),
-        { ordered: false },
-      );
-  } catch (error) {
-    const duplicates = onlyDuplicateWrites(error);
-    if (!duplicates) {
-      if (limited) await countLanded(ctx, -granted).catch(() => undefined); // the recount repairs what did land
-      throw error;
+    for (let i = 0; i < admitted.length; i += CREATE_PART) {
+      const part = admitted.slice(i, i + CREATE_PART);
+      const failed = new Set<number>();
+      try {
+        await contentCollections(ctx.db).entries.insertMany(
+          part.map((doc) => ({ ...doc })),
+          { ordered: false },
+        );
+      } catch (error) {
+        const duplicates = onlyDuplicateWrites(error);
+        if (!duplicates) throw error;
+        for (const duplicate of duplicates) failed.add(duplicate.index);
+      }
+      const landed = part.filter((_, j) => !failed.has(j));
+      for (const j of failed) refused.push({ doc: part[j], error: 'slug taken meanwhile by another entry in this locale' });
+      created.push(...landed);
+      const before = settling;
+      settling = Promise.all([before, settleCreated(ctx, landed, effects.note, { fresh: true })]);
+      // Handled here as well: a part's effects failing while the next part inserts is no unhandled rejection (it is thrown below).
+      settling.catch(() => undefined);
+      // At most two parts' effects in flight: the one before this part's must be done first.
+      await before;
     }
-    for (const duplicate of duplicates) failed.add(duplicate.index);
+    await settling;
+  } catch (error) {
+    await settling.catch(() => undefined);
+    // What was taken for the entries not created goes back; the recount repairs what did land of the part that failed.
+    if (limited) await countLanded(ctx, -(granted - created.length)).catch(() => undefined);
+    throw error;
   }
-  const created = admitted.filter((_, i) => !failed.has(i));
-  for (const i of failed) refused.push({ doc: admitted[i], error: 'slug taken meanwhile by another entry in this locale' });
   // Under no limit nothing was taken and nothing is counted, as for a single create (entry-counts.ts).
-  await Promise.all([limited ? countLanded(ctx, -failed.size) : undefined, settleCreated(ctx, created, effects.note, { fresh: true })]);
+  if (limited) await countLanded(ctx, -(granted - created.length));
   recordChange(ctx, { action: 'content.imported', target: effects.audit, summary: { note: effects.note, affected: { entries: created.length } } });
   return { created, refused };
 }
