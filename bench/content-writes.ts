@@ -14,7 +14,7 @@ import { createContext, type OperationContext } from '../services/core/context.t
 import { systemPrincipal } from '../services/core/principal.ts';
 import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { newId } from '../services/core/ids.ts';
-import { contentCollections, type EntryDoc } from '../services/content/model.ts';
+import { contentCollections, newEntryState, type EntryDoc } from '../services/content/model.ts';
 import { recordRevision } from '../services/content/entries.ts';
 import { syncEntriesSearch } from '../services/content/search-index.ts';
 import { statusChange } from '../services/content/lifecycle.ts';
@@ -56,12 +56,7 @@ function entryDoc(terms: Record<string, string[]> = {}): EntryDoc {
     publishedAt: null,
     authorId: null,
     terms,
-    headerRef: { mode: 'default' },
-    schedule: null,
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-    trashedAt: null,
+    ...newEntryState(now),
   };
 }
 

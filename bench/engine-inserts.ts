@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { MongoClient, type Collection, type IndexSpecification, type CreateIndexesOptions } from 'mongodb';
 import { contentFeature } from '../services/content/feature.ts';
-import { COLLECTIONS } from '../services/content/model.ts';
+import { COLLECTIONS, newEntryState } from '../services/content/model.ts';
 import { newId } from '../services/core/ids.ts';
 import { installLauncher, startLauncher, stopLauncher } from './support/launcher-engine.ts';
 import { processCpuMs as cpuMs } from './support/process-cpu.ts';
@@ -57,12 +57,7 @@ const entry = (i: number, now: Date) => {
     publishedAt: published ? now : null,
     authorId: null,
     terms: { tag: [`tag-${i % 20}`], category: [`cat-${i % 8}`] },
-    headerRef: { mode: 'default' },
-    schedule: null,
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-    trashedAt: null as Date | null,
+    ...newEntryState(now),
   };
 };
 type Entry = ReturnType<typeof entry>;

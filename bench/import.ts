@@ -18,7 +18,7 @@ import { createApiKey } from './support/operator-key.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
 import { newId } from '../services/core/ids.ts';
-import { contentCollections, COLLECTIONS, type EntryDoc } from '../services/content/model.ts';
+import { contentCollections, COLLECTIONS, newEntryState, type EntryDoc } from '../services/content/model.ts';
 import { contentFeature } from '../services/content/feature.ts';
 
 const N = Number(process.env.BENCH_LINES ?? 100_000);
@@ -81,12 +81,7 @@ const docsOf = (from: number, to: number): EntryDoc[] => {
       publishedAt: parsed.status === 'published' ? now : null,
       authorId: null,
       terms: { tag: ['t'], category: ['c'] },
-      headerRef: { mode: 'default' },
-      schedule: null,
-      createdAt: now,
-      updatedAt: now,
-      version: 1,
-      trashedAt: null,
+      ...newEntryState(now),
     };
   });
 };

@@ -23,7 +23,7 @@
 import { startBenchWorld, ownEnginesIfAsked } from './support/world.ts';
 import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { newId } from '../services/core/ids.ts';
-import { contentCollections, type EntryDoc } from '../services/content/model.ts';
+import { contentCollections, newEntryState, type EntryDoc } from '../services/content/model.ts';
 import { snapshotOf } from '../services/content/entries.ts';
 import { countedIn, countFrequencies, postingsOf, searchTerms } from '../services/content/search-index.ts';
 import { reconcileEntryCounts } from '../services/content/entry-counts.ts';
@@ -90,12 +90,7 @@ function entry(i: number): EntryDoc {
     publishedAt: null,
     authorId: null,
     terms: {},
-    headerRef: { mode: 'default' },
-    schedule: null,
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-    trashedAt: null,
+    ...newEntryState(now),
   };
   if (doc.status === 'published') Object.assign(doc, { live: snapshotOf(doc), publishedAt: now });
   return doc;

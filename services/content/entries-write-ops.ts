@@ -3,7 +3,7 @@ import { defineOperation } from '../core/operation.ts';
 import { ConflictError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { actorUserId } from '../core/principal.ts';
-import { emptyBlocks, ENTRY_SCOPE, type EntryDoc } from './model.ts';
+import { emptyBlocks, ENTRY_SCOPE, newEntryState, type EntryDoc } from './model.ts';
 import { EntryView, toEntryView } from './entry-view.ts';
 import { requireContentType, validateFields } from './content-types.ts';
 import { EntryCreateInput, EntryUpdateInput, entryLocale, mergeFields } from './entry-input.ts';
@@ -53,12 +53,7 @@ export const createEntryOp = defineOperation({
         publishedAt: null,
         authorId,
         terms: {},
-        headerRef: { mode: 'default' },
-        schedule: null,
-        createdAt: now,
-        updatedAt: now,
-        version: 1,
-        trashedAt: null,
+        ...newEntryState(now),
       };
       try {
         return toEntryView(await createEntry(ctx, doc));

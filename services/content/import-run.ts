@@ -3,7 +3,7 @@ import { AppError, UnauthorizedError } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import { scopeGuard } from '../core/scope.ts';
 import { loadLanguages } from '../languages/languages.ts';
-import { contentCollections, ENTRY_SCOPE, type EntryDoc, type LiveSnapshot } from './model.ts';
+import { contentCollections, ENTRY_SCOPE, newEntryState, type EntryDoc, type LiveSnapshot } from './model.ts';
 import { findContentType, validateFields, type ContentTypeView } from './content-types.ts';
 import { localeAmong } from './entry-input.ts';
 import { snapshotOf } from './entries.ts';
@@ -232,15 +232,13 @@ export async function importBatch(
   const docs: EntryDoc[] = valid.map((v) => ({
     _id: ids[keyOf(v)],
     siteId: ctx.site._id,
+    ...newEntryState(now()),
+    // The line's header, and its creation date when it gives one.
     ...contentOf(v.line, termsOf(v.line), null, now()),
+    ...(v.line.createdAt ? { createdAt: v.line.createdAt } : {}),
     slug: v.line.slug,
     locale: v.locale,
     authorId: job.authorId,
-    schedule: null,
-    createdAt: v.line.createdAt ?? now(),
-    updatedAt: now(),
-    version: 1,
-    trashedAt: null,
   }));
   const lineOf = new Map(valid.map((v) => [keyOf(v), v]));
   const { entries } = contentCollections(ctx.db);

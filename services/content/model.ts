@@ -67,6 +67,15 @@ export interface EntryDoc {
   pending?: { version: number; events: string[]; note: string | null } | null;
 }
 
+/**
+ * What every entry starts with besides its content: version 1, no schedule, not trashed, the site's
+ * default header, created and changed `now`. The create operation, the import and the tests' and
+ * benchmarks' seeds build on it.
+ */
+export function newEntryState(now: Date): Pick<EntryDoc, 'headerRef' | 'schedule' | 'createdAt' | 'updatedAt' | 'version' | 'trashedAt'> {
+  return { headerRef: { mode: 'default' }, schedule: null, createdAt: now, updatedAt: now, version: 1, trashedAt: null };
+}
+
 export interface RevisionDoc {
   /** `<entryId>:<version>`: writing the same revision twice (a retried step) is a no-op. */
   _id: string;

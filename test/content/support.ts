@@ -6,7 +6,7 @@ import { startWorld, type World, type WorldOptions } from '../support/world.ts';
 import { createApiKey, defaultSiteContext, signIn } from '../support/access.ts';
 import { CAPABILITIES, type Capability } from '../../services/core/capabilities.ts';
 import type { KeyScope } from '../../services/core/principal.ts';
-import { emptyBlocks, type EntryDoc } from '../../services/content/model.ts';
+import { emptyBlocks, newEntryState, type EntryDoc } from '../../services/content/model.ts';
 import { newId } from '../../services/core/ids.ts';
 import { eventually } from '../support/polling.ts';
 
@@ -132,12 +132,7 @@ export function storedEntryDoc(
     publishedAt: entry.published ? now : null,
     authorId: null,
     terms: entry.terms ?? {},
-    headerRef: { mode: 'default' },
-    schedule: null,
-    createdAt: now,
-    updatedAt: now,
-    version: 1,
-    trashedAt: null,
+    ...newEntryState(now),
   };
 }
 
