@@ -38,11 +38,12 @@ export interface KeyLimits {
 
 /**
  * Bearer authentication for the Management API, re-checked on every request. The site's access
- * state (switches + `accessVersion`) is read per request; the key row and its owner's current
- * capabilities are cached per gateway and used only while that version is unchanged, so a
- * revocation, rotation, role change or switch reaches every gateway on the next request. Expiry is
- * compared with the clock each time. For a key this gateway already knows, the state read and the
- * per-key and per-IP counters are one batched round trip (`live-state.ts`).
+ * state (switches + `accessVersion`) is held exactly by the change feed or read per request; the
+ * key row and its owner's current capabilities are cached per gateway and used only while that
+ * version is unchanged, so a revocation, rotation, role change or switch reaches every gateway on
+ * the next request. Expiry is compared with the clock each time. For a key this gateway already
+ * knows, the per-key and per-IP counts come from blocks this gateway leased (`countFromLeases`),
+ * else the state read and the counters are one batched round trip (`live-state.ts`).
  */
 export function createKeyAuthenticator(services: Services, readState: StateReader) {
   const cache = new Map<string, CachedKey>();
@@ -124,7 +125,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     if (counted) {
       state = counted.state;
     } else if (known) {
-      counted = await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]);
+      counted = (await countFromLeases(db, scope, credentials, now)) ?? (await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]));
       state = counted.state;
     } else {
       state = await readState(db, siteId);
@@ -198,21 +199,45 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     const bearer = bearerOf(credentials.authorization);
     const entry = knownEntry(siteId, bearer);
     if (!heldKeyPasses(entry, state, bearer, keyId, credentials, now)) return undefined;
-    const keyLimit = entry.key.rateLimitPerMin ?? state.keys.defaultRateLimitPerMin;
-    const window = Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS;
-    const keyCounter = counterFields.key(keyId);
-    const ipCounter = counterFields.ip(credentials.ip);
-    const positions = leases.take(services.workspaceDb(scope.workspace), siteId, window, [
-      [keyCounter, keyLimit],
-      [ipCounter, Math.max(keyLimit, state.keys.defaultRateLimitPerMin)],
-    ]);
+    const window = windowOf(now);
+    const positions = leases.take(services.workspaceDb(scope.workspace), siteId, window, leaseFields(state, entry.key, credentials.ip));
     if (!positions) return undefined;
-    const [keyCount, ipCount] = positions;
-    const resetSeconds = Math.max(1, Math.ceil((window + RATE_WINDOW_MS - now.getTime()) / 1000));
-    return {
-      counted: { state, counts: { [keyCounter]: keyCount, [ipCounter]: ipCount }, resetSeconds },
-      limits: { state, key: entry.key, keyCount, ipCount, resetSeconds },
-    };
+    const counted = leasedCount(state, entry.key, credentials.ip, window, now, positions);
+    return { counted, limits: limitsOf(state, entry.key, counted, credentials.ip) };
+  }
+
+  const windowOf = (now: Date) => Math.floor(now.getTime() / RATE_WINDOW_MS) * RATE_WINDOW_MS;
+  /** The key's and the address's counter fields with their limits, in the order `leasedCount` reads the positions. */
+  const leaseFields = (state: AccessState, key: ApiKeyDoc, ip: string): [string, number][] => {
+    const keyLimit = key.rateLimitPerMin ?? state.keys.defaultRateLimitPerMin;
+    return [
+      [counterFields.key(key._id), keyLimit],
+      [counterFields.ip(ip), Math.max(keyLimit, state.keys.defaultRateLimitPerMin)],
+    ];
+  };
+  const leasedCount = (state: AccessState, key: ApiKeyDoc, ip: string, window: number, now: Date, [keyCount, ipCount]: number[]): LiveResult => ({
+    state,
+    counts: { [counterFields.key(key._id)]: keyCount, [counterFields.ip(ip)]: ipCount },
+    resetSeconds: Math.max(1, Math.ceil((window + RATE_WINDOW_MS - now.getTime()) / 1000)),
+  });
+
+  /**
+   * The full path's count without a round trip of its own, for a key this gateway knows presented
+   * with its secret: the access state as the feed holds it (or read, when it is not held), every
+   * check of `heldKeyPasses`, and positions from this gateway's leased blocks, waiting for a claim
+   * rather than counting apart (docs/access.md, "Counting without a round trip"). `undefined`
+   * when any of that does not hold: the caller counts and reads in one statement as before.
+   */
+  async function countFromLeases(db: Db, scope: SiteScope, credentials: Credentials, now: Date): Promise<LiveResult | undefined> {
+    const siteId = scope.site._id;
+    const bearer = bearerOf(credentials.authorization);
+    const entry = knownEntry(siteId, bearer);
+    if (!entry?.key) return undefined;
+    const state = readState.peek(scope.workspace.dbName, siteId) ?? (await readState(db, siteId));
+    if (!heldKeyPasses(entry, state, bearer, entry.key._id, credentials, now)) return undefined;
+    const window = windowOf(now);
+    const positions = await leases.takeOrClaim(db, siteId, window, leaseFields(state, entry.key, credentials.ip));
+    return positions && leasedCount(state, entry.key, credentials.ip, window, now, positions);
   }
 
   /**
@@ -239,7 +264,12 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
    * several per request): counted against the key's and the IP's windows exactly as a request is.
    */
   async function countAgain(db: Db, siteId: string, limits: KeyLimits, ip: string): Promise<KeyLimits> {
-    const counted = await live(db, siteId, services.clock.now(), [counterFields.ip(ip), counterFields.key(limits.key._id)]);
+    const now = services.clock.now();
+    const window = windowOf(now);
+    const positions = await leases.takeOrClaim(db, siteId, window, leaseFields(limits.state, limits.key, ip));
+    const counted = positions
+      ? leasedCount(limits.state, limits.key, ip, window, now, positions)
+      : await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(limits.key._id)]);
     return limitsOf(limits.state, limits.key, counted, ip);
   }
 

@@ -161,6 +161,39 @@ describe('held management reads', () => {
     expect(over.json().error).toBeTruthy();
   });
 
+  it('counts keyed writes from leased blocks too: a few counter statements for many writes, one position each, and never past the limit', async () => {
+    await freshWindow(20);
+    const limit = 100;
+    const { key } = await createApiKey(cw.world, { capabilities: ['content:create'], rateLimitPerMin: limit });
+    const tag = `leased-${Date.now()}`;
+    const create = (i: number) =>
+      cw.world.app.inject({ method: 'POST', url: '/api/manage/v1/content', headers: { authorization: `Bearer ${key}` }, payload: { title: `${tag} ${i}` } });
+    expect((await create(0)).statusCode).toBe(201);
+    const remaining: number[] = [];
+    const used = await commandsDuring(async () => {
+      for (let i = 1; i < 40; i++) {
+        const answer = await create(i);
+        expect(answer.statusCode, answer.body).toBe(201);
+        remaining.push(Number(/"key";r=(\d+)/.exec(String(answer.headers.ratelimit))![1]));
+      }
+    });
+    // Counted from blocks this gateway leased (one statement per block), not two statements a write.
+    expect(used.filter((command) => COUNTING.includes(command)).length).toBeLessThan(12);
+    // Each write the next position of the window, one by one.
+    expect(remaining).toEqual(Array.from({ length: 39 }, (_, i) => limit - 2 - i));
+    // Below the lease floor the rest is counted in the database; the limit holds exactly.
+    const statuses: number[] = [];
+    for (let i = 40; i < limit + 3; i++) statuses.push((await create(i)).statusCode);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(limit - 40);
+    expect(statuses.slice(limit - 40)).toEqual([429, 429, 429]);
+    const scope = (await cw.world.services.sites.resolve('localhost'))!;
+    const created = await cw.world.services
+      .workspaceDb(scope.workspace)
+      .collection('content_entries')
+      .countDocuments({ title: { $regex: `^${tag} ` } });
+    expect(created).toBe(limit);
+  });
+
   it("a wrong secret with a held key's lookup spends nothing of the key's budget: the key still gets all of it", async () => {
     await freshWindow(20);
     const { key } = await createApiKey(cw.world, { capabilities: ['content:read'], rateLimitPerMin: 4 });
