@@ -11,6 +11,8 @@ import type { ManageAnswers } from './manage-read/held-answers.ts';
 import type { AuditTrail } from './audit/trail.ts';
 import type { Mailer } from './mail/transport.ts';
 import type { SearchSync } from './content/search-sync.ts';
+import type { FeedCache } from './core/feed-cache.ts';
+import type { LanguagesDoc } from './languages/languages.ts';
 
 /**
  * The members of `Services` whose types belong to a feature folder. core/ declares the ground floor
@@ -48,6 +50,8 @@ declare module './core/context.ts' {
     mailer: Mailer;
     /** The write path's search postings, written in groups per site (`content/search-sync.ts`). */
     searchSync: SearchSync;
+    /** Each site's languages document, held while the change feed vouches for it (`languages/languages.ts`). */
+    languages: FeedCache<LanguagesDoc | null>;
   }
 }
 

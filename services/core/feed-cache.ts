@@ -13,9 +13,10 @@ export interface FeedCache<V> {
   peekThroughOutage(key: string): V | undefined;
   /**
    * Cached value, or `load()` (kept when the feed stayed trusted and no change of the value's
-   * topics arrived during the load), tagged with the topics whose changes must drop it.
+   * topics arrived during the load), tagged with the topics whose changes must drop it; `null`
+   * topics: a value not to keep.
    */
-  read(key: string, load: () => Promise<V>, topicsOf: (value: V) => readonly string[]): Promise<V>;
+  read(key: string, load: () => Promise<V>, topicsOf: (value: V) => readonly string[] | null): Promise<V>;
   size(): number;
   /** Drops this process's entries (an operator's "clear cache"). */
   clear(): void;
@@ -80,7 +81,7 @@ export function createFeedCache<V>(feed: ChangeFeed, maxEntries = 50_000): FeedC
       const trustedAtStart = feed.trusted();
       const value = await load();
       const tags = topicsOf(value);
-      if (trustedAtStart && feed.trusted() && !feed.changedSince(epoch, tags)) {
+      if (tags && trustedAtStart && feed.trusted() && !feed.changedSince(epoch, tags)) {
         drop(key);
         while (entries.size >= maxEntries) evict();
         entries.set(key, { value, topics: tags, used: false });

@@ -7,6 +7,8 @@ export const topics = {
   siteAccess: (siteId: string) => `site-access:${siteId}`,
   /** What a site's Public API shows (content generation, languages): announced, not awaited. */
   siteContent: (siteId: string) => `site-content:${siteId}`,
+  /** A site's languages as the write path validates locales against them: published, awaited. */
+  siteLanguages: (siteId: string) => `site-languages:${siteId}`,
   /** A workspace's own state: status (suspension, deletion), quotas. */
   workspace: (workspaceId: string) => `workspace:${workspaceId}`,
   /** What one Host name resolves to (its domain row): claims and releases name the hosts they touch. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { SITE_STATE_COLLECTION, siteStateCollection, siteStateId } from '../core/site-state.ts';
+import { topics } from '../core/topics.ts';
 
 export const LocaleCodeSchema = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'must be a language tag such as en or pt-BR');
 
@@ -31,10 +32,25 @@ const collection = (ctx: OperationContext) => siteStateCollection<LanguagesDoc>(
 export const languagesDocId = (siteId: string) => siteStateId('languages', siteId);
 const languagesId = (ctx: OperationContext) => languagesDocId(ctx.site._id);
 
+/**
+ * The site's languages: held by this process while the change feed vouches for them (every create
+ * validates its locale against them), dropped by `site-languages:<id>`, which every change here
+ * publishes and waits for, or by `site:<id>` (a restore). A missing document is read every time:
+ * only a document that exists is held, so one written by a migration or a restore is never
+ * shadowed by the fallback held before it.
+ */
 export async function loadLanguages(ctx: OperationContext): Promise<LanguagesDoc> {
-  const doc = await collection(ctx).findOne({ _id: languagesId(ctx), siteId: ctx.site._id });
-  return doc ?? { _id: languagesId(ctx), siteId: ctx.site._id, ...FALLBACK };
+  const siteId = ctx.site._id;
+  const doc = await ctx.services.languages.read(
+    `${ctx.db.databaseName} ${siteId}`,
+    () => storedLanguages(ctx),
+    (found) => (found ? [topics.siteLanguages(siteId), topics.site(siteId)] : null),
+  );
+  return doc ?? withFallback(ctx);
 }
+
+const storedLanguages = (ctx: OperationContext) => collection(ctx).findOne({ _id: languagesId(ctx), siteId: ctx.site._id });
+const withFallback = (ctx: OperationContext): LanguagesDoc => ({ _id: languagesId(ctx), siteId: ctx.site._id, ...FALLBACK });
 
 export async function provisionLanguages(ctx: OperationContext): Promise<void> {
   await collection(ctx).updateOne({ _id: languagesId(ctx), siteId: ctx.site._id }, { $setOnInsert: { ...FALLBACK, version: 1 } }, { upsert: true });
@@ -49,7 +65,8 @@ export async function updateLanguages(
   change: (doc: LanguagesDoc) => Pick<LanguagesDoc, 'languages' | 'defaultCode'>,
 ): Promise<LanguagesDoc> {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const current = await loadLanguages(ctx);
+    // From the database, not the held copy: another gateway's change may not have reached it yet.
+    const current = (await storedLanguages(ctx)) ?? withFallback(ctx);
     const next = change(structuredClone(current));
     const def = next.languages.find((l) => l.code === next.defaultCode);
     if (!def) throw new BadRequestError('The default language must exist');
@@ -64,7 +81,10 @@ export async function updateLanguages(
         { $set: { languages: next.languages, defaultCode: next.defaultCode, version: current.version + 1 } },
         { upsert: current.version === 0, returnDocument: 'after' },
       );
-      if (result) return result;
+      if (result) {
+        await ctx.services.changeFeed.publish(topics.siteLanguages(ctx.site._id));
+        return result;
+      }
     } catch (error) {
       if ((error as { code?: number }).code !== 11000) throw error;
     }

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandStartedEvent } from 'mongodb';
 import { startContentWorld, type ContentWorld } from './support.ts';
 
 let cw: ContentWorld;
 beforeAll(async () => {
-  cw = await startContentWorld();
+  cw = await startContentWorld({ monitorCommands: true });
 });
 afterAll(async () => cw?.close());
 
@@ -29,6 +30,32 @@ describe('languages', () => {
     expect(after.map((l: { code: string }) => l.code)).toEqual(['de', 'en', 'fr']);
     expect(after.find((l: { isDefault: boolean }) => l.isDefault).code).toBe('de');
     await cw.manage('PATCH', '/languages/en', { isDefault: true });
+  });
+
+  it("a create reads the site's languages from memory, and the next create after a change sees it", async () => {
+    const languageReads: string[] = [];
+    const listener = (event: CommandStartedEvent) => {
+      const filter = (event.command as { filter?: { _id?: unknown } }).filter;
+      if (event.commandName === 'find' && event.command.find === 'site_state' && String(filter?._id).startsWith('languages:'))
+        languageReads.push(String(filter?._id));
+    };
+    const create = (title: string, locale: string) => cw.manage('POST', '/content', { title, locale });
+    expect((await create('Held languages 0', 'en')).statusCode).toBe(201);
+    cw.world.services.mongo.on('commandStarted', listener);
+    try {
+      for (let i = 1; i <= 3; i++) expect((await create(`Held languages ${i}`, 'en')).statusCode).toBe(201);
+      expect(languageReads).toEqual([]);
+      // A language added is usable by the very next create; removed, refused by the next one.
+      expect((await create('Nieuw', 'nl')).statusCode).toBe(400);
+      expect((await cw.manage('POST', '/languages', { code: 'nl', name: 'Nederlands' })).statusCode).toBe(201);
+      expect((await create('Nieuw', 'nl')).statusCode).toBe(201);
+      expect((await cw.manage('DELETE', '/languages/nl')).statusCode).toBe(200);
+      const refused = await create('Weg', 'nl');
+      expect(refused.statusCode).toBe(400);
+      expect(refused.json().error).toMatch(/unknown language/);
+    } finally {
+      cw.world.services.mongo.off('commandStarted', listener);
+    }
   });
 
   it('the Public API resolves locale against active languages, the default when omitted', async () => {
