@@ -34,6 +34,12 @@ export interface ChangeFeed {
   publish(topics: string | readonly string[]): Promise<void>;
   /** Records a change without waiting for acknowledgements (freshness, not access). */
   announce(topics: string | readonly string[]): Promise<void>;
+  /**
+   * `announce` without a row of its own when another is written within `withinMs` (a request's
+   * writes and its content announcement share one); else its own row once that time has passed.
+   * Nobody waits for it; a failed row is logged.
+   */
+  announceWithin(topics: string | readonly string[], withinMs: number): void;
   /** Opens the feed and keeps it (re)opened until `stop()`. Only processes that serve requests start it. */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -135,7 +141,11 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
   const unannounced = new Set<string>();
   let announcing: Promise<void> | null = null;
   let nextAnnouncement: Promise<void> | null = null;
+  // Topics riding with the next row (`announceWithin`), and the timer that writes one for them.
+  let riderDeadline: NodeJS.Timeout | null = null;
   const writeAnnouncement = (): Promise<void> => {
+    if (riderDeadline) clearTimeout(riderDeadline);
+    riderDeadline = null;
     const named = [...unannounced];
     unannounced.clear();
     const written = changes.insertOne({ _id: new ObjectId(), topics: named, at: new Date(), acked: [] }).then(() => undefined);
@@ -143,6 +153,18 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       announcing = null;
     });
     return announcing;
+  };
+
+  const announce = (named: string | readonly string[]): Promise<void> => {
+    for (const topic of [named].flat()) unannounced.add(topic);
+    if (!announcing) return writeAnnouncement();
+    nextAnnouncement ??= announcing
+      .catch(() => undefined)
+      .then(() => {
+        nextAnnouncement = null;
+        return writeAnnouncement();
+      });
+    return nextAnnouncement;
   };
 
   const notify = (topic: string | null) => {
@@ -357,16 +379,14 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       }
     },
 
-    announce(named) {
+    announce,
+
+    announceWithin(named, withinMs) {
       for (const topic of [named].flat()) unannounced.add(topic);
-      if (!announcing) return writeAnnouncement();
-      nextAnnouncement ??= announcing
-        .catch(() => undefined)
-        .then(() => {
-          nextAnnouncement = null;
-          return writeAnnouncement();
-        });
-      return nextAnnouncement;
+      riderDeadline ??= setTimeout(() => {
+        riderDeadline = null;
+        announce([]).catch((error: unknown) => log.warn({ err: error }, 'announcing a state change failed'));
+      }, withinMs);
     },
 
     async start() {

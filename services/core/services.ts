@@ -110,7 +110,7 @@ export async function createServices(config: Config, options: CoreServiceOptions
   // A config kind's writes are `site_config`'s (core/site-config.ts).
   const watched = new Set(options.watchedCollections ?? []);
   if ([...watched].some(isSiteConfigKind)) watched.add(SITE_CONFIG_COLLECTION);
-  const writes = createWriteWatch({ feed: changeFeed, log, collections: watched });
+  const writes = createWriteWatch({ feed: changeFeed, collections: watched });
   const firstWrite = createFirstWriteSetup(options.workspaceIndexes ?? []);
   const siteStateMoves = createSiteStateMoves();
   const siteConfigViews = createSiteConfigViews();

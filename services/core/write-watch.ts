@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Logger } from 'pino';
 import type { ChangeFeed } from './change-feed.ts';
 import { topics } from './topics.ts';
 
@@ -24,7 +23,8 @@ const COLLECTION_WRITES = new Set([...DOCUMENT_WRITES, 'rename', 'drop']);
 const DATABASE_WRITES = new Set(['dropDatabase', 'dropCollection', 'renameCollection']);
 /**
  * How long the writes of a database wait to be announced together: a request's writes (an entry,
- * its postings) land a few milliseconds apart and go out as one row instead of one each. Other
+ * its postings) land a few milliseconds apart and go out as one row instead of one each, the same
+ * row as the request's content announcement when it makes one (`ChangeFeed.announceWithin`). Other
  * processes hear them at their next feed poll anyway (50 ms); this process moved its generation at once.
  */
 const ANNOUNCE_AFTER_MS = 10;
@@ -49,32 +49,24 @@ export interface WriteWatch {
 
 export interface WriteWatchOptions {
   feed: ChangeFeed;
-  log: Logger;
   /** The collections held reads depend on (their operations' `heldAnswer.reads`). */
   collections: ReadonlySet<string>;
 }
 
-export function createWriteWatch({ feed, log, collections }: WriteWatchOptions): WriteWatch {
+export function createWriteWatch({ feed, collections }: WriteWatchOptions): WriteWatch {
   let counter = 0;
   /** Raised on every loss of trust: whatever was computed before it may have missed a remote write. */
   let floor = 0;
   const byDb = new Map<string, number>();
-  const toAnnounce = new Set<string>();
   const origin = randomBytes(6).toString('hex');
   const ownPrefix = topics.dbWrites('', origin);
   const bump = (dbName: string) => byDb.set(dbName, ++counter);
 
-  const announce = () => {
-    const names = [...toAnnounce].map((dbName) => topics.dbWrites(dbName, origin));
-    toAnnounce.clear();
-    feed.announce(names).catch((error) => log.warn({ err: error }, 'announcing database writes failed'));
-  };
   // After the write, succeeded or not (an ordered insert can fail halfway): a read that began before
   // it finished is never kept under the generation that follows it.
   const written = (dbName: string) => {
     bump(dbName);
-    if (toAnnounce.size === 0) setTimeout(announce, ANNOUNCE_AFTER_MS);
-    toAnnounce.add(dbName);
+    feed.announceWithin(topics.dbWrites(dbName, origin), ANNOUNCE_AFTER_MS);
   };
   const followed = <T>(dbName: string, result: unknown): T => {
     if (!(result instanceof Promise)) return result as T;

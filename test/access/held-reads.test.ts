@@ -1,3 +1,4 @@
+import type { CommandStartedEvent } from 'mongodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenRecordingCommands, socketGet, type SocketAnswer } from '../support/listening-gateway.ts';
 import { signIn, startContentWorld, type ContentWorld } from '../content/support.ts';
@@ -192,6 +193,32 @@ describe('held management reads', () => {
       .collection('content_entries')
       .countDocuments({ title: { $regex: `^${tag} ` } });
     expect(created).toBe(limit);
+  });
+
+  it('database writes ride with the next feed row written within their window, else get their own when it ends', async () => {
+    const rows: string[][] = [];
+    const listener = (event: CommandStartedEvent) => {
+      if (event.commandName === 'insert' && event.command.insert === 'state_changes')
+        rows.push(...(event.command.documents as { topics: string[] }[]).map((doc) => doc.topics));
+    };
+    // This test's topics in each row (another test's writes may ride along too).
+    const ridden = () => rows.map((topics) => topics.filter((topic) => topic.startsWith('ride-test:'))).filter((topics) => topics.length > 0);
+    const feed = cw.world.services.changeFeed;
+    cw.world.services.mongo.on('commandStarted', listener);
+    try {
+      feed.announceWithin('ride-test:a', 5_000);
+      feed.announceWithin('ride-test:b', 5_000);
+      await feed.announce('ride-test:c');
+      expect(ridden()).toEqual([['ride-test:a', 'ride-test:b', 'ride-test:c']]);
+      feed.announceWithin('ride-test:d', 20);
+      await eventually(async () => rows.some((topics) => topics.includes('ride-test:d')), 'the rider written on its own', 5_000, 5);
+      expect(rows.filter((topics) => topics.some((topic) => topic.startsWith('ride-test:')))).toEqual([
+        ['ride-test:a', 'ride-test:b', 'ride-test:c'],
+        ['ride-test:d'],
+      ]);
+    } finally {
+      cw.world.services.mongo.off('commandStarted', listener);
+    }
   });
 
   it("a wrong secret with a held key's lookup spends nothing of the key's budget: the key still gets all of it", async () => {
