@@ -46,9 +46,9 @@ export interface CountLeases {
 }
 
 export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases {
-  // By database (the Db objects `services.workspaceDb` hands out are one per database, looked up by
-  // identity), site and field: no key string is built on every held read.
-  let leases = new Map<Db, Map<string, Map<string, Lease>>>();
+  // By database name (any object for the database finds its leases: the lane's, the full path's
+  // and an operation context's wrapper of it), site and field: no key string is built per request.
+  let leases = new Map<string, Map<string, Map<string, Lease>>>();
   let leaseCount = 0;
   let leasesWindow = 0;
 
@@ -76,8 +76,8 @@ export function createCountLeases(claim: ClaimCounts, log: Logger): CountLeases 
   }
 
   function leaseOf(db: Db, siteId: string, field: string): Lease {
-    let sites = leases.get(db);
-    if (!sites) leases.set(db, (sites = new Map()));
+    let sites = leases.get(db.databaseName);
+    if (!sites) leases.set(db.databaseName, (sites = new Map()));
     let fields = sites.get(siteId);
     if (!fields) sites.set(siteId, (fields = new Map()));
     let lease = fields.get(field);

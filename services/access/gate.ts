@@ -88,8 +88,7 @@ export function createAccessGate(services: Services, oauth: OAuthTokens): Access
       doorCountUsed.add(ctx.principal);
       return limits;
     }
-    // The database object the key's leases are held under (ctx.db may be a wrapper of it).
-    return keys.countAgain(services.workspaceDb(ctx.workspace), ctx.site._id, limits, ctx.request.ip);
+    return keys.countAgain(ctx.db, ctx.site._id, limits, ctx.request.ip);
   };
   const oauthLimits = new WeakMap<Principal, number>();
   const lastPurge = new Map<string, number>();

@@ -125,7 +125,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     if (counted) {
       state = counted.state;
     } else if (known) {
-      counted = (await countFromLeases(db, scope, credentials, now)) ?? (await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]));
+      counted = (await countFromLeases(db, siteId, known, ip, now)) ?? (await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]));
       state = counted.state;
     } else {
       state = await readState(db, siteId);
@@ -222,22 +222,18 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
   });
 
   /**
-   * The full path's count without a round trip of its own, for a key this gateway knows presented
-   * with its secret: the access state as the feed holds it (or read, when it is not held), every
-   * check of `heldKeyPasses`, and positions from this gateway's leased blocks, waiting for a claim
-   * rather than counting apart (docs/access.md, "Counting without a round trip"). `undefined`
-   * when any of that does not hold: the caller counts and reads in one statement as before.
+   * The full path's count without a round trip of its own, for a key this gateway knows whose
+   * secret matched: positions from this gateway's leased blocks, under the access state as the
+   * feed holds it (read when it is not held), waiting for a claim rather than counting apart
+   * (docs/access.md, "Counting without a round trip"). The caller then runs every check against
+   * that state, as after a count in the database. `undefined` when no block can be had: the
+   * caller counts and reads in one statement.
    */
-  async function countFromLeases(db: Db, scope: SiteScope, credentials: Credentials, now: Date): Promise<LiveResult | undefined> {
-    const siteId = scope.site._id;
-    const bearer = bearerOf(credentials.authorization);
-    const entry = knownEntry(siteId, bearer);
-    if (!entry?.key) return undefined;
-    const state = readState.peek(scope.workspace.dbName, siteId) ?? (await readState(db, siteId));
-    if (!heldKeyPasses(entry, state, bearer, entry.key._id, credentials, now)) return undefined;
+  async function countFromLeases(db: Db, siteId: string, key: ApiKeyDoc, ip: string, now: Date): Promise<LiveResult | undefined> {
+    const state = readState.peek(db.databaseName, siteId) ?? (await readState(db, siteId));
     const window = windowOf(now);
-    const positions = await leases.takeOrClaim(db, siteId, window, leaseFields(state, entry.key, credentials.ip));
-    return positions && leasedCount(state, entry.key, credentials.ip, window, now, positions);
+    const positions = await leases.takeOrClaim(db, siteId, window, leaseFields(state, key, ip));
+    return positions && leasedCount(state, key, ip, window, now, positions);
   }
 
   /**
