@@ -18,6 +18,23 @@ import java.util.stream.Stream;
 import java.util.stream.StreamSupport;
 
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPipeline;
+import io.netty.handler.codec.MessageToByteEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.UUID;
+import de.bwaldvogel.mongo.bson.BinData;
+import de.bwaldvogel.mongo.bson.BsonJavaScript;
+import de.bwaldvogel.mongo.bson.BsonTimestamp;
+import de.bwaldvogel.mongo.bson.Decimal128;
+import de.bwaldvogel.mongo.bson.LegacyUUID;
+import de.bwaldvogel.mongo.bson.MaxKey;
+import de.bwaldvogel.mongo.bson.MinKey;
+import de.bwaldvogel.mongo.wire.BsonConstants;
+import de.bwaldvogel.mongo.wire.MongoWireMessageEncoder;
+import de.bwaldvogel.mongo.wire.OpCode;
+import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import org.h2.mvstore.MVMap;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.WriteBuffer;
@@ -25,7 +42,6 @@ import org.h2.mvstore.type.BasicDataType;
 import org.h2.mvstore.type.ObjectDataType;
 
 import io.netty.buffer.ByteBuf;
-import io.netty.buffer.Unpooled;
 
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
@@ -51,7 +67,6 @@ import de.bwaldvogel.mongo.bson.BsonRegularExpression;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
 import de.bwaldvogel.mongo.exception.DuplicateKeyError;
-import de.bwaldvogel.mongo.wire.bson.BsonDecoder;
 import de.bwaldvogel.mongo.wire.bson.BsonEncoder;
 
 /**
@@ -1279,6 +1294,359 @@ public final class Launcher {
      * an existing data file needs no conversion: each document moves to BSON at its next write.
      * A value BSON cannot carry (none the wire protocol delivers) keeps the old form.
      */
+    /**
+     * BSON written to and read from plain byte arrays. The library's codec (BsonEncoder,
+     * BsonDecoder) goes through a netty ByteBuf a byte at a time, each access checking the buffer's
+     * reference count and bounds, and encodes every array as a Document keyed "0", "1", … first:
+     * an uncached page of 100 entries spent about 40 % of the engine's CPU encoding its answer and a
+     * quarter decoding the stored documents it read (JFR, engines/README.md "How documents are
+     * stored"). Same types, same bytes and the same refusals as the library's codec: a value it
+     * cannot encode throws the same IllegalArgumentException.
+     */
+    static final class ArrayBson {
+        private ArrayBson() {
+        }
+
+        /** A growing byte array, kept by its owner between documents. */
+        static final class Writer {
+            private static final int KEPT = 1 << 20;
+            byte[] bytes = new byte[512];
+            int size;
+
+            void reset() {
+                if (bytes.length > KEPT) bytes = new byte[512];
+                size = 0;
+            }
+
+            private void room(int more) {
+                if (size + more > bytes.length) bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, size + more));
+            }
+
+            void put(byte b) {
+                room(1);
+                bytes[size++] = b;
+            }
+
+            void putInt(int v) {
+                room(4);
+                intAt(size, v);
+                size += 4;
+            }
+
+            void intAt(int at, int v) {
+                bytes[at] = (byte) v;
+                bytes[at + 1] = (byte) (v >>> 8);
+                bytes[at + 2] = (byte) (v >>> 16);
+                bytes[at + 3] = (byte) (v >>> 24);
+            }
+
+            void putLong(long v) {
+                putInt((int) v);
+                putInt((int) (v >>> 32));
+            }
+
+            void putLongBigEndian(long v) {
+                room(8);
+                for (int shift = 56; shift >= 0; shift -= 8) bytes[size++] = (byte) (v >>> shift);
+            }
+
+            void put(byte[] data) {
+                room(data.length);
+                System.arraycopy(data, 0, bytes, size, data.length);
+                size += data.length;
+            }
+
+            /** UTF-8 as String.getBytes writes it; most keys and values are ASCII and copied as they are. */
+            void putUtf8(String text) {
+                int length = text.length();
+                room(length);
+                for (int i = 0; i < length; i++) {
+                    char c = text.charAt(i);
+                    if (c >= 0x80) {
+                        put(text.substring(i).getBytes(StandardCharsets.UTF_8));
+                        return;
+                    }
+                    bytes[size++] = (byte) c;
+                }
+            }
+        }
+
+        static void encodeDocument(Map<String, ?> document, Writer out) {
+            int start = out.size;
+            out.putInt(0);
+            for (Map.Entry<String, ?> field : document.entrySet()) encodeField(field.getKey(), field.getValue(), out);
+            out.put(BsonConstants.TERMINATING_BYTE);
+            out.intAt(start, out.size - start);
+        }
+
+        private static void encodeField(String key, Object value, Writer out) {
+            byte type = BsonEncoder.determineType(value);
+            out.put(type);
+            out.putUtf8(key);
+            out.put(BsonConstants.STRING_TERMINATION);
+            encodeValue(type, value, out);
+        }
+
+        private static void encodeString(String text, Writer out) {
+            int start = out.size;
+            out.putInt(0);
+            out.putUtf8(text);
+            out.put(BsonConstants.STRING_TERMINATION);
+            out.intAt(start, out.size - start - 4);
+        }
+
+        private static void encodeValue(byte type, Object value, Writer out) {
+            switch (type) {
+                case BsonConstants.TYPE_DOUBLE -> out.putLong(Double.doubleToRawLongBits((Double) value));
+                case BsonConstants.TYPE_UTF8_STRING -> encodeString(value.toString(), out);
+                case BsonConstants.TYPE_EMBEDDED_DOCUMENT -> {
+                    @SuppressWarnings("unchecked")
+                    Map<String, ?> map = (Map<String, ?>) value;
+                    encodeDocument(map, out);
+                }
+                case BsonConstants.TYPE_ARRAY -> {
+                    int start = out.size;
+                    out.putInt(0);
+                    int i = 0;
+                    for (Object item : (Collection<?>) value) encodeField(Integer.toString(i++), item, out);
+                    out.put(BsonConstants.TERMINATING_BYTE);
+                    out.intAt(start, out.size - start);
+                }
+                case BsonConstants.TYPE_DATA -> {
+                    if (value instanceof BinData binary) {
+                        byte[] data = binary.getData();
+                        out.putInt(data.length);
+                        out.put(BsonConstants.BINARY_SUBTYPE_GENERIC);
+                        out.put(data);
+                    } else if (value instanceof LegacyUUID legacy) {
+                        out.putInt(BsonConstants.LENGTH_UUID);
+                        out.put(BsonConstants.BINARY_SUBTYPE_OLD_UUID);
+                        out.putLong(legacy.getUuid().getMostSignificantBits());
+                        out.putLong(legacy.getUuid().getLeastSignificantBits());
+                    } else {
+                        UUID uuid = (UUID) value;
+                        out.putInt(BsonConstants.LENGTH_UUID);
+                        out.put(BsonConstants.BINARY_SUBTYPE_UUID);
+                        out.putLongBigEndian(uuid.getMostSignificantBits());
+                        out.putLongBigEndian(uuid.getLeastSignificantBits());
+                    }
+                }
+                case BsonConstants.TYPE_OBJECT_ID -> {
+                    byte[] id = ((ObjectId) value).toByteArray();
+                    if (id.length != BsonConstants.LENGTH_OBJECTID) throw new IllegalArgumentException("Illegal ObjectId: " + value);
+                    out.put(id);
+                }
+                case BsonConstants.TYPE_BOOLEAN -> out.put((Boolean) value ? BsonConstants.BOOLEAN_VALUE_TRUE : BsonConstants.BOOLEAN_VALUE_FALSE);
+                case BsonConstants.TYPE_UTC_DATETIME -> out.putLong(((Instant) value).toEpochMilli());
+                case BsonConstants.TYPE_REGEX -> {
+                    BsonRegularExpression pattern = (BsonRegularExpression) value;
+                    out.putUtf8(pattern.getPattern());
+                    out.put(BsonConstants.STRING_TERMINATION);
+                    out.putUtf8(pattern.getOptions());
+                    out.put(BsonConstants.STRING_TERMINATION);
+                }
+                case BsonConstants.TYPE_INT32 -> out.putInt((Integer) value);
+                case BsonConstants.TYPE_TIMESTAMP -> out.putLong(((BsonTimestamp) value).getValue());
+                case BsonConstants.TYPE_INT64 -> out.putLong((Long) value);
+                case BsonConstants.TYPE_DECIMAL128 -> {
+                    out.putLong(((Decimal128) value).getLow());
+                    out.putLong(((Decimal128) value).getHigh());
+                }
+                case BsonConstants.TYPE_MAX_KEY, BsonConstants.TYPE_MIN_KEY, BsonConstants.TYPE_UNDEFINED, BsonConstants.TYPE_NULL -> {
+                }
+                case BsonConstants.TYPE_JAVASCRIPT_CODE -> encodeString(((BsonJavaScript) value).getCode(), out);
+                default -> throw new IllegalArgumentException("unhandled type: " + value.getClass());
+            }
+        }
+
+        /** Reads one document from `bytes` at `at`; the library's decoder's refusals, same messages. */
+        static final class Reader {
+            private final byte[] bytes;
+            private int at;
+            private final int end;
+
+            Reader(byte[] bytes, int at, int end) {
+                this.bytes = bytes;
+                this.at = at;
+                this.end = end;
+            }
+
+            private void need(int count) {
+                if (end - at < count) throw new IllegalArgumentException("Too few bytes to read: " + (end - at) + ". Expected: " + count);
+            }
+
+            private byte readByte() {
+                need(1);
+                return bytes[at++];
+            }
+
+            private int readInt() {
+                need(4);
+                int v = (bytes[at] & 0xff) | (bytes[at + 1] & 0xff) << 8 | (bytes[at + 2] & 0xff) << 16 | (bytes[at + 3] & 0xff) << 24;
+                at += 4;
+                return v;
+            }
+
+            private long readLong() {
+                return (readInt() & 0xffffffffL) | ((long) readInt()) << 32;
+            }
+
+            private long readLongBigEndian() {
+                need(8);
+                long v = 0;
+                for (int i = 0; i < 8; i++) v = v << 8 | (bytes[at++] & 0xff);
+                return v;
+            }
+
+            private String readCString() {
+                int zero = at;
+                while (zero < end && bytes[zero] != BsonConstants.STRING_TERMINATION) zero++;
+                if (zero == end) throw new IllegalArgumentException("string termination not found");
+                String text = new String(bytes, at, zero - at, StandardCharsets.UTF_8);
+                at = zero + 1;
+                return text;
+            }
+
+            private String readString() {
+                int length = readInt();
+                need(length);
+                String text = new String(bytes, at, length - 1, StandardCharsets.UTF_8);
+                at += length - 1;
+                byte trail = bytes[at++];
+                if (trail != BsonConstants.STRING_TERMINATION) throw new IllegalArgumentException("Unexpected trailing byte: " + trail);
+                return text;
+            }
+
+            Document readDocument() {
+                Document document = new Document();
+                readFields(document, null);
+                return document;
+            }
+
+            /** The fields of one document into `document`, or their values into `array` (an array's keys are its positions). */
+            private void readFields(Document document, List<Object> array) {
+                int total = readInt();
+                int length = total - 4;
+                if (end - at < length) throw new IllegalArgumentException("Too few bytes to read: " + (end - at) + ". Expected: " + length);
+                if (length > BsonConstants.MAX_BSON_OBJECT_SIZE) throw new IllegalArgumentException("BSON object too large: " + length + " bytes");
+                int start = at;
+                while (at - start < length) {
+                    byte type = readByte();
+                    if (type == BsonConstants.TERMINATING_BYTE) return;
+                    String name = readCString();
+                    Object value = readValue(type);
+                    if (array != null) array.add(value);
+                    else if (document.put(name, value) != null) throw new IllegalArgumentException("Document already contains field '" + name + "'");
+                }
+                throw new IllegalArgumentException("illegal BSON object. Terminating byte not found. totalObjectLength = " + total);
+            }
+
+            private Object readValue(byte type) {
+                switch (type) {
+                    case BsonConstants.TYPE_DOUBLE: return Double.longBitsToDouble(readLong());
+                    case BsonConstants.TYPE_UTF8_STRING: return readString();
+                    case BsonConstants.TYPE_EMBEDDED_DOCUMENT: return readDocument();
+                    case BsonConstants.TYPE_ARRAY: {
+                        List<Object> array = new ArrayList<>();
+                        readFields(null, array);
+                        return array;
+                    }
+                    case BsonConstants.TYPE_DATA: return readBinary();
+                    case BsonConstants.TYPE_UNDEFINED:
+                    case BsonConstants.TYPE_NULL: return null;
+                    case BsonConstants.TYPE_OBJECT_ID: {
+                        need(BsonConstants.LENGTH_OBJECTID);
+                        byte[] id = Arrays.copyOfRange(bytes, at, at + BsonConstants.LENGTH_OBJECTID);
+                        at += BsonConstants.LENGTH_OBJECTID;
+                        return new ObjectId(id);
+                    }
+                    case BsonConstants.TYPE_BOOLEAN: {
+                        byte value = readByte();
+                        if (value == BsonConstants.BOOLEAN_VALUE_FALSE) return Boolean.FALSE;
+                        if (value == BsonConstants.BOOLEAN_VALUE_TRUE) return Boolean.TRUE;
+                        throw new IllegalArgumentException("Illegal boolean value:" + value);
+                    }
+                    case BsonConstants.TYPE_UTC_DATETIME: return Instant.ofEpochMilli(readLong());
+                    case BsonConstants.TYPE_REGEX: {
+                        String regex = readCString();
+                        return new BsonRegularExpression(regex, readCString());
+                    }
+                    case BsonConstants.TYPE_INT32: return readInt();
+                    case BsonConstants.TYPE_TIMESTAMP: return new BsonTimestamp(readLong());
+                    case BsonConstants.TYPE_INT64: return readLong();
+                    case BsonConstants.TYPE_DECIMAL128: {
+                        long low = readLong();
+                        return new Decimal128(low, readLong());
+                    }
+                    case BsonConstants.TYPE_MAX_KEY: return MaxKey.getInstance();
+                    case BsonConstants.TYPE_MIN_KEY: return MinKey.getInstance();
+                    case BsonConstants.TYPE_JAVASCRIPT_CODE: return new BsonJavaScript(readString());
+                    case BsonConstants.TYPE_JAVASCRIPT_CODE_WITH_SCOPE: throw new IllegalArgumentException("unhandled type: 0x" + Integer.toHexString(type));
+                    default: throw new IllegalArgumentException("unknown type: 0x" + Integer.toHexString(type));
+                }
+            }
+
+            private Object readBinary() {
+                int length = readInt();
+                int subtype = readByte();
+                switch (subtype) {
+                    case BsonConstants.BINARY_SUBTYPE_GENERIC:
+                    case BsonConstants.BINARY_SUBTYPE_USER_DEFINED: {
+                        need(length);
+                        byte[] data = Arrays.copyOfRange(bytes, at, at + length);
+                        at += length;
+                        return new BinData(data);
+                    }
+                    case BsonConstants.BINARY_SUBTYPE_OLD_UUID: {
+                        if (length != BsonConstants.LENGTH_UUID) throw new IllegalArgumentException("Illegal length: " + length);
+                        long most = readLong();
+                        return new LegacyUUID(most, readLong());
+                    }
+                    case BsonConstants.BINARY_SUBTYPE_UUID: {
+                        if (length != BsonConstants.LENGTH_UUID) throw new IllegalArgumentException("Illegal length: " + length);
+                        long most = readLongBigEndian();
+                        return new UUID(most, readLongBigEndian());
+                    }
+                    default: throw new IllegalArgumentException("Unknown subtype: " + subtype);
+                }
+            }
+        }
+    }
+
+    /**
+     * The library's OP_MSG encoder with ArrayBson in place of BsonEncoder: the answer's document
+     * encoded into an array this channel keeps, then copied into netty's buffer at once.
+     */
+    static final class ArrayMessageEncoder extends MessageToByteEncoder<MongoMessage> {
+        private final ArrayBson.Writer body = new ArrayBson.Writer();
+
+        /** Put in place of the library's encoder on a channel's first message (MongoServer builds the pipeline itself). */
+        static void install(Channel channel) {
+            ChannelPipeline pipeline = channel.pipeline();
+            if (pipeline.get(MongoWireMessageEncoder.class) != null) pipeline.replace(MongoWireMessageEncoder.class, "array-bson-encoder", new ArrayMessageEncoder());
+        }
+
+        @Override
+        protected void encode(ChannelHandlerContext ctx, MongoMessage message, ByteBuf buf) {
+            body.reset();
+            try {
+                ArrayBson.encodeDocument(message.getDocument(), body);
+            } catch (RuntimeException e) {
+                ctx.channel().close();
+                throw e;
+            }
+            int header = 4 * 5 + 1;
+            buf.ensureWritable(header + body.size);
+            buf.writeIntLE(header + body.size);
+            buf.writeIntLE(message.getHeader().getRequestID());
+            buf.writeIntLE(message.getHeader().getResponseTo());
+            buf.writeIntLE(OpCode.OP_MSG.getId());
+            buf.writeIntLE(message.getFlags());
+            buf.writeByte(MongoMessage.SECTION_KIND_BODY);
+            buf.writeBytes(body.bytes, 0, body.size);
+        }
+    }
+
     static final class BsonDocumentType extends BasicDataType<Object> {
         private static final byte BSON = (byte) 0xB5;
         private final ObjectDataType legacy = new ObjectDataType();
@@ -1312,16 +1680,14 @@ public final class Launcher {
         @Override
         public void write(WriteBuffer buffer, Object value) {
             if (value instanceof Document document) {
-                ByteBuf bytes = Unpooled.buffer(256);
+                ArrayBson.Writer bytes = new ArrayBson.Writer();
                 try {
-                    BsonEncoder.encodeDocument(document, bytes);
+                    ArrayBson.encodeDocument(document, bytes);
                     buffer.put(BSON);
-                    buffer.put(bytes.nioBuffer());
+                    buffer.put(bytes.bytes, 0, bytes.size);
                     return;
                 } catch (IllegalArgumentException notBson) {
                     // kept in the legacy form below
-                } finally {
-                    bytes.release();
                 }
             }
             legacy.write(buffer, value);
@@ -1333,8 +1699,15 @@ public final class Launcher {
             buffer.get();
             int length = buffer.order(java.nio.ByteOrder.LITTLE_ENDIAN).getInt(buffer.position());
             buffer.order(java.nio.ByteOrder.BIG_ENDIAN);
-            ByteBuf bytes = Unpooled.wrappedBuffer(buffer.slice(buffer.position(), length));
-            Document document = BsonDecoder.decodeBson(bytes);
+            Document document;
+            if (buffer.hasArray()) {
+                int at = buffer.arrayOffset() + buffer.position();
+                document = new ArrayBson.Reader(buffer.array(), at, at + length).readDocument();
+            } else {
+                byte[] copy = new byte[length];
+                buffer.get(buffer.position(), copy);
+                document = new ArrayBson.Reader(copy, 0, length).readDocument();
+            }
             buffer.position(buffer.position() + length);
             return document;
         }
@@ -1424,6 +1797,12 @@ public final class Launcher {
          * has its maps closed (or its collections half made), and the listing failed ("Map … is
          * closed") where real MongoDB answers without it. It only reads, so it is asked again.
          */
+        @Override
+        public Document handleMessage(MongoMessage message) {
+            ArrayMessageEncoder.install(message.getChannel());
+            return super.handleMessage(message);
+        }
+
         @Override
         public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
             for (int attempt = 1; ; attempt++) {
