@@ -15,7 +15,7 @@
 import os from 'node:os';
 import { spawn } from 'node:child_process';
 import type { Db } from 'mongodb';
-import { ownEnginesIfAsked, startBenchWorld } from './support/world.ts';
+import { ownEnginesIfAsked, startBenchWorld, startChangeFeed } from './support/world.ts';
 import { createApiKey } from './support/operator-key.ts';
 import { provisionWorkspaces } from './support/provision.ts';
 import type { ApiJob, ApiResult } from './support/api-client-process.ts';
@@ -185,6 +185,7 @@ const grown = await withCpu(() => runClient({ kind: 'grow', address, host: bigWs
 // The crawl reads through a gateway whose public read cache is off: every page is a database read.
 const uncachedRuntime = await createRuntime(world.config);
 configurePublicCache(uncachedRuntime.services, { enabled: false });
+await startChangeFeed(uncachedRuntime.services);
 const uncachedApp = await uncachedRuntime.buildApp({ logger: false });
 const uncachedAddress = await uncachedApp.listen({ port: 0, host: '127.0.0.1' });
 const crawl = await withCpu(() => runClient({ kind: 'crawl', address: uncachedAddress, host: bigWs.host, pages: crawlPages, limit: 100 }));
@@ -214,6 +215,7 @@ console.log(
 );
 
 await uncachedApp.close();
+await uncachedRuntime.services.changeFeed.stop();
 await closeServices(uncachedRuntime.services);
 worker.kill('SIGTERM');
 await world.close();

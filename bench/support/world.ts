@@ -6,6 +6,7 @@ import path from 'node:path';
 import { ensureEngines, stopEngines } from '../../scripts/engines.mjs';
 import { loadConfig } from '../../services/core/config.ts';
 import { closeServices } from '../../services/core/services.ts';
+import type { CoreServices } from '../../services/core/context.ts';
 import { bootstrapPlatform } from '../../services/platform/bootstrap.ts';
 import { createRuntime, type RuntimeOptions } from '../../services/runtime.ts';
 
@@ -38,6 +39,19 @@ export async function ownEnginesIfAsked(ports?: { mongo: number; temporal: numbe
 }
 
 /**
+ * As services/gateway.ts does: without its change feed a gateway holds nothing per site and reads
+ * the database on every request (the site by its host, its access state), which is not what a
+ * deployment serves. Every gateway a benchmark builds starts it.
+ */
+export async function startChangeFeed(services: CoreServices): Promise<void> {
+  await services.changeFeed.start();
+  for (let waited = 0; !services.changeFeed.trusted(); waited += 100) {
+    if (waited > 60_000) throw new Error('the change feed did not come up');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
  * The full service for a benchmark: real engines (local ones unless MONGODB_URI and
  * TEMPORAL_ADDRESS are set), its own database prefix, logging off, dropped at the end (kept with
  * `keepData` and a fixed `DB_PREFIX` in `env`: a later run finds the same seeded workspace).
@@ -64,13 +78,7 @@ export async function startBenchWorld(options: RuntimeOptions & { env?: Record<s
   const runtime = await createRuntime(config, options);
   await bootstrapPlatform(runtime.services);
   const app = await runtime.buildApp({ logger: false });
-  // As services/gateway.ts does: without its change feed a gateway holds nothing per site and reads
-  // the database on every request, which is not what a deployment serves.
-  await runtime.services.changeFeed.start();
-  for (let waited = 0; !runtime.services.changeFeed.trusted(); waited += 100) {
-    if (waited > 60_000) throw new Error('the change feed did not come up');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await startChangeFeed(runtime.services);
   return {
     ...runtime,
     app,

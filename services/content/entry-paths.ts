@@ -1,5 +1,6 @@
 import type { OperationContext } from '../core/context.ts';
-import { permalinkPath, readPermalinks, type PathFacts } from '../core/permalinks.ts';
+import { permalinkPaths, type PathFacts } from '../core/permalinks.ts';
+import type { PublicView } from '../public-read/runner.ts';
 import { taxonomyCollections } from './taxonomies.ts';
 import type { EntryDoc } from './model.ts';
 
@@ -22,12 +23,13 @@ export function pathFactsOf(doc: PathDoc, preview: boolean): PathFacts {
 
 /**
  * The site path (`/en/post/hello`) of each entry of one public answer, by the site's permalink rule
- * (core/permalinks.ts, the rule the static export and the redirects use): one read of the rule, and
- * one of the entries' category slugs only when the structure names `%category%`. Public answers are
- * held by the public cache, which a permalink or term change invalidates like any public write.
+ * (core/permalinks.ts, the rule the static export and the redirects use), as the site's public
+ * state holds it; a read of the entries' category slugs only when the structure names
+ * `%category%`. Public answers are held by the public cache, which a permalink or term change
+ * invalidates like any public write.
  */
-export async function publicPlacer(ctx: OperationContext, docs: readonly EntryDoc[], preview: boolean): Promise<(doc: EntryDoc) => string> {
-  const rules = await readPermalinks(ctx.db, ctx.site._id);
+export async function publicPlacer(ctx: OperationContext, docs: readonly EntryDoc[], { state, preview }: PublicView): Promise<(doc: EntryDoc) => string> {
+  const rules = state.permalinks;
   const slugs = new Map<string, string>();
   if (rules.structure.includes('%category%')) {
     const ids = [...new Set(docs.flatMap((doc) => doc.terms?.category ?? []))];
@@ -38,5 +40,6 @@ export async function publicPlacer(ctx: OperationContext, docs: readonly EntryDo
       for (const row of rows) slugs.set(row._id, row.slug);
     }
   }
-  return (doc) => permalinkPath(rules, pathFactsOf(doc, preview), (id) => slugs.get(id));
+  const pathOf = permalinkPaths(rules);
+  return (doc) => pathOf(pathFactsOf(doc, preview), (id) => slugs.get(id));
 }

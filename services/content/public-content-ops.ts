@@ -45,7 +45,7 @@ async function page(ctx: OperationContext, view: PublicView, list: string, filte
     rows.forEach((row, i) => (rows[i] = whole.get(row._id) ?? row));
   }
   const { items, nextCursor } = pageOf(ctx, list, rows, limit);
-  const pathOf = await publicPlacer(ctx, items, view.preview);
+  const pathOf = await publicPlacer(ctx, items, view);
   return { items: items.map((doc) => toPublicEntry(doc, view.preview, pathOf(doc))), nextCursor, total: items.length, locale: view.locale };
 }
 
@@ -79,7 +79,7 @@ export const publicGetContentOp = definePublicOperation({
     if (view.preview) filter.status = { $in: ['draft', 'published', 'scheduled', 'archived'] };
     const doc = await contentCollections(ctx.db).entries.findOne(filter);
     if (!doc) throw new NotFoundError();
-    const pathOf = await publicPlacer(ctx, [doc], view.preview);
+    const pathOf = await publicPlacer(ctx, [doc], view);
     return toPublicEntry(doc, view.preview, pathOf(doc));
   },
 });
@@ -117,7 +117,7 @@ export const publicSearchOp = definePublicOperation({
     });
     const { items: ids, page } = pageInOrder(ctx, 'public-search', ranked, (id) => id, input);
     const docs = await entriesInOrder<EntryDoc>(ctx, ids, publishedFilter(ctx, view, { type: input.type }));
-    const pathOf = await publicPlacer(ctx, docs, view.preview);
+    const pathOf = await publicPlacer(ctx, docs, view);
     return { items: docs.map((doc) => toPublicEntry(doc, view.preview, pathOf(doc))), nextCursor: page.nextCursor, total: docs.length, locale: view.locale };
   },
 });

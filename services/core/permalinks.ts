@@ -43,28 +43,63 @@ const seg = (value: string) => encodeURIComponent(value || '_');
  * structure with its tags filled in (dates from `publishedAt`, in UTC).
  */
 export function permalinkDir(rules: Permalinks, entry: PathFacts, termSlug: (id: string) => string | undefined = () => undefined): string {
-  const date = entry.publishedAt ? new Date(entry.publishedAt) : null;
-  const two = (n: number) => String(n).padStart(2, '0');
-  const category = entry.terms?.category?.map(termSlug).find((s) => s !== undefined) ?? 'uncategorized';
-  const values: Record<string, string> = {
-    '%year%': date ? String(date.getUTCFullYear()) : 'undated',
-    '%monthnum%': date ? two(date.getUTCMonth() + 1) : '00',
-    '%day%': date ? two(date.getUTCDate()) : '00',
-    '%postname%': entry.slug,
-    '%post_id%': entry.id,
-    '%category%': category,
-    '%author%': entry.authorId ?? 'author',
-    '%locale%': entry.locale,
+  return permalinkFolders(rules)(entry, termSlug);
+}
+
+type TagValue = (entry: PathFacts, termSlug: (id: string) => string | undefined) => string;
+const two = (n: number) => String(n).padStart(2, '0');
+const utc = (entry: PathFacts) => (entry.publishedAt ? new Date(entry.publishedAt) : null);
+const TAG_VALUES: Record<string, TagValue> = {
+  '%year%': (e) => String(utc(e)?.getUTCFullYear() ?? 'undated'),
+  '%monthnum%': (e) => {
+    const date = utc(e);
+    return date ? two(date.getUTCMonth() + 1) : '00';
+  },
+  '%day%': (e) => {
+    const date = utc(e);
+    return date ? two(date.getUTCDate()) : '00';
+  },
+  '%postname%': (e) => e.slug,
+  '%post_id%': (e) => e.id,
+  '%category%': (e, termSlug) => e.terms?.category?.map(termSlug).find((s) => s !== undefined) ?? 'uncategorized',
+  '%author%': (e) => e.authorId ?? 'author',
+  '%locale%': (e) => e.locale,
+};
+
+/**
+ * `permalinkDir` of one rule set, its structure parsed once: a public page places a hundred entries
+ * by the same rule. A filled-in tag is never empty and holds no `/` (encoded), so the structure's
+ * empty segments are its own and dropped here once.
+ */
+export function permalinkFolders(rules: Permalinks): (entry: PathFacts, termSlug?: (id: string) => string | undefined) => string {
+  const segments = rules.structure
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => segment.split(/(%[a-z_]+%)/).map((part, i): string | TagValue => (i % 2 === 1 ? (TAG_VALUES[part] ?? seg(part)) : part)));
+  const localeLeads = !rules.structure.includes('%locale%');
+  const baseOf = (type: string) => {
+    const base = rules.typeBases[type] ?? type;
+    return base ? `${base.split('/').map(seg).join('/')}/` : '';
   };
-  const path = rules.structure.replace(/%[a-z_]+%/g, (tag) => seg(values[tag] ?? tag));
-  const base = rules.typeBases[entry.type] ?? entry.type;
-  const parts = [rules.structure.includes('%locale%') ? '' : seg(entry.locale), base ? base.split('/').map(seg).join('/') : '', path];
-  return `${parts.join('/').split('/').filter(Boolean).join('/')}/`;
+  return (entry, termSlug = () => undefined) => {
+    let dir = localeLeads ? `${seg(entry.locale)}/` : '';
+    dir += baseOf(entry.type);
+    for (const parts of segments) {
+      for (const part of parts) dir += typeof part === 'string' ? part : seg(part(entry, termSlug));
+      dir += '/';
+    }
+    return dir || '/';
+  };
 }
 
 /** The entry's site path as redirect rules store it (leading slash, no trailing one). */
-export const permalinkPath = (rules: Permalinks, entry: PathFacts, termSlug?: (id: string) => string | undefined) =>
-  `/${permalinkDir(rules, entry, termSlug).slice(0, -1)}`;
+export const permalinkPath = (rules: Permalinks, entry: PathFacts, termSlug?: (id: string) => string | undefined) => permalinkPaths(rules)(entry, termSlug);
+
+/** `permalinkPath` of one rule set, parsed once (`permalinkFolders`). */
+export function permalinkPaths(rules: Permalinks): (entry: PathFacts, termSlug?: (id: string) => string | undefined) => string {
+  const folderOf = permalinkFolders(rules);
+  return (entry, termSlug) => `/${folderOf(entry, termSlug).slice(0, -1)}`;
+}
 
 /** Stable text of a rule set: a change of it moves every entry page (the export runs in full). */
 export const permalinksKey = (rules: Permalinks) =>

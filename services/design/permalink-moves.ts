@@ -3,7 +3,7 @@ import { newId } from '../core/ids.ts';
 import { COLLECTIONS, type EntryDoc } from '../content/model.ts';
 import type { TermDoc } from '../content/taxonomies.ts';
 import { redirectsCollection } from '../redirects/redirects.ts';
-import { permalinkPath, permalinksKey, termArchivePath, type Permalinks } from '../core/permalinks.ts';
+import { permalinkPaths, permalinksKey, termArchivePath, type Permalinks } from '../core/permalinks.ts';
 
 /**
  * A permalink change moves every published entry (and, with `categoryBase` or `tagBase`, every
@@ -30,6 +30,7 @@ export async function redirectMovedEntries(ctx: OperationContext, before: Permal
   const termSlug = (id: string) => slugs.get(id);
   const terms = new Map(termRows.map((t) => [t._id, t]));
   const moves = new Map<string, string>();
+  const [pathBefore, pathAfter] = [permalinkPaths(before), permalinkPaths(after)];
   const moveTerms = (locale: string, assigned: Record<string, string[]>) => {
     for (const taxonomy of ['category', 'tag']) {
       for (const id of assigned[taxonomy] ?? []) {
@@ -52,8 +53,8 @@ export async function redirectMovedEntries(ctx: OperationContext, before: Permal
       terms: doc.terms ?? {},
       authorId: doc.authorId,
     };
-    const from = permalinkPath(before, facts, termSlug);
-    const to = permalinkPath(after, facts, termSlug);
+    const from = pathBefore(facts, termSlug);
+    const to = pathAfter(facts, termSlug);
     if (from !== to) moves.set(from, to);
     moveTerms(doc.locale, doc.terms ?? {});
   }

@@ -4,14 +4,20 @@ import type { PublicGeneration } from '../core/public-generation.ts';
 import { loadLanguages, type LanguagesDoc } from '../languages/languages.ts';
 import { readAccessState } from '../access/site-settings-store.ts';
 import { topics } from '../core/topics.ts';
+import { readPermalinks, type Permalinks } from '../core/permalinks.ts';
 import type { ChangeFeed } from '../core/change-feed.ts';
 import type { Operation } from '../core/operation.ts';
 
-/** What every public read needs first: is the API on, which cache generation, which languages. */
+/**
+ * What every public read needs first: is the API on, which cache generation, which languages, and
+ * where the site's entries live (its permalink rule, a document of a public collection: a change of
+ * it moves the generation and drops this copy like any public write).
+ */
 export interface PublicState {
   generation: number;
   publicEnabled: boolean;
   languages: Pick<LanguagesDoc, 'languages' | 'defaultCode'>;
+  permalinks: Permalinks;
 }
 
 export interface PublicCacheOptions {
@@ -97,12 +103,13 @@ function siteCache(ctx: OperationContext): SiteCache {
 }
 
 async function readState(ctx: OperationContext): Promise<PublicState> {
-  const [generation, publicEnabled, languages] = await Promise.all([
+  const [generation, publicEnabled, languages, permalinks] = await Promise.all([
     storedGeneration(ctx.db, ctx.site._id),
     readAccessState(ctx.db, ctx.site._id).then((state) => state.publicEnabled),
     loadLanguages(ctx),
+    readPermalinks(ctx.db, ctx.site._id),
   ]);
-  return { generation, publicEnabled, languages: { languages: languages.languages, defaultCode: languages.defaultCode } };
+  return { generation, publicEnabled, languages: { languages: languages.languages, defaultCode: languages.defaultCode }, permalinks };
 }
 
 /** The site's public state, re-read at most every `stateTtlMs` (one shared read when many requests arrive at once). */

@@ -4,10 +4,12 @@ import { MAX_QUERY_COST } from '../../services/content/graphql-cost.ts';
 import { createRuntime } from '../../services/runtime.ts';
 import { closeServices } from '../../services/core/services.ts';
 import { freshWindow } from '../access/world-helpers.ts';
+import { DESIGN_COLLECTION } from '../../services/core/design-documents.ts';
+import type { CommandStartedEvent } from 'mongodb';
 
 let cw: ContentWorld;
 beforeAll(async () => {
-  cw = await startContentWorld();
+  cw = await startContentWorld({ monitorCommands: true });
   await cw.manage('POST', '/languages', { code: 'fr', name: 'Français' });
   for (let i = 0; i < 5; i++) {
     const e = await cw.create({ title: `Public ${i}`, slug: `public-${i}`, type: i % 2 ? 'page' : 'post', fields: { n: i } });
@@ -77,6 +79,28 @@ describe('Public Content API', () => {
       expect((await cw.manage('DELETE', '/permalinks')).statusCode).toBe(200);
     }
     expect((await cw.pub('/content/placed')).json().path).toBe('/en/post/placed');
+  });
+
+  it("places a page's entries by the rule its public state holds: answers computed past the cache read no rule", async () => {
+    const ruleReads: unknown[] = [];
+    const listener = (event: CommandStartedEvent) => {
+      const filter = (event.command as { filter?: { _id?: unknown } }).filter;
+      if (event.commandName === 'find' && event.command.find === DESIGN_COLLECTION && String(filter?._id).endsWith(':permalinks:default'))
+        ruleReads.push(filter?._id);
+    };
+    expect((await cw.pub('/content?limit=2')).statusCode).toBe(200);
+    cw.world.services.mongo.on('commandStarted', listener);
+    try {
+      // Each a URL of its own: none is answered from the response cache.
+      for (const limit of [3, 4, 5]) {
+        const { items } = (await cw.pub(`/content?limit=${limit}`)).json();
+        for (const item of items) expect(item.path).toBe(`/${item.locale}/${item.type}/${item.slug}`);
+      }
+      expect((await cw.pub('/content/public-3')).json().path).toBe('/en/page/public-3');
+      expect(ruleReads).toEqual([]);
+    } finally {
+      cw.world.services.mongo.off('commandStarted', listener);
+    }
   });
 
   it('invalidates the cache on update, publish, unpublish and delete', async () => {
