@@ -19,7 +19,6 @@ import java.util.stream.StreamSupport;
 
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelPipeline;
 import io.netty.handler.codec.MessageToByteEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -32,7 +31,6 @@ import de.bwaldvogel.mongo.bson.LegacyUUID;
 import de.bwaldvogel.mongo.bson.MaxKey;
 import de.bwaldvogel.mongo.bson.MinKey;
 import de.bwaldvogel.mongo.wire.BsonConstants;
-import de.bwaldvogel.mongo.wire.MongoWireMessageEncoder;
 import de.bwaldvogel.mongo.wire.OpCode;
 import de.bwaldvogel.mongo.wire.message.MongoMessage;
 import org.h2.mvstore.MVMap;
@@ -45,7 +43,27 @@ import io.netty.buffer.ByteBuf;
 
 import de.bwaldvogel.mongo.MongoCollection;
 import de.bwaldvogel.mongo.MongoDatabase;
-import de.bwaldvogel.mongo.MongoServer;
+import de.bwaldvogel.mongo.MongoBackend;
+import de.bwaldvogel.mongo.MongoThreadFactory;
+import de.bwaldvogel.mongo.wire.MessageFlag;
+import de.bwaldvogel.mongo.wire.MongoDatabaseHandler;
+import de.bwaldvogel.mongo.wire.MongoExceptionHandler;
+import de.bwaldvogel.mongo.wire.MongoWireProtocolHandler;
+import de.bwaldvogel.mongo.wire.MongoWireReplyEncoder;
+import de.bwaldvogel.mongo.wire.message.ClientRequest;
+import de.bwaldvogel.mongo.wire.message.MessageHeader;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.group.ChannelGroup;
+import io.netty.channel.group.DefaultChannelGroup;
+import io.netty.channel.nio.NioEventLoopGroup;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
 import de.bwaldvogel.mongo.MongoVersion;
 import de.bwaldvogel.mongo.oplog.Oplog;
 import de.bwaldvogel.mongo.backend.CollectionOptions;
@@ -1620,12 +1638,6 @@ public final class Launcher {
     static final class ArrayMessageEncoder extends MessageToByteEncoder<MongoMessage> {
         private final ArrayBson.Writer body = new ArrayBson.Writer();
 
-        /** Put in place of the library's encoder on a channel's first message (MongoServer builds the pipeline itself). */
-        static void install(Channel channel) {
-            ChannelPipeline pipeline = channel.pipeline();
-            if (pipeline.get(MongoWireMessageEncoder.class) != null) pipeline.replace(MongoWireMessageEncoder.class, "array-bson-encoder", new ArrayMessageEncoder());
-        }
-
         @Override
         protected void encode(ChannelHandlerContext ctx, MongoMessage message, ByteBuf buf) {
             body.reset();
@@ -1644,6 +1656,112 @@ public final class Launcher {
             buf.writeIntLE(message.getFlags());
             buf.writeByte(MongoMessage.SECTION_KIND_BODY);
             buf.writeBytes(body.bytes, 0, body.size);
+        }
+    }
+
+    /**
+     * The library's request decoder with ArrayBson for OP_MSG (every request of the driver): the
+     * frame copied out of netty's buffer once, its documents read from the array. OP_QUERY (the
+     * legacy handshake) is left to the library.
+     */
+    static final class ArrayMessageDecoder extends MongoWireProtocolHandler {
+        private static final int HEADER = 4 * 4;
+
+        @Override
+        protected ClientRequest decode(ChannelHandlerContext ctx, ByteBuf buf) throws Exception {
+            int start = buf.readerIndex();
+            if (buf.readableBytes() < HEADER + 4 || buf.getIntLE(start + 12) != OpCode.OP_MSG.getId()) return super.decode(ctx, buf);
+            int totalLength = buf.getIntLE(start);
+            if (totalLength > MAX_MESSAGE_SIZE_BYTES) throw new IOException("message too large: " + totalLength + " bytes");
+            if (buf.readableBytes() < totalLength) return null;
+            byte[] frame = new byte[totalLength];
+            buf.readBytes(frame);
+            ArrayBson.Reader in = new ArrayBson.Reader(frame, 4, totalLength);
+            MessageHeader header = new MessageHeader(totalLength, in.readInt(), in.readInt());
+            in.readInt();
+            int flagBits = in.readInt();
+            boolean checksum = MessageFlag.CHECKSUM_PRESENT.isSet(flagBits);
+            if (checksum) flagBits = MessageFlag.CHECKSUM_PRESENT.removeFrom(flagBits);
+            if (flagBits != 0) throw new UnsupportedOperationException("flags=" + flagBits + " not yet supported");
+            int payloadEnd = checksum ? totalLength - 4 : totalLength;
+            Document body = null;
+            Document sequences = new Document();
+            while (in.at < payloadEnd) {
+                byte kind = in.readByte();
+                if (kind == MongoMessage.SECTION_KIND_BODY) {
+                    if (body != null) throw new IllegalArgumentException("Expected null but got " + body);
+                    body = in.readDocument();
+                } else if (kind == MongoMessage.SECTION_KIND_DOCUMENT_SEQUENCE) {
+                    int sectionStart = in.at;
+                    int sectionSize = in.readInt();
+                    String identifier = in.readCString();
+                    List<Document> documents = new ArrayList<>();
+                    do documents.add(in.readDocument());
+                    while (in.at - sectionStart < sectionSize);
+                    if (sequences.put(identifier, documents) != null) throw new IllegalArgumentException("Expected null");
+                } else {
+                    throw new IllegalArgumentException("Unexpected section kind: " + kind);
+                }
+            }
+            if (checksum) in.readInt();
+            if (body == null) throw new IllegalArgumentException("Given value must not be null");
+            for (Map.Entry<String, Object> sequence : sequences.entrySet()) {
+                if (body.put(sequence.getKey(), sequence.getValue()) != null) throw new IllegalArgumentException("Expected null");
+            }
+            if (in.at != totalLength) throw new IOException();
+            return new MongoMessage(ctx.channel(), header, body);
+        }
+    }
+
+    /**
+     * MongoServer's listener with the launcher's codec in its pipeline (MongoServer builds its
+     * pipeline inside `bind`, with no way to put another encoder or decoder in): the same event
+     * loops, handlers and shutdown otherwise.
+     */
+    static final class LocalServer {
+        private final MongoBackend backend;
+        private EventLoopGroup boss;
+        private EventLoopGroup workers;
+        private Channel listening;
+
+        LocalServer(MongoBackend backend) {
+            this.backend = backend;
+        }
+
+        void bind(String host, int port) {
+            boss = new NioEventLoopGroup(0, new MongoThreadFactory("mongo-server-boss"));
+            workers = new NioEventLoopGroup(0, new MongoThreadFactory("mongo-server-worker"));
+            ChannelGroup clients = new DefaultChannelGroup("mongodb-channels", workers.next());
+            ServerBootstrap bootstrap = new ServerBootstrap()
+                .group(boss, workers)
+                .channel(NioServerSocketChannel.class)
+                .option(ChannelOption.SO_BACKLOG, 100)
+                .localAddress(new InetSocketAddress(host, port))
+                .childOption(ChannelOption.TCP_NODELAY, Boolean.TRUE)
+                .childHandler(new ChannelInitializer<SocketChannel>() {
+                    @Override
+                    public void initChannel(SocketChannel channel) {
+                        channel.pipeline().addLast(new MongoWireReplyEncoder());
+                        channel.pipeline().addLast(new ArrayMessageEncoder());
+                        channel.pipeline().addLast(new ArrayMessageDecoder());
+                        channel.pipeline().addLast(new MongoDatabaseHandler(backend, clients));
+                        channel.pipeline().addLast(new MongoExceptionHandler());
+                    }
+                });
+            try {
+                listening = bootstrap.bind().syncUninterruptibly().channel();
+            } catch (RuntimeException e) {
+                shutdown();
+                throw e;
+            }
+        }
+
+        /** Stops listening, lets the event loops finish (5 s at most), then closes the backend (MVStore.close flushes). */
+        void shutdown() {
+            if (listening != null) listening.close().syncUninterruptibly();
+            for (EventLoopGroup group : new EventLoopGroup[] {boss, workers}) if (group != null) group.shutdownGracefully(0, 5, TimeUnit.SECONDS);
+            for (EventLoopGroup group : new EventLoopGroup[] {boss, workers}) if (group != null) group.terminationFuture().syncUninterruptibly();
+            backend.close();
         }
     }
 
@@ -1798,12 +1916,6 @@ public final class Launcher {
          * closed") where real MongoDB answers without it. It only reads, so it is asked again.
          */
         @Override
-        public Document handleMessage(MongoMessage message) {
-            ArrayMessageEncoder.install(message.getChannel());
-            return super.handleMessage(message);
-        }
-
-        @Override
         public Document handleCommand(Channel channel, String databaseName, String command, Document query) {
             for (int attempt = 1; ; attempt++) {
                 try {
@@ -1853,16 +1965,16 @@ public final class Launcher {
         if (retentionMs != null) backend.getMvStore().setRetentionTime(retentionMs);
         ReportedVersion reported = new ReportedVersion(version);
         backend.version(reported);
-        MongoServer server = new MongoServer(backend);
         if (oplog) {
-            server.enableOplog();
+            backend.enableOplog();
         }
+        LocalServer server = new LocalServer(backend);
 
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             System.out.println("mongo-launcher: shutting down");
             try {
-                server.shutdown(); // stops listening, closes event loops, closes backend (MVStore.close -> flush)
+                server.shutdown();
             } catch (Throwable t) {
                 t.printStackTrace();
                 try {
