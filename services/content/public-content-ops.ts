@@ -28,22 +28,30 @@ function publishedFilter(ctx: OperationContext, view: PublicView, extra: { type?
  */
 const PUBLISHED_FIELDS = { _id: 1, siteId: 1, type: 1, locale: 1, status: 1, terms: 1, publishedAt: 1, updatedAt: 1, authorId: 1, live: 1 } as const;
 
+/**
+ * A published entry always holds its snapshot; one read with `PUBLISHED_FIELDS` that does not
+ * (written around the write path) is shown from its working revision, read whole.
+ */
+async function wholeWhereBare(ctx: OperationContext, rows: EntryDoc[]): Promise<EntryDoc[]> {
+  const bare = rows.filter((row) => !row.live).map((row) => row._id);
+  if (bare.length === 0) return rows;
+  const { entries } = contentCollections(ctx.db);
+  const whole = new Map((await entries.find({ _id: { $in: bare }, siteId: ctx.site._id }).toArray()).map((doc) => [doc._id, doc]));
+  return rows.map((row) => whole.get(row._id) ?? row);
+}
+
 async function page(ctx: OperationContext, view: PublicView, list: string, filter: Filter<EntryDoc>, limit: number, cursor?: string) {
   const after = decodeAfterId(ctx, list, cursor);
   if (after) filter._id = { $lt: after };
-  const { entries } = contentCollections(ctx.db);
   // A preview shows the working revision: the whole document.
-  const rows = (await entries
-    .find(filter, view.preview ? {} : { projection: PUBLISHED_FIELDS })
-    .sort({ _id: -1 })
-    .limit(limit + 1)
-    .toArray()) as EntryDoc[];
-  // A published entry always holds its snapshot; one that does not (written around the write path) is shown from its working revision, read whole.
-  const bare = rows.filter((row) => !row.live).map((row) => row._id);
-  if (bare.length > 0) {
-    const whole = new Map((await entries.find({ _id: { $in: bare }, siteId: ctx.site._id }).toArray()).map((doc) => [doc._id, doc]));
-    rows.forEach((row, i) => (rows[i] = whole.get(row._id) ?? row));
-  }
+  const rows = await wholeWhereBare(
+    ctx,
+    (await contentCollections(ctx.db)
+      .entries.find(filter, view.preview ? {} : { projection: PUBLISHED_FIELDS })
+      .sort({ _id: -1 })
+      .limit(limit + 1)
+      .toArray()) as EntryDoc[],
+  );
   const { items, nextCursor } = pageOf(ctx, list, rows, limit);
   const pathOf = await publicPlacer(ctx, items, view);
   return { items: items.map((doc) => toPublicEntry(doc, view.preview, pathOf(doc))), nextCursor, total: items.length, locale: view.locale };
@@ -116,7 +124,10 @@ export const publicSearchOp = definePublicOperation({
       depth: orderedPageEnd(ctx, 'public-search', input),
     });
     const { items: ids, page } = pageInOrder(ctx, 'public-search', ranked, (id) => id, input);
-    const docs = await entriesInOrder<EntryDoc>(ctx, ids, publishedFilter(ctx, view, { type: input.type }));
+    const filter = publishedFilter(ctx, view, { type: input.type });
+    const docs = view.preview
+      ? await entriesInOrder<EntryDoc>(ctx, ids, filter)
+      : await wholeWhereBare(ctx, await entriesInOrder<EntryDoc>(ctx, ids, filter, PUBLISHED_FIELDS));
     const pathOf = await publicPlacer(ctx, docs, view);
     return { items: docs.map((doc) => toPublicEntry(doc, view.preview, pathOf(doc))), nextCursor: page.nextCursor, total: docs.length, locale: view.locale };
   },

@@ -103,6 +103,20 @@ describe('Public Content API', () => {
     }
   });
 
+  it('shows a published entry without its snapshot (written around the write path) from its working revision, in lists and search', async () => {
+    const entry = await cw.create({ title: 'Snapshotless zyxwvu', slug: 'snapshotless', excerpt: 'Kept whole' });
+    await cw.manage('POST', `/content/${entry.id}/publish`);
+    const entries = cw.world.services.mongo.db(cw.world.defaultWorkspace.dbName).collection<{ _id: string }>('content_entries');
+    await entries.updateOne({ _id: entry.id }, { $unset: { live: '' } });
+    await cw.manage('POST', '/cache/clear');
+    const listed = (await cw.pub('/content?limit=100')).json().items.find((item: { id: string }) => item.id === entry.id);
+    const found = (await cw.pub('/search?q=zyxwvu')).json().items;
+    expect(found.map((item: { id: string }) => item.id)).toEqual([entry.id]);
+    for (const item of [listed, found[0]])
+      expect(item).toMatchObject({ title: 'Snapshotless zyxwvu', slug: 'snapshotless', excerpt: 'Kept whole', path: '/en/post/snapshotless' });
+    await cw.manage('DELETE', `/content/${entry.id}`);
+  });
+
   it('invalidates the cache on update, publish, unpublish and delete', async () => {
     const entry = await cw.create({ title: 'Cached', slug: 'cached' });
     await cw.manage('POST', `/content/${entry.id}/publish`);
