@@ -307,12 +307,16 @@ const COLLECTORS = { serial: '-XX:+UseSerialGC', parallel: '-XX:+UseParallelGC',
 
 /**
  * MONGO_GC picks the engine's collector. Default: the serial one up to a 1 GB heap (smallest
- * footprint; a test run's or a dev session's heap is collected in milliseconds), G1 above it: with a
- * big workspace's indexes live (1.5 GB at 100,000 entries) the serial collector stopped the engine
- * for 0.5-1.4 s a young collection and 5 s a full one (engines/README.md, "The collector").
+ * footprint; a test run's or a dev session's heap is collected in milliseconds); G1 up to 4 GB: with
+ * a big workspace's indexes live (1.5 GB at 100,000 entries) in a heap that barely holds them, the
+ * serial and parallel collectors stopped the engine for seconds at each full collection; the
+ * parallel one from 4 GB (a heap sized for its workspace, engines/README.md "The heap"): full
+ * collections are rare there, and without G1's barriers the engine answered searches a third faster
+ * (engines/README.md, "The collector").
  */
 function collectorFlag(heap) {
-  const chosen = process.env.MONGO_GC ?? (heapBytes(heap) > 1024 ** 3 ? 'g1' : 'serial');
+  const bytes = heapBytes(heap);
+  const chosen = process.env.MONGO_GC ?? (bytes >= 4 * 1024 ** 3 ? 'parallel' : bytes > 1024 ** 3 ? 'g1' : 'serial');
   const flag = COLLECTORS[chosen];
   if (!flag) throw new Error(`MONGO_GC must be one of ${Object.keys(COLLECTORS).join(', ')} (got ${chosen})`);
   return flag;
