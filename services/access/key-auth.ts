@@ -42,7 +42,7 @@ export interface KeyLimits {
  * key row and its owner's current capabilities are cached per gateway and used only while that
  * version is unchanged, so a revocation, rotation, role change or switch reaches every gateway on
  * the next request. Expiry is compared with the clock each time. For a key this gateway already
- * knows, the per-key and per-IP counts come from blocks this gateway leased (`countFromLeases`),
+ * knows, the per-key and per-IP counts come from blocks this gateway leased (`countKnown`),
  * else the state read and the counters are one batched round trip (`live-state.ts`).
  */
 export function createKeyAuthenticator(services: Services, readState: StateReader) {
@@ -125,7 +125,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
     if (counted) {
       state = counted.state;
     } else if (known) {
-      counted = (await countFromLeases(db, siteId, known, ip, now)) ?? (await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(known._id)]));
+      counted = await countKnown(db, siteId, known, ip, now);
       state = counted.state;
     } else {
       state = await readState(db, siteId);
@@ -222,18 +222,19 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
   });
 
   /**
-   * The full path's count without a round trip of its own, for a key this gateway knows whose
-   * secret matched: positions from this gateway's leased blocks, under the access state as the
-   * feed holds it (read when it is not held), waiting for a claim rather than counting apart
-   * (docs/access.md, "Counting without a round trip"). The caller then runs every check against
-   * that state, as after a count in the database. `undefined` when no block can be had: the
-   * caller counts and reads in one statement.
+   * The full path's count for a key this gateway knows whose secret matched: positions from this
+   * gateway's leased blocks, under `state` (by default the access state as the feed holds it, read
+   * when it is not held), waiting for a claim rather than counting apart (docs/access.md,
+   * "Counting without a round trip"); when no block can be had, the count and the state's read in
+   * one statement. The caller then runs every check against the state it answers, as after a
+   * count in the database.
    */
-  async function countFromLeases(db: Db, siteId: string, key: ApiKeyDoc, ip: string, now: Date): Promise<LiveResult | undefined> {
-    const state = readState.peek(db.databaseName, siteId) ?? (await readState(db, siteId));
+  async function countKnown(db: Db, siteId: string, key: ApiKeyDoc, ip: string, now: Date, held?: AccessState): Promise<LiveResult> {
+    const state = held ?? readState.peek(db.databaseName, siteId) ?? (await readState(db, siteId));
     const window = windowOf(now);
     const positions = await leases.takeOrClaim(db, siteId, window, leaseFields(state, key, ip));
-    return positions && leasedCount(state, key, ip, window, now, positions);
+    if (positions) return leasedCount(state, key, ip, window, now, positions);
+    return live(db, siteId, now, [counterFields.ip(ip), counterFields.key(key._id)]);
   }
 
   /**
@@ -260,12 +261,7 @@ export function createKeyAuthenticator(services: Services, readState: StateReade
    * several per request): counted against the key's and the IP's windows exactly as a request is.
    */
   async function countAgain(db: Db, siteId: string, limits: KeyLimits, ip: string): Promise<KeyLimits> {
-    const now = services.clock.now();
-    const window = windowOf(now);
-    const positions = await leases.takeOrClaim(db, siteId, window, leaseFields(limits.state, limits.key, ip));
-    const counted = positions
-      ? leasedCount(limits.state, limits.key, ip, window, now, positions)
-      : await live(db, siteId, now, [counterFields.ip(ip), counterFields.key(limits.key._id)]);
+    const counted = await countKnown(db, siteId, limits.key, ip, services.clock.now(), limits.state);
     return limitsOf(limits.state, limits.key, counted, ip);
   }
 
