@@ -275,6 +275,36 @@ describe('local engine: secondary indexes', () => {
     await ids.drop();
   });
 
+  it('reads, updates and deletes by a long list of ids exactly what the list names (duplicates and missing ids included)', { timeout: 120_000 }, async () => {
+    // Lists this long are a gateway's acknowledgement of a backlog of changes (core/change-feed.ts):
+    // the engine answers them by `_id` lookups, not by matching each document against the whole list.
+    type Row = { _id: string | ObjectId | number; v: number; acked?: string[] };
+    const rows = client.db('indexes').collection<Row>('idlists');
+    const docs: Row[] = Array.from({ length: 3000 }, (_, i) => ({ _id: i % 3 === 0 ? new ObjectId() : i % 3 === 1 ? `id-${i}` : i, v: i }));
+    await rows.insertMany(docs);
+    const named = docs.filter((doc) => doc.v % 2 === 0);
+    const list = [...named.map((doc) => doc._id), ...named.slice(0, 50).map((doc) => doc._id), 'missing', new ObjectId()];
+    const strings = named.filter((doc) => typeof doc._id !== 'number');
+    const stringList = list.filter((id) => typeof id !== 'number');
+    const values = (found: Row[]) => found.map((doc) => doc.v).sort((a, b) => a - b);
+
+    // Strings and ObjectIds (the engine's lookups), then with numbers too (the library's matcher).
+    for (const [ids, expected] of [
+      [stringList, strings],
+      [list, named],
+    ] as const) {
+      const marked = await rows.updateMany({ _id: { $in: [...ids] } }, { $addToSet: { acked: `g${ids.length}` } });
+      expect([marked.matchedCount, marked.modifiedCount]).toEqual([expected.length, expected.length]);
+      const again = await rows.updateMany({ _id: { $in: [...ids] } }, { $addToSet: { acked: `g${ids.length}` } });
+      expect([again.matchedCount, again.modifiedCount]).toEqual([expected.length, 0]);
+      expect(values(await rows.find({ acked: `g${ids.length}` }).toArray())).toEqual(values([...expected]));
+      expect(values(await rows.find({ _id: { $in: [...ids] }, v: { $gte: 1000 } }).toArray())).toEqual(values(expected.filter((doc) => doc.v >= 1000)));
+    }
+    expect((await rows.deleteMany({ _id: { $in: stringList } })).deletedCount).toBe(strings.length);
+    expect(values(await rows.find({}).toArray())).toEqual(values(docs.filter((doc) => !strings.includes(doc))));
+    await rows.drop();
+  });
+
   it('builds the indexes again after a restart, in the background, with the documents written meanwhile', { timeout: 120_000 }, async () => {
     await client.close();
     await stopEngines({ dataDir });

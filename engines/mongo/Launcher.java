@@ -4,6 +4,7 @@ import java.lang.reflect.Field;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -1010,6 +1011,8 @@ public final class Launcher {
             Stream<SecondaryIndex.Entry> entries;
             SecondaryIndex index;
             boolean ordered;
+            /** Point lookups on `_id`: every document found has one of the ids asked for. */
+            boolean byId;
         }
 
         /**
@@ -1062,7 +1065,30 @@ public final class Launcher {
         @Override
         public synchronized Document updateDocuments(Document selector, Document updateQuery, ArrayFilters arrayFilters,
                                                      boolean isMulti, boolean isUpsert, Oplog oplog) {
+            if (isMulti && !isUpsert && selector.size() == 1 && withoutIdsFound(selector) != selector) {
+                return forUpdate(() -> updateEachId(selector, updateQuery, arrayFilters, oplog));
+            }
             return forUpdate(() -> super.updateDocuments(selector, updateQuery, arrayFilters, isMulti, isUpsert, oplog));
+        }
+
+        /**
+         * A multi-update of `{_id: {$in: [...]}}` as one update per id: the library matches the whole
+         * selector again for each document it updates (for a positional `$`), so an `$in` of n ids
+         * cost n² comparisons (8,000 ids: 4-5 s). Same documents, counts and oplog entries.
+         */
+        private Document updateEachId(Document selector, Document updateQuery, ArrayFilters arrayFilters, Oplog oplog) {
+            int matched = 0;
+            int modified = 0;
+            Object ids = ((Document) selector.get("_id")).get("$in");
+            for (Object id : new LinkedHashSet<>((Collection<?>) ids)) {
+                Document one = super.updateDocuments(new Document("_id", id), updateQuery, arrayFilters, false, false, oplog);
+                matched += ((Number) one.get("n")).intValue();
+                modified += ((Number) one.get("nModified")).intValue();
+            }
+            Document result = new Document();
+            result.put("n", matched);
+            result.put("nModified", modified);
+            return result;
         }
 
         @Override
@@ -1093,10 +1119,28 @@ public final class Launcher {
                     return keys != null ? keys : getDocument(entry.position);
                 }).filter(Objects::nonNull)
                 : plan.entries.map(entry -> entry.position).distinct().map(this::getDocument).filter(Objects::nonNull);
+            Document matched = plan.byId ? withoutIdsFound(query) : query;
             if (plan.ordered) {
-                return matchDocumentsFromStream(query, documents, numberToSkip, limit, batchSize, null, fieldSelector);
+                return matchDocumentsFromStream(matched, documents, numberToSkip, limit, batchSize, null, fieldSelector);
             }
-            return matchDocumentsFromStream(documents, query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+            return matchDocumentsFromStream(documents, matched, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+        }
+
+        /**
+         * The query less an `_id: {$in: [...]}` of strings and ObjectIds that the `_id` lookups have
+         * answered: a document found by them has one of those ids, so matching it again is redundant,
+         * and the library's `$in` walks its whole list for each document (a change feed's
+         * acknowledgement of 8,000 changes at once made 32 million comparisons).
+         */
+        private static Document withoutIdsFound(Document query) {
+            Object id = query.get("_id");
+            if (!(id instanceof Document) || ((Document) id).size() != 1) return query;
+            Object in = ((Document) id).get("$in");
+            if (!(in instanceof Collection)) return query;
+            for (Object value : (Collection<?>) in) if (!(value instanceof String) && !(value instanceof ObjectId)) return query;
+            Document rest = query.clone();
+            rest.remove("_id");
+            return rest;
         }
 
         private static boolean isNatural(Document orderBy) {
@@ -1139,6 +1183,7 @@ public final class Launcher {
             }
             Plan plan = new Plan();
             plan.score = 1000 + keys.size();
+            plan.byId = index instanceof IdIndex;
             List<Object> positions = new ArrayList<>();
             for (Document probe : probes) {
                 Object position = index.getPosition(probe);
