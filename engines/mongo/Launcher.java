@@ -1133,6 +1133,8 @@ public final class Launcher {
          * acknowledgement of 8,000 changes at once made 32 million comparisons).
          */
         private static Document withoutIdsFound(Document query) {
+            // An `_id` condition inside `$and` may be the one the lookups were made from: leave such a query whole.
+            if (query.containsKey("$and")) return query;
             Object id = query.get("_id");
             if (!(id instanceof Document) || ((Document) id).size() != 1) return query;
             Object in = ((Document) id).get("$in");
