@@ -97,12 +97,22 @@ export const GATEWAYS_COLLECTION = 'gateways';
 /** How many applied changes `changedSince` remembers; a load spanning more is not kept. */
 const RECENT_CHANGES = 4096;
 /**
- * How far before its previous read a poll reads again: changes whose writer's clock (skew) or slow
- * insert put them before that are the renewal's (every `leaseMs / 4`, over the whole 120 s). A
- * poll over the whole window read every change of the last two minutes 20 times a second: under a
- * burst of writes, tens of thousands of rows a poll.
+ * How far before its previous read a poll reads again: a writer's clock up to the allowed skew
+ * behind, and an insert still in flight. A change written before that (a slower insert, a clock
+ * further behind) is the next renewal's, every `leaseMs / 4`. Every poll reads each row of its window
+ * (the rows this session acknowledged are matched out, not skipped by an index): under a burst of
+ * writes a 10 s window was a third of the local engine's work (bench/RESULTS.md, session 19).
  */
-const POLL_OVERLAP_MS = 10_000;
+const pollOverlapMs = (skewMs: number) => Math.max(2000, 2 * skewMs);
+/**
+ * How far before its previous renewal's read a renewal reads again (a change the poll missed); every
+ * so often (`fullCatchUpEveryMs`) it reads the whole two minutes instead, for a change stamped long
+ * before it landed (its writer frozen in between). The whole two minutes at every renewal (every
+ * 1.25 s by default) cost the engine as much again as the polls.
+ */
+const RENEWAL_OVERLAP_MS = 30_000;
+/** Within half a writer's patience (it waits 2 leases + skew + 5 s for acknowledgements): 10 s by default. */
+const fullCatchUpEveryMs = (leaseMs: number, skewMs: number) => Math.min(10_000, (2 * leaseMs + skewMs + 5000) / 2);
 /** How often a gateway deletes changes nobody can still need (the local engine has no TTL indexes). */
 const PURGE_EVERY_MS = 30_000;
 
@@ -270,7 +280,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
             await sleep(idlePollMs);
             // The fast path reads back only a little before its previous read; the renewal reads the whole window.
             const startedAt = Date.now();
-            await catchUp(mine, new Date(Math.max(since.getTime(), polledAt - POLL_OVERLAP_MS)));
+            await catchUp(mine, new Date(Math.max(since.getTime(), polledAt - pollOverlapMs(skewMs))));
             polledAt = startedAt;
             continue;
           }
@@ -288,8 +298,17 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       );
       let first = true;
       let failure: string | null = null;
+      let renewedAt = 0;
+      let fullAt = Date.now();
       while (running && session === mine && !failure) {
-        failure = await Promise.race([renew(mine, since, first).catch((error: unknown) => `renewal failed: ${(error as Error)?.message}`), ended]);
+        const startedAt = Date.now();
+        const full = startedAt - fullAt >= fullCatchUpEveryMs(leaseMs, skewMs);
+        const from = full ? since : new Date(Math.max(since.getTime(), renewedAt - RENEWAL_OVERLAP_MS));
+        failure = await Promise.race([renew(mine, from, first).catch((error: unknown) => `renewal failed: ${(error as Error)?.message}`), ended]);
+        if (!failure) {
+          renewedAt = startedAt;
+          if (full) fullAt = startedAt;
+        }
         first = false;
         if (Date.now() - purgedAt > PURGE_EVERY_MS) void purge();
         if (!failure) failure = await Promise.race([sleep(leaseMs / 4).then(() => null), ended]);
