@@ -101,7 +101,8 @@ const RECENT_CHANGES = 4096;
  * behind, and an insert still in flight. A change written before that (a slower insert, a clock
  * further behind) is the next renewal's, every `leaseMs / 4`. Every poll reads each row of its window
  * (the rows this session acknowledged are matched out, not skipped by an index): under a burst of
- * writes a 10 s window was a third of the local engine's work (bench/RESULTS.md, session 19).
+ * writes, a 10 s window here and the whole two minutes at every renewal were about a third of the
+ * local engine's work (bench/RESULTS.md, sessions 18 and 19).
  */
 const pollOverlapMs = (skewMs: number) => Math.max(2000, 2 * skewMs);
 /**
@@ -278,7 +279,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
         while (running && session === mine) {
           if (!opened) {
             await sleep(idlePollMs);
-            // The fast path reads back only a little before its previous read; the renewal reads the whole window.
+            // The fast path reads back only a little before its previous read; the renewal further.
             const startedAt = Date.now();
             await catchUp(mine, new Date(Math.max(since.getTime(), polledAt - pollOverlapMs(skewMs))));
             polledAt = startedAt;
