@@ -29,6 +29,7 @@ import { newId } from '../services/core/ids.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
 import { ENTRY_COUNTS_ID } from '../services/content/entry-counts.ts';
 import { SITE_STATE_COLLECTION } from '../services/core/site-state.ts';
+import { median } from './support/median.ts';
 
 const big = Number(process.env.BENCH_BIG ?? 100_000);
 const small = Number(process.env.BENCH_SMALL ?? 100);
@@ -156,7 +157,6 @@ for (const ws of workspaces) for (let i = 0; i < 10; i++) await cycle(ws, false)
 for (let round = 0; round < rounds; round++) {
   for (const ws of round % 2 === 0 ? workspaces : [...workspaces].reverse()) for (let i = 0; i < opsPerRound; i++) await cycle(ws, true);
 }
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 // ---- growth and crawl, from a load generator in its own process ----
 function runClient(job: ApiJob): Promise<ApiResult> {

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { MongoClient, ObjectId } from 'mongodb';
 import { installLauncher, startLauncher, stopLauncher } from './support/launcher-engine.ts';
 import { processCpuMs } from './support/process-cpu.ts';
+import { median } from './support/median.ts';
 
 const count = Number(process.env.BENCH_IDS ?? 8000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -40,7 +41,6 @@ try {
       await measure(() => rows.bulkWrite(ids.map((_id) => ({ updateOne: { filter: { _id }, update: { $addToSet: { acked: `one-${round}` } } } })))),
     );
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   console.log(`| ${count} ids, median of ${rounds} rounds | engine CPU µs per document | against the baseline |`);
   console.log('|---|---:|---:|');
   for (const [name, label] of [

@@ -28,6 +28,7 @@ import { publishEntryOp } from '../services/content/entries-publish-ops.ts';
 import { contentCollections, type EntryDoc } from '../services/content/model.ts';
 import { livePacks, readFile } from '../services/export/files.ts';
 import { readExportState } from '../services/export/model.ts';
+import { median } from './support/median.ts';
 
 const N = Number(process.env.BENCH_EXPORT_ENTRIES ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -205,7 +206,6 @@ for (let r = 0; r < ROUNDS; r++) {
     tgzBytes: tgz.bytes,
   });
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const mbps = { grid: median(rounds.map((r) => r.grid)), tar: median(rounds.map((r) => r.tar)), tgz: median(rounds.map((r) => r.tgz)) };
 
 const pagesPerSec = full.run.rendered / full.seconds;

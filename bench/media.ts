@@ -13,6 +13,7 @@ import { createApiKey } from '../test/support/access.ts';
 import type { World } from '../test/support/world.ts';
 import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { mediaBucket } from '../services/media/model.ts';
+import { median } from './support/median.ts';
 
 const SIZE = Number(process.env.BENCH_MEDIA_MB ?? 200) * 1_000_000;
 
@@ -163,7 +164,6 @@ try {
     directRuns.push(mb(SIZE, direct.seconds));
     directPeak = Math.max(directPeak, direct.peakMb);
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
   const direct = median(directRuns);
   const gateway = median(gatewayRuns);
 

@@ -33,6 +33,7 @@ import { createApiKey } from './support/operator-key.ts';
 import { loadCore, runLoad, type LoadJob, type ProcessLoadResult } from './support/load.ts';
 import { createContext } from '../services/core/context.ts';
 import { systemPrincipal } from '../services/core/principal.ts';
+import { median } from './support/median.ts';
 
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const writeConnections = Number(process.env.BENCH_WRITE_CONNECTIONS ?? 10);
@@ -186,7 +187,6 @@ for (let pair = 0; pair < pairs; pair++) {
   }
   await stopPair(gateways);
 }
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const rate = (list: Run[]) => median(list.map((r) => r.requestsPerSec));
 const cpu = (list: Run[]) => median(list.map((r) => r.cpuMicrosPerRequest));
 

@@ -16,6 +16,7 @@ import { provisionWorkspaces } from './support/provision.ts';
 import { runLoad } from './support/load.ts';
 import type { CommandStartedEvent } from 'mongodb';
 import { GATEWAYS_COLLECTION, STATE_CHANGES_COLLECTION } from '../services/core/change-feed.ts';
+import { median } from './support/median.ts';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -80,8 +81,6 @@ async function gatewayStartMs(env: NodeJS.ProcessEnv): Promise<number> {
     await new Promise((resolve) => child.once('exit', resolve));
   }
 }
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const heap = () => {
   gc();
   gc();
