@@ -112,8 +112,10 @@ const pollOverlapMs = (skewMs: number) => Math.max(2000, 2 * skewMs);
  * 1.25 s by default) cost the engine as much again as the polls.
  */
 const RENEWAL_OVERLAP_MS = 30_000;
-/** Within half a writer's patience (it waits 2 leases + skew + 5 s for acknowledgements): 10 s by default. */
-const fullCatchUpEveryMs = (leaseMs: number, skewMs: number) => Math.min(10_000, (2 * leaseMs + skewMs + 5000) / 2);
+/** How long a writer waits for the acknowledgements of its change before it gives up (`publish`): 16 s by default. */
+const writerPatienceMs = (leaseMs: number, skewMs: number) => 2 * leaseMs + skewMs + 5000;
+/** Within half a writer's patience: 8 s by default. */
+const fullCatchUpEveryMs = (leaseMs: number, skewMs: number) => Math.min(10_000, writerPatienceMs(leaseMs, skewMs) / 2);
 /** How often a gateway deletes changes nobody can still need (the local engine has no TTL indexes). */
 const PURGE_EVERY_MS = 30_000;
 
@@ -345,7 +347,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
    */
   async function purge() {
     purgedAt = Date.now();
-    const before = new Date(Date.now() - Math.max(180_000, 2 * leaseMs + skewMs + 65_000));
+    const before = new Date(Date.now() - Math.max(180_000, writerPatienceMs(leaseMs, skewMs) + 60_000));
     try {
       await changes.deleteMany({ at: { $lt: before } });
       await gateways.deleteMany({ leaseUntil: { $lt: before } });
@@ -374,7 +376,7 @@ export function createChangeFeed(options: ChangeFeedOptions): ChangeFeed {
       const topic = [named].flat().join(' ');
       const change = await changes.insertOne({ _id: new ObjectId(), topics: [named].flat(), at: new Date(), acked: [] });
       let delay = 2;
-      const giveUp = Date.now() + 2 * leaseMs + skewMs + 5000;
+      const giveUp = Date.now() + writerPatienceMs(leaseMs, skewMs);
       for (;;) {
         const [doc, live] = await Promise.all([
           changes.findOne({ _id: change.insertedId }, { projection: { acked: 1 } }),
