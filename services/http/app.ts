@@ -13,7 +13,7 @@ import { createPublicLane } from './public-lane.ts';
 import { createManageLane } from './manage-lane.ts';
 import { laneServerFactory } from './lane-server.ts';
 import { requestIdOf } from './request-id.ts';
-import { installRequestTelemetry, requestSpans } from './request-telemetry.ts';
+import { installRequestTelemetry, requestSpans, tracedRequestLogger } from './request-telemetry.ts';
 import { serviceVersion } from '../core/version.ts';
 import { trustsProxy } from '../core/proxy-trust.ts';
 import { NDJSON_CONTENT_TYPE } from '../core/ndjson.ts';
@@ -36,7 +36,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { services, gate } = options;
   const { config } = services;
   const app = Fastify({
-    logger: options.logger === false ? false : loggerOptions(config.LOG_LEVEL, services.tracing.enabled),
+    // No per-line mixin: traced, a request's logger carries its trace ids itself (request-telemetry.ts).
+    logger: options.logger === false ? false : loggerOptions(config.LOG_LEVEL),
+    ...(services.tracing.enabled ? { childLoggerFactory: tracedRequestLogger } : {}),
     bodyLimit: config.BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: sendError,

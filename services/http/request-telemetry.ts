@@ -11,11 +11,11 @@ import {
   type TextMapGetter,
   type Tracer,
 } from '@opentelemetry/api';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { Services } from '../core/context.ts';
 import type { Operation } from '../core/operation.ts';
 import { statusClass, type HistogramSeries } from '../core/metrics.ts';
-import { logTraceFlags } from '../core/tracing.ts';
+import { activeTraceFields, logTraceFlags, NO_TRACE_FIELDS } from '../core/tracing.ts';
 
 /** Where a request was answered: Fastify's full path, or one of the lanes in front of it (lane-server.ts). */
 export type Lane = 'full' | 'public-cache' | 'manage-held';
@@ -158,6 +158,19 @@ export function requestSpans(services: Services): ((request: IncomingMessage, re
     });
   };
 }
+
+/**
+ * Traced: the logger of a request Fastify answers, with its span's ids among its bindings. Fastify
+ * makes it inside the request's span (`requestSpans`), so every line the request logs through it
+ * carries them, and Fastify's logger needs no mixin asking for the active span on every line: the
+ * cache lanes write their access lines through that logger, with their own trace fields
+ * (`laneLogLine`), and with a mixin each of them paid for a context lookup that found nothing.
+ * A request outside any span (99 in 100 by default) gets Fastify's own child.
+ */
+export const tracedRequestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) => {
+  const fields = activeTraceFields();
+  return logger.child(fields === NO_TRACE_FIELDS ? bindings : { ...bindings, ...fields }, options);
+};
 
 /** A lane answer's trace: its ids for the access-log line, and the span's end. */
 export interface LaneTrace {
