@@ -163,7 +163,7 @@ export function requestSpans(services: Services): ((request: IncomingMessage, re
  * Traced: the logger of a request Fastify answers, with its span's ids among its bindings. Fastify
  * makes it inside the request's span (`requestSpans`), so every line the request logs through it
  * carries them, and Fastify's logger needs no mixin asking for the active span on every line: the
- * cache lanes write their access lines through that logger, with their own trace fields
+ * cache lanes write their access lines through Fastify's logger, with their own trace fields
  * (`laneLogLine`), and with a mixin each of them paid for a context lookup that found nothing.
  * A request outside any span (99 in 100 by default) gets Fastify's own child.
  */
