@@ -111,13 +111,13 @@ const ConfigSchema = z.object({
   OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /**
    * Which traces are kept (the standard sampler names). Unset: `parentbased_traceidratio` at
-   * OTEL_TRACES_SAMPLER_ARG, default 0.01: a caller's sampled `traceparent` is always followed, one
-   * trace in a hundred otherwise (docs/observability.md; its cost: bench/RESULTS.md).
+   * OTEL_TRACES_SAMPLER_ARG, default 0.001: a caller's sampled `traceparent` is always followed, one
+   * trace in a thousand otherwise (docs/observability.md; its cost: bench/RESULTS.md).
    */
   OTEL_TRACES_SAMPLER: z
     .enum(['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'])
     .default('parentbased_traceidratio'),
-  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(0.01),
+  OTEL_TRACES_SAMPLER_ARG: z.coerce.number().min(0).max(1).default(0.001),
   /** The standard switch: `true` turns tracing off whatever the endpoint. */
   OTEL_SDK_DISABLED: booleanFlag.default(false),
 });

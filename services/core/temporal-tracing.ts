@@ -11,7 +11,7 @@ type Call = (input: unknown, next: (input: unknown) => Promise<unknown>) => Prom
  * no context (`Tracing.holdContext`, http/request-telemetry.ts). A call made outside any span is
  * made under a span the sampler dropped, so its header still says "not sampled": without one, the
  * workflow's isolate (whose sampler keeps every root) would trace every workflow such a request
- * starts or signals, and the interceptor itself would start a trace for one call in a hundred.
+ * starts or signals, and the interceptor itself would start a trace for the calls its ratio keeps.
  */
 export function workflowClientTracing(tracing: Tracing): WorkflowClientInterceptor {
   const inner = new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer }) as unknown as Record<string, Call>;

@@ -219,7 +219,7 @@ class FinishedRootSpan implements ReadableSpan {
 /**
  * A root trace's sampling in one `Math.random()`: the trace id of a kept root span, or undefined
  * for a dropped one. Asking the sampler costs a trace id drawn and hex-encoded and, for a ratio, the
- * id parsed back into words, on every request a cache lane answers, 99 in 100 of them for nothing
+ * id parsed back into words, on every request a cache lane answers, 999 in 1,000 of them for nothing
  * (bench/RESULTS.md). The ratio samplers keep a trace id whose four 32-bit words XOR below
  * `floor(ratio * 0xffffffff)` (`TraceIdRatioBasedSampler`): the draw keeps a trace with that very
  * probability, then makes its id uniformly among the ids the sampler keeps (three random words, the

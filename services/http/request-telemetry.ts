@@ -102,7 +102,7 @@ const headerGetter: TextMapGetter<IncomingMessage['headers']> = {
 
 /**
  * The server span of one request, continuing the caller's W3C `traceparent` when it sends one.
- * The attributes are only built for a span that is recorded (one in a hundred by default).
+ * The attributes are only built for a span that is recorded (one in a thousand by default).
  */
 function startRequestSpan(tracer: Tracer, request: IncomingMessage, route?: string) {
   const parent = request.headers.traceparent === undefined ? ROOT_CONTEXT : propagation.extract(ROOT_CONTEXT, request.headers, headerGetter);
@@ -165,7 +165,7 @@ export function requestSpans(services: Services): ((request: IncomingMessage, re
  * carries them, and Fastify's logger needs no mixin asking for the active span on every line: the
  * cache lanes write their access lines through Fastify's logger, with their own trace fields
  * (`laneLogLine`), and with a mixin each of them paid for a context lookup that found nothing.
- * A request outside any span (99 in 100 by default) gets Fastify's own child.
+ * A request outside any span (999 in 1,000 by default) gets Fastify's own child.
  */
 export const tracedRequestLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) => {
   const fields = activeTraceFields();
@@ -202,7 +202,7 @@ export function laneLogLine(reqId: string, statusCode: number, responseTime: num
  * A lane's trace, around an answer sent from memory without entering a context (a context costs
  * the lanes more than their answer). A request without a `traceparent` has its sampling decided
  * before anything is built (`drawRootTrace`: one random draw): when the sampler
- * drops it (99 in 100 by default) there is nothing at all, no span and no trace fields in its log
+ * drops it (999 in 1,000 by default) there is nothing at all, no span and no trace fields in its log
  * line (undefined; docs/observability.md, "Trace ids in the logs"). A sampled one, or one continuing
  * a caller's `traceparent`, gets its server span and the span's ids in its log line.
  * Untraced: null.
