@@ -20,8 +20,8 @@ const WRAPPED = Symbol.for('cwb.mongodb.traced');
  *
  * Why not the driver's command monitoring: monitoring is per client, not per command, so every
  * command of the process would build its started and succeeded events (each reply decoded a second
- * time for the event) to serve the one request in a thousand (by default) that is traced: 10–16 % of a write's
- * CPU (bench/RESULTS.md, session 12).
+ * time for the event) to serve the one request in a thousand (by default) that is traced: 10–16 %
+ * of a write's CPU (bench/RESULTS.md, session 12, at one in a hundred).
  *
  * Returns false when the driver no longer has that method (a major version moved it): the process
  * then runs without MongoDB spans, and the suite's trace test fails.
