@@ -1,4 +1,4 @@
-import type { Collection, Db } from 'mongodb';
+import type { Collection, Db, Filter } from 'mongodb';
 import type { Services } from '../core/context.ts';
 import type { IndexSpec } from '../core/feature.ts';
 import type { Workspace } from '../core/tenants.ts';
@@ -16,9 +16,10 @@ import { mediaReferences } from './ndjson-format.ts';
  * postings). A search reads `p` and `b`, or `w` and `b`. View `m` holds no words: one posting per
  * media id the entry uses (`mediaId` anywhere in its blocks or fields, working or published), which
  * the media library's "used in" reads (media-usage-ops.ts); no search ever reads it. Besides its
- * words, an entry has one row of view `f` naming the frequency rows its words count in (so its next
- * change takes them back); a frequency row (`~df:…`) counts the postings of one view, locale and
- * word: a search reads those of its words to read the rarest first (search-query.ts).
+ * words, an entry has one row of view `f` naming the counts its words are in (so its next change
+ * takes them back); a frequency row (`~df:…`) counts, for one locale and word, the entries whose
+ * working text holds it (`w`) and those whose published text does (`p`): a search reads those of
+ * its words to read the rarest first (search-query.ts).
  * Written by the write path after every change of an entry, and by the worker's backfill for
  * entries written before (or while a process died between an entry's write and its postings).
  */
@@ -51,17 +52,29 @@ export interface PostingDoc {
   counted?: string[];
 }
 
-/** How many postings of one view and locale hold a word: a posting's `_id` never starts with `~`. */
+/**
+ * How many entries of a site hold a word in one locale, in their working text (`w`) and in their
+ * published text (`p`): an entry of view `b` counts in both, in one statement, so publishing a
+ * draft as it is moves one count per word (`p`), not two rows. A posting's `_id` never starts with `~`.
+ */
 interface FrequencyDoc {
   _id: string;
-  n: number;
+  w?: number;
+  p?: number;
 }
 
 /** A posting's `_id`: writing the same posting twice is a duplicate. */
 const postingId = (entryId: string, view: PostingView, token: string): string => `${entryId}:${view}:${token}`;
 
-/** The frequency row of a word in one view and locale of a site. */
-export const frequencyId = (siteId: string, view: PostingView, locale: string, token: string): string => `~df:${siteId}:${view}:${locale}:${token}`;
+/** The frequency row of a word in one locale of a site. */
+export const frequencyId = (siteId: string, locale: string, token: string): string => `~df:${siteId}:${locale}:${token}`;
+
+/**
+ * One count an entry's word is in, as its row of view `f` lists it: `<w|p>:<frequency row id>`.
+ * Rows of `SEARCH_INDEX_VERSION` 3 and before (one per view, `n`) are named without the prefix:
+ * taking them back moves nothing (`countFrequencies`), and the backfill deletes them.
+ */
+const countKey = (count: SearchView, rowId: string): string => `${count}:${rowId}`;
 
 /** The backfill's progress in a workspace database: entries up to `after` (by `_id`) are indexed. */
 interface BackfillState {
@@ -147,7 +160,8 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
   const counted: string[] = [];
   const words = views.flatMap(([view, source]) => {
     const weights = weighWords(source);
-    for (const token of weights.keys()) counted.push(frequencyId(doc.siteId, view, doc.locale, token));
+    const counts: SearchView[] = view === 'b' ? ['w', 'p'] : [view as SearchView];
+    for (const token of weights.keys()) for (const count of counts) counted.push(countKey(count, frequencyId(doc.siteId, doc.locale, token)));
     return [...weights].map(([token, w]) => posting(view, token, w));
   });
   return [...words, ...media, { ...posting('f', '', 0), _id: countedId(doc._id), counted }];
@@ -156,20 +170,30 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
 /** The entry's row of view `f`: which frequency rows its words count in. */
 const countedId = (entryId: string) => `${entryId}:f`;
 
-/** The frequency rows some postings count in (their rows of view `f`). */
+/** The counts some postings are in (their rows of view `f`). */
 export const countedIn = (rows: readonly PostingDoc[]): string[] => rows.flatMap((row) => row.counted ?? []);
 
 /**
- * Moves the frequency rows from what an entry's postings counted in before to what they count in
- * now (one upsert per row that changes). Kept beside the postings, not with them: a row two racing
- * writers both moved can be off by one, so a search takes a frequency as a hint of which word to
- * read first and as its rarity, never as a limit of what it reads.
+ * Moves the frequency rows from the counts an entry's postings were in before to those they are in
+ * now (one upsert per row whose counts change). Kept beside the postings, not with them: a row two
+ * racing writers both moved can be off by one, so a search takes a frequency as a hint of which
+ * word to read first and as its rarity, never as a limit of what it reads.
  */
 export async function countFrequencies(db: Db, before: readonly string[], after: readonly string[]): Promise<void> {
-  const change = new Map<string, number>();
-  for (const id of before) change.set(id, (change.get(id) ?? 0) - 1);
-  for (const id of after) change.set(id, (change.get(id) ?? 0) + 1);
-  const ops = [...change].filter(([, n]) => n !== 0).map(([_id, n]) => ({ updateOne: { filter: { _id }, update: { $inc: { n } }, upsert: true } }));
+  const change = new Map<string, Record<SearchView, number>>();
+  const move = (key: string, by: number) => {
+    const count = key.slice(0, 2);
+    if (count !== 'w:' && count !== 'p:') return; // a row of an older index version (`countKey`)
+    const rowId = key.slice(2);
+    const row = change.get(rowId) ?? { w: 0, p: 0 };
+    row[count[0] as SearchView] += by;
+    change.set(rowId, row);
+  };
+  for (const key of before) move(key, -1);
+  for (const key of after) move(key, 1);
+  const ops = [...change].flatMap(([_id, { w, p }]) =>
+    w === 0 && p === 0 ? [] : [{ updateOne: { filter: { _id }, update: { $inc: { ...(w !== 0 && { w }), ...(p !== 0 && { p }) } }, upsert: true } }],
+  );
   if (ops.length === 0) return;
   const rows = frequencyRows(db);
   await rows.bulkWrite(ops, { ordered: false }).catch(async (error: unknown) => {
@@ -274,6 +298,8 @@ export async function backfillSearch(services: Services, db: Db, maxBatches = Nu
     indexed += batch.length;
     if (batch.length > 0) after = batch[batch.length - 1]._id;
     const done = batch.length < BACKFILL_BATCH;
+    // Every entry now counts in rows of this version: the rows of version 3 and before (`n`) count nothing any more.
+    if (done) await frequencyRows(db).deleteMany({ _id: { $gte: '~df:', $lt: '~df;' }, n: { $exists: true } } as Filter<FrequencyDoc>);
     await state.updateOne({ _id: BACKFILL_ID }, { $set: { after, done } }, { upsert: true });
     if (done) return indexed;
   }

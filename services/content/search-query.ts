@@ -118,22 +118,17 @@ async function readAmong(postings: Collection<PostingDoc>, siteId: string, key: 
   return new Map([...best(reads.flat())].map(([id, row]) => [id, row.w]));
 }
 
-/** How many postings of the request's views and locales hold each whole word (its frequency rows: a hint, see `countFrequencies`). */
-async function frequencies(
-  ctx: OperationContext,
-  views: readonly PostingView[],
-  locales: readonly string[],
-  words: readonly string[],
-): Promise<Map<string, number>> {
+/** How many entries hold each whole word in the request's view and locales (their frequency rows: a hint, see `countFrequencies`). */
+async function frequencies(ctx: OperationContext, view: SearchView, locales: readonly string[], words: readonly string[]): Promise<Map<string, number>> {
   const wordOf = new Map<string, string>();
-  for (const word of words) for (const view of views) for (const locale of locales) wordOf.set(frequencyId(ctx.site._id, view, locale, word), word);
+  for (const word of words) for (const locale of locales) wordOf.set(frequencyId(ctx.site._id, locale, word), word);
   const counts = new Map(words.map((word) => [word, 0]));
   if (wordOf.size === 0) return counts;
   for (const row of await frequencyRows(ctx.db)
     .find({ _id: { $in: [...wordOf.keys()] } })
     .toArray()) {
     const word = wordOf.get(row._id)!;
-    counts.set(word, counts.get(word)! + Math.max(0, row.n));
+    counts.set(word, counts.get(word)! + Math.max(0, row[view] ?? 0));
   }
   return counts;
 }
@@ -170,7 +165,7 @@ export async function rankEntries(ctx: OperationContext, request: SearchRequest)
     liveEntryCount(ctx),
     frequencies(
       ctx,
-      views,
+      request.view,
       request.locales,
       words.map((key) => key.token),
     ),

@@ -9,7 +9,7 @@ import type { BlockDocument } from './model.ts';
  */
 
 /** Raise it when the postings change (tokens, weights, views): the worker's backfill then rewrites every entry's postings. */
-export const SEARCH_INDEX_VERSION = 3;
+export const SEARCH_INDEX_VERSION = 4;
 
 /** Longer runs are cut: a token is an index key, and nobody types 64 letters into a search box. */
 const MAX_TOKEN_LENGTH = 64;

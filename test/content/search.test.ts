@@ -209,17 +209,18 @@ describe('search', () => {
     expect(await ctx.db.collection(SEARCH_COLLECTION).countDocuments({ entryId: e.id })).toBe(0);
   });
 
-  it('counts the entries that hold each word, per view and locale, as entries change', async () => {
+  it('counts the entries that hold each word, in their working and published text, per locale, as entries change', async () => {
     const ctx = await defaultSiteContext(cw.world);
-    const rows = ctx.db.collection<{ _id: string; n: number }>(SEARCH_COLLECTION);
-    const held = async (view: 'w' | 'p' | 'b', word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, view, 'en', word) }))?.n ?? 0;
+    const rows = ctx.db.collection<{ _id: string; w?: number; p?: number }>(SEARCH_COLLECTION);
+    const held = async (count: 'w' | 'p', word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, 'en', word) }))?.[count] ?? 0;
     const e = await cw.create({ title: 'Lammergeier soaring', slug: 'bone-breaker' });
-    expect([await held('w', 'lammergeier'), await held('b', 'lammergeier')]).toEqual([1, 0]);
+    expect([await held('w', 'lammergeier'), await held('p', 'lammergeier')]).toEqual([1, 0]);
+    // Published as it is (postings of view `b`): the word is in both texts.
     await publish(e);
-    expect([await held('w', 'lammergeier'), await held('b', 'lammergeier')]).toEqual([0, 1]);
-    // The working revision moves away from the published one: each view counts its own words.
+    expect([await held('w', 'lammergeier'), await held('p', 'lammergeier')]).toEqual([1, 1]);
+    // The working revision moves away from the published one: each text counts its own words.
     await cw.manage('PATCH', `/content/${e.id}`, { title: 'Bearded vulture soaring' });
-    expect([await held('b', 'lammergeier'), await held('p', 'lammergeier'), await held('w', 'lammergeier'), await held('w', 'bearded')]).toEqual([0, 1, 0, 1]);
+    expect([await held('p', 'lammergeier'), await held('w', 'lammergeier'), await held('w', 'bearded'), await held('p', 'bearded')]).toEqual([1, 0, 1, 0]);
     expect(await publicSlugs('lammergeier soaring')).toEqual(['bone-breaker']);
     expect(await manageSlugs('bearded soaring')).toEqual(['bone-breaker']);
     expect(await manageSlugs('lammergeier soaring')).toEqual([]);
@@ -270,30 +271,32 @@ describe('search', () => {
     expect(deletes.length).toBeGreaterThan(0);
     expect(deletes.length).toBeLessThan(names.length);
     const ctx = await defaultSiteContext(cw.world);
-    const held = await ctx.db.collection<{ _id: string; n: number }>(SEARCH_COLLECTION).findOne({ _id: frequencyId(ctx.site._id, 'b', 'en', 'arboretum') });
-    expect(held?.n).toBe(names.length);
+    const held = await ctx.db
+      .collection<{ _id: string; w: number; p: number }>(SEARCH_COLLECTION)
+      .findOne({ _id: frequencyId(ctx.site._id, 'en', 'arboretum') });
+    expect([held?.w, held?.p]).toEqual([names.length, names.length]);
   });
 
   it("indexes a bulk create's entries at once as one at a time would, and an entry moved meanwhile from what it is now", async () => {
     const ctx = await defaultSiteContext(cw.world);
     const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });
     const entries = db.collection<{ _id: string; version: number }>('content_entries');
-    const rows = db.collection<{ _id: string; n: number; entryId?: string }>(SEARCH_COLLECTION);
-    const held = async (word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, 'w', 'en', word) }))?.n ?? 0;
+    const rows = db.collection<{ _id: string; w?: number; entryId?: string }>(SEARCH_COLLECTION);
+    const held = async (word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, 'en', word) }))?.w ?? 0;
     const docs = ['ochre', 'umber', 'sienna'].map((word, i) =>
       storedEntryDoc(ctx.site._id, { _id: `0000000000${i}bulk${word}`, title: `Kestrel ${word}`, slug: `bulk-${word}`, published: false }),
     );
     await entries.insertMany(docs as never[]);
     // Another writer changes the third between its insert and its postings.
-    await entries.updateOne({ _id: docs[2]._id }, { $set: { title: 'Merlin sienna', titleLower: 'merlin sienna' }, $inc: { version: 1 } });
+    await entries.updateOne({ _id: docs[2]._id }, { $set: { title: 'Hobby sienna', titleLower: 'hobby sienna' }, $inc: { version: 1 } });
     await syncEntriesSearch(
       db,
       ctx.site._id,
       docs.map((doc) => ({ entryId: doc._id, doc: doc as never, fresh: true })),
     );
-    expect([await held('kestrel'), await held('merlin'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
+    expect([await held('kestrel'), await held('hobby'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
     expect((await manageSlugs('kestrel')).sort()).toEqual(['bulk-ochre', 'bulk-umber']);
-    expect(await manageSlugs('merlin sienna')).toEqual(['bulk-sienna']);
+    expect(await manageSlugs('hobby sienna')).toEqual(['bulk-sienna']);
     // One entry at a time from what is stored now changes nothing: the same postings, the same counts.
     const ids = docs.map((doc) => doc._id);
     const bulk = await rows
@@ -309,7 +312,7 @@ describe('search', () => {
         .sort({ _id: 1 })
         .toArray(),
     ).toEqual(bulk);
-    expect([await held('kestrel'), await held('merlin'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
+    expect([await held('kestrel'), await held('hobby'), await held('sienna'), await held('ochre')]).toEqual([2, 1, 1, 1]);
     await entries.deleteMany({ _id: { $in: ids } });
     await syncEntriesSearch(
       db,
@@ -342,6 +345,25 @@ describe('search', () => {
     expect((await publicSlugs('harrier')).sort()).toEqual(['old-alpha', 'old-beta', 'old-gamma']);
     expect(await db.collection(SEARCH_COLLECTION).countDocuments({ siteId: ctx.site._id })).toBeGreaterThan(before);
     expect(await backfillSearch(cw.world.services, db)).toBe(0);
+  });
+
+  it("moves an older index version's frequency rows (one per view) to this version's, and deletes them", async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });
+    const rows = db.collection<{ _id: string; n?: number; w?: number; p?: number; counted?: string[] }>(SEARCH_COLLECTION);
+    const e = await cw.create({ title: 'Goshawk migration', slug: 'goshawk' });
+    await publish(e);
+    // As version 3 left them: a row per view (`n`), named without a count in the entry's row of view `f`.
+    const old = `~df:${ctx.site._id}:b:en:goshawk`;
+    await rows.insertOne({ _id: old, n: 1 });
+    await rows.updateOne({ _id: `${e.id}:f` }, { $set: { counted: [old] } });
+    await rows.deleteOne({ _id: frequencyId(ctx.site._id, 'en', 'goshawk') });
+    await rows.deleteOne({ _id: `~backfill:v${SEARCH_INDEX_VERSION}` });
+    await backfillSearch(cw.world.services, db);
+    expect(await rows.findOne({ _id: old })).toBeNull();
+    const now = await rows.findOne({ _id: frequencyId(ctx.site._id, 'en', 'goshawk') });
+    expect([now?.w, now?.p]).toEqual([1, 1]);
+    expect(await publicSlugs('goshawk migration')).toEqual(['goshawk']);
   });
 
   it('refuses bad input with a clear error', async () => {
