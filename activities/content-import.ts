@@ -7,6 +7,9 @@ import { finishImport, importBatch } from '../services/content/import-run.ts';
 import { importsCollection } from '../services/content/import-model.ts';
 import type { ContentImportInput } from '../workflows/contracts/content-import.ts';
 
+/** How long one activity imports batches before it hands back to the workflow (whose history then records the progress). */
+const ACTIVITY_SPAN_MS = 20_000;
+
 export function createContentImportActivities(services: Services) {
   async function context(input: ContentImportInput) {
     const scope = await findSiteScope(services, input.siteId, input.workspaceId);
@@ -15,13 +18,24 @@ export function createContentImportActivities(services: Services) {
     return createContext(services, scope, systemPrincipal(`content import ${input.importId}`), { id: `content-import:${input.importId}`, ip: '127.0.0.1' });
   }
   return {
-    /** One batch from the import's checkpoint (idempotent); whether the import is over, and its state. */
+    /**
+     * Batches from the import's checkpoint (each idempotent, each moving the checkpoint) for up to
+     * `ACTIVITY_SPAN_MS`: the next batch's lines are read and checked while one writes, which one
+     * batch per activity could not do. Answers whether the import is over, and its state.
+     */
     async importContentBatch(input: ContentImportInput): Promise<{ done: boolean; state: string }> {
       const ctx = await context(input);
       if (!ctx) return { done: true, state: 'cancelled' };
-      const { done } = await importBatch(ctx, input.importId, input.batch, () => Context.current().heartbeat());
-      const state = done ? ((await importsCollection(ctx.db).findOne({ _id: input.importId }, { projection: { state: 1 } }))?.state ?? 'failed') : 'running';
-      return { done, state };
+      const until = Date.now() + ACTIVITY_SPAN_MS;
+      let step = await importBatch(ctx, input.importId, input.batch, () => Context.current().heartbeat());
+      while (!step.done && Date.now() < until) {
+        Context.current().heartbeat();
+        step = await importBatch(ctx, input.importId, input.batch, () => Context.current().heartbeat(), step.ahead);
+      }
+      const state = step.done
+        ? ((await importsCollection(ctx.db).findOne({ _id: input.importId }, { projection: { state: 1 } }))?.state ?? 'failed')
+        : 'running';
+      return { done: step.done, state };
     },
     /** Marks the import failed with why (its file dropped). Idempotent. */
     async failContentImport(input: ContentImportInput, error: string): Promise<void> {

@@ -11,14 +11,15 @@ const { importContentBatch } = proxyActivities<Activities>({
 });
 const { failContentImport } = proxyActivities<Activities>({ startToCloseTimeout: '1 minute' });
 
-/** Batches per run before the history is started afresh (continue-as-new). */
+/** Activities (each a span of batches) per run before the history is started afresh (continue-as-new). */
 const BATCHES_PER_RUN = 500;
 
 /**
- * Imports a stored NDJSON file one batch per activity. Each batch starts at the import's checkpoint
- * and moves it, so a worker killed at any point resumes where the last finished batch left off; a
- * batch cut short is repeated, and finds its own writes done (entries keyed by locale and slug).
- * Cancel is a flag on the import read before each batch. A batch failing past its retries fails the import.
+ * Imports a stored NDJSON file in batches, as many per activity as fit in its span. Each batch
+ * starts at the import's checkpoint and moves it, so a worker killed at any point resumes where the
+ * last finished batch left off; a batch cut short is repeated, and finds its own writes done
+ * (entries keyed by locale and slug). Cancel is a flag on the import read before each batch. A batch
+ * failing past its retries fails the import.
  */
 export async function contentImportWorkflow(input: ContentImportInput): Promise<ContentImportOutcome> {
   for (let round = 0; round < BATCHES_PER_RUN; round++) {

@@ -123,50 +123,33 @@ function contentOf(line: EntryLine, terms: Record<string, string[]>, existing: E
   };
 }
 
-/**
- * One batch of an import: up to `max` lines from the checkpoint, validated one by one, each valid
- * line created or changed through the write path (or left alone when the entry already says the
- * same), the checkpoint moved past them with the batch's figures. Idempotent: entries are keyed by
- * `(locale, slug)`, so a batch repeated after a crash writes only what it had not, and reports the
- * figures it fixed before its writes (`inFlight`). Answers whether the import is finished.
- */
-export async function importBatch(
-  baseCtx: OperationContext,
-  importId: string,
-  max: number,
-  heartbeat: () => void = () => undefined,
-): Promise<{ done: boolean }> {
-  const imports = importsCollection(baseCtx.db);
-  const job = await imports.findOne({ _id: importId, siteId: baseCtx.site._id });
-  if (!job || job.state === 'succeeded' || job.state === 'failed' || job.state === 'cancelled') return { done: true };
-  const ctx = importScope(baseCtx, job);
-  const now = () => ctx.services.clock.now();
-  if (job.cancelRequested) {
-    await finishImport(ctx, job, 'cancelled', null);
-    return { done: true };
-  }
-  if (job.state === 'queued') await imports.updateOne({ _id: job._id, state: 'queued' }, { $set: { state: 'running', updatedAt: now() } });
-  if (job.inFlight) {
-    // A batch cut short: first the effects its writes still owe (revisions, events).
-    while ((await settleOwed(ctx, { 'pending.note': note(importId) }, 500)) === 500) heartbeat();
-  }
-  if (!job.fileId) {
-    await finishImport(ctx, job, 'failed', 'the uploaded file is gone');
-    return { done: true };
-  }
-  const { lines, nextOffset, nextNo, ended } = await readLines(importFilesOf(ctx.db, job), job.fileId, job.bytes, job.offset, job.line + 1, max);
-  if (lines.length === 0) {
-    await finishImport(ctx, job, 'succeeded', null);
-    return { done: true };
-  }
-  heartbeat();
+/** A batch's lines read from the file and checked, before any write (`checkBatch`). */
+export interface CheckedBatch {
+  /** The byte offset it was read from: it is the batch to write only while the checkpoint is there. */
+  offset: number;
+  linesRead: number;
+  nextOffset: number;
+  nextNo: number;
+  ended: boolean;
+  valid: Array<{ no: number; line: EntryLine; locale: string }>;
+  rejections: Rejection[];
+}
 
+/**
+ * Reads up to `max` lines from `offset` and checks each one (format, type, fields, locale,
+ * taxonomies, scope, a slug twice in the batch): writes nothing, so the next batch's can run while
+ * a batch writes (`importBatch`).
+ */
+async function checkBatch(ctx: OperationContext, job: ImportDoc, offset: number, firstNo: number, max: number): Promise<CheckedBatch> {
+  const { lines, nextOffset, nextNo, ended } = await readLines(importFilesOf(ctx.db, job), job.fileId!, job.bytes, offset, firstNo, max);
   const rejections: Rejection[] = [];
   const reject = (no: number, error: string) => rejections.push({ line: no, error });
+  const valid: CheckedBatch['valid'] = [];
+  const checked = { offset, linesRead: lines.length, nextOffset, nextNo, ended, valid, rejections };
+  if (lines.length === 0) return checked;
   const languages = await loadLanguages(ctx);
   const taxonomies = new Map((await listTaxonomies(ctx)).map((t) => [t.slug, t]));
   const types = new Map<string, ContentTypeView | null>();
-  const valid: Array<{ no: number; line: EntryLine; locale: string }> = [];
   const seen = new Map<string, number>();
   for (const raw of lines) {
     if (raw.tooLong) {
@@ -209,6 +192,56 @@ export async function importBatch(
     seen.set(key, raw.no);
     valid.push({ no: raw.no, line, locale });
   }
+  return checked;
+}
+
+/**
+ * One batch of an import: up to `max` lines from the checkpoint, validated one by one, each valid
+ * line created or changed through the write path (or left alone when the entry already says the
+ * same), the checkpoint moved past them with the batch's figures. Idempotent: entries are keyed by
+ * `(locale, slug)`, so a batch repeated after a crash writes only what it had not, and reports the
+ * figures it fixed before its writes (`inFlight`). Answers whether the import is finished and, when
+ * not, the next batch's lines being read and checked meanwhile (`ahead`, for the next call: used
+ * only if the checkpoint is then where they were read from, else read again).
+ */
+export async function importBatch(
+  baseCtx: OperationContext,
+  importId: string,
+  max: number,
+  heartbeat: () => void = () => undefined,
+  ahead?: Promise<CheckedBatch>,
+): Promise<{ done: boolean; ahead?: Promise<CheckedBatch> }> {
+  const imports = importsCollection(baseCtx.db);
+  const job = await imports.findOne({ _id: importId, siteId: baseCtx.site._id });
+  if (!job || job.state === 'succeeded' || job.state === 'failed' || job.state === 'cancelled') return { done: true };
+  const ctx = importScope(baseCtx, job);
+  const now = () => ctx.services.clock.now();
+  if (job.cancelRequested) {
+    await finishImport(ctx, job, 'cancelled', null);
+    return { done: true };
+  }
+  if (job.state === 'queued') await imports.updateOne({ _id: job._id, state: 'queued' }, { $set: { state: 'running', updatedAt: now() } });
+  if (job.inFlight) {
+    // A batch cut short: first the effects its writes still owe (revisions, events).
+    while ((await settleOwed(ctx, { 'pending.note': note(importId) }, 500)) === 500) heartbeat();
+  }
+  if (!job.fileId) {
+    await finishImport(ctx, job, 'failed', 'the uploaded file is gone');
+    return { done: true };
+  }
+  const prefetched = ahead ? await ahead.catch(() => null) : null;
+  const batch = prefetched?.offset === job.offset ? prefetched : await checkBatch(ctx, job, job.offset, job.line + 1, max);
+  const { nextOffset, nextNo, ended, valid, rejections } = batch;
+  if (batch.linesRead === 0) {
+    await finishImport(ctx, job, 'succeeded', null);
+    return { done: true };
+  }
+  heartbeat();
+  // The next batch is read and checked while this one writes: the worker's share of it beside the engine's.
+  const next = ended ? undefined : checkBatch(ctx, job, nextOffset, nextNo, max);
+  // Awaited by the next call, or dropped (a failed read is read again there).
+  next?.catch(() => undefined);
+  const reject = (no: number, error: string) => rejections.push({ line: no, error });
 
   // Checkpoint of the batch before its writes: the ids its new entries get. A retry creates them
   // under the same ids, so an entry the cut-short attempt created is told apart from one that was there.
@@ -317,7 +350,7 @@ export async function importBatch(
     { _id: job._id, offset: job.offset },
     {
       $set: { offset: nextOffset, line: nextNo - 1, inFlight: null, updatedAt: now() },
-      $inc: { linesRead: lines.length, created: createdCount, updated: updatedCount, unchanged, rejected: rejections.length },
+      $inc: { linesRead: batch.linesRead, created: createdCount, updated: updatedCount, unchanged, rejected: rejections.length },
       $push: { rejections: { $each: rejections.sort((a, b) => a.line - b.line), $slice: REJECTIONS_KEPT } },
     },
   );
@@ -326,7 +359,7 @@ export async function importBatch(
     if (after) await finishImport(ctx, after, 'succeeded', null);
     return { done: true };
   }
-  return { done: false };
+  return { done: false, ahead: next };
 }
 
 /** Ends an import: its state, its file dropped (the report stays). Idempotent. */

@@ -11,7 +11,7 @@ export interface ContentImportInput {
   workspaceId: string;
   siteId: string;
   importId: string;
-  /** Lines per activity (one batch, one checkpoint). */
+  /** Lines per batch (one checkpoint; an activity runs batches for up to 20 s, activities/content-import.ts). */
   batch: number;
 }
 
