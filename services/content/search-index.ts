@@ -48,7 +48,10 @@ export interface PostingDoc {
   status: EntryDoc['status'];
   authorId: string | null;
   terms: string[];
-  /** The row of view `f` only: the frequency rows (`frequencyId`) the entry's words count in. */
+  /**
+   * The row of view `f` only: the words of the entry's postings, each `<view>:<token>` (view `w`,
+   * `p` or `b`), whose counts its next change takes back (`countedIn`).
+   */
   counted?: string[];
 }
 
@@ -68,13 +71,6 @@ const postingId = (entryId: string, view: PostingView, token: string): string =>
 
 /** The frequency row of a word in one locale of a site. */
 export const frequencyId = (siteId: string, locale: string, token: string): string => `~df:${siteId}:${locale}:${token}`;
-
-/**
- * One count an entry's word is in, as its row of view `f` lists it: `<w|p>:<frequency row id>`.
- * Rows of `SEARCH_INDEX_VERSION` 3 and before (one per view, `n`) are named without the prefix:
- * taking them back moves nothing (`countFrequencies`), and the backfill deletes them.
- */
-const countKey = (count: SearchView, rowId: string): string => `${count}:${rowId}`;
 
 /** The backfill's progress in a workspace database: entries up to `after` (by `_id`) are indexed. */
 interface BackfillState {
@@ -160,18 +156,33 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
   const counted: string[] = [];
   const words = views.flatMap(([view, source]) => {
     const weights = weighWords(source);
-    const counts: SearchView[] = view === 'b' ? ['w', 'p'] : [view as SearchView];
-    for (const token of weights.keys()) for (const count of counts) counted.push(countKey(count, frequencyId(doc.siteId, doc.locale, token)));
+    for (const token of weights.keys()) counted.push(`${view}:${token}`);
     return [...weights].map(([token, w]) => posting(view, token, w));
   });
   return [...words, ...media, { ...posting('f', '', 0), _id: countedId(doc._id), counted }];
 }
 
-/** The entry's row of view `f`: which frequency rows its words count in. */
+/** The entry's row of view `f`: which words its postings hold. */
 const countedId = (entryId: string) => `${entryId}:f`;
 
-/** The counts some postings are in (their rows of view `f`). */
-export const countedIn = (rows: readonly PostingDoc[]): string[] => rows.flatMap((row) => row.counted ?? []);
+/**
+ * The frequency counts some postings are in, each `<w|p>:<frequency row id>`, from their rows of
+ * view `f` (a word of view `b` is in both). A row of `SEARCH_INDEX_VERSION` 3 or before named its
+ * frequency rows whole (`~df:…`, one per view, counted in `n`): taking those back moves nothing,
+ * and the backfill deletes them.
+ */
+export function countedIn(rows: ReadonlyArray<Pick<PostingDoc, 'siteId' | 'locale' | 'counted'>>): string[] {
+  const keys: string[] = [];
+  for (const row of rows)
+    for (const word of row.counted ?? []) {
+      const view = word.slice(0, 2);
+      if (view !== 'w:' && view !== 'p:' && view !== 'b:') continue;
+      const rowId = frequencyId(row.siteId, row.locale, word.slice(2));
+      if (view !== 'p:') keys.push(`w:${rowId}`);
+      if (view !== 'w:') keys.push(`p:${rowId}`);
+    }
+  return keys;
+}
 
 /**
  * Moves the frequency rows from the counts an entry's postings were in before to those they are in
@@ -182,11 +193,9 @@ export const countedIn = (rows: readonly PostingDoc[]): string[] => rows.flatMap
 export async function countFrequencies(db: Db, before: readonly string[], after: readonly string[]): Promise<void> {
   const change = new Map<string, Record<SearchView, number>>();
   const move = (key: string, by: number) => {
-    const count = key.slice(0, 2);
-    if (count !== 'w:' && count !== 'p:') return; // a row of an older index version (`countKey`)
     const rowId = key.slice(2);
     const row = change.get(rowId) ?? { w: 0, p: 0 };
-    row[count[0] as SearchView] += by;
+    row[key[0] as SearchView] += by;
     change.set(rowId, row);
   };
   for (const key of before) move(key, -1);
@@ -232,7 +241,9 @@ export async function syncEntriesSearch(db: Db, siteId: string, states: readonly
     const held = round.filter((state) => !state.fresh);
     const ids = (list: readonly EntrySearchState[]) => list.map((state) => state.entryId);
     const before = held.length
-      ? await postings.find({ _id: { $in: held.map((state) => countedId(state.entryId)) }, siteId }, { projection: { counted: 1 } }).toArray()
+      ? await postings
+          .find({ _id: { $in: held.map((state) => countedId(state.entryId)) }, siteId }, { projection: { siteId: 1, locale: 1, counted: 1 } })
+          .toArray()
       : [];
     const next = round.flatMap((state) => (state.doc ? postingsOf(state.doc) : []));
     const replace = async () => {
