@@ -16,8 +16,8 @@ import { mediaReferences } from './ndjson-format.ts';
  * postings). A search reads `p` and `b`, or `w` and `b`. View `m` holds no words: one posting per
  * media id the entry uses (`mediaId` anywhere in its blocks or fields, working or published), which
  * the media library's "used in" reads (media-usage-ops.ts); no search ever reads it. Besides its
- * words, an entry has one row of view `f` naming the counts its words are in (so its next change
- * takes them back); a frequency row (`~df:…`) counts, for one locale and word, the entries whose
+ * words, an entry has one row of view `f` listing them (so its next change takes their counts
+ * back); a frequency row (`~df:…`) counts, for one locale and word, the entries whose
  * working text holds it (`w`) and those whose published text does (`p`): a search reads those of
  * its words to read the rarest first (search-query.ts).
  * Written by the write path after every change of an entry, and by the worker's backfill for
