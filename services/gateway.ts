@@ -38,6 +38,8 @@ async function main() {
     await metrics?.close();
     // Audit rows of the last requests are written before the connection goes.
     await services.audit.settled();
+    // The search postings of the last writes too (content/search-sync.ts).
+    await services.searchSync.settled();
     await closeServices(services);
     process.exit(0);
   };

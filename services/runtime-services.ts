@@ -55,7 +55,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.rateCounters = createRateCounters();
   services.audit = createAuditTrail(services.log, options.audit);
   services.mailer = createMailer(config, services.log);
-  services.searchSync = createSearchSync();
+  services.searchSync = createSearchSync(services.publicGeneration);
   services.languages = createFeedCache(services.changeFeed, 10_000);
   services.webhooks = createWebhookSettings(config, options.webhooks);
   services.events = (options.events ?? createWebhookPublisher)(services);

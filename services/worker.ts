@@ -77,8 +77,9 @@ async function main() {
   await recovery.stop();
   await metrics?.close();
   await probes?.close();
-  // Audit rows of the last activities are written before the connection goes.
+  // Audit rows and search postings of the last activities are written before the connection goes.
   await services.audit.settled();
+  await services.searchSync.settled();
   await connection.close();
   // Spans of the last activities are sent before the process goes (closeServices).
   await closeServices(services);

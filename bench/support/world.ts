@@ -86,6 +86,7 @@ export async function startBenchWorld(options: RuntimeOptions & { env?: Record<s
     config,
     async close() {
       await app.close();
+      await runtime.services.searchSync.settled();
       // The feed stops before the databases go: its renewals would fail against dropped collections.
       await runtime.services.changeFeed.stop();
       // Engines of the run's own are thrown away with their data (ownEnginesIfAsked): nothing to drop.

@@ -28,6 +28,8 @@ export const mediaUsageOp = defineOperation({
   }),
   async handler(ctx, input) {
     const media = await findVisible(ctx, input.id);
+    // Entries this process changed just before are read with their media (search-sync.ts).
+    await ctx.services.searchSync.written(ctx.db, ctx.site._id);
     // The site's locales pin the index's locale key (siteId, view, locale, token), so the read is served by it.
     const locales = (await loadLanguages(ctx)).languages.map((language) => language.code);
     const postings = await searchTerms(ctx.db)

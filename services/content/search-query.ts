@@ -142,6 +142,8 @@ async function frequencies(ctx: OperationContext, view: SearchView, locales: rea
 export async function rankEntries(ctx: OperationContext, request: SearchRequest): Promise<string[]> {
   const keys = keysOf(request.q);
   if (keys.length === 0) return [];
+  // What this process wrote before the search is in before it reads (search-sync.ts).
+  await ctx.services.searchSync.written(ctx.db, ctx.site._id);
   const postings = searchTerms(ctx.db);
   const views = viewsOf(request.view);
   const read: Filter<PostingDoc> = {

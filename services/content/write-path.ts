@@ -21,9 +21,10 @@ import { syncEntriesSearch } from './search-index.ts';
  *    (`entry-counts.ts`, one conditional `$inc`; a create under no `entries` limit counts nothing);
  * 3. the schedule's consistency: a status set by hand settles the pending dates (`settleSchedule`);
  * 4. optimistic concurrency: one `findOneAndUpdate` on the version read, `$inc: {version: 1}`;
- * 5. the search postings (search-index.ts) and the public generation: derived from that write
- *    (core/public-generation.ts); a change moves it itself (`written`, after the postings, beside the
- *    revision's round trip), the other writes through the followed handle;
+ * 5. the search postings (search-index.ts), queued for the site's next group (search-sync.ts),
+ *    which a durable write waits for and a person's does not, and the public generation: derived
+ *    from that write (core/public-generation.ts); a change moves it itself (`written`, beside the
+ *    revision's round trip), the other writes through the followed handle; the group moves it again;
  * 6. the revision (`<entryId>:<version>`, idempotent), with a note when the system wrote it late;
  * 7. the events;
  * 8. a schedule workflow left without dates is stopped (after the write: its token is already void);
@@ -74,9 +75,18 @@ async function clearOwed(ctx: OperationContext, marks: readonly OwedMark[]): Pro
   );
 }
 
-/** Makes the entry's search postings those of `doc` (null: it is gone), search-index.ts. */
-const indexEntry = (ctx: OperationContext, id: string, doc: EntryDoc | null, fresh = false) =>
-  ctx.services.searchSync.index(bareDb(ctx), ctx.site._id, { entryId: id, doc, fresh });
+/**
+ * Makes the entry's search postings those of `doc` (null: it is gone), search-index.ts, in the
+ * site's next group (search-sync.ts). A durable write waits for them (its owed marker is cleared
+ * after); a person's write does not: a failure is logged, and the entry's next write replaces its
+ * postings (docs/content.md, "Search").
+ */
+function indexEntry(ctx: OperationContext, id: string, doc: EntryDoc | null, { fresh = false, durable = false } = {}): Promise<void> {
+  const indexed = ctx.services.searchSync.index(bareDb(ctx), ctx.site._id, { entryId: id, doc, fresh }, { now: durable });
+  if (durable) return indexed;
+  indexed.catch((error: unknown) => ctx.services.log.error({ err: error, entryId: id }, 'search postings not written'));
+  return Promise.resolve();
+}
 
 /** The workspace database without the public generation's follow (core/public-generation.ts). */
 const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
@@ -108,7 +118,7 @@ export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise
   await countNewEntry(
     ctx,
     () => contentCollections(ctx.db).entries.insertOne(doc),
-    () => settle(ctx, null, doc, { events: ['content.created'] }, indexEntry(ctx, doc._id, doc, true)),
+    () => settle(ctx, null, doc, { events: ['content.created'] }, indexEntry(ctx, doc._id, doc, { fresh: true })),
   );
   return doc;
 }
@@ -161,10 +171,15 @@ export async function changeEntry(
       throw error;
     }
     if (after) {
-      // The postings land before the generation moves: a search answered under the new generation finds the new words.
-      const generation = () => ctx.services.publicGeneration.written(bareDb(ctx), ctx.site._id);
-      const indexed = indexEntry(ctx, id, after).then(generation, (error: unknown) => generation().then(() => Promise.reject(error)));
-      await settle(ctx, before, after, owed, indexed);
+      // A published entry's group moves the generation again once its postings are in (search-sync.ts).
+      const generation = ctx.services.publicGeneration.written(bareDb(ctx), ctx.site._id);
+      await settle(
+        ctx,
+        before,
+        after,
+        owed,
+        Promise.all([generation, indexEntry(ctx, id, after, { durable: owed.durable })]).then(() => undefined),
+      );
       return { before, after };
     }
     if (expectedVersion !== undefined) throw new ConflictError(`Version mismatch: expected ${expectedVersion}`);
@@ -271,7 +286,7 @@ export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>
   for (const doc of owing) {
     const pending = doc.pending!;
     if (pending.version === doc.version) {
-      await Promise.all([recordRevision(ctx, doc, pending.note ?? undefined), indexEntry(ctx, doc._id, doc)]);
+      await Promise.all([recordRevision(ctx, doc, pending.note ?? undefined), indexEntry(ctx, doc._id, doc, { durable: true })]);
       for (const event of pending.events) await ctx.emit(event, eventData(doc));
     }
   }

@@ -4,6 +4,7 @@ import { backfillSearch, frequencyId, SEARCH_COLLECTION, syncEntriesSearch } fro
 import { parseQuery, SEARCH_INDEX_VERSION, tokenize, weighWords } from '../../services/content/search-tokens.ts';
 import type { BlockDocument } from '../../services/content/model.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
+import { storedGeneration } from '../../services/core/public-generation.ts';
 
 /** Search (docs/content.md, "Search") on the three surfaces, against the real engines. */
 let cw: ContentWorld;
@@ -206,13 +207,18 @@ describe('search', () => {
     await cw.manage('DELETE', `/content/${e.id}`);
     expect((await cw.manage('DELETE', `/trash?kind=entry&id=${e.id}`)).statusCode).toBe(200);
     const ctx = await defaultSiteContext(cw.world);
+    await cw.world.services.searchSync.settled();
     expect(await ctx.db.collection(SEARCH_COLLECTION).countDocuments({ entryId: e.id })).toBe(0);
   });
 
   it('counts the entries that hold each word, in their working and published text, per locale, as entries change', async () => {
     const ctx = await defaultSiteContext(cw.world);
     const rows = ctx.db.collection<{ _id: string; w?: number; p?: number }>(SEARCH_COLLECTION);
-    const held = async (count: 'w' | 'p', word: string) => (await rows.findOne({ _id: frequencyId(ctx.site._id, 'en', word) }))?.[count] ?? 0;
+    // Read once the writes' postings are in (a write answers before them: search-sync.ts).
+    const held = async (count: 'w' | 'p', word: string) => {
+      await cw.world.services.searchSync.settled();
+      return (await rows.findOne({ _id: frequencyId(ctx.site._id, 'en', word) }))?.[count] ?? 0;
+    };
     const e = await cw.create({ title: 'Lammergeier soaring', slug: 'bone-breaker' });
     expect([await held('w', 'lammergeier'), await held('p', 'lammergeier')]).toEqual([1, 0]);
     // Published as it is (postings of view `b`): the word is in both texts.
@@ -236,6 +242,7 @@ describe('search', () => {
     const final = (await cw.manage('GET', `/content/${e.id}`)).json();
     const winner = final.title.split(' ')[1];
     const ctx = await defaultSiteContext(cw.world);
+    await cw.world.services.searchSync.settled();
     // Its words (the row of view `f` left aside).
     const tokens = (await ctx.db.collection(SEARCH_COLLECTION).find({ siteId: ctx.site._id, entryId: e.id, view: 'w' }).toArray()).map(
       (posting) => posting.token as string,
@@ -244,7 +251,31 @@ describe('search', () => {
     for (const word of racers) expect(await manageSlugs(word)).toEqual(word === winner ? ['race'] : []);
   });
 
-  it("writes a site's concurrent changes' postings in groups, each write answering once its own are in", async () => {
+  it("gathers a site's postings: a search in the process writes what is queued first, and the group moves the public generation", async () => {
+    const ctx = await defaultSiteContext(cw.world);
+    const db = cw.world.services.workspaceDb({ dbName: ctx.workspace.dbName });
+    const sync = cw.world.services.searchSync;
+    await sync.settled();
+    const doc = storedEntryDoc(ctx.site._id, { _id: '0000000000gatheredplover', title: 'Gathered plover', slug: 'gathered-plover', published: true });
+    await db.collection<{ _id: string }>('content_entries').insertOne(doc as never);
+    const generation = await storedGeneration(db, ctx.site._id);
+    const queued = sync.index(db, ctx.site._id, { entryId: doc._id, doc, fresh: true });
+    // The search's call: what is queued for its site is written now, not after the window.
+    await sync.written(db, ctx.site._id);
+    expect(await db.collection(SEARCH_COLLECTION).countDocuments({ entryId: doc._id })).toBeGreaterThan(0);
+    await queued;
+    expect(await storedGeneration(db, ctx.site._id)).toBeGreaterThan(generation);
+    expect(await manageSlugs('gathered plover')).toEqual(['gathered-plover']);
+    // A draft adds nothing to a public search: its group leaves the generation as it was.
+    const draft = storedEntryDoc(ctx.site._id, { _id: '0000000000gathereddraft', title: 'Gathered dunlin', slug: 'gathered-dunlin', published: false });
+    await db.collection<{ _id: string }>('content_entries').insertOne(draft as never);
+    const before = await storedGeneration(db, ctx.site._id);
+    await sync.index(db, ctx.site._id, { entryId: draft._id, doc: draft, fresh: true });
+    expect(await storedGeneration(db, ctx.site._id)).toBe(before);
+    expect(await manageSlugs('gathered dunlin')).toEqual(['gathered-dunlin']);
+  });
+
+  it("writes a site's concurrent changes' postings in groups, each write found by a search the moment it answers", async () => {
     // A key of its own: the file's other tests keep the default key's requests of the minute.
     const key = await cw.keyWith([...CAPABILITIES]);
     const names = ['alder', 'birch', 'cedar', 'dogwood', 'elm', 'fir', 'ginkgo', 'hazel', 'ivy', 'juniper', 'kapok', 'larch'];
@@ -268,6 +299,7 @@ describe('search', () => {
       cw.world.services.mongo.off('commandStarted', watch);
     }
     // One delete of postings per group, not per write.
+    await cw.world.services.searchSync.settled();
     expect(deletes.length).toBeGreaterThan(0);
     expect(deletes.length).toBeLessThan(names.length);
     const ctx = await defaultSiteContext(cw.world);
@@ -382,6 +414,7 @@ describe('the search collection', () => {
       const names = async () => (await ctx.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
       expect(await names()).not.toContain(SEARCH_COLLECTION);
       await fresh.create({ title: 'First words' });
+      await fresh.world.services.searchSync.settled();
       expect(await names()).toContain(SEARCH_COLLECTION);
       const indexes = (await ctx.db.collection(SEARCH_COLLECTION).listIndexes().toArray()).map((index) => index.key);
       expect(indexes).toContainEqual({ siteId: 1, view: 1, locale: 1, token: 1, w: -1, entryId: -1, type: 1 });

@@ -45,8 +45,9 @@ export async function listenRecordingCommands(world: World): Promise<{ port: num
   return {
     port: (world.app.server.address() as { port: number }).port,
     async commandsDuring(run) {
-      // Audit rows are written a moment after the change they record: an earlier request's must not land in this window.
+      // Audit rows and search postings are written a moment after the change they record: an earlier request's must not land in this window.
       await world.services.audit.settled();
+      await world.services.searchSync.settled();
       commands = [];
       await run();
       return commands;

@@ -92,6 +92,7 @@ export async function startWorld(options: WorldOptions = {}): Promise<World> {
       await worker?.close();
       await app.close();
       await services.audit.settled();
+      await services.searchSync.settled();
       const { databases } = await services.mongo.db('admin').admin().listDatabases({ nameOnly: true });
       for (const { name } of databases) {
         if (name.startsWith(config.DB_PREFIX)) await services.mongo.db(name).dropDatabase();
