@@ -34,7 +34,7 @@ beforeAll(async () => {
   cw = await startContentWorld({ monitorCommands: true });
   ({ port, commandsDuring } = await listenRecordingCommands(cw.world));
   for (let i = 0; i < 3; i++) await cw.create({ title: `Held ${i}`, slug: `held-${i}` });
-  // Their search postings land a moment later and move the public generation: before the tests, not during one.
+  // Their search postings land a moment later, and their collection is one a held search reads: before the tests, not during one.
   await cw.world.services.searchSync.settled();
 });
 afterAll(async () => cw?.close());
