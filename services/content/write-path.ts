@@ -24,7 +24,8 @@ import { syncEntriesSearch } from './search-index.ts';
  * 5. the search postings (search-index.ts), queued for the site's next group (search-sync.ts),
  *    which a durable write waits for and a person's does not, and the public generation: derived
  *    from that write (core/public-generation.ts); a change moves it itself (`written`, beside the
- *    revision's round trip), the other writes through the followed handle; the group moves it again;
+ *    revision's round trip), the other writes through the followed handle; a group holding a
+ *    published entry moves it again;
  * 6. the revision (`<entryId>:<version>`, idempotent), with a note when the system wrote it late;
  * 7. the events;
  * 8. a schedule workflow left without dates is stopped (after the write: its token is already void);
