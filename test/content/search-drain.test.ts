@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startWorld, type World } from '../support/world.ts';
 import { createApiKey, defaultSiteContext } from '../support/access.ts';
-import { startEntry, stopEntry } from '../support/entry-process.ts';
+import { startEntry, stopEntry, worldEnv } from '../support/entry-process.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { SEARCH_COLLECTION } from '../../services/content/search-index.ts';
 
@@ -22,7 +22,6 @@ describe('a gateway stopped right after writes', { timeout: 300_000 }, () => {
 
   it('writes their queued search postings before it exits', async () => {
     world = await startWorld();
-    const { config, admin } = world;
     const gateway = await startEntry(
       children,
       ['--import', 'tsx', 'services/gateway.ts'],
@@ -31,13 +30,7 @@ describe('a gateway stopped right after writes', { timeout: 300_000 }, () => {
         LOG_LEVEL: 'info',
         HOST: '127.0.0.1',
         PORT: '0',
-        MONGODB_URI: config.MONGODB_URI,
-        TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
-        DB_PREFIX: config.DB_PREFIX,
-        TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-        SECRET_KEY: config.SECRET_KEY,
-        ADMIN_EMAIL: admin.email,
-        ADMIN_PASSWORD: admin.password,
+        ...worldEnv(world),
       },
       ['gateway listening'],
     );

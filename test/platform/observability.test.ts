@@ -11,7 +11,7 @@ import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { WORKER_NODE_FLAGS } from '../../scripts/worker-node-flags.mjs';
 import { readFileSync } from 'node:fs';
 import { createMetrics } from '../../services/core/metrics.ts';
-import { startEntry as startProcess, stopEntry, type Running } from '../support/entry-process.ts';
+import { startEntry as startProcess, stopEntry, worldEnv, type Running } from '../support/entry-process.ts';
 
 const children: ChildProcess[] = [];
 const startEntry = (entry: string, env: Record<string, string>, ready: string[], flags: readonly string[] = []) =>
@@ -33,19 +33,12 @@ describe('metrics and traces of the gateway and worker processes', { timeout: 30
     world = await startWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     otlp = await startOtlpReceiver();
     hooks = await startReceiver();
-    const { config, admin } = world;
     const env = {
       NODE_ENV: 'test',
       LOG_LEVEL: 'info',
       HOST: '127.0.0.1',
       PORT: '0',
-      MONGODB_URI: config.MONGODB_URI,
-      TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
-      DB_PREFIX: config.DB_PREFIX,
-      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-      SECRET_KEY: config.SECRET_KEY,
-      ADMIN_EMAIL: admin.email,
-      ADMIN_PASSWORD: admin.password,
+      ...worldEnv(world),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.endpoint,
       OTEL_TRACES_SAMPLER: 'parentbased_always_on',

@@ -10,7 +10,7 @@ import { startWorld, type World } from '../support/world.ts';
 import { createApiKey } from '../support/access.ts';
 import { eventually } from '../support/polling.ts';
 import { startReceiver } from '../events/support.ts';
-import { startEntry, stopEntry, type Running } from '../support/entry-process.ts';
+import { startEntry, stopEntry, worldEnv, type Running } from '../support/entry-process.ts';
 import { CAPABILITIES } from '../../services/core/capabilities.ts';
 import { WORKER_ENV, WORKER_NODE_FLAGS } from '../../scripts/worker-node-flags.mjs';
 
@@ -53,7 +53,6 @@ describe('the production build: compiled gateway and worker, run with plain node
     if (code !== 0) throw new Error(`npm run build failed (${code}):\n${output}`);
     world = await startWorld({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
     hooks = await startReceiver();
-    const { config, admin } = world;
     env = {
       // Nothing loads TypeScript into the compiled processes (no tsx, no loader of the test runner).
       NODE_OPTIONS: '',
@@ -62,13 +61,7 @@ describe('the production build: compiled gateway and worker, run with plain node
       HOST: '127.0.0.1',
       PORT: '0',
       DATA_DIR: join(app, 'data'),
-      MONGODB_URI: config.MONGODB_URI,
-      TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
-      DB_PREFIX: config.DB_PREFIX,
-      TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
-      SECRET_KEY: config.SECRET_KEY,
-      ADMIN_EMAIL: admin.email,
-      ADMIN_PASSWORD: admin.password,
+      ...worldEnv(world),
       WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     };
   }, 600_000);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { World } from './world.ts';
 
 /** A process entry (services/gateway.ts, services/worker.ts, or their compiled dist/ form) with its output kept. */
 export interface Running {
@@ -55,3 +56,14 @@ export const stopEntry = (child: ChildProcess) =>
   new Promise<void>((resolve) =>
     child.exitCode !== null || child.signalCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM')),
   );
+
+/** What an entry process needs to run on a test world's engines, databases, task queue and administrator. */
+export const worldEnv = ({ config, admin }: Pick<World, 'config' | 'admin'>): Record<string, string> => ({
+  MONGODB_URI: config.MONGODB_URI,
+  TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
+  DB_PREFIX: config.DB_PREFIX,
+  TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+  SECRET_KEY: config.SECRET_KEY,
+  ADMIN_EMAIL: admin.email,
+  ADMIN_PASSWORD: admin.password,
+});
