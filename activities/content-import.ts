@@ -27,11 +27,12 @@ export function createContentImportActivities(services: Services) {
       const ctx = await context(input);
       if (!ctx) return { done: true, state: 'cancelled' };
       const until = Date.now() + ACTIVITY_SPAN_MS;
-      let step = await importBatch(ctx, input.importId, input.batch, () => Context.current().heartbeat());
-      while (!step.done && Date.now() < until) {
-        Context.current().heartbeat();
-        step = await importBatch(ctx, input.importId, input.batch, () => Context.current().heartbeat(), step.ahead);
-      }
+      const heartbeat = () => Context.current().heartbeat();
+      let step: Awaited<ReturnType<typeof importBatch>> = { done: false };
+      do {
+        heartbeat();
+        step = await importBatch(ctx, input.importId, input.batch, heartbeat, step.ahead);
+      } while (!step.done && Date.now() < until);
       const state = step.done
         ? ((await importsCollection(ctx.db).findOne({ _id: input.importId }, { projection: { state: 1 } }))?.state ?? 'failed')
         : 'running';

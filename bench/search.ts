@@ -25,7 +25,7 @@ import { createSiteResolver } from '../services/tenancy/site-resolver.ts';
 import { newId } from '../services/core/ids.ts';
 import { contentCollections, newEntryState, type EntryDoc } from '../services/content/model.ts';
 import { snapshotOf } from '../services/content/entries.ts';
-import { countedIn, countFrequencies, postingsOf, searchTerms } from '../services/content/search-index.ts';
+import { countFrequencies, postingsOf, searchTerms } from '../services/content/search-index.ts';
 import { reconcileEntryCounts } from '../services/content/entry-counts.ts';
 import { configurePublicCache } from '../services/public-read/state.ts';
 import { createApiKey } from '../test/support/access.ts';
@@ -111,7 +111,7 @@ for (let from = seeded === total ? total : 0; from < total; from += BATCH) {
   const docs = Array.from({ length: Math.min(BATCH, total - from) }, (_, k) => entry(from + k));
   const rows = docs.flatMap(postingsOf);
   postingCount += rows.length;
-  await Promise.all([entries.insertMany(docs, { ordered: false }), postings.insertMany(rows, { ordered: false }), countFrequencies(db, [], countedIn(rows))]);
+  await Promise.all([entries.insertMany(docs, { ordered: false }), postings.insertMany(rows, { ordered: false }), countFrequencies(db, [], rows)]);
   if ((from / BATCH) % 10 === 0) process.stdout.write(`\rseeded ${from + docs.length} entries, ${postingCount} postings`);
 }
 await reconcileEntryCounts(db);

@@ -123,6 +123,9 @@ function contentOf(line: EntryLine, terms: Record<string, string[]>, existing: E
   };
 }
 
+/** Records a line's refusal with why, in the batch's report. */
+const rejectInto = (rejections: Rejection[]) => (no: number, error: string) => rejections.push({ line: no, error });
+
 /** A batch's lines read from the file and checked, before any write (`checkBatch`). */
 export interface CheckedBatch {
   /** The byte offset it was read from: it is the batch to write only while the checkpoint is there. */
@@ -143,7 +146,7 @@ export interface CheckedBatch {
 async function checkBatch(ctx: OperationContext, job: ImportDoc, offset: number, firstNo: number, max: number): Promise<CheckedBatch> {
   const { lines, nextOffset, nextNo, ended } = await readLines(importFilesOf(ctx.db, job), job.fileId!, job.bytes, offset, firstNo, max);
   const rejections: Rejection[] = [];
-  const reject = (no: number, error: string) => rejections.push({ line: no, error });
+  const reject = rejectInto(rejections);
   const valid: CheckedBatch['valid'] = [];
   const checked = { offset, linesRead: lines.length, nextOffset, nextNo, ended, valid, rejections };
   if (lines.length === 0) return checked;
@@ -241,7 +244,7 @@ export async function importBatch(
   const next = ended ? undefined : checkBatch(ctx, job, nextOffset, nextNo, max);
   // Awaited by the next call, or dropped (a failed read is read again there).
   next?.catch(() => undefined);
-  const reject = (no: number, error: string) => rejections.push({ line: no, error });
+  const reject = rejectInto(rejections);
 
   // Checkpoint of the batch before its writes: the ids its new entries get. A retry creates them
   // under the same ids, so an entry the cut-short attempt created is told apart from one that was there.

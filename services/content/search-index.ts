@@ -50,7 +50,7 @@ export interface PostingDoc {
   terms: string[];
   /**
    * The row of view `f` only: the words of the entry's postings, each `<view>:<token>` (view `w`,
-   * `p` or `b`), whose counts its next change takes back (`countedIn`).
+   * `p` or `b`), whose counts its next change takes back (`countFrequencies`).
    */
   counted?: string[];
 }
@@ -165,41 +165,34 @@ export function postingsOf(doc: SearchedEntry): PostingDoc[] {
 /** The entry's row of view `f`: which words its postings hold. */
 const countedId = (entryId: string) => `${entryId}:f`;
 
-/**
- * The frequency counts some postings are in, each `<w|p>:<frequency row id>`, from their rows of
- * view `f` (a word of view `b` is in both). A row of `SEARCH_INDEX_VERSION` 3 or before named its
- * frequency rows whole (`~df:…`, one per view, counted in `n`): taking those back moves nothing,
- * and the backfill deletes them.
- */
-export function countedIn(rows: ReadonlyArray<Pick<PostingDoc, 'siteId' | 'locale' | 'counted'>>): string[] {
-  const keys: string[] = [];
-  for (const row of rows)
-    for (const word of row.counted ?? []) {
-      const view = word.slice(0, 2);
-      if (view !== 'w:' && view !== 'p:' && view !== 'b:') continue;
-      const rowId = frequencyId(row.siteId, row.locale, word.slice(2));
-      if (view !== 'p:') keys.push(`w:${rowId}`);
-      if (view !== 'w:') keys.push(`p:${rowId}`);
-    }
-  return keys;
-}
+/** The postings whose rows of view `f` a frequency count is taken from. */
+type CountedRows = ReadonlyArray<Pick<PostingDoc, 'siteId' | 'locale' | 'counted'>>;
 
 /**
  * Moves the frequency rows from the counts an entry's postings were in before to those they are in
- * now (one upsert per row whose counts change). Kept beside the postings, not with them: a row two
+ * now (one upsert per row whose counts change), read from their rows of view `f`: a word of view
+ * `w` counts in `w`, of view `p` in `p`, of view `b` in both. A row of `SEARCH_INDEX_VERSION` 3 or
+ * before named its frequency rows whole (`~df:…`, one per view, counted in `n`): taking those back
+ * moves nothing, and the backfill deletes them. Kept beside the postings, not with them: a row two
  * racing writers both moved can be off by one, so a search takes a frequency as a hint of which
  * word to read first and as its rarity, never as a limit of what it reads.
  */
-export async function countFrequencies(db: Db, before: readonly string[], after: readonly string[]): Promise<void> {
+export async function countFrequencies(db: Db, before: CountedRows, after: CountedRows): Promise<void> {
   const change = new Map<string, Record<SearchView, number>>();
-  const move = (key: string, by: number) => {
-    const rowId = key.slice(2);
-    const row = change.get(rowId) ?? { w: 0, p: 0 };
-    row[key[0] as SearchView] += by;
-    change.set(rowId, row);
+  const move = (rows: CountedRows, by: number) => {
+    for (const row of rows)
+      for (const word of row.counted ?? []) {
+        const view = word.slice(0, 2);
+        if (view !== 'w:' && view !== 'p:' && view !== 'b:') continue;
+        const rowId = frequencyId(row.siteId, row.locale, word.slice(2));
+        const counts = change.get(rowId) ?? { w: 0, p: 0 };
+        if (view !== 'p:') counts.w += by;
+        if (view !== 'w:') counts.p += by;
+        change.set(rowId, counts);
+      }
   };
-  for (const key of before) move(key, -1);
-  for (const key of after) move(key, 1);
+  move(before, -1);
+  move(after, 1);
   const ops = [...change].flatMap(([_id, { w, p }]) =>
     w === 0 && p === 0 ? [] : [{ updateOne: { filter: { _id }, update: { $inc: { ...(w !== 0 && { w }), ...(p !== 0 && { p }) } }, upsert: true } }],
   );
@@ -253,7 +246,7 @@ export async function syncEntriesSearch(db: Db, siteId: string, states: readonly
         if (!onlyDuplicateWrites(error)) throw error;
       });
     };
-    await Promise.all([replace(), countFrequencies(db, countedIn(before), countedIn(next))]);
+    await Promise.all([replace(), countFrequencies(db, before, next)]);
     // Versions only: nearly every entry is as its writer left it; a moved one is read in full below.
     const versions = await entries.find({ _id: { $in: ids(round) }, siteId }, { projection: { version: 1 } }).toArray();
     const current = new Map(versions.map((row) => [row._id, row.version]));

@@ -91,8 +91,10 @@ export function createSearchSync(publicGeneration: PublicGeneration): SearchSync
     else void run(key, lane);
   };
 
+  const keyOf = (db: Db, siteId: string) => `${db.databaseName}|${siteId}`;
+
   const laneOf = (db: Db, siteId: string): [string, Lane] => {
-    const key = `${db.databaseName}|${siteId}`;
+    const key = keyOf(db, siteId);
     let lane = lanes.get(key);
     if (!lane) {
       lane = { db, siteId, queue: [], timer: null, running: null, urgent: false };
@@ -119,7 +121,7 @@ export function createSearchSync(publicGeneration: PublicGeneration): SearchSync
       return done;
     },
     async written(db, siteId) {
-      const key = `${db.databaseName}|${siteId}`;
+      const key = keyOf(db, siteId);
       const lane = lanes.get(key);
       if (!lane) return;
       const waited = inFlight(lane);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, defaultSiteContext, storedEntryDoc, type ContentWorld } from './support.ts';
-import { countedIn, countFrequencies, postingsOf, searchTerms } from '../../services/content/search-index.ts';
+import { countFrequencies, postingsOf, searchTerms } from '../../services/content/search-index.ts';
 import { WORD_CAP } from '../../services/content/search-query.ts';
 import { reconcileEntryCounts } from '../../services/content/entry-counts.ts';
 import { contentCollections, type EntryDoc } from '../../services/content/model.ts';
@@ -40,7 +40,7 @@ beforeAll(async () => {
   await contentCollections(db).entries.insertMany(docs);
   const postings = docs.flatMap(postingsOf);
   await searchTerms(db).insertMany(postings);
-  await countFrequencies(db, [], countedIn(postings));
+  await countFrequencies(db, [], postings);
   await reconcileEntryCounts(db);
 });
 afterAll(async () => cw?.close());
