@@ -11,6 +11,7 @@ import type { ManageAnswers } from './manage-read/held-answers.ts';
 import type { AuditTrail } from './audit/trail.ts';
 import type { Mailer } from './mail/transport.ts';
 import type { SearchSync } from './content/search-sync.ts';
+import type { RecentEntries } from './content/recent-entries.ts';
 import type { FeedCache } from './core/feed-cache.ts';
 import type { LanguagesDoc } from './languages/languages.ts';
 
@@ -50,6 +51,8 @@ declare module './core/context.ts' {
     mailer: Mailer;
     /** The write path's search postings, written in groups per site (`content/search-sync.ts`). */
     searchSync: SearchSync;
+    /** The entries this process last wrote, so its next change of one skips the read (`content/recent-entries.ts`). */
+    recentEntries: RecentEntries;
     /** Each site's languages document, held while the change feed vouches for it (`languages/languages.ts`). */
     languages: FeedCache<LanguagesDoc | null>;
   }

@@ -20,6 +20,7 @@ import { createRateCounters } from './access/rate-limit.ts';
 import { createAuditTrail, type AuditTrailOptions } from './audit/trail.ts';
 import { createMailer } from './mail/transport.ts';
 import { createSearchSync } from './content/search-sync.ts';
+import { createRecentEntries } from './content/recent-entries.ts';
 import { createFeedCache } from './core/feed-cache.ts';
 
 export interface RuntimeOptions extends CoreServiceOptions {
@@ -56,6 +57,7 @@ export async function createRuntimeServices(config: Config, options: RuntimeOpti
   services.audit = createAuditTrail(services.log, options.audit);
   services.mailer = createMailer(config, services.log);
   services.searchSync = createSearchSync(services.publicGeneration);
+  services.recentEntries = createRecentEntries();
   services.languages = createFeedCache(services.changeFeed, 10_000);
   services.webhooks = createWebhookSettings(config, options.webhooks);
   services.events = (options.events ?? createWebhookPublisher)(services);

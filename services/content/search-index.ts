@@ -224,12 +224,16 @@ export interface EntrySearchState {
  * or it is gone) is then read and replaced again, with the others so moved, until the states read
  * are the states indexed. So whichever of two racing writers finishes last leaves the postings of
  * the latest state (a replace is a delete of all then an insert in which a posting already written
- * by the other is skipped). An entry named twice is indexed once, from the state named last.
+ * by the other is skipped). An entry named twice is indexed once, from the state named last (fresh
+ * if the first was).
  */
 export async function syncEntriesSearch(db: Db, siteId: string, states: readonly EntrySearchState[]): Promise<void> {
   const postings = searchTerms(db);
   const { entries } = contentCollections(db);
-  let round = [...new Map(states.map((state) => [state.entryId, state])).values()];
+  const latest = new Map<string, EntrySearchState>();
+  // An entry created in this group (its first state fresh) has no postings yet, whatever followed: its publish too is inserted, nothing deleted.
+  for (const state of states) latest.set(state.entryId, latest.get(state.entryId)?.fresh ? { ...state, fresh: true } : state);
+  let round = [...latest.values()];
   for (let attempt = 0; attempt < 8 && round.length > 0; attempt++) {
     const held = round.filter((state) => !state.fresh);
     const ids = (list: readonly EntrySearchState[]) => list.map((state) => state.entryId);

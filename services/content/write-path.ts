@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../core/errors.ts';
 import { isDuplicateKey, onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { findEntryInScope, recordRevision, recordRevisions } from './entries.ts';
@@ -118,7 +118,10 @@ export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise
   ctx.scope.check(doc, ENTRY_SCOPE);
   await countNewEntry(
     ctx,
-    () => contentCollections(ctx.db).entries.insertOne(doc),
+    async () => {
+      await contentCollections(ctx.db).entries.insertOne(doc);
+      ctx.services.recentEntries.remember(ctx.db, doc);
+    },
     () => settle(ctx, null, doc, { events: ['content.created'] }, indexEntry(ctx, doc._id, doc, { fresh: true })),
   );
   return doc;
@@ -145,10 +148,17 @@ export async function changeEntry(
   // that move runs beside the revision's round trip instead of before it; both land before this returns.
   const { entries } = contentCollections(bareDb(ctx));
   const now = () => ctx.services.clock.now();
+  const recent = ctx.services.recentEntries;
+  let readBefore = false;
   for (let attempt = 0; attempt < 64; attempt++) {
-    // Losers of a race back off a little (random, so they do not collide again in lockstep).
-    if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * Math.min(attempt, 5)));
-    const before = await findEntryInScope(ctx, id);
+    // Losers of a race back off a little (random, so they do not collide again in lockstep); a state
+    // this process remembered and another moved since is read again at once.
+    if (readBefore) await new Promise((resolve) => setTimeout(resolve, Math.random() * 4 * Math.min(attempt, 5)));
+    // The first attempt starts from the state this process last wrote, if it holds it (recent-entries.ts):
+    // no read; the compare-and-set below is filtered on that state's version and `updatedAt`.
+    const remembered = attempt === 0 ? rememberedInScope(ctx, id, expectedVersion) : undefined;
+    readBefore = !remembered;
+    const before = remembered ?? (await findEntryInScope(ctx, id));
     if (expectedVersion !== undefined && before.version !== expectedVersion) {
       throw new ConflictError(`Version mismatch: expected ${expectedVersion}, current ${before.version}`);
     }
@@ -163,7 +173,7 @@ export async function changeEntry(
     let after: EntryDoc | null;
     try {
       after = await entries.findOneAndUpdate(
-        { _id: id, siteId: ctx.site._id, trashedAt: null, version: before.version },
+        { _id: id, siteId: ctx.site._id, trashedAt: null, version: before.version, ...(remembered && { updatedAt: remembered.updatedAt }) },
         { $set: { ...set, updatedAt: now() }, $inc: { version: 1 } },
         { returnDocument: 'after' },
       );
@@ -172,6 +182,7 @@ export async function changeEntry(
       throw error;
     }
     if (after) {
+      recent.remember(ctx.db, after);
       // A published entry's group moves the generation again once its postings are in (search-sync.ts).
       const generation = ctx.services.publicGeneration.written(bareDb(ctx), ctx.site._id);
       await settle(
@@ -183,9 +194,27 @@ export async function changeEntry(
       );
       return { before, after };
     }
-    if (expectedVersion !== undefined) throw new ConflictError(`Version mismatch: expected ${expectedVersion}`);
+    recent.forget(ctx.db, ctx.site._id, id);
+    if (expectedVersion !== undefined && readBefore) throw new ConflictError(`Version mismatch: expected ${expectedVersion}`);
   }
   throw new ConflictError('The entry is being changed by others; retry');
+}
+
+/**
+ * The state this process last wrote of the entry (`RecentEntries`), when it is usable as the change's
+ * starting point: of the version the caller expects, if it names one, and inside the caller's key
+ * scope (else the entry is read, which answers as a read would).
+ */
+function rememberedInScope(ctx: OperationContext, id: string, expectedVersion: number | undefined): EntryDoc | undefined {
+  const doc = ctx.services.recentEntries.get(ctx.db, ctx.site._id, id);
+  if (!doc || (expectedVersion !== undefined && doc.version !== expectedVersion)) return undefined;
+  try {
+    ctx.scope.check(doc, ENTRY_SCOPE);
+  } catch (error) {
+    if (error instanceof UnauthorizedError) return undefined;
+    throw error;
+  }
+  return doc;
 }
 
 /** `changeEntry` for an operation that always writes (its compute never answers null). */

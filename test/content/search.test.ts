@@ -281,6 +281,8 @@ describe('search', () => {
     const names = ['alder', 'birch', 'cedar', 'dogwood', 'elm', 'fir', 'ginkgo', 'hazel', 'ivy', 'juniper', 'kapok', 'larch'];
     const made: string[] = [];
     for (const name of names) made.push((await cw.manage('POST', '/content', { title: `Arboretum ${name}`, slug: `tree-${name}` }, key)).json().id);
+    // The drafts' postings are in, so the publishes replace them (a create and a publish in one group only insert).
+    await cw.world.services.searchSync.settled();
     const deletes: string[] = [];
     const watch = (event: { commandName: string; command: Record<string, unknown> }) => {
       if (event.commandName === 'delete' && event.command.delete === SEARCH_COLLECTION) deletes.push(event.commandName);
@@ -307,6 +309,28 @@ describe('search', () => {
       .collection<{ _id: string; w: number; p: number }>(SEARCH_COLLECTION)
       .findOne({ _id: frequencyId(ctx.site._id, 'en', 'arboretum') });
     expect([held?.w, held?.p]).toEqual([names.length, names.length]);
+  });
+
+  it('inserts the postings of an entry created and published in one group, deleting none', async () => {
+    const key = await cw.keyWith([...CAPABILITIES]);
+    await cw.world.services.searchSync.settled();
+    const deletes: string[] = [];
+    const watch = (event: { commandName: string; command: Record<string, unknown> }) => {
+      if (event.commandName === 'delete' && event.command.delete === SEARCH_COLLECTION) deletes.push(event.commandName);
+    };
+    cw.world.services.mongo.on('commandStarted', watch);
+    try {
+      const id = (await cw.manage('POST', '/content', { title: 'Quillwort meadow', slug: 'quillwort' }, key)).json().id;
+      expect((await cw.manage('POST', `/content/${id}/publish`, undefined, key)).statusCode).toBe(200);
+      expect(await manageSlugs('quillwort', '&status=published', key)).toEqual(['quillwort']);
+    } finally {
+      cw.world.services.mongo.off('commandStarted', watch);
+    }
+    expect(deletes).toEqual([]);
+    // One view for the published entry whose snapshot is its working text (`b`): the draft's postings (`w`) were never written.
+    const ctx = await defaultSiteContext(cw.world);
+    const views = await ctx.db.collection(SEARCH_COLLECTION).distinct('view', { siteId: ctx.site._id, token: 'quillwort' });
+    expect(views).toEqual(['b']);
   });
 
   it("indexes a bulk create's entries at once as one at a time would, and an entry moved meanwhile from what it is now", async () => {
