@@ -6,7 +6,7 @@
 // crawl of its public list in pages of 100, both from a load generator in its own process.
 // Targets: big / small median ≤ 1.5 for each operation; growth ≥ 300 entries/s; crawl ≥ 10,000 entries/s.
 // Seeding: one entry created and published through the API, then copied BENCH_BIG times straight
-// into the database with the driver (same document shape, its two revisions copied too, the kept
+// into the database with the driver (same document shape, its revision rows copied too, the kept
 // entry counters moved by as many), which takes seconds where the API would take an hour.
 //   npx tsx bench/big-workspace.ts   (engines from MONGODB_URI / TEMPORAL_ADDRESS, else local ones;
 //   BENCH_OWN_ENGINES=1: engines of the run's own, see bench/support/world.ts; BENCH_MONGO_PORT / BENCH_TEMPORAL_PORT: their ports)

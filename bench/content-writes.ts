@@ -66,7 +66,6 @@ const handIndex = (doc: EntryDoc) => syncEntriesSearch(raw, siteId, [{ entryId: 
 async function handCreate(): Promise<string> {
   const doc = entryDoc();
   await contentCollections(raw).entries.insertOne(doc);
-  await recordRevision(rawCtx, doc);
   await handIndex(doc);
   await ctx.emit('content.created', eventData(doc));
   return doc._id;
@@ -79,7 +78,8 @@ async function handChange(id: string, compute: (d: EntryDoc) => Partial<EntryDoc
     { $set: { ...compute(before), updatedAt: new Date() }, $inc: { version: 1 } },
     { returnDocument: 'after' },
   ))!;
-  await recordRevision(rawCtx, after);
+  // The state left becomes a revision (a create writes none: an entry's current state is its own).
+  await recordRevision(rawCtx, before);
   await handIndex(after);
   await world.services.publicGeneration.bump(raw, siteId);
   for (const event of events) await ctx.emit(event, eventData(after));
@@ -169,12 +169,15 @@ async function handTermDelete(tagId: string): Promise<void> {
     await Promise.all(
       rows.slice(i, i + 25).map(async (row) => {
         const before = (await entries.findOne({ _id: row._id, siteId }))!;
+        await recordRevision(rawCtx, before);
         const after = (await entries.findOneAndUpdate(
           { _id: row._id, siteId, version: before.version },
-          { $set: { terms: { tag: before.terms.tag!.filter((t) => t !== tagId) }, updatedAt: new Date() }, $inc: { version: 1 } },
+          {
+            $set: { terms: { tag: before.terms.tag!.filter((t) => t !== tagId) }, updatedAt: new Date(), changedBy: null, changeNote: 'term deleted' },
+            $inc: { version: 1 },
+          },
           { returnDocument: 'after' },
         ))!;
-        await recordRevision(rawCtx, after, 'term deleted');
         await handIndex(after);
         await world.services.publicGeneration.bump(raw, siteId);
         await ctx.emit('content.updated', eventData(after));

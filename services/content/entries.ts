@@ -1,8 +1,7 @@
-import { onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import type { OperationContext } from '../core/context.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { actorUserId } from '../core/principal.ts';
-import { contentCollections, ENTRY_SCOPE, type EntryDoc, type LiveSnapshot } from './model.ts';
+import { contentCollections, ENTRY_SCOPE, type EntryDoc, type LiveSnapshot, type RevisionDoc } from './model.ts';
 
 /** URL-safe slug from a title: lower-case ASCII words joined by `-`. */
 export function slugify(text: string): string {
@@ -28,9 +27,17 @@ export async function findEntryInScope(ctx: OperationContext, id: string): Promi
   return doc;
 }
 
-/** The revision of a saved state: what `recordRevision` and `recordRevisions` insert once. */
-function revisionFields(ctx: OperationContext, doc: EntryDoc, note: string | undefined) {
+/**
+ * The revision of an entry's state at `doc.version`: its content, who wrote it and why (the state's
+ * `changedBy` and `changeNote`), and when. An entry's current state is its own newest revision (the
+ * list and the get by version answer it from the entry); a state becomes a row of
+ * `content_revisions` when a change leaves it (`recordRevision`, write-path.ts), so a create writes
+ * no revision at all.
+ */
+export function revisionOf(doc: EntryDoc): RevisionDoc {
   return {
+    _id: `${doc._id}:${doc.version}`,
+    siteId: doc.siteId,
     entryId: doc._id,
     version: doc.version,
     title: doc.title,
@@ -39,34 +46,21 @@ function revisionFields(ctx: OperationContext, doc: EntryDoc, note: string | und
     excerpt: doc.excerpt,
     blocks: doc.blocks,
     fields: doc.fields,
-    authorId: actorUserId(ctx.principal),
+    authorId: doc.changedBy ?? null,
     createdAt: doc.updatedAt,
-    note: note ?? null,
+    note: doc.changeNote ?? null,
   };
 }
 
-/** Keeps a copy of every saved state. Keyed by entry and version, so a repeated call writes nothing new. */
-export async function recordRevision(ctx: OperationContext, doc: EntryDoc, note?: string): Promise<void> {
-  await contentCollections(ctx.db).revisions.updateOne(
-    { _id: `${doc._id}:${doc.version}`, siteId: doc.siteId },
-    { $setOnInsert: revisionFields(ctx, doc, note) },
-    { upsert: true },
-  );
+/** Keeps a state a change has left (or is about to leave) as its revision row. Keyed by entry and version, so a repeated call writes nothing new. */
+export async function recordRevision(ctx: OperationContext, doc: EntryDoc): Promise<void> {
+  const { _id, siteId, ...fields } = revisionOf(doc);
+  await contentCollections(ctx.db).revisions.updateOne({ _id, siteId }, { $setOnInsert: fields }, { upsert: true });
 }
 
-/**
- * `recordRevision` for many entries in one round trip (a bulk create); idempotent the same way: a
- * revision already there is a duplicate `_id`, skipped. An insert, not upserts: an engine that
- * serves only `_id` and unique indexes (the local one) matches each upsert's filter by a scan.
- */
-export async function recordRevisions(ctx: OperationContext, docs: readonly EntryDoc[], note?: string): Promise<void> {
-  if (docs.length === 0) return;
-  const rows = docs.map((doc) => ({ _id: `${doc._id}:${doc.version}`, siteId: doc.siteId, ...revisionFields(ctx, doc, note) }));
-  try {
-    await contentCollections(ctx.db).revisions.insertMany(rows, { ordered: false });
-  } catch (error) {
-    if (!onlyDuplicateWrites(error)) throw error;
-  }
+/** Who writes a state: recorded on it (`changedBy`, `changeNote`) for the revision it becomes. */
+export function changeAuthor(ctx: OperationContext, note?: string): Pick<EntryDoc, 'changedBy' | 'changeNote'> {
+  return { changedBy: actorUserId(ctx.principal), changeNote: note ?? null };
 }
 
 /** The published snapshot of the working revision. */

@@ -225,7 +225,7 @@ export async function importBatch(
   }
   if (job.state === 'queued') await imports.updateOne({ _id: job._id, state: 'queued' }, { $set: { state: 'running', updatedAt: now() } });
   if (job.inFlight) {
-    // A batch cut short: first the effects its writes still owe (revisions, events).
+    // A batch cut short: first the effects its writes still owe (postings, events).
     while ((await settleOwed(ctx, { 'pending.note': note(importId) }, 500)) === 500) heartbeat();
   }
   if (!job.fileId) {
@@ -327,8 +327,8 @@ export async function importBatch(
   heartbeat();
   const found = await lookUp(refused.map((r) => r.doc));
   refused.forEach((r, j) => classify(r.doc, found[j], r.error));
-  // The entries the cut-short attempt created: their revisions and events again (idempotent, at least once).
-  if (landedBefore.length) await settleCreated(ctx, landedBefore, note(importId));
+  // The entries the cut-short attempt created: their postings and events again (idempotent, at least once).
+  if (landedBefore.length) await settleCreated(ctx, landedBefore);
   if (updates.length) await imports.updateOne({ _id: job._id }, { $addToSet: { 'inFlight.updates': { $each: updates.map((u) => keyOf(u.v)) } } });
   const results = await changeEntriesById(
     ctx,

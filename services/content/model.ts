@@ -60,8 +60,17 @@ export interface EntryDoc {
   version: number;
   trashedAt: Date | null;
   /**
+   * Who wrote this state (a user id; null for the system, or a key without a user) and why the
+   * system wrote it, if it did: the revision this state becomes once the entry moves on. An entry's
+   * current state is its own newest revision; the others are rows of `content_revisions`
+   * (`revisionOf`, entries.ts). Absent on entries written before these fields (their current state
+   * has a row of its own).
+   */
+  changedBy?: string | null;
+  changeNote?: string | null;
+  /**
    * Effects still owed for `version` by a durable write (a job's or the schedule's, write-path.ts):
-   * set in the same write as the change, removed once the revision and events are done, so a
+   * set in the same write as the change, removed once the postings and events are done, so a
    * worker killed in between leaves them to the retry instead of losing them.
    */
   pending?: { version: number; events: string[]; note: string | null } | null;

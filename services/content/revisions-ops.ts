@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineOperation } from '../core/operation.ts';
 import { NotFoundError } from '../core/errors.ts';
 import { contentCollections, EntryStatusSchema, type RevisionDoc } from './model.ts';
-import { findEntryInScope } from './entries.ts';
+import { findEntryInScope, revisionOf } from './entries.ts';
 import { PageInfo, manageLimit } from '../core/paging.ts';
 
 const RevisionSummary = z.object({
@@ -52,14 +52,16 @@ export const listRevisionsOp = defineOperation({
     page: PageInfo,
   }),
   async handler(ctx, { id, limit, cursor }) {
-    await findEntryInScope(ctx, id);
+    const entry = await findEntryInScope(ctx, id);
     const list = `revisions:${id}:${ctx.site._id}`;
-    const before = cursor ? Number(ctx.services.cursors.decode(list, cursor).before) : null;
-    const rows = await contentCollections(ctx.db)
-      .revisions.find({ siteId: ctx.site._id, entryId: id, ...(before ? { version: { $lt: before } } : {}) }, { projection: { blocks: 0 } })
+    const before = cursor ? Number(ctx.services.cursors.decode(list, cursor).before) : entry.version + 1;
+    const rows: RevisionDoc[] = await contentCollections(ctx.db)
+      .revisions.find({ siteId: ctx.site._id, entryId: id, version: { $lt: before } }, { projection: { blocks: 0 } })
       .sort({ version: -1 })
       .limit(limit + 1)
       .toArray();
+    // The entry's current state is its newest revision (an entry written before `changedBy` has a row of it too).
+    if (before > entry.version && rows[0]?.version !== entry.version) rows.unshift(revisionOf(entry));
     const items = rows.slice(0, limit);
     const nextCursor = rows.length > limit ? ctx.services.cursors.encode(list, { before: items[items.length - 1].version }) : null;
     return { data: items.map(summary), page: { limit, cursor: cursor ?? null, nextCursor, total: items.length } };
@@ -77,10 +79,12 @@ export const getRevisionOp = defineOperation({
   input: z.object({ id: z.string(), revisionId: z.string() }),
   output: RevisionView,
   async handler(ctx, { id, revisionId }) {
-    await findEntryInScope(ctx, id);
+    const entry = await findEntryInScope(ctx, id);
     const version = Number(revisionId);
     if (!Number.isInteger(version)) throw new NotFoundError();
-    const revision = await contentCollections(ctx.db).revisions.findOne({ _id: `${id}:${version}`, siteId: ctx.site._id });
+    const revision =
+      (await contentCollections(ctx.db).revisions.findOne({ _id: `${id}:${version}`, siteId: ctx.site._id })) ??
+      (version === entry.version ? revisionOf(entry) : null);
     if (!revision) throw new NotFoundError();
     return { ...summary(revision), excerpt: revision.excerpt, blocks: revision.blocks, fields: revision.fields };
   },

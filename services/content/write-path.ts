@@ -3,7 +3,7 @@ import type { OperationContext } from '../core/context.ts';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../core/errors.ts';
 import { isDuplicateKey, onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
-import { findEntryInScope, recordRevision, recordRevisions } from './entries.ts';
+import { changeAuthor, findEntryInScope, recordRevision } from './entries.ts';
 import { settleSchedule } from './lifecycle.ts';
 import { cancelSchedule } from './schedule-cancel.ts';
 import { countLanded, countNewEntry, countPurged, countRestoreUndone, countTrashed, takeEntries, takeRestoredEntry } from './entry-counts.ts';
@@ -26,7 +26,11 @@ import { syncEntriesSearch } from './search-index.ts';
  *    from that write (core/public-generation.ts); a change moves it itself (`written`, beside the
  *    revision's round trip), the other writes through the followed handle; a group holding a
  *    published entry moves it again;
- * 6. the revision (`<entryId>:<version>`, idempotent), with a note when the system wrote it late;
+ * 6. the revision: the state a change leaves becomes a row (`<entryId>:<version>`, idempotent;
+ *    entries.ts, `revisionOf`): a job's durable change writes it before its change, a person's beside
+ *    the generation's move once the change has landed (its state then proven by the
+ *    compare-and-set); the state written is its own newest revision, with who wrote it and the
+ *    system's note (`changedBy`, `changeNote`), so a create writes no revision;
  * 7. the events;
  * 8. a schedule workflow left without dates is stopped (after the write: its token is already void);
  * 9. the audit row.
@@ -48,7 +52,7 @@ export interface WriteEffects {
   durable?: boolean;
   /** The write is the schedule workflow's own activity: its workflow ends by itself, nothing to stop. */
   fromSchedule?: boolean;
-  /** Said in the revision (and the audit row): why the system changed the entry, e.g. a late schedule. */
+  /** Said in the state's revision (`changeNote`) and the audit row: why the system changed the entry, e.g. a late schedule. */
   note?: string;
   /** A bulk change clears its batch's owed markers at once (`clearOwed`): a durable write's is collected here instead of cleared alone. */
   owedMarks?: OwedMark[];
@@ -92,10 +96,9 @@ function indexEntry(ctx: OperationContext, id: string, doc: EntryDoc | null, { f
 /** The workspace database without the public generation's follow (core/public-generation.ts). */
 const bareDb = (ctx: OperationContext) => ctx.services.workspaceDb(ctx.workspace);
 
-/** Revision, schedule clean-up, events, audit: what follows every landed write, in this order. */
-async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects, alongside: Promise<void>): Promise<void> {
-  // What the caller started (the search postings, the generation's move) and the revision are independent round trips: side by side.
-  await Promise.all([alongside, recordRevision(ctx, after, effects.note)]);
+/** What follows every landed write, in this order: what the caller started beside it (postings, the generation's move, the revision of the state left), events, schedule clean-up, audit. */
+async function settle(ctx: OperationContext, before: EntryDoc | null, after: EntryDoc, effects: WriteEffects, alongside: Promise<unknown>): Promise<void> {
+  await alongside;
   for (const event of effects.events) await ctx.emit(event, eventData(after));
   if (before?.schedule && !after.schedule && !effects.fromSchedule) {
     await cancelSchedule(ctx, after._id).catch((e) => ctx.services.log.warn({ err: e }, 'schedule cancel failed; its token is void'));
@@ -116,6 +119,7 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
 /** Creates an entry: scope, quota (kept counters), insert, revision, events. A taken slug is a duplicate-key error for the caller. */
 export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise<EntryDoc> {
   ctx.scope.check(doc, ENTRY_SCOPE);
+  Object.assign(doc, changeAuthor(ctx));
   await countNewEntry(
     ctx,
     async () => {
@@ -169,7 +173,16 @@ export async function changeEntry(
     ctx.scope.check({ ...before, ...set }, ENTRY_SCOPE);
     // The events are known before the write (from the expected result), so a durable write can record them as owed.
     const owed = effects(before, { ...before, ...set, version: before.version + 1 });
-    if (owed.durable) set.pending = { version: before.version + 1, events: owed.events, note: owed.note ?? null };
+    if (owed.durable && remembered) {
+      // A durable change writes the revision of the state it leaves before its own write: from the stored state, never a remembered one.
+      recent.forget(ctx.db, ctx.site._id, id);
+      continue;
+    }
+    Object.assign(set, changeAuthor(ctx, owed.note));
+    if (owed.durable) {
+      set.pending = { version: before.version + 1, events: owed.events, note: owed.note ?? null };
+      await recordRevision(ctx, before);
+    }
     let after: EntryDoc | null;
     try {
       after = await entries.findOneAndUpdate(
@@ -190,7 +203,7 @@ export async function changeEntry(
         before,
         after,
         owed,
-        Promise.all([generation, indexEntry(ctx, id, after, { durable: owed.durable })]).then(() => undefined),
+        Promise.all([generation, indexEntry(ctx, id, after, { durable: owed.durable }), owed.durable ? null : recordRevision(ctx, before)]),
       );
       return { before, after };
     }
@@ -249,13 +262,13 @@ export async function trashEntry(ctx: OperationContext, id: string): Promise<boo
   const now = ctx.services.clock.now();
   const after = await contentCollections(ctx.db).entries.findOneAndUpdate(
     { _id: id, siteId: ctx.site._id, trashedAt: null },
-    { $set: { trashedAt: now, updatedAt: now, schedule: null }, $inc: { version: 1 } },
+    { $set: { trashedAt: now, updatedAt: now, schedule: null, ...changeAuthor(ctx) }, $inc: { version: 1 } },
     { returnDocument: 'after' },
   );
   if (!after) return false;
   await countTrashed(ctx);
   // Its postings go after the write: a search reads the entry before answering it, and a trashed one is never answered.
-  await settle(ctx, before, after, { events: ['content.deleted'] }, indexEntry(ctx, id, after));
+  await settle(ctx, before, after, { events: ['content.deleted'] }, Promise.all([indexEntry(ctx, id, after), recordRevision(ctx, before)]));
   return true;
 }
 
@@ -273,14 +286,14 @@ export async function restoreEntry(ctx: OperationContext, id: string): Promise<b
   const now = ctx.services.clock.now();
   const after = await contentCollections(ctx.db).entries.findOneAndUpdate(
     { _id: id, siteId: ctx.site._id, trashedAt: { $ne: null }, version: before.version },
-    { $set: { trashedAt: null, status: 'draft', live: null, publishedAt: null, schedule: null, updatedAt: now }, $inc: { version: 1 } },
+    { $set: { trashedAt: null, status: 'draft', live: null, publishedAt: null, schedule: null, updatedAt: now, ...changeAuthor(ctx) }, $inc: { version: 1 } },
     { returnDocument: 'after' },
   );
   if (!after) {
     await countRestoreUndone(ctx);
     return false;
   }
-  await settle(ctx, before, after, { events: ['content.updated'] }, indexEntry(ctx, id, after));
+  await settle(ctx, before, after, { events: ['content.updated'] }, Promise.all([indexEntry(ctx, id, after), recordRevision(ctx, before)]));
   return true;
 }
 
@@ -304,8 +317,9 @@ export function requireFuturePublishDate(current: EntryDoc, now: Date): void {
 
 /**
  * Completes the effects a durable write still owes (its process died between the write and them):
- * the revision and the events of `pending`, then clears it. Revisions are idempotent; an event may
- * be sent twice after a crash (at least once), never lost. Answers how many entries it settled.
+ * the postings and the events of `pending`, then clears it (its revision was written before the
+ * change). Postings are idempotent; an event may be sent twice after a crash (at least once), never
+ * lost. Answers how many entries it settled.
  */
 export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>, limit: number): Promise<number> {
   const { entries } = contentCollections(ctx.db);
@@ -316,7 +330,7 @@ export async function settleOwed(ctx: OperationContext, filter: Filter<EntryDoc>
   for (const doc of owing) {
     const pending = doc.pending!;
     if (pending.version === doc.version) {
-      await Promise.all([recordRevision(ctx, doc, pending.note ?? undefined), indexEntry(ctx, doc._id, doc, { durable: true })]);
+      await indexEntry(ctx, doc._id, doc, { durable: true });
       for (const event of pending.events) await ctx.emit(event, eventData(doc));
     }
   }
@@ -400,8 +414,8 @@ const CREATE_PART = 250;
  * scope checked for every one first (a generic 401, nothing written); the quota taken for the batch
  * (`takeEntries`: as many as the limits allow, the rest refused); an `insertMany` per part of
  * `CREATE_PART` (through the followed handle: a published entry moves the public generation); each
- * part's revisions in one round trip and its postings in one group; the events; one audit row for
- * the batch (`audit`). An entry is one document, so each lands whole
+ * part's postings in one group; the events; one audit row for the batch (`audit`). Each entry's
+ * state is its own revision, with the batch's note (no revision row, as for a create). An entry is one document, so each lands whole
  * (with its terms) or not at all; a slug taken meanwhile refuses that entry only.
  *
  * Durable by its caller, not by a marker per entry: a job that records which entries a batch creates
@@ -416,12 +430,14 @@ export async function createEntries(
 ): Promise<{ created: EntryDoc[]; refused: Array<{ doc: EntryDoc; error: string }> }> {
   for (const doc of docs) ctx.scope.check(doc, ENTRY_SCOPE);
   if (docs.length === 0) return { created: [], refused: [] };
+  const author = changeAuthor(ctx, effects.note);
+  for (const doc of docs) Object.assign(doc, author);
   const { granted, limited } = await takeEntries(ctx, docs.length);
   const refused = docs.slice(granted).map((doc) => ({ doc, error: 'over the entries quota' }));
   const admitted = docs.slice(0, granted);
   const created: EntryDoc[] = [];
-  // In parts, each part's insert once the one before has landed, its effects (revisions, postings,
-  // events) meanwhile: the engine writes a part's postings while it inserts the next part's entries
+  // In parts, each part's insert once the one before has landed, its effects (postings, events)
+  // meanwhile: the engine writes a part's postings while it inserts the next part's entries
   // (another collection), and this process builds the next part's documents while the engine works.
   let settling: Promise<unknown> = Promise.resolve();
   try {
@@ -442,7 +458,7 @@ export async function createEntries(
       for (const j of failed) refused.push({ doc: part[j], error: 'slug taken meanwhile by another entry in this locale' });
       created.push(...landed);
       const before = settling;
-      settling = Promise.all([before, settleCreated(ctx, landed, effects.note, { fresh: true })]);
+      settling = Promise.all([before, settleCreated(ctx, landed, { fresh: true })]);
       // Handled here as well: a part's effects failing while the next part inserts is no unhandled rejection (it is thrown below).
       settling.catch(() => undefined);
       // At most two parts' effects in flight: the one before this part's must be done first.
@@ -462,13 +478,11 @@ export async function createEntries(
 }
 
 /**
- * What follows a bulk create: the revisions and search postings (idempotent) and the events (at
- * least once). A retry after a crash runs it again on what landed. `fresh`: the entries were
+ * What follows a bulk create: the search postings (idempotent) and the events (at least once). A retry after a crash runs it again on what landed. `fresh`: the entries were
  * inserted by this call, so they have no postings yet and get theirs in one bulk write.
  */
-export async function settleCreated(ctx: OperationContext, created: readonly EntryDoc[], note: string, { fresh = false } = {}): Promise<void> {
+export async function settleCreated(ctx: OperationContext, created: readonly EntryDoc[], { fresh = false } = {}): Promise<void> {
   await Promise.all([
-    recordRevisions(ctx, created, note),
     syncEntriesSearch(
       bareDb(ctx),
       ctx.site._id,

@@ -58,9 +58,11 @@ describe('term deletion touching many entries: a worker SIGKILLed mid-job', { ti
       expect(doc.version).toBe(2);
       expect(doc.terms.tag).toEqual([]);
     }
+    // Each entry's state before the job is a revision row (written once), its state now its own revision with the job's note.
     const revs = await revisions.find({ siteId: ctx.site._id, entryId: { $in: after.map((d) => d._id) } }).toArray();
     expect(revs).toHaveLength(ENTRIES);
-    expect(new Set(revs.map((r) => r.note))).toEqual(new Set([`term tag/${tag.slug} deleted`]));
+    expect(new Set(revs.map((r) => r.version))).toEqual(new Set([1]));
+    expect(new Set(after.map((doc) => doc.changeNote))).toEqual(new Set([`term tag/${tag.slug} deleted`]));
     expect((await cw.manage('GET', `/taxonomies/tag/terms/${tag.id}`)).statusCode).toBe(404);
     // The public read shows the change (the generation moved with the job's writes).
     const publicEntry = (await cw.pub('/content/bulk-1')).json();

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContentWorld, type ContentWorld } from './support.ts';
+import { contentCollections } from '../../services/content/model.ts';
+import { revisionOf } from '../../services/content/entries.ts';
 
 let cw: ContentWorld;
 beforeAll(async () => {
@@ -102,6 +104,27 @@ describe('revisions', () => {
     expect(paged.data).toHaveLength(2);
     const rest = (await cw.manage('GET', `/content/${entry.id}/revisions?limit=2&cursor=${encodeURIComponent(paged.page.nextCursor)}`)).json();
     expect(rest.data.map((r: { version: number }) => r.version)).toEqual([1]);
+  });
+
+  it("answers an entry's current state as its newest revision: a create writes no row, a change writes the state it left", async () => {
+    const db = cw.world.services.workspaceDb(cw.world.defaultWorkspace);
+    const rows = (id: string) => contentCollections(db).revisions.find({ entryId: id }).sort({ version: 1 }).toArray();
+    const entry = await cw.create({ title: 'Own 1' });
+    expect(await rows(entry.id)).toEqual([]);
+    const [only] = (await cw.manage('GET', `/content/${entry.id}/revisions`)).json().data;
+    expect(only).toMatchObject({ version: 1, title: 'Own 1', status: 'draft', note: null });
+    expect((await cw.manage('GET', `/content/${entry.id}/revisions/1`)).json()).toMatchObject({ version: 1, title: 'Own 1' });
+    await cw.manage('PATCH', `/content/${entry.id}`, { title: 'Own 2' });
+    // The state left is a row, by the same author and at the time it was written.
+    expect((await rows(entry.id)).map((row) => [row.version, row.title, row.authorId, row.createdAt.toISOString()])).toEqual([
+      [1, 'Own 1', only.author, only.createdAt],
+    ]);
+    // An entry written before its current state became its own revision has a row of it: listed once.
+    const legacy = await cw.create({ title: 'Legacy' });
+    const stored = (await contentCollections(db).entries.findOne({ _id: legacy.id }))!;
+    await contentCollections(db).revisions.insertOne({ ...revisionOf(stored), authorId: 'someone' });
+    const listed = (await cw.manage('GET', `/content/${legacy.id}/revisions`)).json().data;
+    expect(listed.map((r: { version: number; author: string }) => [r.version, r.author])).toEqual([[1, 'someone']]);
   });
 
   it('sets the header reference', async () => {

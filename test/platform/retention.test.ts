@@ -157,9 +157,10 @@ describe('retention', () => {
     const removed = await runRetentionPass(world.services);
     expect(removed).toMatchObject({ deliveries: 1, attempts: 2, revisions: 3, trash: 2 });
 
-    // Revisions: the last 3 (v5–v7), the published one (v2); v1, v3, v4 went. The recent entry keeps all six.
-    expect(await versionsOf(kept.id)).toEqual([2, 5, 6, 7]);
-    expect(await versionsOf(recent.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    // Revisions: the last 3 (v5, v6 and v7, the current state: the entry itself, no row), the
+    // published one (v2); v1, v3, v4 went. The recent entry keeps all six (v6 its current state).
+    expect(await versionsOf(kept.id)).toEqual([2, 5, 6]);
+    expect(await versionsOf(recent.id)).toEqual([1, 2, 3, 4, 5]);
     const published = await world.app.inject({ method: 'GET', url: '/api/v1/content/kept-entry' });
     expect(published.statusCode).toBe(200);
     expect(published.json().title).toBe('two');
