@@ -116,7 +116,7 @@ async function settle(ctx: OperationContext, before: EntryDoc | null, after: Ent
   });
 }
 
-/** Creates an entry: scope, quota (kept counters), insert, revision, events. A taken slug is a duplicate-key error for the caller. */
+/** Creates an entry: scope, quota (kept counters), insert (its state its own revision: no revision row), events. A taken slug is a duplicate-key error for the caller. */
 export async function createEntry(ctx: OperationContext, doc: EntryDoc): Promise<EntryDoc> {
   ctx.scope.check(doc, ENTRY_SCOPE);
   Object.assign(doc, changeAuthor(ctx));
@@ -258,14 +258,17 @@ export async function checkEntriesInScope(ctx: OperationContext, filter: Filter<
 
 /** Moves a live entry to the trash: version, revision, `content.deleted`; the counters move it from live to trashed; its schedule stops. */
 export async function trashEntry(ctx: OperationContext, id: string): Promise<boolean> {
-  const before = await findEntryInScope(ctx, id);
+  await findEntryInScope(ctx, id);
   const now = ctx.services.clock.now();
-  const after = await contentCollections(ctx.db).entries.findOneAndUpdate(
+  const set = { trashedAt: now, updatedAt: now, schedule: null, ...changeAuthor(ctx) };
+  // The state the trash leaves as stored (a change may have landed since the read): its revision.
+  const before = await contentCollections(ctx.db).entries.findOneAndUpdate(
     { _id: id, siteId: ctx.site._id, trashedAt: null },
-    { $set: { trashedAt: now, updatedAt: now, schedule: null, ...changeAuthor(ctx) }, $inc: { version: 1 } },
-    { returnDocument: 'after' },
+    { $set: set, $inc: { version: 1 } },
+    { returnDocument: 'before' },
   );
-  if (!after) return false;
+  if (!before) return false;
+  const after: EntryDoc = { ...before, ...set, version: before.version + 1 };
   await countTrashed(ctx);
   // Its postings go after the write: a search reads the entry before answering it, and a trashed one is never answered.
   await settle(ctx, before, after, { events: ['content.deleted'] }, Promise.all([indexEntry(ctx, id, after), recordRevision(ctx, before)]));
