@@ -26,6 +26,22 @@ async function publicSlugs(q: string, extra = ''): Promise<string[]> {
   expect(res.statusCode, res.body).toBe(200);
   return slugsOf(res.json().items);
 }
+/** How many deletes of postings `run` and the groups it queued sent (one per group that replaced postings). */
+async function postingDeletesDuring(run: () => Promise<void>): Promise<number> {
+  let deletes = 0;
+  const watch = (event: { commandName: string; command: Record<string, unknown> }) => {
+    if (event.commandName === 'delete' && event.command.delete === SEARCH_COLLECTION) deletes++;
+  };
+  cw.world.services.mongo.on('commandStarted', watch);
+  try {
+    await run();
+    await cw.world.services.searchSync.settled();
+  } finally {
+    cw.world.services.mongo.off('commandStarted', watch);
+  }
+  return deletes;
+}
+
 async function manageSlugs(q: string, extra = '', key?: string): Promise<string[]> {
   const res = await cw.manage('GET', `/content?search=${encodeURIComponent(q)}${extra}`, undefined, key);
   expect(res.statusCode, res.body).toBe(200);
@@ -283,12 +299,7 @@ describe('search', () => {
     for (const name of names) made.push((await cw.manage('POST', '/content', { title: `Arboretum ${name}`, slug: `tree-${name}` }, key)).json().id);
     // The drafts' postings are in, so the publishes replace them (a create and a publish in one group only insert).
     await cw.world.services.searchSync.settled();
-    const deletes: string[] = [];
-    const watch = (event: { commandName: string; command: Record<string, unknown> }) => {
-      if (event.commandName === 'delete' && event.command.delete === SEARCH_COLLECTION) deletes.push(event.commandName);
-    };
-    cw.world.services.mongo.on('commandStarted', watch);
-    try {
+    const deletes = await postingDeletesDuring(async () => {
       // Twelve publishes at once; each one's words are found the moment it answers.
       const found = await Promise.all(
         made.map(async (id, i) => {
@@ -297,13 +308,10 @@ describe('search', () => {
         }),
       );
       expect(found).toEqual(names.map((name) => [`tree-${name}`]));
-    } finally {
-      cw.world.services.mongo.off('commandStarted', watch);
-    }
+    });
     // One delete of postings per group, not per write.
-    await cw.world.services.searchSync.settled();
-    expect(deletes.length).toBeGreaterThan(0);
-    expect(deletes.length).toBeLessThan(names.length);
+    expect(deletes).toBeGreaterThan(0);
+    expect(deletes).toBeLessThan(names.length);
     const ctx = await defaultSiteContext(cw.world);
     const held = await ctx.db
       .collection<{ _id: string; w: number; p: number }>(SEARCH_COLLECTION)
@@ -314,19 +322,12 @@ describe('search', () => {
   it('inserts the postings of an entry created and published in one group, deleting none', async () => {
     const key = await cw.keyWith([...CAPABILITIES]);
     await cw.world.services.searchSync.settled();
-    const deletes: string[] = [];
-    const watch = (event: { commandName: string; command: Record<string, unknown> }) => {
-      if (event.commandName === 'delete' && event.command.delete === SEARCH_COLLECTION) deletes.push(event.commandName);
-    };
-    cw.world.services.mongo.on('commandStarted', watch);
-    try {
+    const deletes = await postingDeletesDuring(async () => {
       const id = (await cw.manage('POST', '/content', { title: 'Quillwort meadow', slug: 'quillwort' }, key)).json().id;
       expect((await cw.manage('POST', `/content/${id}/publish`, undefined, key)).statusCode).toBe(200);
       expect(await manageSlugs('quillwort', '&status=published', key)).toEqual(['quillwort']);
-    } finally {
-      cw.world.services.mongo.off('commandStarted', watch);
-    }
-    expect(deletes).toEqual([]);
+    });
+    expect(deletes).toBe(0);
     // One view for the published entry whose snapshot is its working text (`b`): the draft's postings (`w`) were never written.
     const ctx = await defaultSiteContext(cw.world);
     const views = await ctx.db.collection(SEARCH_COLLECTION).distinct('view', { siteId: ctx.site._id, token: 'quillwort' });
