@@ -410,6 +410,7 @@ describe('search', () => {
     const rows = db.collection<{ _id: string; n?: number; w?: number; p?: number; counted?: string[] }>(SEARCH_COLLECTION);
     const e = await cw.create({ title: 'Goshawk migration', slug: 'goshawk' });
     await publish(e);
+    await cw.world.services.searchSync.settled();
     // As version 3 left them: a row per view (`n`), named without a count in the entry's row of view `f`.
     const old = `~df:${ctx.site._id}:b:en:goshawk`;
     await rows.insertOne({ _id: old, n: 1 });
