@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandStartedEvent } from 'mongodb';
 import { startContentWorld, type ContentWorld } from './support.ts';
-import { contentCollections } from '../../services/content/model.ts';
+import { contentCollections, type EntryDoc } from '../../services/content/model.ts';
+import { createRecentEntries } from '../../services/content/recent-entries.ts';
 
 // A change that follows this process's own write of the entry starts from the state it wrote
 // (services/content/recent-entries.ts): no read of the entry. Another process's write since (a
@@ -22,10 +23,11 @@ const entries = () => contentCollections(cw.world.services.workspaceDb(cw.world.
 /** What another gateway's write does to the stored entry: a change of its own and the version moved. */
 const writtenElsewhere = (id: string, set: Record<string, unknown>) =>
   entries().updateOne({ _id: id }, { $set: { ...set, updatedAt: new Date() }, $inc: { version: 1 } });
+/** A change's reads of the entry (`findEntryInScope`: by id, live only); the search group's reads of versions are not one. */
 const readsOf = async (id: string, run: () => Promise<unknown>) => {
   entryReads.length = 0;
   await run();
-  return entryReads.filter((filter) => filter.includes(id)).length;
+  return entryReads.filter((filter) => filter.includes(id) && filter.includes('"trashedAt":null')).length;
 };
 
 describe('changes after this process wrote the entry', () => {
@@ -75,5 +77,28 @@ describe('changes after this process wrote the entry', () => {
     await writtenElsewhere(entry.id, { trashedAt: new Date() });
     expect((await cw.manage('POST', `/content/${entry.id}/publish`)).statusCode).toBe(404);
     expect(await entries().findOne({ _id: entry.id })).toMatchObject({ status: 'draft', version: 2 });
+  });
+});
+
+describe('the states a process keeps', () => {
+  it('keeps the latest, within a count and a size; an entry too big for them is not kept', () => {
+    const db = cw.world.services.workspaceDb(cw.world.defaultWorkspace);
+    const doc = (id: string, text = 'x') => ({ _id: id, siteId: 's', version: 1, title: text }) as unknown as EntryDoc;
+    // Every state here is `size` characters (ids of one length); the size bound holds eight of them.
+    const size = JSON.stringify(doc('a0')).length;
+    const recent = createRecentEntries(3, size * 8);
+    for (const id of ['a0', 'a1', 'a2', 'a3']) recent.remember(db, doc(id));
+    expect(['a0', 'a1', 'a2', 'a3'].map((id) => recent.get(db, 's', id)?._id)).toEqual([undefined, 'a1', 'a2', 'a3']);
+    // A copy each time: changing what was handed out changes nothing kept.
+    recent.get(db, 's', 'a1')!.title = 'changed';
+    expect(recent.get(db, 's', 'a1')!.title).toBe('x');
+    // Over an eighth of the size bound: not kept, and its older state is gone too.
+    recent.remember(db, doc('a2', 'yy'));
+    expect(recent.get(db, 's', 'a2')).toBeUndefined();
+    // The size bound: a ninth state drops the oldest.
+    const bounded = createRecentEntries(100, size * 8);
+    const ids = Array.from({ length: 9 }, (_, i) => `b${i}`);
+    for (const id of ids) bounded.remember(db, doc(id));
+    expect(ids.map((id) => bounded.get(db, 's', id)?._id)).toEqual([undefined, ...ids.slice(1)]);
   });
 });
