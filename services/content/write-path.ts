@@ -1,6 +1,6 @@
 import type { Filter } from 'mongodb';
 import type { OperationContext } from '../core/context.ts';
-import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../core/errors.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../core/errors.ts';
 import { isDuplicateKey, onlyDuplicateWrites } from '../core/mongo-errors.ts';
 import { contentCollections, ENTRY_SCOPE, type EntryDoc } from './model.ts';
 import { changeAuthor, findEntryInScope, recordRevision } from './entries.ts';
@@ -195,7 +195,9 @@ export async function changeEntry(
       throw error;
     }
     if (after) {
-      recent.remember(ctx.db, after);
+      // A job's next change reads the entry anyway (its revision comes from the stored state): nothing to keep for it.
+      if (owed.durable) recent.forget(ctx.db, ctx.site._id, id);
+      else recent.remember(ctx.db, after);
       // A published entry's group moves the generation again once its postings are in (search-sync.ts).
       const generation = ctx.services.publicGeneration.written(bareDb(ctx), ctx.site._id);
       await settle(
@@ -221,13 +223,7 @@ export async function changeEntry(
 function rememberedInScope(ctx: OperationContext, id: string, expectedVersion: number | undefined): EntryDoc | undefined {
   const doc = ctx.services.recentEntries.get(ctx.db, ctx.site._id, id);
   if (!doc || (expectedVersion !== undefined && doc.version !== expectedVersion)) return undefined;
-  try {
-    ctx.scope.check(doc, ENTRY_SCOPE);
-  } catch (error) {
-    if (error instanceof UnauthorizedError) return undefined;
-    throw error;
-  }
-  return doc;
+  return ctx.scope.allows(doc, ENTRY_SCOPE) ? doc : undefined;
 }
 
 /** `changeEntry` for an operation that always writes (its compute never answers null). */

@@ -26,6 +26,8 @@ export type ScopeDeclaration = ScopeFields | readonly ScopeFields[] | 'none';
 export interface ScopeGuard {
   filter<T>(base: Filter<T>, fields?: ScopeFields): Filter<T>;
   check(doc: object, fields?: ScopeFields): void;
+  /** Whether `check` would pass: for a caller that falls back to another read rather than refuse. */
+  allows(doc: object, fields?: ScopeFields): boolean;
 }
 
 /** The capabilities whose data a key's scope narrows: operations requiring them must declare scope. */
@@ -42,17 +44,18 @@ function scopeQuery(principal: Principal, fields: ScopeFields): Filter<Document>
 }
 
 /**
- * Contract 7: an out-of-scope key gets the same generic 401 as an unknown, revoked or expired one,
- * so the answer does not reveal that the item exists outside the scope.
+ * Whether the document is inside the key's scope. Contract 7: an out-of-scope key gets the same
+ * generic 401 as an unknown, revoked or expired one (`check`), so the answer does not reveal that
+ * the item exists outside the scope.
  */
-function assertInside(principal: Principal, fields: ScopeFields, doc: Record<string, unknown>): void {
-  if (principal.kind !== 'key') return;
+function inside(principal: Principal, fields: ScopeFields, doc: Record<string, unknown>): boolean {
+  if (principal.kind !== 'key') return true;
   const { scope } = principal;
   const outside =
     (fields.type && scope.types?.length && !scope.types.includes(String(doc[fields.type]))) ||
     (fields.locale && scope.locales?.length && !scope.locales.includes(String(doc[fields.locale]))) ||
     (fields.owner && scope.ownOnly && doc[fields.owner] !== principal.userId);
-  if (outside) throw new UnauthorizedError();
+  return !outside;
 }
 
 /** A programming error, not a caller's: the operation uses scope it did not declare (a 500). */
@@ -77,8 +80,9 @@ export function scopeGuard(principal: Principal, declaration: ScopeDeclaration |
       return (Object.keys(query).length === 0 ? base : { $and: [base, query] }) as typeof base;
     },
     check(doc, fields) {
-      assertInside(principal, pick(fields), doc as Record<string, unknown>);
+      if (!inside(principal, pick(fields), doc as Record<string, unknown>)) throw new UnauthorizedError();
     },
+    allows: (doc, fields) => inside(principal, pick(fields), doc as Record<string, unknown>),
   };
 }
 
@@ -86,7 +90,7 @@ export function scopeGuard(principal: Principal, declaration: ScopeDeclaration |
 export const contextScope = (principal: Principal): ScopeGuard =>
   principal.kind === 'key' ? scopeGuard(principal, undefined, 'code outside an operation') : unscoped;
 
-const unscoped: ScopeGuard = { filter: (base) => base, check: () => undefined };
+const unscoped: ScopeGuard = { filter: (base) => base, check: () => undefined, allows: () => true };
 
 /**
  * The operations that need a capability over scoped data (content, media, comments, analytics)

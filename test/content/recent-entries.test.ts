@@ -72,6 +72,13 @@ describe('changes after this process wrote the entry', () => {
     expect(current.json()).toMatchObject({ title: 'Current', excerpt: 'elsewhere', version: 3 });
   });
 
+  it('a key whose scope leaves the entry out gets the generic 401, as a read would answer it, and nothing is written', async () => {
+    const entry = await cw.create({ title: 'Out of scope' });
+    const pagesOnly = await cw.keyWith(['content:read', 'content:update'], { types: ['page'] });
+    expect((await cw.manage('PATCH', `/content/${entry.id}`, { title: 'Changed' }, pagesOnly)).statusCode).toBe(401);
+    expect(await entries().findOne({ _id: entry.id })).toMatchObject({ title: 'Out of scope', version: 1 });
+  });
+
   it('an entry trashed elsewhere is not found, and nothing is written', async () => {
     const entry = await cw.create({ title: 'Trashed elsewhere' });
     await writtenElsewhere(entry.id, { trashedAt: new Date() });
